@@ -1,0 +1,26 @@
+//! One module per subcommand. Each turns its parsed arguments into library calls and renders the
+//! result to a writer passed in, so tests capture output without a process.
+
+mod completions;
+
+use crate::cli::{Cli, Command};
+
+/// How a command ended when it did not fail outright.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Everything checked was valid (exit 0).
+    Success,
+    /// A check failed: a CRC, an index, a sanity check (exit 1).
+    CheckFailed,
+}
+
+/// Runs one parsed command line against the process's stdout.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match cli.command {
+        Command::Completions(args) => completions::run(args.shell, &mut out),
+    }
+}
+
+pub use completions::generate as generate_completions;

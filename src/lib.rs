@@ -1,0 +1,24 @@
+//! kcli: a Kafka-compatible broker (ZooKeeper mode, byte-compatible with Apache Kafka 3.9) and an
+//! admin/inspection toolkit, in one binary.
+//!
+//! # Layout
+//!
+//! - [`cli`]: the clap types of the command line; every flag documented.
+//! - [`commands`]: one module per subcommand; turns arguments into library calls and renders output.
+//! - [`cluster`]: shared vocabulary: `TopicPartition`, broker ids, epochs.
+//! - [`protocol`]: Kafka's wire formats, sans-io: record batches (v2 and legacy v0/v1) and, later,
+//!   the generated request/response codec.
+//! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
+//!   recovery, retention, checkpoints and the log manager over several log dirs.
+//!
+//! # Layering
+//!
+//! `protocol` and `cluster` depend on nothing in the crate; `storage` uses only `protocol` and
+//! `cluster`; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
+//! sources.
+
+pub mod cli;
+pub mod cluster;
+pub mod commands;
+pub mod protocol;
+pub mod storage;

@@ -1,0 +1,1 @@
+//! Shallow iteration over a buffer of record batches of any magic.

@@ -1,0 +1,1 @@
+//! Builders for v2 record batches and legacy message sets.

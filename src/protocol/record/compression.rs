@@ -1,0 +1,1 @@
+//! Kafka's compression codecs with capped decompression.

@@ -1,0 +1,1 @@
+//! Legacy magic 0/1 message sets.

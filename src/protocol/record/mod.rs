@@ -1,0 +1,21 @@
+//! Record batches as Kafka writes them on the wire and on disk.
+//!
+//! - [`batch`]: the magic-2 `RecordBatch` 61-byte header, its CRC-32C, in-place patches.
+//! - [`records`]: walking the records of a batch in place (zigzag varints, keys, values, headers).
+//! - [`compression`]: none, gzip, snappy (raw and xerial framing), lz4 (frame), zstd; capped
+//!   decompression.
+//! - [`legacy`]: magic 0/1 message sets (CRC-32), including compressed wrappers.
+//! - [`batch_iter`]: shallow iteration over a buffer of batches of any magic, reporting where valid
+//!   data ends.
+//! - [`builder`]: building batches and message sets (tests, down-conversion).
+
+pub mod batch;
+pub mod batch_iter;
+pub mod builder;
+pub mod compression;
+pub mod error;
+pub mod legacy;
+pub mod records;
+pub mod varint;
+
+pub use error::RecordError;

@@ -1,0 +1,1 @@
+//! Walking the records of a v2 batch in place.

@@ -1,0 +1,1 @@
+//! Protobuf zigzag varints as used inside v2 records.

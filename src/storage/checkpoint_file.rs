@@ -1,0 +1,1 @@
+//! Kafka's versioned text checkpoint files, written atomically.

@@ -1,0 +1,1 @@
+//! The clean-shutdown marker of a log dir.

@@ -1,0 +1,1 @@
+//! Segment and checkpoint file names.

@@ -1,0 +1,1 @@
+//! A segment's .log file.

@@ -1,0 +1,1 @@
+//! A memory-mapped, preallocated index file of fixed-size entries.

@@ -1,0 +1,1 @@
+//! The leader-epoch cache.

@@ -1,0 +1,1 @@
+//! Per-topic log settings.

@@ -1,0 +1,1 @@
+//! The .lock of a log dir.

@@ -1,0 +1,1 @@
+//! Opening and recovering a partition directory.

@@ -1,0 +1,1 @@
+//! All partitions of all log dirs.

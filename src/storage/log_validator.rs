@@ -1,0 +1,1 @@
+//! Validation of produced batches.

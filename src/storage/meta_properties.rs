@@ -1,0 +1,1 @@
+//! meta.properties of a log dir.

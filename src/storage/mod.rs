@@ -1,0 +1,43 @@
+//! The partition log, byte-compatible with Kafka 3.9's on-disk format.
+//!
+//! A partition is a directory `<topic>-<partition>` of segments; each segment is a `.log` of
+//! record batches with a sparse `.index` (offset → file position) and a `.timeindex` (timestamp →
+//! offset). See docs/storage-format.md for the formats and docs/architecture.md for the
+//! invariants.
+//!
+//! - [`file_names`]: segment and checkpoint file names and suffixes.
+//! - [`log_config`]: per-topic log settings with Kafka's names and defaults.
+//! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
+//! - [`file_records`]: a `.log` file: append, slices, batch search.
+//! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
+//! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
+//! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
+//!   retention.
+//! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
+//! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
+//! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
+//!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
+//! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
+//!   retention schedule.
+
+pub mod checkpoint_file;
+pub mod clean_shutdown;
+pub mod error;
+pub mod file_names;
+pub mod file_records;
+pub mod index_file;
+pub mod leader_epoch_cache;
+pub mod log_config;
+pub mod log_dir_lock;
+pub mod log_loader;
+pub mod log_manager;
+pub mod log_segment;
+pub mod log_validator;
+pub mod meta_properties;
+pub mod offset_checkpoint;
+pub mod offset_index;
+pub mod partition_metadata;
+pub mod time_index;
+pub mod unified_log;
+
+pub use error::StorageError;

@@ -1,0 +1,1 @@
+//! Offset checkpoint files.

@@ -1,0 +1,1 @@
+//! A partition's log.

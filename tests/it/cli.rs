@@ -1,0 +1,52 @@
+//! The `kcli` binary as a user runs it: help, completions, exit codes.
+
+use std::path::Path;
+use std::process::Command;
+
+use kcli::cli::Shell;
+
+fn kcli() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_kcli"))
+}
+
+#[test]
+fn committed_completions_are_current() {
+    // Regenerate with: for s in bash zsh fish powershell elvish; do kcli completions $s > ...; done
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("completions");
+    for (shell, file) in [
+        (Shell::Bash, "kcli.bash"),
+        (Shell::Zsh, "_kcli"),
+        (Shell::Fish, "kcli.fish"),
+        (Shell::Powershell, "_kcli.ps1"),
+        (Shell::Elvish, "kcli.elv"),
+    ] {
+        let generated = kcli::commands::generate_completions(shell);
+        let path = dir.join(file);
+        if std::env::var_os("UPDATE_COMPLETIONS").is_some() {
+            std::fs::write(&path, &generated).unwrap();
+        }
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            committed == generated,
+            "{} is stale; run `UPDATE_COMPLETIONS=1 cargo test --test it completions`",
+            path.display()
+        );
+    }
+}
+
+#[test]
+fn completions_command_prints_the_script() {
+    let out = kcli().args(["completions", "bash"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        out.stdout,
+        kcli::commands::generate_completions(Shell::Bash)
+    );
+}
+
+#[test]
+fn an_unknown_command_exits_2_with_usage() {
+    let out = kcli().arg("no-such-command").output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-command"));
+}
