@@ -17,6 +17,7 @@
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
 //! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
 //!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
+//! - [`retention`]: deletion of old segments by time, size and log start offset.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule.
 
@@ -37,6 +38,7 @@ pub mod meta_properties;
 pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
+pub mod retention;
 pub mod time_index;
 pub mod unified_log;
 
