@@ -83,6 +83,27 @@ pub enum StorageError {
     /// Produced batches rejected by validation; carries Kafka's error code.
     #[error(transparent)]
     Validation(#[from] super::log_validator::LogValidationError),
+
+    /// An append to an index with no free slot (Kafka's "Attempt to append to a full index").
+    #[error("attempt to append to a full index {path} (size = {entries})")]
+    IndexFull { path: PathBuf, entries: usize },
+
+    /// An index append whose offset is not above the last one (Kafka's `InvalidOffsetException`).
+    #[error("invalid offset for {path}: {reason}")]
+    InvalidOffset { path: PathBuf, reason: String },
+
+    /// An offset that does not fit the index's 4-byte relative offset
+    /// (Kafka's `IndexOffsetOverflowException`).
+    #[error("integer overflow for offset: {offset} ({path})")]
+    IndexOffsetOverflow { path: PathBuf, offset: i64 },
+
+    /// A time-index append whose timestamp is below the last one.
+    #[error("invalid timestamp for {path}: {reason}")]
+    InvalidTimestamp { path: PathBuf, reason: String },
+
+    /// A call whose arguments break the callee's contract (Kafka's `IllegalArgumentException`).
+    #[error("invalid argument: {reason}")]
+    InvalidArgument { reason: String },
 }
 
 impl StorageError {

@@ -2,4 +2,5 @@
 //! real process on real files, and (later) start brokers against a real ZooKeeper.
 
 mod cli;
+mod record_interop;
 mod tidy;

@@ -1,1 +1,207 @@
 //! Protobuf zigzag varints as used inside v2 records.
+//!
+//! Format: little-endian base-128 groups, the high bit of each byte saying "more follows", of the
+//! zigzag-mapped value (`(v << 1) ^ (v >> 31)`), so small negative numbers stay short. An `i32`
+//! takes at most 5 bytes and an `i64` at most 10; a longer encoding is rejected, exactly where
+//! Kafka's `ByteUtils.readVarint`/`readVarlong` reject it. Like Kafka, the bits of the last
+//! allowed byte that do not fit the type are dropped rather than rejected, so every encoding Kafka
+//! accepts is accepted here.
+
+use super::error::RecordError;
+
+/// Reads a zigzag varint (at most 5 bytes) at `*pos`, advancing `*pos` past it.
+#[inline]
+pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
+    let start = *pos;
+    // Fast path: one byte holds every value in -64..=63, the common case for record fields.
+    if let Some(&b) = buf.get(start)
+        && b & 0x80 == 0
+    {
+        *pos = start + 1;
+        let v = u32::from(b);
+        return Ok(((v >> 1) as i32) ^ -((v & 1) as i32));
+    }
+    let mut value: u32 = 0;
+    let mut shift = 0u32;
+    let mut i = start;
+    loop {
+        let Some(&b) = buf.get(i) else {
+            return Err(RecordError::corrupt(
+                i,
+                "varint runs past the end of the buffer",
+            ));
+        };
+        i += 1;
+        if b & 0x80 == 0 {
+            value |= u32::from(b).wrapping_shl(shift);
+            break;
+        }
+        value |= u32::from(b & 0x7f) << shift;
+        shift += 7;
+        if shift > 28 {
+            return Err(RecordError::corrupt(
+                start,
+                "varint is too long, the most significant bit in the 5th byte is set",
+            ));
+        }
+    }
+    *pos = i;
+    Ok(((value >> 1) as i32) ^ -((value & 1) as i32))
+}
+
+/// Reads a zigzag varlong (at most 10 bytes) at `*pos`, advancing `*pos` past it.
+#[inline]
+pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
+    let start = *pos;
+    if let Some(&b) = buf.get(start)
+        && b & 0x80 == 0
+    {
+        *pos = start + 1;
+        let v = u64::from(b);
+        return Ok(((v >> 1) as i64) ^ -((v & 1) as i64));
+    }
+    let mut value: u64 = 0;
+    let mut shift = 0u32;
+    let mut i = start;
+    loop {
+        let Some(&b) = buf.get(i) else {
+            return Err(RecordError::corrupt(
+                i,
+                "varlong runs past the end of the buffer",
+            ));
+        };
+        i += 1;
+        if b & 0x80 == 0 {
+            value |= u64::from(b).wrapping_shl(shift);
+            break;
+        }
+        value |= u64::from(b & 0x7f) << shift;
+        shift += 7;
+        if shift > 63 {
+            return Err(RecordError::corrupt(
+                start,
+                "varlong is too long, the most significant bit in the 10th byte is set",
+            ));
+        }
+    }
+    *pos = i;
+    Ok(((value >> 1) as i64) ^ -((value & 1) as i64))
+}
+
+/// Appends `v` as a zigzag varint.
+pub fn write_varint(out: &mut Vec<u8>, v: i32) {
+    let mut z = ((v << 1) ^ (v >> 31)) as u32;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+/// Appends `v` as a zigzag varlong.
+pub fn write_varlong(out: &mut Vec<u8>, v: i64) {
+    let mut z = ((v << 1) ^ (v >> 63)) as u64;
+    while z >= 0x80 {
+        out.push((z as u8) | 0x80);
+        z >>= 7;
+    }
+    out.push(z as u8);
+}
+
+/// Bytes [`write_varint`] uses for `v`.
+pub fn varint_size(v: i32) -> usize {
+    let z = ((v << 1) ^ (v >> 31)) as u32;
+    let bits = 32 - (z | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+/// Bytes [`write_varlong`] uses for `v`.
+pub fn varlong_size(v: i64) -> usize {
+    let z = ((v << 1) ^ (v >> 63)) as u64;
+    let bits = 64 - (z | 1).leading_zeros() as usize;
+    bits.div_ceil(7)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn known_encodings() {
+        let cases: &[(i32, &[u8])] = &[
+            (0, &[0x00]),
+            (-1, &[0x01]),
+            (1, &[0x02]),
+            (63, &[0x7e]),
+            (-64, &[0x7f]),
+            (64, &[0x80, 0x01]),
+            (i32::MAX, &[0xfe, 0xff, 0xff, 0xff, 0x0f]),
+            (i32::MIN, &[0xff, 0xff, 0xff, 0xff, 0x0f]),
+        ];
+        for &(v, bytes) in cases {
+            let mut out = Vec::new();
+            write_varint(&mut out, v);
+            assert_eq!(out, bytes, "{v}");
+            assert_eq!(varint_size(v), bytes.len());
+            let mut pos = 0;
+            assert_eq!(read_varint(bytes, &mut pos).unwrap(), v);
+            assert_eq!(pos, bytes.len());
+        }
+    }
+
+    #[test]
+    fn rejects_over_long_and_truncated() {
+        let mut pos = 0;
+        assert!(read_varint(&[0x80, 0x80, 0x80, 0x80, 0x80, 0x00], &mut pos).is_err());
+        assert_eq!(pos, 0);
+        assert!(read_varint(&[0x80], &mut pos).is_err());
+        assert!(read_varint(&[], &mut pos).is_err());
+        assert!(read_varlong(&[0xff; 11], &mut pos).is_err());
+        assert!(read_varlong(&[0xff; 3], &mut pos).is_err());
+        // Ten bytes is the longest legal varlong.
+        let mut ten = vec![0xff; 9];
+        ten.push(0x01);
+        assert_eq!(read_varlong(&ten, &mut pos).unwrap(), i64::MIN);
+    }
+
+    #[test]
+    fn redundant_zero_groups_are_accepted_like_kafka() {
+        // 0 written with an extra continuation group: legal length, so Kafka reads it.
+        let mut pos = 0;
+        assert_eq!(read_varint(&[0x80, 0x00], &mut pos).unwrap(), 0);
+        assert_eq!(pos, 2);
+    }
+
+    proptest! {
+        #[test]
+        fn varint_round_trip(v in any::<i32>()) {
+            let mut out = vec![0xaa];
+            write_varint(&mut out, v);
+            prop_assert_eq!(out.len() - 1, varint_size(v));
+            let mut pos = 1;
+            prop_assert_eq!(read_varint(&out, &mut pos).unwrap(), v);
+            prop_assert_eq!(pos, out.len());
+        }
+
+        #[test]
+        fn varlong_round_trip(v in any::<i64>()) {
+            let mut out = Vec::new();
+            write_varlong(&mut out, v);
+            prop_assert_eq!(out.len(), varlong_size(v));
+            let mut pos = 0;
+            prop_assert_eq!(read_varlong(&out, &mut pos).unwrap(), v);
+            prop_assert_eq!(pos, out.len());
+        }
+
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..16)) {
+            let mut pos = 0;
+            let _ = read_varint(&bytes, &mut pos);
+            prop_assert!(pos <= bytes.len());
+            let mut pos = 0;
+            let _ = read_varlong(&bytes, &mut pos);
+            prop_assert!(pos <= bytes.len());
+        }
+    }
+}
