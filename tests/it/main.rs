@@ -4,3 +4,6 @@
 mod cli;
 mod record_interop;
 mod tidy;
+mod storage_log;
+mod storage_support;
+mod storage_manager;
