@@ -1,0 +1,322 @@
+//! The per-batch part of Kafka's `LogValidator` for leader appends: the client-only batch
+//! checks of `validateBatch` and the walk over every record (structure, offset deltas, keys on
+//! compacted topics, timestamps), with Kafka's messages and `processRecordErrors` rules.
+
+use super::{BatchIndexError, LogValidationError, ValidatedBatch, ValidationContext, reason};
+use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader, TimestampType};
+use crate::protocol::record::batch_iter::BatchRef;
+use crate::protocol::record::records::{Record, RecordIter, batch_records};
+
+/// The client-only part of `LogValidator.validateBatch`.
+pub(super) fn validate_client_batch(
+    h: &RecordBatchHeader,
+    in_tp: &str,
+) -> Result<(), LogValidationError> {
+    let (base, last) = (h.base_offset, h.last_offset());
+    let count_from_offsets = i64::from(h.last_offset_delta) + 1;
+    if count_from_offsets <= 0 {
+        return Err(LogValidationError::invalid(format!(
+            "Batch has an invalid offset range: [{base}, {last}]{in_tp}"
+        )));
+    }
+    let count = h.records_count;
+    if count <= 0 {
+        return Err(LogValidationError::invalid(format!(
+            "Invalid reported count for record batch: {count}{in_tp}"
+        )));
+    }
+    if count_from_offsets != i64::from(count) {
+        return Err(LogValidationError::invalid(format!(
+            "Inconsistent batch offset range [{base}, {last}] and count of records {count}{in_tp}"
+        )));
+    }
+    if h.is_control() {
+        return Err(LogValidationError::invalid(format!(
+            "Clients are not allowed to write control records{in_tp}"
+        )));
+    }
+    if h.has_producer_id() && h.base_sequence < 0 {
+        return Err(LogValidationError::invalid(format!(
+            "Invalid sequence number {} in record batch with producerId {}{in_tp}",
+            h.base_sequence, h.producer_id
+        )));
+    }
+    Ok(())
+}
+
+/// Kafka's `DefaultRecord.toString`.
+fn describe(r: &Record<'_>, offset: i64, timestamp: i64) -> String {
+    format!(
+        "DefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
+        r.key.map_or(0, <[u8]>::len),
+        r.value.map_or(0, <[u8]>::len)
+    )
+}
+
+/// Walks the records of one batch: structure, offset deltas, keys, timestamps; computes the
+/// batch's max timestamp as Kafka would store it.
+pub(super) fn validate_batch_records(
+    entry: &BatchRef<'_>,
+    h: RecordBatchHeader,
+    ctx: &ValidationContext,
+    in_tp: &str,
+) -> Result<ValidatedBatch, LogValidationError> {
+    let body = batch_records(entry.bytes, &h, ctx.max_decompressed_bytes).map_err(|e| {
+        LogValidationError::CorruptMessage {
+            message: format!("{}{in_tp}", reason(e)),
+        }
+    })?;
+    let compressed = h.attributes & 0x07 != 0;
+    let batch_log_append = h.timestamp_type() == TimestampType::LogAppendTime;
+    let check_create_time = ctx.timestamp_type == TimestampType::CreateTime;
+    let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
+    let mut max_ts = NO_TIMESTAMP;
+    let mut max_delta = -1i32;
+    for (index, record) in (0i32..).zip(RecordIter::new(&body, h.records_count)) {
+        let r = record.map_err(|e| LogValidationError::invalid(reason(e)))?;
+        let timestamp = if batch_log_append {
+            h.max_timestamp
+        } else {
+            r.timestamp(h.base_timestamp)
+        };
+        if r.offset_delta != index {
+            errors.push((
+                false,
+                (
+                    index,
+                    format!(
+                        "Record offset delta {} does not match its position {index} in the batch{in_tp}",
+                        r.offset_delta
+                    ),
+                ),
+            ));
+        } else if ctx.compacted && r.key.is_none() {
+            errors.push((
+                false,
+                (
+                    index,
+                    format!("Compacted topic cannot accept message without key{in_tp}"),
+                ),
+            ));
+        } else if check_create_time && timestamp != NO_TIMESTAMP {
+            let diff = ctx.now_ms.wrapping_sub(timestamp);
+            if diff > ctx.timestamp_before_max_ms
+                || diff.wrapping_neg() > ctx.timestamp_after_max_ms
+            {
+                errors.push((
+                    true,
+                    (
+                        index,
+                        format!(
+                            "Timestamp {timestamp} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
+                            r.offset(h.base_offset),
+                            ctx.now_ms.wrapping_sub(ctx.timestamp_before_max_ms),
+                            ctx.now_ms.wrapping_add(ctx.timestamp_after_max_ms)
+                        ),
+                    ),
+                ));
+            }
+        } else if batch_log_append {
+            errors.push((
+                true,
+                (
+                    index,
+                    format!(
+                        "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
+                        describe(&r, r.offset(h.base_offset), timestamp)
+                    ),
+                ),
+            ));
+        }
+        if timestamp > max_ts {
+            max_ts = timestamp;
+            max_delta = r.offset_delta;
+        }
+    }
+    if !errors.is_empty() {
+        return Err(record_errors(errors));
+    }
+    let (max_timestamp, offset_delta_of_max_timestamp) =
+        if ctx.timestamp_type == TimestampType::LogAppendTime {
+            (ctx.now_ms, if compressed { 0 } else { h.last_offset_delta })
+        } else {
+            (max_ts, max_delta)
+        };
+    Ok(ValidatedBatch {
+        position: entry.position,
+        size: entry.bytes.len(),
+        header: h,
+        max_timestamp,
+        offset_delta_of_max_timestamp,
+    })
+}
+
+/// Kafka's `LogValidator.processRecordErrors`: any timestamp error makes the whole answer
+/// `INVALID_TIMESTAMP`; otherwise `INVALID_RECORD` quoting at most three errors.
+fn record_errors(errors: Vec<(bool, BatchIndexError)>) -> LogValidationError {
+    let any_timestamp = errors.iter().any(|(ts, _)| *ts);
+    let record_errors: Vec<BatchIndexError> = errors.into_iter().map(|(_, e)| e).collect();
+    if any_timestamp {
+        return LogValidationError::InvalidTimestamp {
+            message: "One or more records have been rejected due to invalid timestamp".to_string(),
+            record_errors,
+        };
+    }
+    let shown: Vec<String> = record_errors
+        .iter()
+        .take(3)
+        .map(|(i, m)| format!("RecordError(batchIndex={i}, message='{m}')"))
+        .collect();
+    LogValidationError::InvalidRecord {
+        message: format!(
+            "One or more records have been rejected due to {} record errors in total, and only showing the first three errors at most: [{}]",
+            record_errors.len(),
+            shown.join(", ")
+        ),
+        record_errors,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{NOW, builder, code, ctx, refresh_crc};
+    use super::super::*;
+    use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord, encode_record};
+    use crate::protocol::record::compression::CompressionType;
+
+    #[test]
+    fn log_append_time_topic_uses_now() {
+        let mut c = ctx(AppendOrigin::Client);
+        c.timestamp_type = TimestampType::LogAppendTime;
+        let b = builder(CompressionType::None, 4).build().unwrap();
+        let v = validate_records(&b, &c).unwrap();
+        assert_eq!(
+            (
+                v.batches[0].max_timestamp,
+                v.batches[0].offset_delta_of_max_timestamp
+            ),
+            (NOW, 3)
+        );
+        let z = builder(CompressionType::Lz4, 4).build().unwrap();
+        assert_eq!(
+            validate_records(&z, &c).unwrap().batches[0].offset_delta_of_max_timestamp,
+            0
+        );
+        // A producer may not set LogAppendTime itself.
+        let mut p = builder(CompressionType::None, 2);
+        p.timestamp_type = TimestampType::LogAppendTime;
+        let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
+        assert_eq!((e.error_code(), e.record_errors().len()), (32, 2));
+        assert!(
+            e.record_errors()[0]
+                .1
+                .contains("Producer should not set timestamp type")
+        );
+    }
+
+    #[test]
+    fn timestamp_bounds() {
+        let mut c = ctx(AppendOrigin::Client);
+        c.timestamp_before_max_ms = 5;
+        c.timestamp_after_max_ms = 0;
+        let e =
+            validate_records(&builder(CompressionType::Gzip, 3).build().unwrap(), &c).unwrap_err();
+        assert_eq!(e.error_code(), 32);
+        assert_eq!(
+            e.to_string(),
+            "One or more records have been rejected due to invalid timestamp"
+        );
+        // NOW-10 and NOW-7 are too old; NOW-4 is fine.
+        let idx: Vec<i32> = e.record_errors().iter().map(|(i, _)| *i).collect();
+        assert_eq!(idx, vec![0, 1]);
+        assert_eq!(
+            e.record_errors()[0].1,
+            format!(
+                "Timestamp {} of message with offset 0 is out of range. The timestamp should be within [{}, {}]",
+                NOW - 10,
+                NOW - 5,
+                NOW
+            )
+        );
+        // NO_TIMESTAMP records are never out of range.
+        let mut b = RecordBatchBuilder::new(CompressionType::None);
+        b.records.push(SimpleRecord::new(-1, None, None));
+        assert!(validate_records(&b.build().unwrap(), &c).is_ok());
+    }
+
+    #[test]
+    fn compacted_topics_need_keys() {
+        let mut c = ctx(AppendOrigin::Client);
+        c.compacted = true;
+        let e = validate_records(&builder(CompressionType::Snappy, 4).build().unwrap(), &c)
+            .unwrap_err();
+        assert_eq!(e.error_code(), 87);
+        assert_eq!(
+            e.record_errors()
+                .iter()
+                .map(|(i, _)| *i)
+                .collect::<Vec<_>>(),
+            vec![1, 3]
+        );
+        assert!(e.to_string().starts_with(
+            "One or more records have been rejected due to 2 record errors in total, and only showing the first three errors at most: [RecordError(batchIndex=1, message='Compacted topic cannot accept message without key')"
+        ));
+    }
+
+    #[test]
+    fn count_and_offsets_must_agree() {
+        let c = ctx(AppendOrigin::Client);
+        let b = builder(CompressionType::None, 3).build().unwrap();
+        // last_offset_delta 1 with 3 records.
+        let mut range = b.clone();
+        range[23..27].copy_from_slice(&1i32.to_be_bytes());
+        refresh_crc(&mut range);
+        assert!(
+            code(validate_records(&range, &c))
+                .1
+                .starts_with("Inconsistent batch offset range [0, 1]")
+        );
+        // Count and range agree at 4 but only 3 records are present.
+        let mut count = b.clone();
+        count[23..27].copy_from_slice(&3i32.to_be_bytes());
+        count[57..61].copy_from_slice(&4i32.to_be_bytes());
+        refresh_crc(&mut count);
+        let (k, m) = code(validate_records(&count, &c));
+        assert_eq!(
+            (k, m.as_str()),
+            (87, "Incorrect declared batch size, premature EOF reached")
+        );
+        // Offset deltas 0, 2: rejected (kcli does not rebuild batches).
+        let mut body = Vec::new();
+        encode_record(&mut body, 0, 0, &SimpleRecord::new(NOW, None, None));
+        encode_record(&mut body, 2, 0, &SimpleRecord::new(NOW, None, None));
+        let mut holes = builder(CompressionType::None, 2).build().unwrap();
+        holes.truncate(61);
+        holes.extend_from_slice(&body);
+        let len = (holes.len() - 12) as i32;
+        holes[8..12].copy_from_slice(&len.to_be_bytes());
+        refresh_crc(&mut holes);
+        let e = validate_records(&holes, &c).unwrap_err();
+        assert_eq!((e.error_code(), e.record_errors()[0].0), (87, 1));
+    }
+
+    #[test]
+    fn compressed_bombs_and_garbage_are_corrupt() {
+        let mut b = RecordBatchBuilder::new(CompressionType::Gzip);
+        b.records.push(SimpleRecord::new(
+            NOW,
+            Some(b"k".to_vec()),
+            Some(vec![0; 1 << 20]),
+        ));
+        let bytes = b.build().unwrap();
+        let mut c = ctx(AppendOrigin::Client);
+        c.max_decompressed_bytes = 64 << 10;
+        assert_eq!(code(validate_records(&bytes, &c)).0, 2);
+        let mut garbage = bytes[..61].to_vec();
+        garbage.extend_from_slice(&[1, 2, 3, 4, 5]);
+        let len = (garbage.len() - 12) as i32;
+        garbage[8..12].copy_from_slice(&len.to_be_bytes());
+        refresh_crc(&mut garbage);
+        assert_eq!(code(validate_records(&garbage, &c)).0, 2);
+    }
+}
