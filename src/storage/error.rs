@@ -34,7 +34,10 @@ pub enum StorageError {
 
     /// An offset that cannot be stored relative to its segment's base offset.
     #[error("offset {offset} does not fit in the segment with base offset {segment_base_offset}")]
-    OffsetOverflow { segment_base_offset: i64, offset: i64 },
+    OffsetOverflow {
+        segment_base_offset: i64,
+        offset: i64,
+    },
 
     /// A segment position past what 32-bit index entries can address.
     #[error("segment position {position} exceeds what an index entry can address")]
@@ -46,23 +49,45 @@ pub enum StorageError {
 
     /// A replicated batch whose CRC does not match.
     #[error("corrupt record batch at byte {position} of an append to {topic_partition}")]
-    CorruptBatch { topic_partition: String, position: usize },
+    CorruptBatch {
+        topic_partition: String,
+        position: usize,
+    },
 
     /// Replicated batches whose offsets do not increase from the log end.
-    #[error("out of order offsets in append to {topic_partition}: offset {offset} but log end offset {log_end_offset}")]
-    OffsetsOutOfOrder { topic_partition: String, offset: i64, log_end_offset: i64 },
+    #[error(
+        "out of order offsets in append to {topic_partition}: offset {offset} but log end offset {log_end_offset}"
+    )]
+    OffsetsOutOfOrder {
+        topic_partition: String,
+        offset: i64,
+        log_end_offset: i64,
+    },
 
     /// An append larger than a whole segment (`RECORD_LIST_TOO_LARGE`).
-    #[error("batch size {size} in append to {topic_partition} exceeds segment.bytes {segment_bytes}")]
-    RecordBatchTooLarge { topic_partition: String, size: usize, segment_bytes: i32 },
+    #[error(
+        "batch size {size} in append to {topic_partition} exceeds segment.bytes {segment_bytes}"
+    )]
+    RecordBatchTooLarge {
+        topic_partition: String,
+        size: usize,
+        segment_bytes: i32,
+    },
 
     /// A roll onto a base offset that already has a non-empty segment.
     #[error("segment with base offset {base_offset} already exists in {dir}")]
     SegmentExists { dir: PathBuf, base_offset: i64 },
 
     /// A read or log start outside `[log_start_offset, log_end_offset]`.
-    #[error("offset {offset} is out of range for {topic_partition}: log start offset {log_start_offset}, log end offset {log_end_offset}")]
-    OffsetOutOfRange { topic_partition: String, offset: i64, log_start_offset: i64, log_end_offset: i64 },
+    #[error(
+        "offset {offset} is out of range for {topic_partition}: log start offset {log_start_offset}, log end offset {log_end_offset}"
+    )]
+    OffsetOutOfRange {
+        topic_partition: String,
+        offset: i64,
+        log_start_offset: i64,
+        log_end_offset: i64,
+    },
 
     /// A truncation to a negative offset.
     #[error("cannot truncate to negative offset {offset}")]
@@ -70,7 +95,10 @@ pub enum StorageError {
 
     /// Two log dirs hold the same partition.
     #[error("duplicate log directories for {topic_partition}: {dir}")]
-    DuplicateLog { topic_partition: String, dir: PathBuf },
+    DuplicateLog {
+        topic_partition: String,
+        dir: PathBuf,
+    },
 
     /// `log.dirs` is empty.
     #[error("no log dirs configured")]

@@ -69,8 +69,7 @@ pub fn offset_from_file_name(name: &str) -> Option<i64> {
 /// (`<topic>-<p>.<uuid>-delete`), moved (`-future`) or left stray (`-stray`) are not partitions.
 pub fn parse_topic_partition_name(dir_name: &str) -> Option<TopicPartition> {
     let (topic, partition) = dir_name.rsplit_once('-')?;
-    if topic.is_empty() || partition.is_empty() || !partition.bytes().all(|b| b.is_ascii_digit())
-    {
+    if topic.is_empty() || partition.is_empty() || !partition.bytes().all(|b| b.is_ascii_digit()) {
         return None;
     }
     let partition: i32 = partition.parse().ok()?;
@@ -98,8 +97,14 @@ mod tests {
             filename_prefix_from_offset(i64::MAX),
             "09223372036854775807"
         );
-        assert_eq!(offset_from_file_name("00000000000000000042.timeindex"), Some(42));
-        assert_eq!(offset_from_file_name("00000000000000000042.log.deleted"), Some(42));
+        assert_eq!(
+            offset_from_file_name("00000000000000000042.timeindex"),
+            Some(42)
+        );
+        assert_eq!(
+            offset_from_file_name("00000000000000000042.log.deleted"),
+            Some(42)
+        );
         assert_eq!(offset_from_file_name("42.log"), None);
         assert_eq!(offset_from_file_name("leader-epoch-checkpoint"), None);
     }
@@ -119,7 +124,10 @@ mod tests {
     #[test]
     fn suffixes_append_to_the_whole_name() {
         assert_eq!(
-            with_suffix(Path::new("/d/00000000000000000000.log"), DELETED_FILE_SUFFIX),
+            with_suffix(
+                Path::new("/d/00000000000000000000.log"),
+                DELETED_FILE_SUFFIX
+            ),
             PathBuf::from("/d/00000000000000000000.log.deleted")
         );
     }

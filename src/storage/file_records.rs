@@ -76,8 +76,15 @@ impl FileRecords {
             .truncate(false)
             .open(&path)
             .map_err(|e| StorageError::io(&path, e))?;
-        let size = file.metadata().map_err(|e| StorageError::io(&path, e))?.len();
-        Ok(FileRecords { path, file: Arc::new(file), size })
+        let size = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        Ok(FileRecords {
+            path,
+            file: Arc::new(file),
+            size,
+        })
     }
 
     pub fn path(&self) -> &Path {
@@ -187,7 +194,9 @@ impl FileRecords {
 
     /// fsyncs the data (and the size, which `sync_data` includes when it changed).
     pub fn flush(&self) -> Result<(), StorageError> {
-        self.file.sync_data().map_err(|e| StorageError::io(&self.path, e))
+        self.file
+            .sync_data()
+            .map_err(|e| StorageError::io(&self.path, e))
     }
 
     /// Renames the file (to `.deleted` before asynchronous deletion, say); the open handle and
@@ -230,7 +239,11 @@ pub struct ScannedEntry<'a> {
 impl<'a> ScannedEntry<'a> {
     /// The entry as the record layer sees it (only meaningful when the body was loaded).
     pub fn batch(&self) -> BatchRef<'a> {
-        BatchRef { position: self.position as usize, bytes: self.bytes, magic: self.magic }
+        BatchRef {
+            position: self.position as usize,
+            bytes: self.bytes,
+            magic: self.magic,
+        }
     }
 
     /// The first offset: a v2 batch's base offset; a legacy entry's offset field (which, for a
@@ -286,7 +299,10 @@ impl LogScanner<'_> {
     /// The next entry, its body loaded when `load_body`. `Ok(None)` at the end of the file or
     /// at a torn tail; an error for a size field below the minimum entry size (corruption) or
     /// an I/O failure.
-    pub fn next_entry(&mut self, load_body: bool) -> Result<Option<ScannedEntry<'_>>, StorageError> {
+    pub fn next_entry(
+        &mut self,
+        load_body: bool,
+    ) -> Result<Option<ScannedEntry<'_>>, StorageError> {
         let end = self.records.size;
         let position = self.position;
         if position + HEADER_SIZE_UP_TO_MAGIC as u64 >= end {
@@ -309,7 +325,11 @@ impl LogScanner<'_> {
         if position + size as u64 > end {
             return Ok(None);
         }
-        let wanted = if load_body { size } else { size.min(RECORD_BATCH_OVERHEAD) };
+        let wanted = if load_body {
+            size
+        } else {
+            size.min(RECORD_BATCH_OVERHEAD)
+        };
         self.ensure_window(position, wanted)?;
         let at = (position - self.window_start) as usize;
         self.position = position + size as u64;

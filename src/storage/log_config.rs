@@ -74,7 +74,10 @@ impl Default for LogConfig {
             max_message_bytes: 1024 * 1024 + 12,
             file_delete_delay_ms: 60_000,
             delete_retention_ms: DAY_MS,
-            cleanup_policy: CleanupPolicy { delete: true, compact: false },
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: false,
+            },
             message_timestamp_type: TimestampType::CreateTime,
             message_timestamp_before_max_ms: i64::MAX,
             message_timestamp_after_max_ms: i64::MAX,
@@ -91,12 +94,19 @@ pub enum LogConfigError {
     #[error("unknown topic config {key}")]
     UnknownKey { key: String },
     #[error("invalid value {value:?} for topic config {key}: {reason}")]
-    InvalidValue { key: String, value: String, reason: String },
+    InvalidValue {
+        key: String,
+        value: String,
+        reason: String,
+    },
 }
 
 impl LogConfig {
     /// This config with a topic's overrides (Kafka's topic-level keys) applied.
-    pub fn with_overrides(&self, overrides: &BTreeMap<String, String>) -> Result<Self, LogConfigError> {
+    pub fn with_overrides(
+        &self,
+        overrides: &BTreeMap<String, String>,
+    ) -> Result<Self, LogConfigError> {
         let mut config = self.clone();
         for (key, value) in overrides {
             config.set(key, value)?;
@@ -129,9 +139,15 @@ impl LogConfig {
                 self.message_timestamp_after_max_ms = v.long_at_least(0)?
             }
             "min.insync.replicas" => self.min_insync_replicas = v.int_at_least(1)?,
-            "unclean.leader.election.enable" => self.unclean_leader_election_enable = v.boolean()?,
+            "unclean.leader.election.enable" => {
+                self.unclean_leader_election_enable = v.boolean()?
+            }
             "preallocate" => self.preallocate = v.boolean()?,
-            _ => return Err(LogConfigError::UnknownKey { key: key.to_string() }),
+            _ => {
+                return Err(LogConfigError::UnknownKey {
+                    key: key.to_string(),
+                });
+            }
         }
         Ok(())
     }
@@ -153,7 +169,11 @@ impl Value<'_> {
     }
 
     fn long_at_least(&self, min: i64) -> Result<i64, LogConfigError> {
-        let n: i64 = self.value.trim().parse().map_err(|_| self.invalid("not a number"))?;
+        let n: i64 = self
+            .value
+            .trim()
+            .parse()
+            .map_err(|_| self.invalid("not a number"))?;
         if n < min {
             return Err(self.invalid(format!("must be at least {min}")));
         }
@@ -181,7 +201,10 @@ impl Value<'_> {
     }
 
     fn cleanup_policy(&self) -> Result<CleanupPolicy, LogConfigError> {
-        let mut policy = CleanupPolicy { delete: false, compact: false };
+        let mut policy = CleanupPolicy {
+            delete: false,
+            compact: false,
+        };
         for item in self.value.split(',').map(str::trim) {
             match item {
                 "delete" => policy.delete = true,
@@ -221,7 +244,13 @@ mod tests {
         props.insert("cleanup.policy".to_string(), "compact,delete".to_string());
         let c = LogConfig::default().with_overrides(&props).unwrap();
         assert_eq!(c.segment_bytes, 1_048_576);
-        assert_eq!(c.cleanup_policy, CleanupPolicy { delete: true, compact: true });
+        assert_eq!(
+            c.cleanup_policy,
+            CleanupPolicy {
+                delete: true,
+                compact: true
+            }
+        );
 
         props.insert("retention.ms".to_string(), "soon".to_string());
         let err = LogConfig::default().with_overrides(&props).unwrap_err();
@@ -229,7 +258,9 @@ mod tests {
         let mut c = LogConfig::default();
         assert_eq!(
             c.set("no.such.key", "1"),
-            Err(LogConfigError::UnknownKey { key: "no.such.key".into() })
+            Err(LogConfigError::UnknownKey {
+                key: "no.such.key".into()
+            })
         );
     }
 }

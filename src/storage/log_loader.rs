@@ -44,8 +44,15 @@ pub struct LoadedLog {
 
 /// Loads and, when needed, recovers the partition directory `params.dir`.
 pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
-    let LoadParams { dir, config, recovery_point, log_start_offset, had_clean_shutdown, leader_epoch_cache, now_ms } =
-        params;
+    let LoadParams {
+        dir,
+        config,
+        recovery_point,
+        log_start_offset,
+        had_clean_shutdown,
+        leader_epoch_cache,
+        now_ms,
+    } = params;
     remove_temp_files_and_orphan_indexes(dir)?;
     let mut segments = load_segment_files(dir, config, leader_epoch_cache, now_ms)?;
 
@@ -74,7 +81,11 @@ pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
         active.resize_indexes()?;
     }
     let first_base = segments.keys().next().copied().unwrap_or(log_start_offset);
-    let recovery_point = if had_clean_shutdown { next_offset } else { recovery_point.min(next_offset) };
+    let recovery_point = if had_clean_shutdown {
+        next_offset
+    } else {
+        recovery_point.min(next_offset)
+    };
     Ok(LoadedLog {
         segments,
         log_start_offset: log_start_offset.max(first_base),
@@ -94,9 +105,13 @@ fn remove_temp_files_and_orphan_indexes(dir: &Path) -> Result<(), StorageError> 
             delete_if_exists(&[path])?;
         } else if name.ends_with(SWAP_FILE_SUFFIX) {
             tracing::warn!(file = %path.display(), "leaving a log cleaner .swap file untouched");
-        } else if [INDEX_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX]
-            .iter()
-            .any(|suffix| name.ends_with(suffix))
+        } else if [
+            INDEX_FILE_SUFFIX,
+            TIME_INDEX_FILE_SUFFIX,
+            TXN_INDEX_FILE_SUFFIX,
+        ]
+        .iter()
+        .any(|suffix| name.ends_with(suffix))
             && let Some(offset) = file_names::offset_from_file_name(name)
             && !file_names::log_file(dir, offset).exists()
         {
@@ -156,7 +171,9 @@ fn recover_from(
         .map_or(i64::MIN, |(base, _)| *base);
     let unflushed: Vec<i64> = segments.range(from..).map(|(base, _)| *base).collect();
     for (i, base) in unflushed.iter().enumerate() {
-        let Some(segment) = segments.get_mut(base) else { continue };
+        let Some(segment) = segments.get_mut(base) else {
+            continue;
+        };
         let truncated = recover_segment(segment, leader_epoch_cache)?;
         if truncated > 0 {
             tracing::warn!(dir = %dir.display(), base_offset = base, truncated, "corrupt or torn data, log truncated");
@@ -172,7 +189,10 @@ fn recover_from(
     Ok(())
 }
 
-fn recover_segment(segment: &mut LogSegment, cache: &mut LeaderEpochFileCache) -> Result<u64, StorageError> {
+fn recover_segment(
+    segment: &mut LogSegment,
+    cache: &mut LeaderEpochFileCache,
+) -> Result<u64, StorageError> {
     // Only epochs newer than the cache's latest are added (`LogSegment.recover`); the caller
     // truncates the cache to the recovered log end afterwards.
     segment.recover(Some(cache))

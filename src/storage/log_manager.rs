@@ -36,6 +36,9 @@ use super::unified_log::UnifiedLog;
 /// A partition's log, shared by the threads that append to and read from it.
 pub type SharedLog = Arc<Mutex<UnifiedLog>>;
 
+/// A periodic storage task run on the blocking pool.
+type StorageJob = fn(&LogManager) -> Result<(), StorageError>;
+
 /// What the log manager needs from the broker's configuration.
 #[derive(Debug, Clone)]
 pub struct LogManagerConfig {
@@ -96,7 +99,9 @@ pub fn now_ms() -> i64 {
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a log lock cannot leave the log half-updated in a way later
     // operations trust more than the files; keep serving rather than cascade the poison.
-    mutex.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 impl LogManager {
@@ -113,13 +118,18 @@ impl LogManager {
             if !had_clean_shutdown {
                 tracing::info!(log_dir = %path.display(), "no clean-shutdown marker, recovering logs");
             }
-            let recovery_points = OffsetCheckpointFile::new(path.join(RECOVERY_POINT_CHECKPOINT_FILE)).read()?;
-            let log_starts = OffsetCheckpointFile::new(path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).read()?;
+            let recovery_points =
+                OffsetCheckpointFile::new(path.join(RECOVERY_POINT_CHECKPOINT_FILE)).read()?;
+            let log_starts =
+                OffsetCheckpointFile::new(path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).read()?;
             let high_watermarks =
                 OffsetCheckpointFile::new(path.join(REPLICATION_OFFSET_CHECKPOINT_FILE)).read()?;
             for (tp, dir) in partition_dirs(path)? {
                 if logs.contains_key(&tp) {
-                    return Err(StorageError::DuplicateLog { topic_partition: tp.to_string(), dir });
+                    return Err(StorageError::DuplicateLog {
+                        topic_partition: tp.to_string(),
+                        dir,
+                    });
                 }
                 let mut log = UnifiedLog::open(
                     dir,
@@ -136,9 +146,16 @@ impl LogManager {
                 logs.insert(tp, Arc::new(Mutex::new(log)));
             }
             clean_shutdown.delete()?;
-            log_dirs.push(LogDir { path: path.clone(), _lock: lock });
+            log_dirs.push(LogDir {
+                path: path.clone(),
+                _lock: lock,
+            });
         }
-        Ok(LogManager { config, log_dirs, logs: Mutex::new(logs) })
+        Ok(LogManager {
+            config,
+            log_dirs,
+            logs: Mutex::new(logs),
+        })
     }
 
     pub fn config(&self) -> &LogManagerConfig {
@@ -152,7 +169,10 @@ impl LogManager {
 
     /// Every log, in partition order.
     pub fn all_logs(&self) -> Vec<(TopicPartition, SharedLog)> {
-        lock(&self.logs).iter().map(|(tp, log)| (tp.clone(), Arc::clone(log))).collect()
+        lock(&self.logs)
+            .iter()
+            .map(|(tp, log)| (tp.clone(), Arc::clone(log)))
+            .collect()
     }
 
     /// The log of `tp`, created in the log dir with the fewest partitions when missing (ties go
@@ -172,7 +192,7 @@ impl LogManager {
         let dir = parent.join(tp.to_string());
         let log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
         if let Some(topic_id) = topic_id {
-            PartitionMetadataFile::new(&dir).write(&topic_id)?;
+            PartitionMetadataFile::new(&dir).write(topic_id)?;
         }
         tracing::info!(topic_partition = %tp, dir = %dir.display(), "created log");
         let log = Arc::new(Mutex::new(log));
@@ -180,11 +200,18 @@ impl LogManager {
         Ok(log)
     }
 
-    fn next_log_dir(&self, logs: &BTreeMap<TopicPartition, SharedLog>) -> Result<PathBuf, StorageError> {
+    fn next_log_dir(
+        &self,
+        logs: &BTreeMap<TopicPartition, SharedLog>,
+    ) -> Result<PathBuf, StorageError> {
         let mut counts: Vec<(usize, usize)> = (0..self.log_dirs.len()).map(|i| (0, i)).collect();
         for log in logs.values() {
             let log = lock(log);
-            if let Some(i) = self.log_dirs.iter().position(|d| Some(d.path.as_path()) == log.dir().parent()) {
+            if let Some(i) = self
+                .log_dirs
+                .iter()
+                .position(|d| Some(d.path.as_path()) == log.dir().parent())
+            {
                 counts[i].0 += 1;
             }
         }
@@ -233,12 +260,18 @@ impl LogManager {
                     continue;
                 }
                 recovery_points.insert(tp.clone(), log.recovery_point());
-                if log.segment_base_offsets().first().is_some_and(|base| log.log_start_offset() > *base) {
+                if log
+                    .segment_base_offsets()
+                    .first()
+                    .is_some_and(|base| log.log_start_offset() > *base)
+                {
                     log_starts.insert(tp, log.log_start_offset());
                 }
             }
-            OffsetCheckpointFile::new(dir.path.join(RECOVERY_POINT_CHECKPOINT_FILE)).write(&recovery_points)?;
-            OffsetCheckpointFile::new(dir.path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).write(&log_starts)?;
+            OffsetCheckpointFile::new(dir.path.join(RECOVERY_POINT_CHECKPOINT_FILE))
+                .write(&recovery_points)?;
+            OffsetCheckpointFile::new(dir.path.join(LOG_START_OFFSET_CHECKPOINT_FILE))
+                .write(&log_starts)?;
         }
         Ok(())
     }
@@ -253,7 +286,8 @@ impl LogManager {
                     high_watermarks.insert(tp, log.high_watermark());
                 }
             }
-            OffsetCheckpointFile::new(dir.path.join(REPLICATION_OFFSET_CHECKPOINT_FILE)).write(&high_watermarks)?;
+            OffsetCheckpointFile::new(dir.path.join(REPLICATION_OFFSET_CHECKPOINT_FILE))
+                .write(&high_watermarks)?;
         }
         Ok(())
     }
@@ -276,11 +310,25 @@ impl LogManager {
                     continue;
                 }
             };
-            let parent = log.dir().parent().map(Path::to_path_buf).unwrap_or_default();
+            let parent = log
+                .dir()
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
             let end = log.log_end_offset();
-            recovery_points.entry(parent.clone()).or_default().insert(tp.clone(), end);
-            if log.segment_base_offsets().first().is_some_and(|base| log.log_start_offset() > *base) {
-                log_starts.entry(parent).or_default().insert(tp, log.log_start_offset());
+            recovery_points
+                .entry(parent.clone())
+                .or_default()
+                .insert(tp.clone(), end);
+            if log
+                .segment_base_offsets()
+                .first()
+                .is_some_and(|base| log.log_start_offset() > *base)
+            {
+                log_starts
+                    .entry(parent)
+                    .or_default()
+                    .insert(tp, log.log_start_offset());
             }
             log.close(now_ms)?;
         }
@@ -297,12 +345,18 @@ impl LogManager {
 
     /// Runs retention every `log.retention.check.interval.ms` and writes checkpoints on their
     /// intervals until `shutdown` is cancelled. Errors are logged; the tasks keep going.
-    pub fn spawn_background_tasks(self: &Arc<Self>, tracker: &TaskTracker, shutdown: CancellationToken) {
+    pub fn spawn_background_tasks(
+        self: &Arc<Self>,
+        tracker: &TaskTracker,
+        shutdown: CancellationToken,
+    ) {
         let every = |ms: u64| Duration::from_millis(ms.max(1));
-        let jobs: [(&'static str, Duration, fn(&LogManager) -> Result<(), StorageError>); 3] = [
-            ("kafka-log-retention", every(self.config.retention_check_interval_ms), |m| {
-                m.cleanup_logs(now_ms()).map(|_| ())
-            }),
+        let jobs: [(&'static str, Duration, StorageJob); 3] = [
+            (
+                "kafka-log-retention",
+                every(self.config.retention_check_interval_ms),
+                |m| m.cleanup_logs(now_ms()).map(|_| ()),
+            ),
             (
                 "kafka-recovery-point-checkpoint",
                 every(self.config.recovery_point_checkpoint_interval_ms),
@@ -318,7 +372,8 @@ impl LogManager {
             let manager = Arc::clone(self);
             let shutdown = shutdown.clone();
             tracker.spawn(async move {
-                let mut ticker = tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+                let mut ticker =
+                    tokio::time::interval_at(tokio::time::Instant::now() + period, period);
                 ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tokio::select! {
@@ -348,7 +403,9 @@ fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf)>, Stor
         if !path.is_dir() {
             continue;
         }
-        let Some(name) = entry.file_name().to_str().map(str::to_string) else { continue };
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
         if name.ends_with("-delete") {
             std::fs::remove_dir_all(&path).map_err(|e| StorageError::io(&path, e))?;
             continue;
@@ -363,7 +420,11 @@ fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf)>, Stor
 
 /// A ZooKeeper-mode `meta.properties`: written when missing; a different `broker.id` or
 /// `cluster.id` means the dir belongs to another broker or cluster, and the broker refuses it.
-fn check_or_write_meta_properties(dir: &Path, broker_id: BrokerId, cluster_id: &str) -> Result<(), StorageError> {
+fn check_or_write_meta_properties(
+    dir: &Path,
+    broker_id: BrokerId,
+    cluster_id: &str,
+) -> Result<(), StorageError> {
     match MetaProperties::read(dir)? {
         None => MetaProperties::zk(broker_id, cluster_id).write(dir),
         Some(stored) => {
@@ -376,7 +437,11 @@ fn check_or_write_meta_properties(dir: &Path, broker_id: BrokerId, cluster_id: &
                     ),
                 });
             }
-            if stored.cluster_id.as_deref().is_some_and(|id| id != cluster_id) {
+            if stored
+                .cluster_id
+                .as_deref()
+                .is_some_and(|id| id != cluster_id)
+            {
                 return Err(StorageError::MetaPropertiesMismatch {
                     dir: dir.to_path_buf(),
                     reason: format!(

@@ -108,10 +108,16 @@ impl LogSegment {
     ) -> Result<Self, StorageError> {
         let log = FileRecords::open(file_names::log_file(dir, base_offset), create)?;
         let index_size = usize::try_from(config.segment_index_bytes).unwrap_or(0);
-        let offset_index =
-            OffsetIndex::open(file_names::offset_index_file(dir, base_offset), base_offset, index_size)?;
-        let time_index =
-            TimeIndex::open(file_names::time_index_file(dir, base_offset), base_offset, index_size)?;
+        let offset_index = OffsetIndex::open(
+            file_names::offset_index_file(dir, base_offset),
+            base_offset,
+            index_size,
+        )?;
+        let time_index = TimeIndex::open(
+            file_names::time_index_file(dir, base_offset),
+            base_offset,
+            index_size,
+        )?;
         Ok(LogSegment {
             log,
             offset_index,
@@ -187,9 +193,11 @@ impl LogSegment {
             });
         }
         if self.bytes_since_last_index_entry > self.index_interval_bytes {
-            self.offset_index.append(largest_offset, position_u32(physical_position)?)?;
+            self.offset_index
+                .append(largest_offset, position_u32(physical_position)?)?;
             let so_far = self.max_timestamp_and_offset_so_far();
-            self.time_index.maybe_append(so_far.timestamp, so_far.offset, false)?;
+            self.time_index
+                .maybe_append(so_far.timestamp, so_far.offset, false)?;
             self.bytes_since_last_index_entry = 0;
         }
         self.bytes_since_last_index_entry += size as u64;
@@ -213,7 +221,11 @@ impl LogSegment {
     /// modification time when it has none.
     pub fn largest_timestamp(&mut self) -> Result<i64, StorageError> {
         let max = self.max_timestamp_so_far();
-        if max >= 0 { Ok(max) } else { self.log.last_modified_ms() }
+        if max >= 0 {
+            Ok(max)
+        } else {
+            self.log.last_modified_ms()
+        }
     }
 
     /// Where `offset` is: the first batch at or after the offset index's hint whose last offset
@@ -246,11 +258,17 @@ impl LogSegment {
             segment_base_offset: self.base_offset,
             relative_position_in_segment: start.position,
         };
-        let adjusted_max_size = if min_one_message { max_size.max(start.size) } else { max_size };
+        let adjusted_max_size = if min_one_message {
+            max_size.max(start.size)
+        } else {
+            max_size
+        };
         let fetch_size = if adjusted_max_size == 0 {
             0
         } else {
-            max_position.saturating_sub(start.position).min(adjusted_max_size as u64)
+            max_position
+                .saturating_sub(start.position)
+                .min(adjusted_max_size as u64)
         };
         Ok(Some(FetchDataInfo {
             fetch_offset_metadata,
@@ -280,7 +298,10 @@ impl LogSegment {
     ) -> Result<u64, StorageError> {
         self.offset_index.reset()?;
         self.time_index.reset()?;
-        let mut max_so_far = TimestampOffset { timestamp: NO_TIMESTAMP, offset: self.base_offset };
+        let mut max_so_far = TimestampOffset {
+            timestamp: NO_TIMESTAMP,
+            offset: self.base_offset,
+        };
         let mut valid_bytes = 0u64;
         let mut last_index_entry = 0u64;
         let mut scanner = self.log.scanner(0, RECOVERY_SCAN_CHUNK);
@@ -301,22 +322,30 @@ impl LogSegment {
             }
             let last_offset = batch.last_offset();
             let in_range = last_offset - self.base_offset;
-            if !(0..=i64::from(i32::MAX)).contains(&in_range) || batch.base_offset() < self.base_offset {
+            if !(0..=i64::from(i32::MAX)).contains(&in_range)
+                || batch.base_offset() < self.base_offset
+            {
                 tracing::warn!(segment = %self.log.path().display(), last_offset, "batch offset outside the segment, truncating");
                 break;
             }
             let max_timestamp = batch.max_timestamp();
             if max_timestamp > max_so_far.timestamp {
-                max_so_far = TimestampOffset { timestamp: max_timestamp, offset: last_offset };
+                max_so_far = TimestampOffset {
+                    timestamp: max_timestamp,
+                    offset: last_offset,
+                };
             }
             if valid_bytes - last_index_entry > self.index_interval_bytes {
-                self.offset_index.append(last_offset, position_u32(valid_bytes)?)?;
-                self.time_index.maybe_append(max_so_far.timestamp, max_so_far.offset, false)?;
+                self.offset_index
+                    .append(last_offset, position_u32(valid_bytes)?)?;
+                self.time_index
+                    .maybe_append(max_so_far.timestamp, max_so_far.offset, false)?;
                 last_index_entry = valid_bytes;
             }
             valid_bytes += entry.size as u64;
             if entry.magic >= MAGIC_V2
-                && let (Some(cache), Some(header)) = (leader_epoch_cache.as_deref_mut(), batch.header())
+                && let (Some(cache), Some(header)) =
+                    (leader_epoch_cache.as_deref_mut(), batch.header())
             {
                 let epoch = header.partition_leader_epoch;
                 if epoch >= 0 && cache.latest_epoch().is_none_or(|latest| epoch > latest) {
@@ -326,7 +355,8 @@ impl LogSegment {
         }
         let truncated = self.log.truncate_to(valid_bytes)?;
         self.offset_index.trim_to_valid_size()?;
-        self.time_index.maybe_append(max_so_far.timestamp, max_so_far.offset, true)?;
+        self.time_index
+            .maybe_append(max_so_far.timestamp, max_so_far.offset, true)?;
         self.time_index.trim_to_valid_size()?;
         self.max_timestamp_and_offset_so_far = Some(max_so_far);
         self.bytes_since_last_index_entry = valid_bytes - last_index_entry;
@@ -338,17 +368,24 @@ impl LogSegment {
     /// the segment's creation time), by a full index, or because the incoming offsets cannot be
     /// stored relative to this segment's base.
     pub fn should_roll(&mut self, params: &RollParams) -> Result<bool, StorageError> {
-        let reached_roll_ms = self.time_waited_for_roll(params.now_ms, params.max_timestamp_in_messages)?
+        let reached_roll_ms = self
+            .time_waited_for_roll(params.now_ms, params.max_timestamp_in_messages)?
             > params.max_segment_ms - self.roll_jitter_ms;
         let size = self.size() as i64;
-        Ok(size > i64::from(params.max_segment_bytes) - params.messages_size as i64
-            || (size > 0 && reached_roll_ms)
-            || self.offset_index.is_full()
-            || self.time_index.is_full()
-            || !self.can_convert_to_relative_offset(params.max_offset_in_messages))
+        Ok(
+            size > i64::from(params.max_segment_bytes) - params.messages_size as i64
+                || (size > 0 && reached_roll_ms)
+                || self.offset_index.is_full()
+                || self.time_index.is_full()
+                || !self.can_convert_to_relative_offset(params.max_offset_in_messages),
+        )
     }
 
-    fn time_waited_for_roll(&mut self, now_ms: i64, message_timestamp: i64) -> Result<i64, StorageError> {
+    fn time_waited_for_roll(
+        &mut self,
+        now_ms: i64,
+        message_timestamp: i64,
+    ) -> Result<i64, StorageError> {
         if self.rolling_based_timestamp.is_none() {
             let mut scanner = self.log.scanner(0, 4096);
             if let Some(entry) = scanner.next_entry(false)? {
@@ -392,7 +429,10 @@ impl LogSegment {
             let batch = entry.batch();
             let ts = batch.max_timestamp();
             if ts > max.timestamp {
-                max = TimestampOffset { timestamp: ts, offset: batch.last_offset() };
+                max = TimestampOffset {
+                    timestamp: ts,
+                    offset: batch.last_offset(),
+                };
             }
         }
         Ok(max)
@@ -406,7 +446,10 @@ impl LogSegment {
         starting_offset: i64,
     ) -> Result<Option<TimestampAndOffset>, StorageError> {
         let hint = self.time_index.lookup(timestamp);
-        let position = self.offset_index.lookup(hint.offset.max(starting_offset)).position;
+        let position = self
+            .offset_index
+            .lookup(hint.offset.max(starting_offset))
+            .position;
         let mut scanner = self.log.scanner(u64::from(position), 64 * 1024);
         while let Some(entry) = scanner.next_entry(true)? {
             let batch = entry.batch();
@@ -424,7 +467,9 @@ impl LogSegment {
                 }
                 continue;
             };
-            if let Some(found) = first_record_at_or_after(entry.bytes, &header, timestamp, starting_offset)? {
+            if let Some(found) =
+                first_record_at_or_after(entry.bytes, &header, timestamp, starting_offset)?
+            {
                 return Ok(Some(found));
             }
         }
@@ -435,7 +480,8 @@ impl LogSegment {
     /// appends.
     pub fn on_become_inactive_segment(&mut self) -> Result<(), StorageError> {
         let so_far = self.max_timestamp_and_offset_so_far();
-        self.time_index.maybe_append(so_far.timestamp, so_far.offset, true)?;
+        self.time_index
+            .maybe_append(so_far.timestamp, so_far.offset, true)?;
         self.offset_index.trim_to_valid_size()?;
         self.time_index.trim_to_valid_size()?;
         Ok(())
@@ -465,7 +511,8 @@ impl LogSegment {
     pub fn close(mut self) -> Result<(), StorageError> {
         if self.max_timestamp_and_offset_so_far().timestamp != NO_TIMESTAMP || self.size() > 0 {
             let so_far = self.max_timestamp_and_offset_so_far();
-            self.time_index.maybe_append(so_far.timestamp, so_far.offset, true)?;
+            self.time_index
+                .maybe_append(so_far.timestamp, so_far.offset, true)?;
         }
         self.offset_index.close()?;
         self.time_index.close()
@@ -523,8 +570,8 @@ fn first_record_at_or_after(
     starting_offset: i64,
 ) -> Result<Option<TimestampAndOffset>, StorageError> {
     let records = batch_records(batch, header, MAX_DECOMPRESSED_BATCH_BYTES)?;
-    let log_append_time = header.timestamp_type()
-        == crate::protocol::record::batch::TimestampType::LogAppendTime;
+    let log_append_time =
+        header.timestamp_type() == crate::protocol::record::batch::TimestampType::LogAppendTime;
     for record in RecordIter::new(&records, header.records_count) {
         let record = record?;
         let offset = header.base_offset + i64::from(record.offset_delta);

@@ -13,6 +13,7 @@
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
 //! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
 //!   retention.
+//! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
 //! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
 //! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
@@ -32,6 +33,7 @@ pub mod log_config;
 pub mod log_dir_lock;
 pub mod log_loader;
 pub mod log_manager;
+pub mod log_reads;
 pub mod log_segment;
 pub mod log_validator;
 pub mod meta_properties;

@@ -31,7 +31,10 @@ impl UnifiedLog {
         Ok(deleted)
     }
 
-    fn delete_retention_ms_breached_segments(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+    fn delete_retention_ms_breached_segments(
+        &mut self,
+        now_ms: i64,
+    ) -> Result<usize, StorageError> {
         let retention_ms = self.config().retention_ms;
         if retention_ms < 0 {
             return Ok(0);
@@ -41,7 +44,10 @@ impl UnifiedLog {
         })
     }
 
-    fn delete_retention_size_breached_segments(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+    fn delete_retention_size_breached_segments(
+        &mut self,
+        now_ms: i64,
+    ) -> Result<usize, StorageError> {
         let retention_bytes = self.config().retention_bytes;
         let size = i64::try_from(self.size()).unwrap_or(i64::MAX);
         if retention_bytes < 0 || size < retention_bytes {
@@ -59,11 +65,16 @@ impl UnifiedLog {
         })
     }
 
-    fn delete_log_start_offset_breached_segments(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+    fn delete_log_start_offset_breached_segments(
+        &mut self,
+        now_ms: i64,
+    ) -> Result<usize, StorageError> {
         let log_start_offset = self.log_start_offset;
-        self.delete_while(DeletionReason::LogStartOffsetBreach, now_ms, |_, next_base| {
-            Ok(next_base.is_some_and(|next| next <= log_start_offset))
-        })
+        self.delete_while(
+            DeletionReason::LogStartOffsetBreach,
+            now_ms,
+            |_, next_base| Ok(next_base.is_some_and(|next| next <= log_start_offset)),
+        )
     }
 
     /// Deletes the longest prefix of segments that are wholly below the high watermark and
@@ -80,12 +91,15 @@ impl UnifiedLog {
         let mut deletable = Vec::new();
         for (i, base) in bases.iter().enumerate() {
             let next_base = bases.get(i + 1).copied();
-            let Some(segment) = self.segments.get_mut(base) else { break };
+            let Some(segment) = self.segments.get_mut(base) else {
+                break;
+            };
             let (upper_bound, is_last_and_empty) = match next_base {
                 Some(next) => (next, false),
                 None => (log_end_offset, segment.size() == 0),
             };
-            if high_watermark >= upper_bound && !is_last_and_empty && predicate(segment, next_base)? {
+            if high_watermark >= upper_bound && !is_last_and_empty && predicate(segment, next_base)?
+            {
                 deletable.push(*base);
             } else {
                 break;
@@ -110,7 +124,12 @@ impl UnifiedLog {
                 self.schedule_segment_deletion(segment, now_ms)?;
             }
         }
-        let first_base = self.segments.keys().next().copied().unwrap_or(log_end_offset);
+        let first_base = self
+            .segments
+            .keys()
+            .next()
+            .copied()
+            .unwrap_or(log_end_offset);
         if first_base > self.log_start_offset {
             self.log_start_offset = first_base;
             self.leader_epoch_cache.truncate_from_start(first_base)?;

@@ -14,35 +14,15 @@ use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
 use crate::cluster::TopicPartition;
-use crate::protocol::record::batch::{
-    self, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TimestampType,
-};
+use crate::protocol::record::batch::{self, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TimestampType};
 use crate::protocol::record::batch_iter::BatchIter;
 
 use super::StorageError;
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
-use super::log_segment::{
-    FetchDataInfo, LogOffsetMetadata, LogSegment, RollParams, TimestampAndOffset,
-};
+use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
 use super::log_validator::{self, AppendOrigin, ValidationContext};
-
-/// ListOffsets' special timestamps (Kafka 3.9's `ListOffsetsRequest`).
-pub const EARLIEST_TIMESTAMP: i64 = -2;
-pub const LATEST_TIMESTAMP: i64 = -1;
-pub const MAX_TIMESTAMP: i64 = -3;
-pub const EARLIEST_LOCAL_TIMESTAMP: i64 = -4;
-pub const LATEST_TIERED_TIMESTAMP: i64 = -5;
-
-/// Up to which offset a read may go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FetchIsolation {
-    /// Followers read to the log end.
-    LogEnd,
-    /// Consumers read below the high watermark.
-    HighWatermark,
-}
 
 /// What an append did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -69,13 +49,13 @@ struct PendingDelete {
 /// one; segment base offsets increase and each segment's offsets lie below the next one's base.
 #[derive(Debug)]
 pub struct UnifiedLog {
-    dir: PathBuf,
-    topic_partition: TopicPartition,
+    pub(super) dir: PathBuf,
+    pub(super) topic_partition: TopicPartition,
     config: LogConfig,
     pub(super) segments: BTreeMap<i64, LogSegment>,
     pub(super) log_start_offset: i64,
-    log_end_offset: LogOffsetMetadata,
-    high_watermark: LogOffsetMetadata,
+    pub(super) log_end_offset: LogOffsetMetadata,
+    pub(super) high_watermark: LogOffsetMetadata,
     recovery_point: i64,
     pub(super) leader_epoch_cache: LeaderEpochFileCache,
     pending_deletes: Vec<PendingDelete>,
@@ -130,8 +110,10 @@ impl UnifiedLog {
             last_flush_ms: now_ms,
         };
         log.update_log_end_offset(loaded.next_offset);
-        log.leader_epoch_cache.truncate_from_end(loaded.next_offset)?;
-        log.leader_epoch_cache.truncate_from_start(log.log_start_offset)?;
+        log.leader_epoch_cache
+            .truncate_from_end(loaded.next_offset)?;
+        log.leader_epoch_cache
+            .truncate_from_start(log.log_start_offset)?;
         let start = log.log_start_offset;
         log.high_watermark = log.convert_to_offset_metadata(start)?;
         Ok(log)
@@ -195,7 +177,9 @@ impl UnifiedLog {
         self.segments
             .values()
             .next_back()
-            .ok_or_else(|| StorageError::NoSegments { dir: self.dir.clone() })
+            .ok_or_else(|| StorageError::NoSegments {
+                dir: self.dir.clone(),
+            })
     }
 
     pub(super) fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
@@ -287,12 +271,24 @@ impl UnifiedLog {
         let mut slices = Vec::with_capacity(2 * headers.len());
         for (b, header) in validated.batches.iter().zip(&headers) {
             slices.push(IoSlice::new(header));
-            slices.push(IoSlice::new(&records[b.position + RECORD_BATCH_OVERHEAD..b.position + b.size]));
+            slices.push(IoSlice::new(
+                &records[b.position + RECORD_BATCH_OVERHEAD..b.position + b.size],
+            ));
         }
         let last_offset = next_offset - 1;
-        self.maybe_roll(validated.total_size, max_timestamp, first_offset, last_offset, now_ms)?;
-        self.active_segment_mut()?
-            .append(last_offset, max_timestamp, shallow_offset_of_max_timestamp, &slices)?;
+        self.maybe_roll(
+            validated.total_size,
+            max_timestamp,
+            first_offset,
+            last_offset,
+            now_ms,
+        )?;
+        self.active_segment_mut()?.append(
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            &slices,
+        )?;
         if leader_epoch >= 0 {
             self.leader_epoch_cache.assign(leader_epoch, first_offset)?;
         }
@@ -303,7 +299,11 @@ impl UnifiedLog {
             last_offset,
             max_timestamp,
             shallow_offset_of_max_timestamp,
-            log_append_time: if log_append_time { now_ms } else { NO_TIMESTAMP },
+            log_append_time: if log_append_time {
+                now_ms
+            } else {
+                NO_TIMESTAMP
+            },
             log_start_offset: self.log_start_offset,
             records_count: validated.records_count,
             valid_bytes: validated.total_size,
@@ -312,7 +312,11 @@ impl UnifiedLog {
 
     /// Appends batches replicated from the leader, offsets and epochs as they are. They must be
     /// intact (CRC) and their offsets must increase from the log end on.
-    pub fn append_as_follower(&mut self, records: &[u8], now_ms: i64) -> Result<LogAppendInfo, StorageError> {
+    pub fn append_as_follower(
+        &mut self,
+        records: &[u8],
+        now_ms: i64,
+    ) -> Result<LogAppendInfo, StorageError> {
         let mut iter = BatchIter::new(records);
         let mut first_offset = None;
         let mut last_offset = self.log_end_offset() - 1;
@@ -362,10 +366,20 @@ impl UnifiedLog {
             });
         };
         self.check_batch_fits_segment(valid_bytes)?;
-        self.maybe_roll(valid_bytes, max_timestamp, first_offset, last_offset, now_ms)?;
+        self.maybe_roll(
+            valid_bytes,
+            max_timestamp,
+            first_offset,
+            last_offset,
+            now_ms,
+        )?;
         let slices = [IoSlice::new(&records[..valid_bytes])];
-        self.active_segment_mut()?
-            .append(last_offset, max_timestamp, shallow_offset_of_max_timestamp, &slices)?;
+        self.active_segment_mut()?.append(
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            &slices,
+        )?;
         for (epoch, base) in epochs {
             if epoch >= 0 {
                 self.leader_epoch_cache.assign(epoch, base)?;
@@ -433,7 +447,11 @@ impl UnifiedLog {
     /// Starts a new active segment at `max(expected_next_offset, log_end_offset)`. The old one
     /// gets its final time-index entry and trimmed indexes. An empty active segment at the
     /// same base offset is replaced rather than duplicated.
-    pub fn roll(&mut self, expected_next_offset: Option<i64>, now_ms: i64) -> Result<(), StorageError> {
+    pub fn roll(
+        &mut self,
+        expected_next_offset: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         let new_offset = expected_next_offset.unwrap_or(0).max(self.log_end_offset());
         if let Some(existing) = self.segments.get(&new_offset) {
             if existing.size() == 0 && self.segments.keys().next_back() == Some(&new_offset) {
@@ -441,7 +459,10 @@ impl UnifiedLog {
                     empty.delete_files()?;
                 }
             } else {
-                return Err(StorageError::SegmentExists { dir: self.dir.clone(), base_offset: new_offset });
+                return Err(StorageError::SegmentExists {
+                    dir: self.dir.clone(),
+                    base_offset: new_offset,
+                });
             }
         } else if let Some(active) = self.segments.values_mut().next_back() {
             active.on_become_inactive_segment()?;
@@ -462,7 +483,11 @@ impl UnifiedLog {
 
     fn roll_jitter_ms(&self) -> i64 {
         let max = self.config.segment_jitter_ms.min(self.config.segment_ms);
-        if max <= 0 { 0 } else { rand::random_range(0..max) }
+        if max <= 0 {
+            0
+        } else {
+            rand::random_range(0..max)
+        }
     }
 
     /// fsyncs every segment that holds offsets below `offset` and moves the recovery point
@@ -482,7 +507,7 @@ impl UnifiedLog {
     }
 
     /// The base offset of the segment holding `offset` (or the first segment's).
-    fn floor_base(&self, offset: i64) -> i64 {
+    pub(super) fn floor_base(&self, offset: i64) -> i64 {
         self.segments
             .range(..=offset)
             .next_back()
@@ -491,7 +516,10 @@ impl UnifiedLog {
     }
 
     /// Where `offset` is in the log; the log end maps to the active segment's end.
-    pub fn convert_to_offset_metadata(&self, offset: i64) -> Result<LogOffsetMetadata, StorageError> {
+    pub fn convert_to_offset_metadata(
+        &self,
+        offset: i64,
+    ) -> Result<LogOffsetMetadata, StorageError> {
         if offset >= self.log_end_offset() {
             return Ok(self.log_end_offset);
         }
@@ -499,8 +527,12 @@ impl UnifiedLog {
         let segment = self
             .segments
             .get(&base)
-            .ok_or_else(|| StorageError::NoSegments { dir: self.dir.clone() })?;
-        let position = segment.translate_offset(offset, 0)?.map_or(segment.size(), |p| p.position);
+            .ok_or_else(|| StorageError::NoSegments {
+                dir: self.dir.clone(),
+            })?;
+        let position = segment
+            .translate_offset(offset, 0)?
+            .map_or(segment.size(), |p| p.position);
         Ok(LogOffsetMetadata {
             message_offset: offset,
             segment_base_offset: base,
@@ -515,124 +547,13 @@ impl UnifiedLog {
         Ok(clamped)
     }
 
-    /// Up to `max_length` bytes of whole batches from the one holding `start_offset`, bounded by
-    /// `isolation`. Reading at the bound returns nothing; reading below the log start or above
-    /// the log end is `OffsetOutOfRange`.
-    pub fn read(
-        &self,
-        start_offset: i64,
-        max_length: usize,
-        isolation: FetchIsolation,
-        min_one_message: bool,
-    ) -> Result<FetchDataInfo, StorageError> {
-        let end = self.log_end_offset();
-        let first_base = self.segments.keys().next().copied().unwrap_or(0);
-        if start_offset > end || start_offset < self.log_start_offset || start_offset < first_base {
-            return Err(StorageError::OffsetOutOfRange {
-                topic_partition: self.topic_partition.to_string(),
-                offset: start_offset,
-                log_start_offset: self.log_start_offset,
-                log_end_offset: end,
-            });
-        }
-        let max_offset_metadata = match isolation {
-            FetchIsolation::LogEnd => self.log_end_offset,
-            FetchIsolation::HighWatermark => self.high_watermark,
-        };
-        if start_offset >= max_offset_metadata.message_offset {
-            let metadata = self.convert_to_offset_metadata(start_offset)?;
-            return self.empty_fetch(metadata);
-        }
-        let from = self.floor_base(start_offset);
-        for (base, segment) in self.segments.range(from..) {
-            let max_position = if max_offset_metadata.segment_base_offset == *base {
-                max_offset_metadata.relative_position_in_segment
-            } else {
-                segment.size()
-            };
-            if let Some(info) = segment.read(start_offset, max_length, max_position, min_one_message)? {
-                return Ok(info);
-            }
-        }
-        self.empty_fetch(self.log_end_offset)
-    }
-
-    fn empty_fetch(&self, metadata: LogOffsetMetadata) -> Result<FetchDataInfo, StorageError> {
-        let active = self.active_segment()?;
-        Ok(FetchDataInfo {
-            fetch_offset_metadata: metadata,
-            records: active.log().slice(active.size(), 0),
-            first_entry_incomplete: false,
-        })
-    }
-
-    /// ListOffsets: the offset for `target_timestamp`, either a special value (earliest,
-    /// latest, max timestamp, earliest local, latest tiered) or the first record at or after a
-    /// timestamp. `None` when no record is that late.
-    pub fn fetch_offset_by_timestamp(
-        &mut self,
-        target_timestamp: i64,
-    ) -> Result<Option<TimestampAndOffset>, StorageError> {
-        match target_timestamp {
-            EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
-                let offset = self.log_start_offset;
-                Ok(Some(TimestampAndOffset {
-                    timestamp: NO_TIMESTAMP,
-                    offset,
-                    leader_epoch: epoch_for_offset(&self.leader_epoch_cache, offset),
-                }))
-            }
-            LATEST_TIMESTAMP => {
-                let offset = self.log_end_offset();
-                Ok(Some(TimestampAndOffset {
-                    timestamp: NO_TIMESTAMP,
-                    offset,
-                    leader_epoch: self.leader_epoch_cache.latest_epoch(),
-                }))
-            }
-            LATEST_TIERED_TIMESTAMP => Ok(Some(TimestampAndOffset {
-                timestamp: NO_TIMESTAMP,
-                offset: -1,
-                leader_epoch: None,
-            })),
-            MAX_TIMESTAMP => self.offset_of_max_timestamp(),
-            _ => {
-                let start = self.log_start_offset;
-                for segment in self.segments.values_mut() {
-                    if segment.largest_timestamp()? >= target_timestamp {
-                        return segment.find_offset_by_timestamp(target_timestamp, start);
-                    }
-                }
-                Ok(None)
-            }
-        }
-    }
-
-    /// The record with the largest timestamp (the first of them), as ListOffsets' MAX_TIMESTAMP
-    /// answers it in Kafka 3.9.
-    fn offset_of_max_timestamp(&mut self) -> Result<Option<TimestampAndOffset>, StorageError> {
-        let mut best: Option<(i64, i64)> = None;
-        for (base, segment) in self.segments.iter_mut() {
-            let ts = segment.max_timestamp_so_far();
-            if ts >= 0 && best.is_none_or(|(best_ts, _)| ts > best_ts) {
-                best = Some((ts, *base));
-            }
-        }
-        let Some((timestamp, base)) = best else {
-            return Ok(None);
-        };
-        let start = self.log_start_offset;
-        match self.segments.get(&base) {
-            Some(segment) => segment.find_offset_by_timestamp(timestamp, start),
-            None => Ok(None),
-        }
-    }
-
     /// Removes everything at and above `target_offset` (a follower truncating to the leader).
     /// Returns whether anything was removed.
     pub fn truncate_to(&mut self, target_offset: i64, now_ms: i64) -> Result<bool, StorageError> {
         if target_offset < 0 {
-            return Err(StorageError::InvalidTruncation { offset: target_offset });
+            return Err(StorageError::InvalidTruncation {
+                offset: target_offset,
+            });
         }
         if target_offset >= self.log_end_offset() {
             return Ok(false);
@@ -642,7 +563,11 @@ impl UnifiedLog {
             self.truncate_fully_and_start_at(target_offset, now_ms)?;
             return Ok(true);
         }
-        let doomed: Vec<i64> = self.segments.range(target_offset + 1..).map(|(b, _)| *b).collect();
+        let doomed: Vec<i64> = self
+            .segments
+            .range(target_offset + 1..)
+            .map(|(b, _)| *b)
+            .collect();
         for base in doomed {
             if let Some(segment) = self.segments.remove(&base) {
                 segment.delete_files()?;
@@ -659,11 +584,22 @@ impl UnifiedLog {
     }
 
     /// Deletes every segment and starts an empty log at `new_offset`.
-    pub fn truncate_fully_and_start_at(&mut self, new_offset: i64, now_ms: i64) -> Result<(), StorageError> {
+    pub fn truncate_fully_and_start_at(
+        &mut self,
+        new_offset: i64,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         for (_, segment) in std::mem::take(&mut self.segments) {
             segment.delete_files()?;
         }
-        let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, self.roll_jitter_ms(), now_ms)?;
+        let segment = LogSegment::open(
+            &self.dir,
+            new_offset,
+            &self.config,
+            true,
+            self.roll_jitter_ms(),
+            now_ms,
+        )?;
         self.segments.insert(new_offset, segment);
         self.leader_epoch_cache.clear_and_flush()?;
         self.log_start_offset = new_offset;
@@ -675,7 +611,10 @@ impl UnifiedLog {
 
     /// Raises the log start offset (DeleteRecords, or retention having deleted segments);
     /// never above the high watermark.
-    pub fn maybe_increment_log_start_offset(&mut self, new_log_start_offset: i64) -> Result<bool, StorageError> {
+    pub fn maybe_increment_log_start_offset(
+        &mut self,
+        new_log_start_offset: i64,
+    ) -> Result<bool, StorageError> {
         if new_log_start_offset > self.high_watermark() {
             return Err(StorageError::OffsetOutOfRange {
                 topic_partition: self.topic_partition.to_string(),
@@ -688,13 +627,18 @@ impl UnifiedLog {
             return Ok(false);
         }
         self.log_start_offset = new_log_start_offset;
-        self.leader_epoch_cache.truncate_from_start(new_log_start_offset)?;
+        self.leader_epoch_cache
+            .truncate_from_start(new_log_start_offset)?;
         Ok(true)
     }
 
     /// Schedules a segment's files for deletion: renamed `.deleted` now, removed after
     /// `file.delete.delay.ms` by [`delete_due_files`](Self::delete_due_files).
-    pub(super) fn schedule_segment_deletion(&mut self, mut segment: LogSegment, now_ms: i64) -> Result<(), StorageError> {
+    pub(super) fn schedule_segment_deletion(
+        &mut self,
+        mut segment: LogSegment,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
         segment.rename_to_deleted()?;
         self.pending_deletes.push(PendingDelete {
             due_ms: now_ms.saturating_add(self.config.file_delete_delay_ms),
@@ -705,8 +649,9 @@ impl UnifiedLog {
 
     /// Removes the `.deleted` files whose delay has passed.
     pub fn delete_due_files(&mut self, now_ms: i64) -> Result<usize, StorageError> {
-        let (due, waiting): (Vec<_>, Vec<_>) =
-            std::mem::take(&mut self.pending_deletes).into_iter().partition(|p| p.due_ms <= now_ms);
+        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_deletes)
+            .into_iter()
+            .partition(|p| p.due_ms <= now_ms);
         self.pending_deletes = waiting;
         let count = due.len();
         for pending in due {
@@ -726,14 +671,4 @@ impl UnifiedLog {
         }
         Ok(())
     }
-}
-
-/// The epoch of the leader that wrote `offset`: the last cache entry starting at or below it.
-fn epoch_for_offset(cache: &LeaderEpochFileCache, offset: i64) -> Option<i32> {
-    cache
-        .entries()
-        .iter()
-        .take_while(|entry| entry.start_offset <= offset)
-        .last()
-        .map(|entry| entry.epoch)
 }

@@ -1,9 +1,12 @@
 //! kcli's one integration test binary: tests that read the sources, run the `kcli` binary as a
 //! real process on real files, and (later) start brokers against a real ZooKeeper.
 
+// Test code: a failed unwrap is a failed test, with its location.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod cli;
 mod record_interop;
-mod tidy;
 mod storage_log;
-mod storage_support;
 mod storage_manager;
+mod storage_support;
+mod tidy;

@@ -21,11 +21,18 @@ fn config(dirs: &[PathBuf]) -> LogManagerConfig {
 }
 
 fn produce(manager: &LogManager, tp: &TopicPartition, n: usize) {
-    let log = manager.get_or_create_log(tp, None, small_config(), T0).unwrap();
+    let log = manager
+        .get_or_create_log(tp, None, small_config(), T0)
+        .unwrap();
     let mut log = log.lock().unwrap();
     for i in 0..n {
-        log.append_as_leader(&batch(&[vec![i as u8; 100]], T0, CompressionType::None), 0, AppendOrigin::Client, T0)
-            .unwrap();
+        log.append_as_leader(
+            &batch(&[vec![i as u8; 100]], T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0,
+        )
+        .unwrap();
     }
     let end = log.log_end_offset();
     log.update_high_watermark(end).unwrap();
@@ -51,8 +58,14 @@ fn new_partitions_go_to_the_log_dir_with_the_fewest() {
     for p in 0..4 {
         produce(&manager, &TopicPartition::new("orders", p), 1);
     }
-    let in_a = fs::read_dir(a.path()).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
-    let in_b = fs::read_dir(b.path()).unwrap().filter(|e| e.as_ref().unwrap().path().is_dir()).count();
+    let in_a = fs::read_dir(a.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    let in_b = fs::read_dir(b.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
     assert_eq!((in_a, in_b), (2, 2));
     assert!(a.path().join("orders-0").is_dir());
     assert!(b.path().join("orders-1").is_dir());
@@ -74,10 +87,16 @@ fn clean_shutdown_writes_checkpoints_and_the_marker_and_restarts_without_recover
     assert_eq!(hw, "0\n1\nevents 3 25\n");
     assert!(dir.path().join(".kafka_cleanshutdown").exists());
     let meta = fs::read_to_string(dir.path().join("meta.properties")).unwrap();
-    assert!(meta.contains("broker.id=1") && meta.contains("cluster.id=kcli-test-cluster"), "{meta}");
+    assert!(
+        meta.contains("broker.id=1") && meta.contains("cluster.id=kcli-test-cluster"),
+        "{meta}"
+    );
 
     let manager = LogManager::startup(config(&dirs), T0).unwrap();
-    assert!(!dir.path().join(".kafka_cleanshutdown").exists(), "removed once loaded");
+    assert!(
+        !dir.path().join(".kafka_cleanshutdown").exists(),
+        "removed once loaded"
+    );
     let log = manager.get_log(&tp).unwrap();
     let log = log.lock().unwrap();
     assert_eq!(log.log_end_offset(), 25);
@@ -107,7 +126,10 @@ fn a_crash_is_recovered_at_the_next_start() {
 fn a_log_dir_of_another_broker_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let dirs = [dir.path().to_path_buf()];
-    LogManager::startup(config(&dirs), T0).unwrap().shutdown(-1, T0).unwrap();
+    LogManager::startup(config(&dirs), T0)
+        .unwrap()
+        .shutdown(-1, T0)
+        .unwrap();
     let mut other = config(&dirs);
     other.broker_id = 2;
     let err = LogManager::startup(other, T0).unwrap_err();
@@ -130,17 +152,33 @@ async fn retention_runs_on_its_schedule() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(&[dir.path().to_path_buf()]);
     cfg.retention_check_interval_ms = 50;
-    cfg.default_log_config = LogConfig { retention_bytes: 10 * 1024, ..small_config() };
+    cfg.default_log_config = LogConfig {
+        retention_bytes: 10 * 1024,
+        ..small_config()
+    };
     let manager = Arc::new(LogManager::startup(cfg, T0).unwrap());
     let tp = TopicPartition::new("bounded", 0);
     let log = manager
-        .get_or_create_log(&tp, None, LogConfig { retention_bytes: 10 * 1024, ..small_config() }, T0)
+        .get_or_create_log(
+            &tp,
+            None,
+            LogConfig {
+                retention_bytes: 10 * 1024,
+                ..small_config()
+            },
+            T0,
+        )
         .unwrap();
     {
         let mut log = log.lock().unwrap();
         for i in 0..200 {
-            log.append_as_leader(&batch(&[vec![i as u8; 200]], T0, CompressionType::None), 0, AppendOrigin::Client, T0)
-                .unwrap();
+            log.append_as_leader(
+                &batch(&[vec![i as u8; 200]], T0, CompressionType::None),
+                0,
+                AppendOrigin::Client,
+                T0,
+            )
+            .unwrap();
         }
         let end = log.log_end_offset();
         log.update_high_watermark(end).unwrap();
@@ -153,7 +191,10 @@ async fn retention_runs_on_its_schedule() {
         if log.lock().unwrap().log_start_offset() > 0 {
             break;
         }
-        assert!(tokio::time::Instant::now() < deadline, "retention never ran");
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "retention never ran"
+        );
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
     token.cancel();

@@ -10,7 +10,8 @@ use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use kcli::protocol::record::compression::CompressionType;
 use kcli::protocol::record::records::{RecordIter, batch_records};
 use kcli::storage::log_config::LogConfig;
-use kcli::storage::unified_log::{FetchIsolation, UnifiedLog};
+use kcli::storage::log_reads::FetchIsolation;
+use kcli::storage::unified_log::UnifiedLog;
 
 /// A fixed clock start for tests: 2026-01-01T00:00:00Z.
 pub const T0: i64 = 1_767_225_600_000;
@@ -21,7 +22,13 @@ pub fn batch(values: &[Vec<u8>], timestamp: i64, codec: CompressionType) -> Vec<
     builder.records = values
         .iter()
         .enumerate()
-        .map(|(i, v)| SimpleRecord::new(timestamp + i as i64, Some(format!("k{i}").into_bytes()), Some(v.clone())))
+        .map(|(i, v)| {
+            SimpleRecord::new(
+                timestamp + i as i64,
+                Some(format!("k{i}").into_bytes()),
+                Some(v.clone()),
+            )
+        })
         .collect();
     builder.build().unwrap()
 }
@@ -38,7 +45,16 @@ pub fn small_config() -> LogConfig {
 }
 
 pub fn open_log(dir: &Path, config: LogConfig, recovery_point: i64, clean: bool) -> UnifiedLog {
-    UnifiedLog::open(dir.to_path_buf(), TopicPartition::new("t", 0), config, recovery_point, 0, clean, T0).unwrap()
+    UnifiedLog::open(
+        dir.to_path_buf(),
+        TopicPartition::new("t", 0),
+        config,
+        recovery_point,
+        0,
+        clean,
+        T0,
+    )
+    .unwrap()
 }
 
 /// Every record from `from` to the log end, as (offset, value).
@@ -46,9 +62,15 @@ pub fn read_all(log: &UnifiedLog, from: i64) -> Vec<(i64, Vec<u8>)> {
     let mut out = Vec::new();
     let mut next = from;
     while next < log.log_end_offset() {
-        let info = log.read(next, 64 * 1024, FetchIsolation::LogEnd, true).unwrap();
+        let info = log
+            .read(next, 64 * 1024, FetchIsolation::LogEnd, true)
+            .unwrap();
         let bytes = info.records.read_to_vec().unwrap();
-        assert!(!bytes.is_empty(), "empty read at {next} below the log end {}", log.log_end_offset());
+        assert!(
+            !bytes.is_empty(),
+            "empty read at {next} below the log end {}",
+            log.log_end_offset()
+        );
         for entry in BatchIter::new(&bytes) {
             let entry = entry.unwrap();
             let header = RecordBatchHeader::parse(entry.bytes).unwrap();
