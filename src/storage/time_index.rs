@@ -404,6 +404,25 @@ mod tests {
     }
 
     #[test]
+    fn closed_index_matches_the_bytes_kafka_writes() {
+        // Kafka 3.9.1's TimeIndex(file, 100, 50) after maybeAppend(1000, 105), (2000, 110),
+        // (2000, 110, true), (3000, 111, true) and close() wrote exactly these 36 bytes.
+        let dir = tempfile::tempdir().unwrap();
+        let mut idx = open(&dir, 100, 50);
+        idx.maybe_append(1000, 105, false).unwrap();
+        idx.maybe_append(2000, 110, false).unwrap();
+        idx.maybe_append(2000, 110, true).unwrap();
+        idx.maybe_append(3000, 111, true).unwrap();
+        let path = idx.path().to_path_buf();
+        idx.close().unwrap();
+        let want: [u8; 36] = [
+            0, 0, 0, 0, 0, 0, 0x03, 0xe8, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0x07, 0xd0, 0, 0, 0, 10, 0,
+            0, 0, 0, 0, 0, 0x0b, 0xb8, 0, 0, 0, 11,
+        ];
+        assert_eq!(std::fs::read(path).unwrap(), want);
+    }
+
+    #[test]
     fn truncate_to_by_offset() {
         let dir = tempfile::tempdir().unwrap();
         let mut idx = open(&dir, 0, 1200);
