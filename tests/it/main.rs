@@ -8,5 +8,6 @@ mod cli;
 mod record_interop;
 mod storage_log;
 mod storage_manager;
+mod storage_model;
 mod storage_support;
 mod tidy;
