@@ -6,6 +6,7 @@
 
 mod cli;
 mod record_interop;
+mod storage_disk_full;
 mod storage_log;
 mod storage_manager;
 mod storage_model;
