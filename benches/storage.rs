@@ -8,6 +8,8 @@
 //!
 //! Run: `cargo bench --bench storage`. Figures are in docs/benchmarks.md.
 
+#![allow(clippy::expect_used)] // a benchmark that cannot set up has nothing to measure
+
 use std::fs::File;
 use std::hint::black_box;
 use std::io::Write;
