@@ -356,3 +356,96 @@ impl LogScanner<'_> {
         self.records.read_at(&mut self.window, position)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+    use crate::protocol::record::compression::CompressionType;
+
+    fn batch(base_offset: i64, records: usize) -> Vec<u8> {
+        let mut b = RecordBatchBuilder::new(CompressionType::None);
+        b.base_offset = base_offset;
+        b.records = (0..records)
+            .map(|i| SimpleRecord::new(i as i64, None, Some(vec![1; 50])))
+            .collect();
+        b.build().unwrap()
+    }
+
+    fn file_with(batches: &[Vec<u8>]) -> (tempfile::TempDir, FileRecords) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut records =
+            FileRecords::open(dir.path().join("00000000000000000000.log"), true).unwrap();
+        for b in batches {
+            records
+                .append(&[IoSlice::new(&b[..10]), IoSlice::new(&b[10..])])
+                .unwrap();
+        }
+        (dir, records)
+    }
+
+    #[test]
+    fn appends_and_scans_back_entry_by_entry() {
+        let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
+        let (_dir, records) = file_with(&batches);
+        let total: usize = batches.iter().map(Vec::len).sum();
+        assert_eq!(records.size_in_bytes(), total as u64);
+        // A tiny chunk forces a window refill for every entry.
+        let mut scanner = records.scanner(0, 20);
+        let mut seen = Vec::new();
+        while let Some(entry) = scanner.next_entry(true).unwrap() {
+            assert!(entry.batch().is_valid());
+            seen.push((entry.position, entry.base_offset(), entry.last_offset()));
+        }
+        let p1 = batches[0].len() as u64;
+        let p2 = p1 + batches[1].len() as u64;
+        assert_eq!(seen, vec![(0, 0, 2), (p1, 3, 3), (p2, 4, 8)]);
+        assert_eq!(scanner.position(), total as u64);
+    }
+
+    #[test]
+    fn searches_find_the_batch_holding_an_offset() {
+        let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
+        let (_dir, records) = file_with(&batches);
+        let found = records.search_for_offset_with_size(6, 0).unwrap().unwrap();
+        assert_eq!(found.offset, 8);
+        assert_eq!(found.position, (batches[0].len() + batches[1].len()) as u64);
+        assert_eq!(found.size, batches[2].len());
+        assert!(records.search_for_offset_with_size(9, 0).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_torn_tail_ends_the_scan_and_a_bad_size_is_corruption() {
+        let batches = [batch(0, 3), batch(3, 2)];
+        let (_dir, mut records) = file_with(&batches);
+        let whole = batches[0].len() as u64;
+        records.truncate_to(whole + 30).unwrap();
+        let mut scanner = records.scanner(0, 4096);
+        assert!(scanner.next_entry(true).unwrap().is_some());
+        assert!(scanner.next_entry(true).unwrap().is_none());
+        assert_eq!(scanner.position(), whole);
+
+        let mut bad = batch(0, 1);
+        bad[8..12].copy_from_slice(&5i32.to_be_bytes());
+        let (_dir, records) = file_with(&[bad]);
+        let err = records.scanner(0, 4096).next_entry(false).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("smaller than minimum record overhead"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn slices_are_clamped_to_the_file_and_outlive_a_rename() {
+        let batches = [batch(0, 2)];
+        let (dir, mut records) = file_with(&batches);
+        let slice = records.slice(10, 1 << 20);
+        assert_eq!(slice.size, batches[0].len() as u64 - 10);
+        records
+            .rename_to(dir.path().join("00000000000000000000.log.deleted"))
+            .unwrap();
+        assert_eq!(slice.read_to_vec().unwrap(), batches[0][10..].to_vec());
+        assert_eq!(records.slice(1 << 20, 5).size, 0);
+    }
+}
