@@ -474,6 +474,15 @@ mod tests {
         );
     }
 
+    proptest::proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            for origin in [AppendOrigin::Client, AppendOrigin::Coordinator, AppendOrigin::Replication] {
+                let _ = validate_records(&bytes, &ctx(origin));
+            }
+        }
+    }
+
     #[test]
     fn input_is_never_modified_and_garbage_never_panics() {
         let b = builder(CompressionType::Lz4, 3).build().unwrap();
