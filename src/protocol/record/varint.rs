@@ -10,17 +10,40 @@
 use super::error::RecordError;
 
 /// Reads a zigzag varint (at most 5 bytes) at `*pos`, advancing `*pos` past it.
-#[inline]
+#[inline(always)]
 pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
-    let start = *pos;
-    // Fast path: one byte holds every value in -64..=63, the common case for record fields.
-    if let Some(&b) = buf.get(start)
-        && b & 0x80 == 0
-    {
-        *pos = start + 1;
-        let v = u32::from(b);
-        return Ok(((v >> 1) as i32) ^ -((v & 1) as i32));
+    // Fast paths for one and two bytes (values in -8192..8192): record lengths, deltas and
+    // key/value lengths of typical records. Everything else goes to the out-of-line loop.
+    let p = *pos;
+    if let Some(&b0) = buf.get(p) {
+        if b0 < 0x80 {
+            *pos = p + 1;
+            return Ok(unzigzag32(u32::from(b0)));
+        }
+        if let Some(&b1) = buf.get(p + 1)
+            && b1 < 0x80
+        {
+            *pos = p + 2;
+            return Ok(unzigzag32(u32::from(b0 & 0x7f) | (u32::from(b1) << 7)));
+        }
     }
+    read_varint_slow(buf, pos)
+}
+
+#[inline(always)]
+fn unzigzag32(v: u32) -> i32 {
+    ((v >> 1) as i32) ^ -((v & 1) as i32)
+}
+
+#[inline(always)]
+fn unzigzag64(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+#[cold]
+#[inline(never)]
+fn read_varint_slow(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
+    let start = *pos;
     let mut value: u32 = 0;
     let mut shift = 0u32;
     let mut i = start;
@@ -33,6 +56,7 @@ pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
         };
         i += 1;
         if b & 0x80 == 0 {
+            // Like Java's `b << i`, bits past 32 in the 5th byte are dropped.
             value |= u32::from(b).wrapping_shl(shift);
             break;
         }
@@ -46,20 +70,32 @@ pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
         }
     }
     *pos = i;
-    Ok(((value >> 1) as i32) ^ -((value & 1) as i32))
+    Ok(unzigzag32(value))
 }
 
 /// Reads a zigzag varlong (at most 10 bytes) at `*pos`, advancing `*pos` past it.
-#[inline]
+#[inline(always)]
 pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
-    let start = *pos;
-    if let Some(&b) = buf.get(start)
-        && b & 0x80 == 0
-    {
-        *pos = start + 1;
-        let v = u64::from(b);
-        return Ok(((v >> 1) as i64) ^ -((v & 1) as i64));
+    let p = *pos;
+    if let Some(&b0) = buf.get(p) {
+        if b0 < 0x80 {
+            *pos = p + 1;
+            return Ok(unzigzag64(u64::from(b0)));
+        }
+        if let Some(&b1) = buf.get(p + 1)
+            && b1 < 0x80
+        {
+            *pos = p + 2;
+            return Ok(unzigzag64(u64::from(b0 & 0x7f) | (u64::from(b1) << 7)));
+        }
     }
+    read_varlong_slow(buf, pos)
+}
+
+#[cold]
+#[inline(never)]
+fn read_varlong_slow(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
+    let start = *pos;
     let mut value: u64 = 0;
     let mut shift = 0u32;
     let mut i = start;
@@ -85,7 +121,7 @@ pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
         }
     }
     *pos = i;
-    Ok(((value >> 1) as i64) ^ -((value & 1) as i64))
+    Ok(unzigzag64(value))
 }
 
 /// Appends `v` as a zigzag varint.

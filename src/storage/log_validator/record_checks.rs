@@ -5,7 +5,7 @@
 use super::{BatchIndexError, LogValidationError, ValidatedBatch, ValidationContext, reason};
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader, TimestampType};
 use crate::protocol::record::batch_iter::BatchRef;
-use crate::protocol::record::records::{Record, RecordIter, batch_records};
+use crate::protocol::record::records::{Record, batch_records, for_each_record};
 
 /// The client-only part of `LogValidator.validateBatch`.
 pub(super) fn validate_client_batch(
@@ -72,67 +72,34 @@ pub(super) fn validate_batch_records(
     let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
     let mut max_ts = NO_TIMESTAMP;
     let mut max_delta = -1i32;
-    for (index, record) in (0i32..).zip(RecordIter::new(&body, h.records_count)) {
-        let r = record.map_err(|e| LogValidationError::invalid(reason(e)))?;
+    let walked = for_each_record(&body, h.records_count, |index, r| {
         let timestamp = if batch_log_append {
             h.max_timestamp
         } else {
             r.timestamp(h.base_timestamp)
         };
-        if r.offset_delta != index {
-            errors.push((
-                false,
-                (
-                    index,
-                    format!(
-                        "Record offset delta {} does not match its position {index} in the batch{in_tp}",
-                        r.offset_delta
-                    ),
-                ),
-            ));
+        let problem = if r.offset_delta != index {
+            Some(Problem::OffsetDelta)
         } else if ctx.compacted && r.key.is_none() {
-            errors.push((
-                false,
-                (
-                    index,
-                    format!("Compacted topic cannot accept message without key{in_tp}"),
-                ),
-            ));
+            Some(Problem::NoKey)
         } else if check_create_time && timestamp != NO_TIMESTAMP {
             let diff = ctx.now_ms.wrapping_sub(timestamp);
-            if diff > ctx.timestamp_before_max_ms
-                || diff.wrapping_neg() > ctx.timestamp_after_max_ms
-            {
-                errors.push((
-                    true,
-                    (
-                        index,
-                        format!(
-                            "Timestamp {timestamp} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
-                            r.offset(h.base_offset),
-                            ctx.now_ms.wrapping_sub(ctx.timestamp_before_max_ms),
-                            ctx.now_ms.wrapping_add(ctx.timestamp_after_max_ms)
-                        ),
-                    ),
-                ));
-            }
+            (diff > ctx.timestamp_before_max_ms || diff.wrapping_neg() > ctx.timestamp_after_max_ms)
+                .then_some(Problem::OutOfRange)
         } else if batch_log_append {
-            errors.push((
-                true,
-                (
-                    index,
-                    format!(
-                        "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
-                        describe(&r, r.offset(h.base_offset), timestamp)
-                    ),
-                ),
-            ));
+            Some(Problem::LogAppendTime)
+        } else {
+            None
+        };
+        if let Some(p) = problem {
+            push_error(&mut errors, p, index, r, &h, timestamp, ctx, in_tp);
         }
         if timestamp > max_ts {
             max_ts = timestamp;
             max_delta = r.offset_delta;
         }
-    }
+    });
+    walked.map_err(|e| LogValidationError::invalid(reason(e)))?;
     if !errors.is_empty() {
         return Err(record_errors(errors));
     }
@@ -149,6 +116,62 @@ pub(super) fn validate_batch_records(
         max_timestamp,
         offset_delta_of_max_timestamp,
     })
+}
+
+/// What is wrong with one record.
+#[derive(Debug, Clone, Copy)]
+enum Problem {
+    OffsetDelta,
+    NoKey,
+    OutOfRange,
+    LogAppendTime,
+}
+
+/// Records one rejected record with Kafka's message; `true` marks a timestamp error. Kept out
+/// of line so the record loop stays small.
+#[cold]
+#[inline(never)]
+#[allow(clippy::too_many_arguments)]
+fn push_error(
+    errors: &mut Vec<(bool, BatchIndexError)>,
+    problem: Problem,
+    index: i32,
+    r: &Record<'_>,
+    h: &RecordBatchHeader,
+    timestamp: i64,
+    ctx: &ValidationContext,
+    in_tp: &str,
+) {
+    let offset = r.offset(h.base_offset);
+    let entry = match problem {
+        Problem::OffsetDelta => (
+            false,
+            format!(
+                "Record offset delta {} does not match its position {index} in the batch{in_tp}",
+                r.offset_delta
+            ),
+        ),
+        Problem::NoKey => (
+            false,
+            format!("Compacted topic cannot accept message without key{in_tp}"),
+        ),
+        Problem::OutOfRange => (
+            true,
+            format!(
+                "Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be within [{}, {}]",
+                ctx.now_ms.wrapping_sub(ctx.timestamp_before_max_ms),
+                ctx.now_ms.wrapping_add(ctx.timestamp_after_max_ms)
+            ),
+        ),
+        Problem::LogAppendTime => (
+            true,
+            format!(
+                "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
+                describe(r, offset, timestamp)
+            ),
+        ),
+    };
+    errors.push((entry.0, (index, entry.1)));
 }
 
 /// Kafka's `LogValidator.processRecordErrors`: any timestamp error makes the whole answer
