@@ -19,7 +19,7 @@
 use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
-use crate::protocol::record::batch::{MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader};
+use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader};
 use crate::protocol::record::records::{RecordIter, batch_records};
 
 use super::StorageError;
@@ -28,14 +28,12 @@ use super::file_records::{FileRecords, FileSlice, LogOffsetPosition};
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::offset_index::OffsetIndex;
+use super::segment_scan::{scan_segment, write_indexes};
 use super::time_index::{TimeIndex, TimestampOffset};
 
 /// The largest decompressed batch a timestamp search will expand (a batch is at most
 /// `max.message.bytes` compressed; this bounds what a hostile ratio can cost).
 pub const MAX_DECOMPRESSED_BATCH_BYTES: usize = 256 * 1024 * 1024;
-
-/// Scan window for recovery: large reads keep the scan near disk/page-cache speed.
-const RECOVERY_SCAN_CHUNK: usize = 1024 * 1024;
 
 /// A position in the log: an offset, the segment holding it and its byte position there.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -294,72 +292,42 @@ impl LogSegment {
     /// bytes truncated.
     pub fn recover(
         &mut self,
-        mut leader_epoch_cache: Option<&mut LeaderEpochFileCache>,
+        leader_epoch_cache: Option<&mut LeaderEpochFileCache>,
     ) -> Result<u64, StorageError> {
+        let scan = scan_segment(
+            &self.log,
+            self.base_offset,
+            self.index_interval_bytes,
+            &mut |_| {},
+        )?;
+        if let Some(invalid) = &scan.invalid {
+            tracing::warn!(
+                segment = %self.log.path().display(),
+                position = invalid.position,
+                next_offset = invalid.next_offset,
+                reason = %invalid.reason,
+                "invalid data in segment, truncating"
+            );
+        }
+        let truncated = self.log.truncate_to(scan.valid_bytes)?;
         self.offset_index.reset()?;
         self.time_index.reset()?;
-        let mut max_so_far = TimestampOffset {
-            timestamp: NO_TIMESTAMP,
-            offset: self.base_offset,
-        };
-        let mut valid_bytes = 0u64;
-        let mut last_index_entry = 0u64;
-        let mut scanner = self.log.scanner(0, RECOVERY_SCAN_CHUNK);
-        loop {
-            let entry = match scanner.next_entry(true) {
-                Ok(Some(entry)) => entry,
-                Ok(None) => break,
-                Err(StorageError::Record(err)) => {
-                    tracing::warn!(segment = %self.log.path().display(), %err, "corrupt entry, truncating");
-                    break;
-                }
-                Err(err) => return Err(err),
-            };
-            let batch = entry.batch();
-            if !batch.is_valid() {
-                tracing::warn!(segment = %self.log.path().display(), position = entry.position, "record batch fails its CRC, truncating");
-                break;
-            }
-            let last_offset = batch.last_offset();
-            let in_range = last_offset - self.base_offset;
-            if !(0..=i64::from(i32::MAX)).contains(&in_range)
-                || batch.base_offset() < self.base_offset
-            {
-                tracing::warn!(segment = %self.log.path().display(), last_offset, "batch offset outside the segment, truncating");
-                break;
-            }
-            let max_timestamp = batch.max_timestamp();
-            if max_timestamp > max_so_far.timestamp {
-                max_so_far = TimestampOffset {
-                    timestamp: max_timestamp,
-                    offset: last_offset,
-                };
-            }
-            if valid_bytes - last_index_entry > self.index_interval_bytes {
-                self.offset_index
-                    .append(last_offset, position_u32(valid_bytes)?)?;
-                self.time_index
-                    .maybe_append(max_so_far.timestamp, max_so_far.offset, false)?;
-                last_index_entry = valid_bytes;
-            }
-            valid_bytes += entry.size as u64;
-            if entry.magic >= MAGIC_V2
-                && let (Some(cache), Some(header)) =
-                    (leader_epoch_cache.as_deref_mut(), batch.header())
-            {
-                let epoch = header.partition_leader_epoch;
-                if epoch >= 0 && cache.latest_epoch().is_none_or(|latest| epoch > latest) {
-                    cache.assign(epoch, header.base_offset)?;
+        write_indexes(&scan, &mut self.offset_index, &mut self.time_index)?;
+        self.offset_index.trim_to_valid_size()?;
+        self.time_index.trim_to_valid_size()?;
+        if let Some(cache) = leader_epoch_cache {
+            for (epoch, base_offset) in &scan.epochs {
+                if cache.latest_epoch().is_none_or(|latest| *epoch > latest) {
+                    cache.assign(*epoch, *base_offset)?;
                 }
             }
         }
-        let truncated = self.log.truncate_to(valid_bytes)?;
-        self.offset_index.trim_to_valid_size()?;
-        self.time_index
-            .maybe_append(max_so_far.timestamp, max_so_far.offset, true)?;
-        self.time_index.trim_to_valid_size()?;
-        self.max_timestamp_and_offset_so_far = Some(max_so_far);
-        self.bytes_since_last_index_entry = valid_bytes - last_index_entry;
+        let last_index_entry = scan
+            .index_points
+            .last()
+            .map_or(0, |p| u64::from(p.position));
+        self.max_timestamp_and_offset_so_far = Some(scan.max_timestamp);
+        self.bytes_since_last_index_entry = scan.valid_bytes - last_index_entry;
         self.rolling_based_timestamp = None;
         Ok(truncated)
     }

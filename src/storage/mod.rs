@@ -10,6 +10,7 @@
 //! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
 //! - [`file_records`]: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
+//! - [`segment_scan`]: one validating pass over a `.log` computing its index entries.
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
 //! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
 //!   retention.
@@ -41,6 +42,7 @@ pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
 pub mod retention;
+pub mod segment_scan;
 pub mod time_index;
 pub mod unified_log;
 
