@@ -255,12 +255,15 @@ impl UnifiedLog {
             batch::set_base_offset(&mut header, next_offset);
             batch::set_partition_leader_epoch(&mut header, leader_epoch);
             let last_offset = next_offset + i64::from(b.header.last_offset_delta);
-            let batch_max_timestamp = if log_append_time {
-                batch::set_log_append_time(&mut header, &bytes[RECORD_BATCH_OVERHEAD..], now_ms);
-                now_ms
-            } else {
-                b.max_timestamp
-            };
+            // Kafka's `setMaxTimestamp`: the stored max timestamp is the validator's (the
+            // broker's clock under LogAppendTime); the CRC is recomputed only if it changes.
+            let batch_max_timestamp = b.max_timestamp;
+            batch::set_max_timestamp(
+                &mut header,
+                &bytes[RECORD_BATCH_OVERHEAD..],
+                self.config.message_timestamp_type,
+                batch_max_timestamp,
+            );
             if batch_max_timestamp > max_timestamp {
                 max_timestamp = batch_max_timestamp;
                 shallow_offset_of_max_timestamp = last_offset;
