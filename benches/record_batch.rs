@@ -84,6 +84,19 @@ fn bench_validate(c: &mut Criterion) {
     group.bench_function("crc32c_only_16KiB", |b| {
         b.iter(|| kcli::protocol::record::batch::is_crc_valid(black_box(&bytes)))
     });
+    // Reference: walking the records alone (no CRC, no checks).
+    let body = &bytes[61..];
+    let records = kcli::protocol::record::records::RecordIter::new(body, i32::MAX).count();
+    let n = i32::try_from(records).unwrap_or(0);
+    group.bench_function("walk_only_16KiB", |b| {
+        b.iter(|| {
+            let mut sum = 0i64;
+            let r = kcli::protocol::record::records::for_each_record(black_box(body), n, |_, r| {
+                sum += r.timestamp_delta;
+            });
+            (r.is_ok(), sum)
+        })
+    });
     group.finish();
 }
 

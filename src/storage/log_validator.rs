@@ -172,7 +172,7 @@ pub fn validate_records(
     validate_records_for(records, ctx, "")
 }
 
-/// [`validate_records`] with Kafka's " in topic partition <tp>" in messages (`tp` as
+/// [`validate_records`] with Kafka's `" in topic partition <tp>"` in messages (`tp` as
 /// `topic-partition`; empty leaves it out).
 pub fn validate_records_for(
     records: &[u8],

@@ -82,8 +82,11 @@ impl<'a> Iterator for HeaderIter<'a> {
         self.left -= 1;
         // The record reader validated these bytes, so an error here cannot happen; stopping is
         // the safe answer if it ever did.
-        match read_header(self.raw, &mut self.pos, 0) {
-            Ok(h) => Some(h),
+        match read_header(self.raw, self.pos, 0) {
+            Ok((h, next)) => {
+                self.pos = next;
+                Some(h)
+            }
             Err(_) => {
                 self.left = 0;
                 None
@@ -141,8 +144,16 @@ fn shift(e: RecordError, base: usize) -> RecordError {
     }
 }
 
-fn read_header<'a>(buf: &'a [u8], pos: &mut usize, base: usize) -> Result<Header<'a>, RecordError> {
-    let at = *pos;
+/// Reads one header at `at`, returning it and the position after it. Takes and returns the
+/// position by value so that callers' positions never have their address taken (which would
+/// keep them in memory in the record loop).
+fn read_header<'a>(
+    buf: &'a [u8],
+    at: usize,
+    base: usize,
+) -> Result<(Header<'a>, usize), RecordError> {
+    let mut p = at;
+    let pos = &mut p;
     let key_len = read_varint(buf, pos).map_err(|e| shift(e, base))?;
     if key_len < 0 {
         return Err(RecordError::corrupt(
@@ -153,7 +164,7 @@ fn read_header<'a>(buf: &'a [u8], pos: &mut usize, base: usize) -> Result<Header
     *pos = at;
     let key = read_bytes(buf, pos, base, "header key")?.unwrap_or(&[]);
     let value = read_bytes(buf, pos, base, "header value")?;
-    Ok(Header { key, value })
+    Ok((Header { key, value }, p))
 }
 
 /// Reads one record at `*pos` of `buf`, advancing `*pos` past it.
@@ -201,7 +212,7 @@ pub fn read_record<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Record<'a>, Rec
         ));
     }
     for _ in 0..count {
-        read_header(body, &mut p, body_start)?;
+        p = read_header(body, p, body_start)?.1;
     }
     if p != body.len() {
         return Err(RecordError::corrupt(

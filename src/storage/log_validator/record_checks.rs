@@ -68,40 +68,28 @@ pub(super) fn validate_batch_records(
     })?;
     let compressed = h.attributes & 0x07 != 0;
     let batch_log_append = h.timestamp_type() == TimestampType::LogAppendTime;
-    let check_create_time = ctx.timestamp_type == TimestampType::CreateTime;
-    let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
+    let checks = Checks {
+        ctx,
+        h: &h,
+        batch_log_append,
+        check_create_time: ctx.timestamp_type == TimestampType::CreateTime,
+    };
+    // The hot loop only notes that something is wrong; the messages are built by a second,
+    // cold walk, so nothing in this loop escapes to memory.
+    let mut any_problem = false;
     let mut max_ts = NO_TIMESTAMP;
     let mut max_delta = -1i32;
     let walked = for_each_record(&body, h.records_count, |index, r| {
-        let timestamp = if batch_log_append {
-            h.max_timestamp
-        } else {
-            r.timestamp(h.base_timestamp)
-        };
-        let problem = if r.offset_delta != index {
-            Some(Problem::OffsetDelta)
-        } else if ctx.compacted && r.key.is_none() {
-            Some(Problem::NoKey)
-        } else if check_create_time && timestamp != NO_TIMESTAMP {
-            let diff = ctx.now_ms.wrapping_sub(timestamp);
-            (diff > ctx.timestamp_before_max_ms || diff.wrapping_neg() > ctx.timestamp_after_max_ms)
-                .then_some(Problem::OutOfRange)
-        } else if batch_log_append {
-            Some(Problem::LogAppendTime)
-        } else {
-            None
-        };
-        if let Some(p) = problem {
-            push_error(&mut errors, p, index, r, &h, timestamp, ctx, in_tp);
-        }
+        let timestamp = checks.timestamp(r);
+        any_problem |= checks.problem(index, r, timestamp).is_some();
         if timestamp > max_ts {
             max_ts = timestamp;
             max_delta = r.offset_delta;
         }
     });
     walked.map_err(|e| LogValidationError::invalid(reason(e)))?;
-    if !errors.is_empty() {
-        return Err(record_errors(errors));
+    if any_problem {
+        return Err(collect_errors(&body, &checks, in_tp));
     }
     let (max_timestamp, offset_delta_of_max_timestamp) =
         if ctx.timestamp_type == TimestampType::LogAppendTime {
@@ -118,6 +106,69 @@ pub(super) fn validate_batch_records(
     })
 }
 
+/// The per-record checks of `LogValidator.validateRecord` for one batch.
+struct Checks<'c> {
+    ctx: &'c ValidationContext,
+    h: &'c RecordBatchHeader,
+    batch_log_append: bool,
+    check_create_time: bool,
+}
+
+impl Checks<'_> {
+    /// The record's timestamp as Kafka reads it: the batch max timestamp under LogAppendTime.
+    #[inline(always)]
+    fn timestamp(&self, r: &Record<'_>) -> i64 {
+        if self.batch_log_append {
+            self.h.max_timestamp
+        } else {
+            r.timestamp(self.h.base_timestamp)
+        }
+    }
+
+    /// The first problem with a record, in Kafka's order (key before timestamp).
+    #[inline(always)]
+    fn problem(&self, index: i32, r: &Record<'_>, timestamp: i64) -> Option<Problem> {
+        let ctx = self.ctx;
+        if r.offset_delta != index {
+            Some(Problem::OffsetDelta)
+        } else if ctx.compacted && r.key.is_none() {
+            Some(Problem::NoKey)
+        } else if self.check_create_time && timestamp != NO_TIMESTAMP {
+            let diff = ctx.now_ms.wrapping_sub(timestamp);
+            (diff > ctx.timestamp_before_max_ms || diff.wrapping_neg() > ctx.timestamp_after_max_ms)
+                .then_some(Problem::OutOfRange)
+        } else if self.batch_log_append {
+            Some(Problem::LogAppendTime)
+        } else {
+            None
+        }
+    }
+}
+
+/// Second walk of a batch known to hold rejected records: every record error with its message.
+#[cold]
+#[inline(never)]
+fn collect_errors(body: &[u8], checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
+    let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
+    // The first walk succeeded on the same bytes, so this one cannot fail.
+    let _ = for_each_record(body, checks.h.records_count, |index, r| {
+        let timestamp = checks.timestamp(r);
+        if let Some(p) = checks.problem(index, r, timestamp) {
+            push_error(
+                &mut errors,
+                p,
+                index,
+                r,
+                checks.h,
+                timestamp,
+                checks.ctx,
+                in_tp,
+            );
+        }
+    });
+    record_errors(errors)
+}
+
 /// What is wrong with one record.
 #[derive(Debug, Clone, Copy)]
 enum Problem {
@@ -127,10 +178,7 @@ enum Problem {
     LogAppendTime,
 }
 
-/// Records one rejected record with Kafka's message; `true` marks a timestamp error. Kept out
-/// of line so the record loop stays small.
-#[cold]
-#[inline(never)]
+/// Records one rejected record with Kafka's message; `true` marks a timestamp error.
 #[allow(clippy::too_many_arguments)]
 fn push_error(
     errors: &mut Vec<(bool, BatchIndexError)>,
