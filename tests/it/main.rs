@@ -2,4 +2,9 @@
 //! real process on real files, and (later) start brokers against a real ZooKeeper.
 
 mod cli;
+mod codegen;
 mod tidy;
+#[rustfmt::skip]
+mod messages;
+mod protocol_arb;
+mod protocol_roundtrip;

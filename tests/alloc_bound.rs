@@ -1,0 +1,1 @@
+//! Allocation bound of the protocol decoder (filled in below).
