@@ -7,4 +7,5 @@ mod tidy;
 #[rustfmt::skip]
 mod messages;
 mod protocol_arb;
+mod protocol_hostile;
 mod protocol_roundtrip;

@@ -16,6 +16,9 @@ pub enum DecodeErrorKind {
     /// A null (negative length or marker) in a version where the field is not nullable.
     #[error("non-nullable field was serialized as null")]
     NullNotAllowed,
+    /// A string longer than Kafka's limit of 0x7fff bytes.
+    #[error("string of {0} bytes is longer than 0x7fff")]
+    StringTooLong(usize),
     /// An unsigned varint longer than 5 bytes.
     #[error("varint is too long")]
     VarintTooLong,

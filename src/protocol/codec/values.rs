@@ -74,16 +74,31 @@ fn write_run(w: &mut Writer, b: &Bytes, cx: Cx, wide: bool) -> Result<(), Encode
     Ok(())
 }
 
+/// Kafka strings are at most `0x7fff` bytes, compact or not (Java's generated readers reject
+/// longer ones, and its writers refuse to write them).
+const MAX_STRING: usize = 0x7fff;
+
+fn read_string(r: &mut Reader, cx: Cx) -> Result<Option<StrBytes>, DecodeError> {
+    let s = read_run(r, cx, false)?;
+    if let Some(s) = &s
+        && s.len() > MAX_STRING
+    {
+        return Err(r.error(DecodeErrorKind::StringTooLong(s.len())));
+    }
+    Ok(s.map(StrBytes::from_bytes))
+}
+
 impl Codec for StrBytes {
     fn read(r: &mut Reader, cx: Cx) -> Result<Self, DecodeError> {
-        read_run(r, cx, false)?
-            .map(StrBytes::from_bytes)
-            .ok_or_else(|| null_error(r))
+        read_string(r, cx)?.ok_or_else(|| null_error(r))
     }
     fn read_nullable(r: &mut Reader, cx: Cx) -> Result<Option<Self>, DecodeError> {
-        Ok(read_run(r, cx, false)?.map(StrBytes::from_bytes))
+        read_string(r, cx)
     }
     fn write(&self, w: &mut Writer, cx: Cx) -> Result<(), EncodeError> {
+        if self.len() > MAX_STRING {
+            return Err(EncodeError::new(EncodeErrorKind::TooLong(self.len())));
+        }
         w.put_length(Some(self.len()), cx.compact, false)?;
         w.put_slice(self.as_bytes());
         Ok(())
