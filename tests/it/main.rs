@@ -8,4 +8,5 @@ mod tidy;
 mod messages;
 mod protocol_arb;
 mod protocol_hostile;
+mod protocol_json;
 mod protocol_roundtrip;

@@ -7,6 +7,7 @@
 //! - [`Codec`]: how each field type (ints, `string`, `bytes`, `records`, `uuid`, arrays,
 //!   nullable values, structs) is read and written at a given [`Cx`].
 //! - [`Message`]: the entry points of a top-level message (request, response, header or data).
+//! - [`JsonWriter`]/[`ToJson`]: the JSON of Kafka's generated `JsonConverter` classes.
 //! - [`ApiInfo`]: one row of the API key table (valid, flexible and deprecated versions,
 //!   listeners, header versions).
 //!
@@ -16,6 +17,7 @@
 //! struct with a tagged-field section (varint count, then varint tag, varint size, value).
 
 mod error;
+mod json;
 mod reader;
 mod str_bytes;
 mod values;
@@ -23,6 +25,7 @@ mod writer;
 
 pub use bytes::{Bytes, BytesMut};
 pub use error::{DecodeError, DecodeErrorKind, EncodeError, EncodeErrorKind};
+pub use json::{JsonWriter, ToJson, base64, java_double, kafka_uuid_string};
 pub use reader::Reader;
 pub use str_bytes::StrBytes;
 pub use uuid::Uuid;
@@ -147,7 +150,7 @@ impl VersionRange {
 }
 
 /// A top-level message from one spec file.
-pub trait Message: Codec + Default + Clone + PartialEq + std::fmt::Debug {
+pub trait Message: Codec + ToJson + Default + Clone + PartialEq + std::fmt::Debug {
     /// The spec's name (`ProduceRequest`).
     const NAME: &'static str;
     /// Request, response, header or data.
@@ -204,6 +207,14 @@ pub trait Message: Codec + Default + Clone + PartialEq + std::fmt::Debug {
         let mut w = Writer::with_capacity(self.compute_size(version)?);
         self.encode(&mut w, version)?;
         Ok(w.into_bytes())
+    }
+
+    /// The JSON that Kafka's generated `JsonConverter.write(message, version)` produces
+    /// (see [`JsonWriter`]).
+    fn to_json_string(&self, version: i16) -> String {
+        let mut j = JsonWriter::new();
+        self.to_json(&mut j, cx(version, false));
+        j.finish()
     }
 
     /// Encodes with every `records` field passed through as its own [`Segment::Records`], so

@@ -31,6 +31,29 @@ pub struct AddPartitionsToTxnRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AddPartitionsToTxnRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 4 {
+            j.field("transactions", &self.transactions, cx);
+        }
+        if v <= 3 {
+            j.field("v3AndBelowTransactionalId", &self.v3_and_below_transactional_id, cx);
+        }
+        if v <= 3 {
+            j.field("v3AndBelowProducerId", &self.v3_and_below_producer_id, cx);
+        }
+        if v <= 3 {
+            j.field("v3AndBelowProducerEpoch", &self.v3_and_below_producer_epoch, cx);
+        }
+        if v <= 3 {
+            j.field("v3AndBelowTopics", &self.v3_and_below_topics, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for AddPartitionsToTxnRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -124,6 +147,19 @@ pub struct AddPartitionsToTxnTransaction {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AddPartitionsToTxnTransaction {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("verifyOnly", &self.verify_only, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AddPartitionsToTxnTransaction {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -164,6 +200,16 @@ pub struct AddPartitionsToTxnTopic {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AddPartitionsToTxnTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AddPartitionsToTxnTopic {

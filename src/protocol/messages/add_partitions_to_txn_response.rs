@@ -27,6 +27,24 @@ pub struct AddPartitionsToTxnResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AddPartitionsToTxnResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        if v >= 4 {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        if v >= 4 {
+            j.field("resultsByTransaction", &self.results_by_transaction, cx);
+        }
+        if v <= 3 {
+            j.field("resultsByTopicV3AndBelow", &self.results_by_topic_v3_and_below, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for AddPartitionsToTxnResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -89,6 +107,16 @@ pub struct AddPartitionsToTxnResult {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AddPartitionsToTxnResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("topicResults", &self.topic_results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AddPartitionsToTxnResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -123,6 +151,16 @@ pub struct AddPartitionsToTxnTopicResult {
     pub results_by_partition: Vec<AddPartitionsToTxnPartitionResult>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AddPartitionsToTxnTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("resultsByPartition", &self.results_by_partition, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AddPartitionsToTxnTopicResult {
@@ -163,6 +201,16 @@ pub struct AddPartitionsToTxnPartitionResult {
     pub partition_error_code: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AddPartitionsToTxnPartitionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("partitionErrorCode", &self.partition_error_code, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AddPartitionsToTxnPartitionResult {

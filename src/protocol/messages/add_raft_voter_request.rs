@@ -40,6 +40,19 @@ impl Default for AddRaftVoterRequest {
     }
 }
 
+impl c::ToJson for AddRaftVoterRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.field("voterId", &self.voter_id, cx);
+        j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        j.field("listeners", &self.listeners, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AddRaftVoterRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -84,6 +97,17 @@ pub struct Listener {
     pub port: u16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Listener {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Listener {

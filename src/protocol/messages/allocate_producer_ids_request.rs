@@ -29,6 +29,16 @@ impl Default for AllocateProducerIdsRequest {
     }
 }
 
+impl c::ToJson for AllocateProducerIdsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("brokerEpoch", &self.broker_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AllocateProducerIdsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -27,6 +27,18 @@ pub struct AllocateProducerIdsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AllocateProducerIdsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("producerIdStart", &self.producer_id_start, cx);
+        j.field("producerIdLen", &self.producer_id_len, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AllocateProducerIdsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

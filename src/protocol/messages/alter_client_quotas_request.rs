@@ -19,6 +19,16 @@ pub struct AlterClientQuotasRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterClientQuotasRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entries", &self.entries, cx);
+        j.field("validateOnly", &self.validate_only, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterClientQuotasRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -57,6 +67,16 @@ pub struct EntryData {
     pub ops: Vec<OpData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for EntryData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entity", &self.entity, cx);
+        j.field("ops", &self.ops, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for EntryData {
@@ -109,6 +129,16 @@ impl Default for EntityData {
     }
 }
 
+impl c::ToJson for EntityData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entityType", &self.entity_type, cx);
+        j.field("entityName", &self.entity_name, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EntityData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -151,6 +181,17 @@ pub struct OpData {
     pub remove: bool,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OpData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("key", &self.key, cx);
+        j.field("value", &self.value, cx);
+        j.field("remove", &self.remove, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OpData {

@@ -19,6 +19,16 @@ pub struct AlterClientQuotasResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterClientQuotasResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("entries", &self.entries, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterClientQuotasResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -74,6 +84,17 @@ impl Default for EntryData {
     }
 }
 
+impl c::ToJson for EntryData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("entity", &self.entity, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EntryData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -123,6 +144,16 @@ impl Default for EntityData {
             entity_name: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for EntityData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entityType", &self.entity_type, cx);
+        j.field("entityName", &self.entity_name, cx);
+        j.end_object();
     }
 }
 

@@ -32,6 +32,17 @@ impl Default for AlterPartitionRequest {
     }
 }
 
+impl c::ToJson for AlterPartitionRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("brokerEpoch", &self.broker_epoch, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterPartitionRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -70,6 +81,21 @@ pub struct TopicData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 1 {
+            j.field("topicName", &self.topic_name, cx);
+        }
+        if v >= 2 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicData {
@@ -130,6 +156,26 @@ pub struct PartitionData {
     pub partition_epoch: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        if v <= 2 {
+            j.field("newIsr", &self.new_isr, cx);
+        }
+        if v >= 3 {
+            j.field("newIsrWithEpochs", &self.new_isr_with_epochs, cx);
+        }
+        if v >= 1 {
+            j.field("leaderRecoveryState", &self.leader_recovery_state, cx);
+        }
+        j.field("partitionEpoch", &self.partition_epoch, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {
@@ -204,6 +250,16 @@ impl Default for BrokerState {
             broker_epoch: -1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for BrokerState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("brokerEpoch", &self.broker_epoch, cx);
+        j.end_object();
     }
 }
 

@@ -15,6 +15,15 @@ pub struct AlterReplicaLogDirsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterReplicaLogDirsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("dirs", &self.dirs, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterReplicaLogDirsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -51,6 +60,16 @@ pub struct AlterReplicaLogDir {
     pub topics: Vec<AlterReplicaLogDirTopic>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AlterReplicaLogDir {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("path", &self.path, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AlterReplicaLogDir {
@@ -91,6 +110,16 @@ pub struct AlterReplicaLogDirTopic {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AlterReplicaLogDirTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AlterReplicaLogDirTopic {

@@ -19,6 +19,16 @@ pub struct AlterReplicaLogDirsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterReplicaLogDirsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterReplicaLogDirsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -59,6 +69,16 @@ pub struct AlterReplicaLogDirTopicResult {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterReplicaLogDirTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterReplicaLogDirTopicResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -97,6 +117,16 @@ pub struct AlterReplicaLogDirPartitionResult {
     pub error_code: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AlterReplicaLogDirPartitionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AlterReplicaLogDirPartitionResult {

@@ -19,6 +19,16 @@ pub struct AlterUserScramCredentialsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AlterUserScramCredentialsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("deletions", &self.deletions, cx);
+        j.field("upsertions", &self.upsertions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AlterUserScramCredentialsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -53,6 +63,16 @@ pub struct ScramCredentialDeletion {
     pub mechanism: i8,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ScramCredentialDeletion {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("mechanism", &self.mechanism, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ScramCredentialDeletion {
@@ -101,6 +121,19 @@ pub struct ScramCredentialUpsertion {
     pub salted_password: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ScramCredentialUpsertion {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("mechanism", &self.mechanism, cx);
+        j.field("iterations", &self.iterations, cx);
+        j.field("salt", &self.salt, cx);
+        j.field("saltedPassword", &self.salted_password, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ScramCredentialUpsertion {

@@ -19,6 +19,20 @@ pub struct ApiVersionsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ApiVersionsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("clientSoftwareName", &self.client_software_name, cx);
+        }
+        if v >= 3 {
+            j.field("clientSoftwareVersion", &self.client_software_version, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ApiVersionsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

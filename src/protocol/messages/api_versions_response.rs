@@ -54,6 +54,31 @@ impl Default for ApiVersionsResponse {
     }
 }
 
+impl c::ToJson for ApiVersionsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("apiKeys", &self.api_keys, cx);
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        if v >= 3 && !self.supported_features.is_empty() {
+            j.field("supportedFeatures", &self.supported_features, cx);
+        }
+        if v >= 3 && self.finalized_features_epoch != -1 {
+            j.field("finalizedFeaturesEpoch", &self.finalized_features_epoch, cx);
+        }
+        if v >= 3 && !self.finalized_features.is_empty() {
+            j.field("finalizedFeatures", &self.finalized_features, cx);
+        }
+        if v >= 3 && self.zk_migration_ready {
+            j.field("zkMigrationReady", &self.zk_migration_ready, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ApiVersionsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -126,6 +151,17 @@ pub struct ApiVersion {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ApiVersion {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("apiKey", &self.api_key, cx);
+        j.field("minVersion", &self.min_version, cx);
+        j.field("maxVersion", &self.max_version, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ApiVersion {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -172,6 +208,17 @@ pub struct SupportedFeatureKey {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for SupportedFeatureKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("minVersion", &self.min_version, cx);
+        j.field("maxVersion", &self.max_version, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SupportedFeatureKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -212,6 +259,17 @@ pub struct FinalizedFeatureKey {
     pub min_version_level: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for FinalizedFeatureKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("maxVersionLevel", &self.max_version_level, cx);
+        j.field("minVersionLevel", &self.min_version_level, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for FinalizedFeatureKey {

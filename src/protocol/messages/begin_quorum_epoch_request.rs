@@ -35,6 +35,22 @@ impl Default for BeginQuorumEpochRequest {
     }
 }
 
+impl c::ToJson for BeginQuorumEpochRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        if v >= 1 {
+            j.field("voterId", &self.voter_id, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        if v >= 1 {
+            j.field("leaderEndpoints", &self.leader_endpoints, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for BeginQuorumEpochRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -85,6 +101,16 @@ pub struct TopicData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -131,6 +157,20 @@ pub struct PartitionData {
     pub leader_epoch: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        if v >= 1 {
+            j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        }
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {
@@ -183,6 +223,17 @@ pub struct LeaderEndpoint {
     pub port: u16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderEndpoint {

@@ -49,6 +49,22 @@ impl Default for BrokerHeartbeatRequest {
     }
 }
 
+impl c::ToJson for BrokerHeartbeatRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("brokerEpoch", &self.broker_epoch, cx);
+        j.field("currentMetadataOffset", &self.current_metadata_offset, cx);
+        j.field("wantFence", &self.want_fence, cx);
+        j.field("wantShutDown", &self.want_shut_down, cx);
+        if v >= 1 && !self.offline_log_dirs.is_empty() {
+            j.field("offlineLogDirs", &self.offline_log_dirs, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for BrokerHeartbeatRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

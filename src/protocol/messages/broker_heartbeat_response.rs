@@ -44,6 +44,19 @@ impl Default for BrokerHeartbeatResponse {
     }
 }
 
+impl c::ToJson for BrokerHeartbeatResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("isCaughtUp", &self.is_caught_up, cx);
+        j.field("isFenced", &self.is_fenced, cx);
+        j.field("shouldShutDown", &self.should_shut_down, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for BrokerHeartbeatResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

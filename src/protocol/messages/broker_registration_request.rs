@@ -64,6 +64,29 @@ impl Default for BrokerRegistrationRequest {
     }
 }
 
+impl c::ToJson for BrokerRegistrationRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("incarnationId", &self.incarnation_id, cx);
+        j.field("listeners", &self.listeners, cx);
+        j.field("features", &self.features, cx);
+        j.field("rack", &self.rack, cx);
+        if v >= 1 {
+            j.field("isMigratingZkBroker", &self.is_migrating_zk_broker, cx);
+        }
+        if v >= 2 {
+            j.field("logDirs", &self.log_dirs, cx);
+        }
+        if v >= 3 {
+            j.field("previousBrokerEpoch", &self.previous_broker_epoch, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for BrokerRegistrationRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -137,6 +160,18 @@ pub struct Listener {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Listener {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("securityProtocol", &self.security_protocol, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Listener {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -179,6 +214,17 @@ pub struct Feature {
     pub max_supported_version: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Feature {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("minSupportedVersion", &self.min_supported_version, cx);
+        j.field("maxSupportedVersion", &self.max_supported_version, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Feature {

@@ -31,6 +31,19 @@ pub struct ConsumerGroupCurrentMemberAssignmentValue {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ConsumerGroupCurrentMemberAssignmentValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberEpoch", &self.member_epoch, cx);
+        j.field("previousMemberEpoch", &self.previous_member_epoch, cx);
+        j.field("state", &self.state, cx);
+        j.field("assignedPartitions", &self.assigned_partitions, cx);
+        j.field("partitionsPendingRevocation", &self.partitions_pending_revocation, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupCurrentMemberAssignmentValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +84,16 @@ pub struct TopicPartitions {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicPartitions {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicPartitions {

@@ -19,6 +19,16 @@ pub struct ConsumerGroupDescribeRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ConsumerGroupDescribeRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupIds", &self.group_ids, cx);
+        j.field("includeAuthorizedOperations", &self.include_authorized_operations, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupDescribeRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

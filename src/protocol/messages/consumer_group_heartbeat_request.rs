@@ -64,6 +64,23 @@ impl Default for ConsumerGroupHeartbeatRequest {
     }
 }
 
+impl c::ToJson for ConsumerGroupHeartbeatRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        j.field("memberEpoch", &self.member_epoch, cx);
+        j.field("instanceId", &self.instance_id, cx);
+        j.field("rackId", &self.rack_id, cx);
+        j.field("rebalanceTimeoutMs", &self.rebalance_timeout_ms, cx);
+        j.field("subscribedTopicNames", &self.subscribed_topic_names, cx);
+        j.field("serverAssignor", &self.server_assignor, cx);
+        j.field("topicPartitions", &self.topic_partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupHeartbeatRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -112,6 +129,16 @@ pub struct TopicPartitions {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicPartitions {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicPartitions {

@@ -17,6 +17,16 @@ pub struct ConsumerGroupMemberMetadataKey {
     pub member_id: c::StrBytes,
 }
 
+impl c::ToJson for ConsumerGroupMemberMetadataKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupMemberMetadataKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

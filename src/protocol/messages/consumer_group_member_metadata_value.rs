@@ -64,6 +64,25 @@ impl Default for ConsumerGroupMemberMetadataValue {
     }
 }
 
+impl c::ToJson for ConsumerGroupMemberMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("instanceId", &self.instance_id, cx);
+        j.field("rackId", &self.rack_id, cx);
+        j.field("clientId", &self.client_id, cx);
+        j.field("clientHost", &self.client_host, cx);
+        j.field("subscribedTopicNames", &self.subscribed_topic_names, cx);
+        j.field("subscribedTopicRegex", &self.subscribed_topic_regex, cx);
+        j.field("rebalanceTimeoutMs", &self.rebalance_timeout_ms, cx);
+        j.field("serverAssignor", &self.server_assignor, cx);
+        if self.classic_member_metadata.is_some() {
+            j.field("classicMemberMetadata", &self.classic_member_metadata, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupMemberMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -122,6 +141,16 @@ pub struct ClassicMemberMetadata {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ClassicMemberMetadata {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("sessionTimeoutMs", &self.session_timeout_ms, cx);
+        j.field("supportedProtocols", &self.supported_protocols, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ClassicMemberMetadata {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -156,6 +185,16 @@ pub struct ClassicProtocol {
     pub metadata: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ClassicProtocol {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("metadata", &self.metadata, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ClassicProtocol {

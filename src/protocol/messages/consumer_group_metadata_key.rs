@@ -13,6 +13,15 @@ pub struct ConsumerGroupMetadataKey {
     pub group_id: c::StrBytes,
 }
 
+impl c::ToJson for ConsumerGroupMetadataKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupMetadataKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -15,6 +15,15 @@ pub struct ConsumerGroupMetadataValue {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ConsumerGroupMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("epoch", &self.epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

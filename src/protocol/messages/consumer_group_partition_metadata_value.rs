@@ -15,6 +15,15 @@ pub struct ConsumerGroupPartitionMetadataValue {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ConsumerGroupPartitionMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerGroupPartitionMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -57,6 +66,18 @@ pub struct TopicMetadata {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicMetadata {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("topicName", &self.topic_name, cx);
+        j.field("numPartitions", &self.num_partitions, cx);
+        j.field("partitionMetadata", &self.partition_metadata, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicMetadata {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -95,6 +116,16 @@ pub struct PartitionMetadata {
     pub racks: Vec<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionMetadata {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        j.field("racks", &self.racks, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionMetadata {

@@ -13,6 +13,16 @@ pub struct ConsumerProtocolAssignment {
     pub user_data: Option<c::Bytes>,
 }
 
+impl c::ToJson for ConsumerProtocolAssignment {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("assignedPartitions", &self.assigned_partitions, cx);
+        j.field("userData", &self.user_data, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerProtocolAssignment {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -39,6 +49,16 @@ pub struct TopicPartition {
     pub topic: c::StrBytes,
     /// Versions 0-3.
     pub partitions: Vec<i32>,
+}
+
+impl c::ToJson for TopicPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicPartition {

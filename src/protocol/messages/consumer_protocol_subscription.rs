@@ -31,6 +31,25 @@ impl Default for ConsumerProtocolSubscription {
     }
 }
 
+impl c::ToJson for ConsumerProtocolSubscription {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.field("userData", &self.user_data, cx);
+        if v >= 1 {
+            j.field("ownedPartitions", &self.owned_partitions, cx);
+        }
+        if v >= 2 {
+            j.field("generationId", &self.generation_id, cx);
+        }
+        if v >= 3 {
+            j.field("rackId", &self.rack_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ConsumerProtocolSubscription {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -75,6 +94,16 @@ pub struct TopicPartition {
     pub topic: c::StrBytes,
     /// Versions 1-3.
     pub partitions: Vec<i32>,
+}
+
+impl c::ToJson for TopicPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicPartition {

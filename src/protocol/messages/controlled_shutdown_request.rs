@@ -29,6 +29,18 @@ impl Default for ControlledShutdownRequest {
     }
 }
 
+impl c::ToJson for ControlledShutdownRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        if v >= 2 {
+            j.field("brokerEpoch", &self.broker_epoch, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ControlledShutdownRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -31,6 +31,19 @@ pub struct ControllerRegistrationRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ControllerRegistrationRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("controllerId", &self.controller_id, cx);
+        j.field("incarnationId", &self.incarnation_id, cx);
+        j.field("zkMigrationReady", &self.zk_migration_ready, cx);
+        j.field("listeners", &self.listeners, cx);
+        j.field("features", &self.features, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ControllerRegistrationRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -81,6 +94,18 @@ pub struct Listener {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Listener {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("securityProtocol", &self.security_protocol, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Listener {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -123,6 +148,17 @@ pub struct Feature {
     pub max_supported_version: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Feature {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("minSupportedVersion", &self.min_supported_version, cx);
+        j.field("maxSupportedVersion", &self.max_supported_version, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Feature {

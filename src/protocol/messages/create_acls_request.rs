@@ -15,6 +15,15 @@ pub struct CreateAclsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for CreateAclsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("creations", &self.creations, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreateAclsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -85,6 +94,23 @@ impl Default for AclCreation {
             permission_type: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for AclCreation {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        if v >= 1 {
+            j.field("resourcePatternType", &self.resource_pattern_type, cx);
+        }
+        j.field("principal", &self.principal, cx);
+        j.field("host", &self.host, cx);
+        j.field("operation", &self.operation, cx);
+        j.field("permissionType", &self.permission_type, cx);
+        j.end_object();
     }
 }
 

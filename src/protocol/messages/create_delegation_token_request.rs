@@ -39,6 +39,22 @@ impl Default for CreateDelegationTokenRequest {
     }
 }
 
+impl c::ToJson for CreateDelegationTokenRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("ownerPrincipalType", &self.owner_principal_type, cx);
+        }
+        if v >= 3 {
+            j.field("ownerPrincipalName", &self.owner_principal_name, cx);
+        }
+        j.field("renewers", &self.renewers, cx);
+        j.field("maxLifetimeMs", &self.max_lifetime_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreateDelegationTokenRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -95,6 +111,16 @@ pub struct CreatableRenewers {
     pub principal_name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for CreatableRenewers {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("principalType", &self.principal_type, cx);
+        j.field("principalName", &self.principal_name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for CreatableRenewers {

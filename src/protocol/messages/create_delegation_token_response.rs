@@ -55,6 +55,29 @@ pub struct CreateDelegationTokenResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for CreateDelegationTokenResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("principalType", &self.principal_type, cx);
+        j.field("principalName", &self.principal_name, cx);
+        if v >= 3 {
+            j.field("tokenRequesterPrincipalType", &self.token_requester_principal_type, cx);
+        }
+        if v >= 3 {
+            j.field("tokenRequesterPrincipalName", &self.token_requester_principal_name, cx);
+        }
+        j.field("issueTimestampMs", &self.issue_timestamp_ms, cx);
+        j.field("expiryTimestampMs", &self.expiry_timestamp_ms, cx);
+        j.field("maxTimestampMs", &self.max_timestamp_ms, cx);
+        j.field("tokenId", &self.token_id, cx);
+        j.field("hmac", &self.hmac, cx);
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreateDelegationTokenResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -23,6 +23,17 @@ pub struct CreatePartitionsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for CreatePartitionsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.field("validateOnly", &self.validate_only, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreatePartitionsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -80,6 +91,17 @@ impl Default for CreatePartitionsTopic {
     }
 }
 
+impl c::ToJson for CreatePartitionsTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("count", &self.count, cx);
+        j.field("assignments", &self.assignments, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreatePartitionsTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -116,6 +138,15 @@ pub struct CreatePartitionsAssignment {
     pub broker_ids: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for CreatePartitionsAssignment {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerIds", &self.broker_ids, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for CreatePartitionsAssignment {

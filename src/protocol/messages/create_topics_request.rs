@@ -34,6 +34,19 @@ impl Default for CreateTopicsRequest {
     }
 }
 
+impl c::ToJson for CreateTopicsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        if v >= 1 {
+            j.field("validateOnly", &self.validate_only, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreateTopicsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -95,6 +108,19 @@ pub struct CreatableTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for CreatableTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("numPartitions", &self.num_partitions, cx);
+        j.field("replicationFactor", &self.replication_factor, cx);
+        j.field("assignments", &self.assignments, cx);
+        j.field("configs", &self.configs, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreatableTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -139,6 +165,16 @@ pub struct CreatableReplicaAssignment {
     pub broker_ids: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for CreatableReplicaAssignment {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("brokerIds", &self.broker_ids, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for CreatableReplicaAssignment {
@@ -188,6 +224,16 @@ impl Default for CreatableTopicConfig {
             value: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for CreatableTopicConfig {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("value", &self.value, cx);
+        j.end_object();
     }
 }
 

@@ -19,6 +19,18 @@ pub struct CreateTopicsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for CreateTopicsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 2 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for CreateTopicsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -100,6 +112,34 @@ impl Default for CreatableTopicResult {
             configs: Some(Vec::new()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for CreatableTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        if v >= 7 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 1 {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        if v >= 5 && self.topic_config_error_code != 0 {
+            j.field("topicConfigErrorCode", &self.topic_config_error_code, cx);
+        }
+        if v >= 5 {
+            j.field("numPartitions", &self.num_partitions, cx);
+        }
+        if v >= 5 {
+            j.field("replicationFactor", &self.replication_factor, cx);
+        }
+        if v >= 5 {
+            j.field("configs", &self.configs, cx);
+        }
+        j.end_object();
     }
 }
 
@@ -205,6 +245,19 @@ impl Default for CreatableTopicConfigs {
             is_sensitive: false,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for CreatableTopicConfigs {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("value", &self.value, cx);
+        j.field("readOnly", &self.read_only, cx);
+        j.field("configSource", &self.config_source, cx);
+        j.field("isSensitive", &self.is_sensitive, cx);
+        j.end_object();
     }
 }
 

@@ -23,6 +23,17 @@ pub struct DefaultPrincipalData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DefaultPrincipalData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("type", &self.r#type, cx);
+        j.field("name", &self.name, cx);
+        j.field("tokenAuthenticated", &self.token_authenticated, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DefaultPrincipalData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

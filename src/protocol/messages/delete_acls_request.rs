@@ -15,6 +15,15 @@ pub struct DeleteAclsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DeleteAclsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("filters", &self.filters, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DeleteAclsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -85,6 +94,23 @@ impl Default for DeleteAclsFilter {
             permission_type: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DeleteAclsFilter {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceTypeFilter", &self.resource_type_filter, cx);
+        j.field("resourceNameFilter", &self.resource_name_filter, cx);
+        if v >= 1 {
+            j.field("patternTypeFilter", &self.pattern_type_filter, cx);
+        }
+        j.field("principalFilter", &self.principal_filter, cx);
+        j.field("hostFilter", &self.host_filter, cx);
+        j.field("operation", &self.operation, cx);
+        j.field("permissionType", &self.permission_type, cx);
+        j.end_object();
     }
 }
 

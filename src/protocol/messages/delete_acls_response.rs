@@ -19,6 +19,16 @@ pub struct DeleteAclsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DeleteAclsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("filterResults", &self.filter_results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DeleteAclsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +81,17 @@ impl Default for DeleteAclsFilterResult {
             matching_acls: Vec::new(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DeleteAclsFilterResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("matchingAcls", &self.matching_acls, cx);
+        j.end_object();
     }
 }
 
@@ -158,6 +179,25 @@ impl Default for DeleteAclsMatchingAcl {
             permission_type: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DeleteAclsMatchingAcl {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        if v >= 1 {
+            j.field("patternType", &self.pattern_type, cx);
+        }
+        j.field("principal", &self.principal, cx);
+        j.field("host", &self.host, cx);
+        j.field("operation", &self.operation, cx);
+        j.field("permissionType", &self.permission_type, cx);
+        j.end_object();
     }
 }
 

@@ -15,6 +15,15 @@ pub struct DeleteGroupsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DeleteGroupsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupsNames", &self.groups_names, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DeleteGroupsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -23,6 +23,21 @@ pub struct DeleteTopicsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DeleteTopicsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 6 {
+            j.field("topics", &self.topics, cx);
+        }
+        if v <= 5 {
+            j.field("topicNames", &self.topic_names, cx);
+        }
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DeleteTopicsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -74,6 +89,16 @@ pub struct DeleteTopicState {
     pub topic_id: c::Uuid,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DeleteTopicState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("topicId", &self.topic_id, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DeleteTopicState {

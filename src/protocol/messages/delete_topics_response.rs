@@ -19,6 +19,18 @@ pub struct DeleteTopicsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DeleteTopicsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("responses", &self.responses, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DeleteTopicsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -80,6 +92,22 @@ impl Default for DeletableTopicResult {
             error_message: None,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DeletableTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        if v >= 6 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 5 {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        j.end_object();
     }
 }
 

@@ -54,6 +54,23 @@ impl Default for DescribeAclsRequest {
     }
 }
 
+impl c::ToJson for DescribeAclsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceTypeFilter", &self.resource_type_filter, cx);
+        j.field("resourceNameFilter", &self.resource_name_filter, cx);
+        if v >= 1 {
+            j.field("patternTypeFilter", &self.pattern_type_filter, cx);
+        }
+        j.field("principalFilter", &self.principal_filter, cx);
+        j.field("hostFilter", &self.host_filter, cx);
+        j.field("operation", &self.operation, cx);
+        j.field("permissionType", &self.permission_type, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeAclsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -39,6 +39,18 @@ impl Default for DescribeAclsResponse {
     }
 }
 
+impl c::ToJson for DescribeAclsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("resources", &self.resources, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeAclsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -103,6 +115,20 @@ impl Default for DescribeAclsResource {
     }
 }
 
+impl c::ToJson for DescribeAclsResource {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        if v >= 1 {
+            j.field("patternType", &self.pattern_type, cx);
+        }
+        j.field("acls", &self.acls, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeAclsResource {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -160,6 +186,18 @@ pub struct AclDescription {
     pub permission_type: i8,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AclDescription {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("principal", &self.principal, cx);
+        j.field("host", &self.host, cx);
+        j.field("operation", &self.operation, cx);
+        j.field("permissionType", &self.permission_type, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AclDescription {

@@ -19,6 +19,16 @@ pub struct DescribeClientQuotasRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeClientQuotasRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("components", &self.components, cx);
+        j.field("strict", &self.strict, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeClientQuotasRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +81,17 @@ impl Default for ComponentData {
             r#match: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for ComponentData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entityType", &self.entity_type, cx);
+        j.field("matchType", &self.match_type, cx);
+        j.field("match", &self.r#match, cx);
+        j.end_object();
     }
 }
 

@@ -39,6 +39,18 @@ impl Default for DescribeClientQuotasResponse {
     }
 }
 
+impl c::ToJson for DescribeClientQuotasResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("entries", &self.entries, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeClientQuotasResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -81,6 +93,16 @@ pub struct EntryData {
     pub values: Vec<ValueData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for EntryData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entity", &self.entity, cx);
+        j.field("values", &self.values, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for EntryData {
@@ -133,6 +155,16 @@ impl Default for EntityData {
     }
 }
 
+impl c::ToJson for EntityData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("entityType", &self.entity_type, cx);
+        j.field("entityName", &self.entity_name, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EntityData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -171,6 +203,16 @@ pub struct ValueData {
     pub value: f64,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ValueData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("key", &self.key, cx);
+        j.field("value", &self.value, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ValueData {

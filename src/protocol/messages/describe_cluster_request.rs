@@ -29,6 +29,18 @@ impl Default for DescribeClusterRequest {
     }
 }
 
+impl c::ToJson for DescribeClusterRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("includeClusterAuthorizedOperations", &self.include_cluster_authorized_operations, cx);
+        if v >= 1 {
+            j.field("endpointType", &self.endpoint_type, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeClusterRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

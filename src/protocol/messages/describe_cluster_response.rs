@@ -59,6 +59,24 @@ impl Default for DescribeClusterResponse {
     }
 }
 
+impl c::ToJson for DescribeClusterResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        if v >= 1 {
+            j.field("endpointType", &self.endpoint_type, cx);
+        }
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("controllerId", &self.controller_id, cx);
+        j.field("brokers", &self.brokers, cx);
+        j.field("clusterAuthorizedOperations", &self.cluster_authorized_operations, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeClusterResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -120,6 +138,18 @@ pub struct DescribeClusterBroker {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DescribeClusterBroker {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("rack", &self.rack, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DescribeClusterBroker {

@@ -23,6 +23,21 @@ pub struct DescribeConfigsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeConfigsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resources", &self.resources, cx);
+        if v >= 1 {
+            j.field("includeSynonyms", &self.include_synonyms, cx);
+        }
+        if v >= 3 {
+            j.field("includeDocumentation", &self.include_documentation, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeConfigsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -91,6 +106,17 @@ impl Default for DescribeConfigsResource {
             configuration_keys: Some(Vec::new()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DescribeConfigsResource {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        j.field("configurationKeys", &self.configuration_keys, cx);
+        j.end_object();
     }
 }
 

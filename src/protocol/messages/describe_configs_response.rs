@@ -19,6 +19,16 @@ pub struct DescribeConfigsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeConfigsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeConfigsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -81,6 +91,19 @@ impl Default for DescribeConfigsResult {
             configs: Vec::new(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DescribeConfigsResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        j.field("configs", &self.configs, cx);
+        j.end_object();
     }
 }
 
@@ -175,6 +198,33 @@ impl Default for DescribeConfigsResourceResult {
     }
 }
 
+impl c::ToJson for DescribeConfigsResourceResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("value", &self.value, cx);
+        j.field("readOnly", &self.read_only, cx);
+        if v <= 0 {
+            j.field("isDefault", &self.is_default, cx);
+        }
+        if v >= 1 {
+            j.field("configSource", &self.config_source, cx);
+        }
+        j.field("isSensitive", &self.is_sensitive, cx);
+        if v >= 1 {
+            j.field("synonyms", &self.synonyms, cx);
+        }
+        if v >= 3 {
+            j.field("configType", &self.config_type, cx);
+        }
+        if v >= 3 {
+            j.field("documentation", &self.documentation, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeConfigsResourceResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -264,6 +314,17 @@ impl Default for DescribeConfigsSynonym {
             source: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DescribeConfigsSynonym {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("value", &self.value, cx);
+        j.field("source", &self.source, cx);
+        j.end_object();
     }
 }
 

@@ -24,6 +24,15 @@ impl Default for DescribeDelegationTokenRequest {
     }
 }
 
+impl c::ToJson for DescribeDelegationTokenRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("owners", &self.owners, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeDelegationTokenRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -60,6 +69,16 @@ pub struct DescribeDelegationTokenOwner {
     pub principal_name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DescribeDelegationTokenOwner {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("principalType", &self.principal_type, cx);
+        j.field("principalName", &self.principal_name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DescribeDelegationTokenOwner {

@@ -23,6 +23,17 @@ pub struct DescribeDelegationTokenResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeDelegationTokenResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("tokens", &self.tokens, cx);
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeDelegationTokenResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -97,6 +108,28 @@ pub struct DescribedDelegationToken {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribedDelegationToken {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("principalType", &self.principal_type, cx);
+        j.field("principalName", &self.principal_name, cx);
+        if v >= 3 {
+            j.field("tokenRequesterPrincipalType", &self.token_requester_principal_type, cx);
+        }
+        if v >= 3 {
+            j.field("tokenRequesterPrincipalName", &self.token_requester_principal_name, cx);
+        }
+        j.field("issueTimestamp", &self.issue_timestamp, cx);
+        j.field("expiryTimestamp", &self.expiry_timestamp, cx);
+        j.field("maxTimestamp", &self.max_timestamp, cx);
+        j.field("tokenId", &self.token_id, cx);
+        j.field("hmac", &self.hmac, cx);
+        j.field("renewers", &self.renewers, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribedDelegationToken {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -165,6 +198,16 @@ pub struct DescribedDelegationTokenRenewer {
     pub principal_name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DescribedDelegationTokenRenewer {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("principalType", &self.principal_type, cx);
+        j.field("principalName", &self.principal_name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DescribedDelegationTokenRenewer {

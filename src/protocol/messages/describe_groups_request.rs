@@ -19,6 +19,18 @@ pub struct DescribeGroupsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeGroupsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groups", &self.groups, cx);
+        if v >= 3 {
+            j.field("includeAuthorizedOperations", &self.include_authorized_operations, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeGroupsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -19,6 +19,18 @@ pub struct DescribeGroupsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeGroupsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("groups", &self.groups, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeGroupsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -98,6 +110,23 @@ impl Default for DescribedGroup {
     }
 }
 
+impl c::ToJson for DescribedGroup {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("groupId", &self.group_id, cx);
+        j.field("groupState", &self.group_state, cx);
+        j.field("protocolType", &self.protocol_type, cx);
+        j.field("protocolData", &self.protocol_data, cx);
+        j.field("members", &self.members, cx);
+        if v >= 3 {
+            j.field("authorizedOperations", &self.authorized_operations, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribedGroup {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -169,6 +198,22 @@ pub struct DescribedGroupMember {
     pub member_assignment: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DescribedGroupMember {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        if v >= 4 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.field("clientId", &self.client_id, cx);
+        j.field("clientHost", &self.client_host, cx);
+        j.field("memberMetadata", &self.member_metadata, cx);
+        j.field("memberAssignment", &self.member_assignment, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DescribedGroupMember {

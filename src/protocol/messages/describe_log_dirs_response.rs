@@ -23,6 +23,19 @@ pub struct DescribeLogDirsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeLogDirsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        if v >= 3 {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeLogDirsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -94,6 +107,23 @@ impl Default for DescribeLogDirsResult {
     }
 }
 
+impl c::ToJson for DescribeLogDirsResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("logDir", &self.log_dir, cx);
+        j.field("topics", &self.topics, cx);
+        if v >= 4 {
+            j.field("totalBytes", &self.total_bytes, cx);
+        }
+        if v >= 4 {
+            j.field("usableBytes", &self.usable_bytes, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeLogDirsResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -146,6 +176,16 @@ pub struct DescribeLogDirsTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeLogDirsTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeLogDirsTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -192,6 +232,18 @@ pub struct DescribeLogDirsPartition {
     pub is_future_key: bool,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for DescribeLogDirsPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("partitionSize", &self.partition_size, cx);
+        j.field("offsetLag", &self.offset_lag, cx);
+        j.field("isFutureKey", &self.is_future_key, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for DescribeLogDirsPartition {

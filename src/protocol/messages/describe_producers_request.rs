@@ -13,6 +13,15 @@ pub struct DescribeProducersRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeProducersRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeProducersRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -45,6 +54,16 @@ pub struct TopicRequest {
     pub partition_indexes: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicRequest {

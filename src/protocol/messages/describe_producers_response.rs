@@ -19,6 +19,16 @@ pub struct DescribeProducersResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeProducersResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeProducersResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -53,6 +63,16 @@ pub struct TopicResponse {
     pub partitions: Vec<PartitionResponse>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicResponse {
@@ -95,6 +115,18 @@ pub struct PartitionResponse {
     pub active_producers: Vec<ProducerState>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("activeProducers", &self.active_producers, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionResponse {
@@ -152,6 +184,20 @@ impl Default for ProducerState {
             current_txn_start_offset: -1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for ProducerState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("lastSequence", &self.last_sequence, cx);
+        j.field("lastTimestamp", &self.last_timestamp, cx);
+        j.field("coordinatorEpoch", &self.coordinator_epoch, cx);
+        j.field("currentTxnStartOffset", &self.current_txn_start_offset, cx);
+        j.end_object();
     }
 }
 

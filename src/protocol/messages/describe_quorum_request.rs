@@ -13,6 +13,15 @@ pub struct DescribeQuorumRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeQuorumRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeQuorumRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -45,6 +54,16 @@ pub struct TopicData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -75,6 +94,15 @@ pub struct PartitionData {
     pub partition_index: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {

@@ -35,6 +35,22 @@ impl Default for DescribeQuorumResponse {
     }
 }
 
+impl c::ToJson for DescribeQuorumResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 2 {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        if v >= 2 {
+            j.field("nodes", &self.nodes, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeQuorumResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -82,6 +98,16 @@ pub struct TopicData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicData {
@@ -152,6 +178,24 @@ impl Default for PartitionData {
     }
 }
 
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 2 {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("highWatermark", &self.high_watermark, cx);
+        j.field("currentVoters", &self.current_voters, cx);
+        j.field("observers", &self.observers, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -204,6 +248,16 @@ pub struct Node {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Node {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("listeners", &self.listeners, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Node {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -242,6 +296,17 @@ pub struct Listener {
     pub port: u16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Listener {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Listener {
@@ -300,6 +365,25 @@ impl Default for ReplicaState {
             last_caught_up_timestamp: -1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for ReplicaState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("replicaId", &self.replica_id, cx);
+        if v >= 2 {
+            j.field("replicaDirectoryId", &self.replica_directory_id, cx);
+        }
+        j.field("logEndOffset", &self.log_end_offset, cx);
+        if v >= 1 {
+            j.field("lastFetchTimestamp", &self.last_fetch_timestamp, cx);
+        }
+        if v >= 1 {
+            j.field("lastCaughtUpTimestamp", &self.last_caught_up_timestamp, cx);
+        }
+        j.end_object();
     }
 }
 

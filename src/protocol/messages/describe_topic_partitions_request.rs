@@ -34,6 +34,17 @@ impl Default for DescribeTopicPartitionsRequest {
     }
 }
 
+impl c::ToJson for DescribeTopicPartitionsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        j.field("responsePartitionLimit", &self.response_partition_limit, cx);
+        j.field("cursor", &self.cursor, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeTopicPartitionsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -68,6 +79,15 @@ pub struct TopicRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -100,6 +120,16 @@ pub struct Cursor {
     pub partition_index: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Cursor {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Cursor {

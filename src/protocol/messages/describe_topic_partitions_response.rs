@@ -23,6 +23,17 @@ pub struct DescribeTopicPartitionsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeTopicPartitionsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("topics", &self.topics, cx);
+        j.field("nextCursor", &self.next_cursor, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeTopicPartitionsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -88,6 +99,20 @@ impl Default for DescribeTopicPartitionsResponseTopic {
             topic_authorized_operations: -2147483648,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for DescribeTopicPartitionsResponseTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("name", &self.name, cx);
+        j.field("topicId", &self.topic_id, cx);
+        j.field("isInternal", &self.is_internal, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.field("topicAuthorizedOperations", &self.topic_authorized_operations, cx);
+        j.end_object();
     }
 }
 
@@ -180,6 +205,23 @@ impl Default for DescribeTopicPartitionsResponsePartition {
     }
 }
 
+impl c::ToJson for DescribeTopicPartitionsResponsePartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("replicaNodes", &self.replica_nodes, cx);
+        j.field("isrNodes", &self.isr_nodes, cx);
+        j.field("eligibleLeaderReplicas", &self.eligible_leader_replicas, cx);
+        j.field("lastKnownElr", &self.last_known_elr, cx);
+        j.field("offlineReplicas", &self.offline_replicas, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeTopicPartitionsResponsePartition {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -228,6 +270,16 @@ pub struct Cursor {
     pub partition_index: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Cursor {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Cursor {

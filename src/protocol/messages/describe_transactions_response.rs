@@ -17,6 +17,16 @@ pub struct DescribeTransactionsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for DescribeTransactionsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("transactionStates", &self.transaction_states, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeTransactionsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -63,6 +73,22 @@ pub struct TransactionState {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TransactionState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("transactionState", &self.transaction_state, cx);
+        j.field("transactionTimeoutMs", &self.transaction_timeout_ms, cx);
+        j.field("transactionStartTimeMs", &self.transaction_start_time_ms, cx);
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TransactionState {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -105,6 +131,16 @@ pub struct TopicData {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicData {

@@ -24,6 +24,15 @@ impl Default for DescribeUserScramCredentialsRequest {
     }
 }
 
+impl c::ToJson for DescribeUserScramCredentialsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("users", &self.users, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeUserScramCredentialsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -52,6 +61,15 @@ pub struct UserName {
     pub name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for UserName {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for UserName {

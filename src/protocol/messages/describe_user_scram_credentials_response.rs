@@ -39,6 +39,18 @@ impl Default for DescribeUserScramCredentialsResponse {
     }
 }
 
+impl c::ToJson for DescribeUserScramCredentialsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeUserScramCredentialsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -99,6 +111,18 @@ impl Default for DescribeUserScramCredentialsResult {
     }
 }
 
+impl c::ToJson for DescribeUserScramCredentialsResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("user", &self.user, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("credentialInfos", &self.credential_infos, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribeUserScramCredentialsResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -137,6 +161,16 @@ pub struct CredentialInfo {
     pub iterations: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for CredentialInfo {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("mechanism", &self.mechanism, cx);
+        j.field("iterations", &self.iterations, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for CredentialInfo {

@@ -34,6 +34,19 @@ impl Default for ElectLeadersRequest {
     }
 }
 
+impl c::ToJson for ElectLeadersRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("electionType", &self.election_type, cx);
+        }
+        j.field("topicPartitions", &self.topic_partitions, cx);
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ElectLeadersRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -81,6 +94,16 @@ pub struct TopicPartitions {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicPartitions {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicPartitions {

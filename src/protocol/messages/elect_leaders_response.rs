@@ -23,6 +23,19 @@ pub struct ElectLeadersResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ElectLeadersResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        if v >= 1 {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        j.field("replicaElectionResults", &self.replica_election_results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ElectLeadersResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -70,6 +83,16 @@ pub struct ReplicaElectionResult {
     pub partition_result: Vec<PartitionResult>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ReplicaElectionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitionResult", &self.partition_result, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ReplicaElectionResult {
@@ -124,6 +147,17 @@ impl Default for PartitionResult {
             error_message: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for PartitionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionId", &self.partition_id, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.end_object();
     }
 }
 

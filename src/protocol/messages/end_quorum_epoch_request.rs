@@ -19,6 +19,19 @@ pub struct EndQuorumEpochRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for EndQuorumEpochRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("topics", &self.topics, cx);
+        if v >= 1 {
+            j.field("leaderEndpoints", &self.leader_endpoints, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for EndQuorumEpochRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -61,6 +74,16 @@ pub struct TopicData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicData {
@@ -115,6 +138,23 @@ pub struct PartitionData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        if v <= 0 {
+            j.field("preferredSuccessors", &self.preferred_successors, cx);
+        }
+        if v >= 1 {
+            j.field("preferredCandidates", &self.preferred_candidates, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -165,6 +205,16 @@ pub struct ReplicaInfo {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ReplicaInfo {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("candidateId", &self.candidate_id, cx);
+        j.field("candidateDirectoryId", &self.candidate_directory_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ReplicaInfo {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -203,6 +253,17 @@ pub struct LeaderEndpoint {
     pub port: u16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderEndpoint {

@@ -27,6 +27,18 @@ pub struct EndTxnRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for EndTxnRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("committed", &self.committed, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EndTxnRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

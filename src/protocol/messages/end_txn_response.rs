@@ -19,6 +19,16 @@ pub struct EndTxnResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for EndTxnResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EndTxnResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -34,6 +34,17 @@ impl Default for EnvelopeRequest {
     }
 }
 
+impl c::ToJson for EnvelopeRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("requestData", &self.request_data, cx);
+        j.field("requestPrincipal", &self.request_principal, cx);
+        j.field("clientHostAddress", &self.client_host_address, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EnvelopeRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -19,6 +19,16 @@ pub struct EnvelopeResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for EnvelopeResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("responseData", &self.response_data, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EnvelopeResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

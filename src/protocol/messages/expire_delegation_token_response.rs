@@ -23,6 +23,17 @@ pub struct ExpireDelegationTokenResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ExpireDelegationTokenResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("expiryTimestampMs", &self.expiry_timestamp_ms, cx);
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ExpireDelegationTokenResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

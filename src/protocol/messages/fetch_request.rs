@@ -77,6 +77,44 @@ impl Default for FetchRequest {
     }
 }
 
+impl c::ToJson for FetchRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 12 && self.cluster_id.is_some() {
+            j.field("clusterId", &self.cluster_id, cx);
+        }
+        if v <= 14 {
+            j.field("replicaId", &self.replica_id, cx);
+        }
+        if v >= 15 && self.replica_state != ReplicaState::default() {
+            j.field("replicaState", &self.replica_state, cx);
+        }
+        j.field("maxWaitMs", &self.max_wait_ms, cx);
+        j.field("minBytes", &self.min_bytes, cx);
+        if v >= 3 {
+            j.field("maxBytes", &self.max_bytes, cx);
+        }
+        if v >= 4 {
+            j.field("isolationLevel", &self.isolation_level, cx);
+        }
+        if v >= 7 {
+            j.field("sessionId", &self.session_id, cx);
+        }
+        if v >= 7 {
+            j.field("sessionEpoch", &self.session_epoch, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        if v >= 7 {
+            j.field("forgottenTopicsData", &self.forgotten_topics_data, cx);
+        }
+        if v >= 11 {
+            j.field("rackId", &self.rack_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -194,6 +232,16 @@ impl Default for ReplicaState {
     }
 }
 
+impl c::ToJson for ReplicaState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("replicaId", &self.replica_id, cx);
+        j.field("replicaEpoch", &self.replica_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ReplicaState {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -232,6 +280,21 @@ pub struct FetchTopic {
     pub partitions: Vec<FetchPartition>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for FetchTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 12 {
+            j.field("topic", &self.topic, cx);
+        }
+        if v >= 13 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for FetchTopic {
@@ -319,6 +382,29 @@ impl Default for FetchPartition {
     }
 }
 
+impl c::ToJson for FetchPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        if v >= 9 {
+            j.field("currentLeaderEpoch", &self.current_leader_epoch, cx);
+        }
+        j.field("fetchOffset", &self.fetch_offset, cx);
+        if v >= 12 {
+            j.field("lastFetchedEpoch", &self.last_fetched_epoch, cx);
+        }
+        if v >= 5 {
+            j.field("logStartOffset", &self.log_start_offset, cx);
+        }
+        j.field("partitionMaxBytes", &self.partition_max_bytes, cx);
+        if v >= 17 && !self.replica_directory_id.is_nil() {
+            j.field("replicaDirectoryId", &self.replica_directory_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchPartition {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -394,6 +480,21 @@ pub struct ForgottenTopic {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ForgottenTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 12 {
+            j.field("topic", &self.topic, cx);
+        }
+        if v >= 13 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ForgottenTopic {

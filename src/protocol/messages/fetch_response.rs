@@ -31,6 +31,27 @@ pub struct FetchResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for FetchResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        if v >= 7 {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        if v >= 7 {
+            j.field("sessionId", &self.session_id, cx);
+        }
+        j.field("responses", &self.responses, cx);
+        if v >= 16 && !self.node_endpoints.is_empty() {
+            j.field("nodeEndpoints", &self.node_endpoints, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -105,6 +126,21 @@ pub struct FetchableTopicResponse {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for FetchableTopicResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 12 {
+            j.field("topic", &self.topic, cx);
+        }
+        if v >= 13 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for FetchableTopicResponse {
@@ -207,6 +243,39 @@ impl Default for PartitionData {
             records: None,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("highWatermark", &self.high_watermark, cx);
+        if v >= 4 {
+            j.field("lastStableOffset", &self.last_stable_offset, cx);
+        }
+        if v >= 5 {
+            j.field("logStartOffset", &self.log_start_offset, cx);
+        }
+        if v >= 12 && self.diverging_epoch != EpochEndOffset::default() {
+            j.field("divergingEpoch", &self.diverging_epoch, cx);
+        }
+        if v >= 12 && self.current_leader != LeaderIdAndEpoch::default() {
+            j.field("currentLeader", &self.current_leader, cx);
+        }
+        if v >= 12 && self.snapshot_id != SnapshotId::default() {
+            j.field("snapshotId", &self.snapshot_id, cx);
+        }
+        if v >= 4 {
+            j.field("abortedTransactions", &self.aborted_transactions, cx);
+        }
+        if v >= 11 {
+            j.field("preferredReadReplica", &self.preferred_read_replica, cx);
+        }
+        j.records_field("records", self.records.as_ref());
+        j.end_object();
     }
 }
 
@@ -314,6 +383,16 @@ impl Default for EpochEndOffset {
     }
 }
 
+impl c::ToJson for EpochEndOffset {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("epoch", &self.epoch, cx);
+        j.field("endOffset", &self.end_offset, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for EpochEndOffset {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -360,6 +439,16 @@ impl Default for LeaderIdAndEpoch {
     }
 }
 
+impl c::ToJson for LeaderIdAndEpoch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderIdAndEpoch {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -402,6 +491,16 @@ impl Default for SnapshotId {
     }
 }
 
+impl c::ToJson for SnapshotId {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("endOffset", &self.end_offset, cx);
+        j.field("epoch", &self.epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SnapshotId {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -436,6 +535,16 @@ pub struct AbortedTransaction {
     pub first_offset: i64,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AbortedTransaction {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("producerId", &self.producer_id, cx);
+        j.field("firstOffset", &self.first_offset, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AbortedTransaction {
@@ -484,6 +593,18 @@ pub struct NodeEndpoint {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for NodeEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("rack", &self.rack, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for NodeEndpoint {

@@ -39,6 +39,20 @@ impl Default for FetchSnapshotRequest {
     }
 }
 
+impl c::ToJson for FetchSnapshotRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if self.cluster_id.is_some() {
+            j.field("clusterId", &self.cluster_id, cx);
+        }
+        j.field("replicaId", &self.replica_id, cx);
+        j.field("maxBytes", &self.max_bytes, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchSnapshotRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -85,6 +99,16 @@ pub struct TopicSnapshot {
     pub partitions: Vec<PartitionSnapshot>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicSnapshot {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicSnapshot {
@@ -135,6 +159,21 @@ pub struct PartitionSnapshot {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionSnapshot {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        j.field("currentLeaderEpoch", &self.current_leader_epoch, cx);
+        j.field("snapshotId", &self.snapshot_id, cx);
+        j.field("position", &self.position, cx);
+        if v >= 1 && !self.replica_directory_id.is_nil() {
+            j.field("replicaDirectoryId", &self.replica_directory_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionSnapshot {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -179,6 +218,16 @@ pub struct SnapshotId {
     pub epoch: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for SnapshotId {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("endOffset", &self.end_offset, cx);
+        j.field("epoch", &self.epoch, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for SnapshotId {

@@ -27,6 +27,20 @@ pub struct FetchSnapshotResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for FetchSnapshotResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("topics", &self.topics, cx);
+        if v >= 1 && !self.node_endpoints.is_empty() {
+            j.field("nodeEndpoints", &self.node_endpoints, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchSnapshotResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -76,6 +90,16 @@ pub struct TopicSnapshot {
     pub partitions: Vec<PartitionSnapshot>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicSnapshot {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicSnapshot {
@@ -132,6 +156,23 @@ pub struct PartitionSnapshot {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionSnapshot {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("index", &self.index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("snapshotId", &self.snapshot_id, cx);
+        if self.current_leader != LeaderIdAndEpoch::default() {
+            j.field("currentLeader", &self.current_leader, cx);
+        }
+        j.field("size", &self.size, cx);
+        j.field("position", &self.position, cx);
+        j.records_field("unalignedRecords", Some(&self.unaligned_records));
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionSnapshot {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -182,6 +223,16 @@ pub struct SnapshotId {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for SnapshotId {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("endOffset", &self.end_offset, cx);
+        j.field("epoch", &self.epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SnapshotId {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -216,6 +267,16 @@ pub struct LeaderIdAndEpoch {
     pub leader_epoch: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderIdAndEpoch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderIdAndEpoch {
@@ -256,6 +317,17 @@ pub struct NodeEndpoint {
     pub port: u16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for NodeEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for NodeEndpoint {

@@ -23,6 +23,23 @@ pub struct FindCoordinatorRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for FindCoordinatorRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 3 {
+            j.field("key", &self.key, cx);
+        }
+        if v >= 1 {
+            j.field("keyType", &self.key_type, cx);
+        }
+        if v >= 4 {
+            j.field("coordinatorKeys", &self.coordinator_keys, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FindCoordinatorRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

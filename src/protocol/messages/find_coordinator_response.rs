@@ -54,6 +54,35 @@ impl Default for FindCoordinatorResponse {
     }
 }
 
+impl c::ToJson for FindCoordinatorResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        if v <= 3 {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        if (1..=3).contains(&v) {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        if v <= 3 {
+            j.field("nodeId", &self.node_id, cx);
+        }
+        if v <= 3 {
+            j.field("host", &self.host, cx);
+        }
+        if v <= 3 {
+            j.field("port", &self.port, cx);
+        }
+        if v >= 4 {
+            j.field("coordinators", &self.coordinators, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for FindCoordinatorResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -174,6 +203,20 @@ impl Default for Coordinator {
             error_message: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for Coordinator {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("key", &self.key, cx);
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.end_object();
     }
 }
 

@@ -15,6 +15,15 @@ pub struct GetTelemetrySubscriptionsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for GetTelemetrySubscriptionsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clientInstanceId", &self.client_instance_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for GetTelemetrySubscriptionsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -47,6 +47,23 @@ pub struct GetTelemetrySubscriptionsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for GetTelemetrySubscriptionsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("clientInstanceId", &self.client_instance_id, cx);
+        j.field("subscriptionId", &self.subscription_id, cx);
+        j.field("acceptedCompressionTypes", &self.accepted_compression_types, cx);
+        j.field("pushIntervalMs", &self.push_interval_ms, cx);
+        j.field("telemetryMaxBytes", &self.telemetry_max_bytes, cx);
+        j.field("deltaTemporality", &self.delta_temporality, cx);
+        j.field("requestedMetrics", &self.requested_metrics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for GetTelemetrySubscriptionsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -11,6 +11,15 @@ pub struct GroupMetadataKey {
     pub group: c::StrBytes,
 }
 
+impl c::ToJson for GroupMetadataKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("group", &self.group, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for GroupMetadataKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

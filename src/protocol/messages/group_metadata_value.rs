@@ -37,6 +37,22 @@ impl Default for GroupMetadataValue {
     }
 }
 
+impl c::ToJson for GroupMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("protocolType", &self.protocol_type, cx);
+        j.field("generation", &self.generation, cx);
+        j.field("protocol", &self.protocol, cx);
+        j.field("leader", &self.leader, cx);
+        if v >= 2 {
+            j.field("currentStateTimestamp", &self.current_state_timestamp, cx);
+        }
+        j.field("members", &self.members, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for GroupMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -110,6 +126,26 @@ impl Default for MemberMetadata {
             assignment: c::Bytes::new(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for MemberMetadata {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        if v >= 3 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.field("clientId", &self.client_id, cx);
+        j.field("clientHost", &self.client_host, cx);
+        if v >= 1 {
+            j.field("rebalanceTimeout", &self.rebalance_timeout, cx);
+        }
+        j.field("sessionTimeout", &self.session_timeout, cx);
+        j.field("subscription", &self.subscription, cx);
+        j.field("assignment", &self.assignment, cx);
+        j.end_object();
     }
 }
 

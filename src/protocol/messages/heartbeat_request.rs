@@ -27,6 +27,20 @@ pub struct HeartbeatRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for HeartbeatRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("generationId", &self.generation_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        if v >= 3 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for HeartbeatRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

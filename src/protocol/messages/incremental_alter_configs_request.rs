@@ -19,6 +19,16 @@ pub struct IncrementalAlterConfigsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for IncrementalAlterConfigsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resources", &self.resources, cx);
+        j.field("validateOnly", &self.validate_only, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for IncrementalAlterConfigsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -61,6 +71,17 @@ pub struct AlterConfigsResource {
     pub configs: Vec<AlterableConfig>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AlterConfigsResource {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        j.field("configs", &self.configs, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AlterConfigsResource {
@@ -117,6 +138,17 @@ impl Default for AlterableConfig {
             value: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for AlterableConfig {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("configOperation", &self.config_operation, cx);
+        j.field("value", &self.value, cx);
+        j.end_object();
     }
 }
 

@@ -19,6 +19,16 @@ pub struct IncrementalAlterConfigsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for IncrementalAlterConfigsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("responses", &self.responses, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for IncrementalAlterConfigsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -76,6 +86,18 @@ impl Default for AlterConfigsResourceResponse {
             resource_name: c::StrBytes::default(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for AlterConfigsResourceResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("resourceType", &self.resource_type, cx);
+        j.field("resourceName", &self.resource_name, cx);
+        j.end_object();
     }
 }
 

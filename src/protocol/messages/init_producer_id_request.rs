@@ -39,6 +39,22 @@ impl Default for InitProducerIdRequest {
     }
 }
 
+impl c::ToJson for InitProducerIdRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("transactionTimeoutMs", &self.transaction_timeout_ms, cx);
+        if v >= 3 {
+            j.field("producerId", &self.producer_id, cx);
+        }
+        if v >= 3 {
+            j.field("producerEpoch", &self.producer_epoch, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for InitProducerIdRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

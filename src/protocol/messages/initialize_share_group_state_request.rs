@@ -19,6 +19,16 @@ pub struct InitializeShareGroupStateRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for InitializeShareGroupStateRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for InitializeShareGroupStateRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -53,6 +63,16 @@ pub struct InitializeStateData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for InitializeStateData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for InitializeStateData {
@@ -93,6 +113,17 @@ pub struct PartitionData {
     pub start_offset: i64,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        j.field("stateEpoch", &self.state_epoch, cx);
+        j.field("startOffset", &self.start_offset, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {

@@ -59,6 +59,28 @@ impl Default for JoinGroupRequest {
     }
 }
 
+impl c::ToJson for JoinGroupRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("sessionTimeoutMs", &self.session_timeout_ms, cx);
+        if v >= 1 {
+            j.field("rebalanceTimeoutMs", &self.rebalance_timeout_ms, cx);
+        }
+        j.field("memberId", &self.member_id, cx);
+        if v >= 5 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.field("protocolType", &self.protocol_type, cx);
+        j.field("protocols", &self.protocols, cx);
+        if v >= 8 {
+            j.field("reason", &self.reason, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for JoinGroupRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -124,6 +146,16 @@ pub struct JoinGroupRequestProtocol {
     pub metadata: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for JoinGroupRequestProtocol {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("metadata", &self.metadata, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for JoinGroupRequestProtocol {

@@ -62,6 +62,29 @@ impl Default for JoinGroupResponse {
     }
 }
 
+impl c::ToJson for JoinGroupResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 2 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        j.field("generationId", &self.generation_id, cx);
+        if v >= 7 {
+            j.field("protocolType", &self.protocol_type, cx);
+        }
+        j.field("protocolName", &self.protocol_name, cx);
+        j.field("leader", &self.leader, cx);
+        if v >= 9 {
+            j.field("skipAssignment", &self.skip_assignment, cx);
+        }
+        j.field("memberId", &self.member_id, cx);
+        j.field("members", &self.members, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for JoinGroupResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -133,6 +156,19 @@ pub struct JoinGroupResponseMember {
     pub metadata: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for JoinGroupResponseMember {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        if v >= 5 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.field("metadata", &self.metadata, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for JoinGroupResponseMember {

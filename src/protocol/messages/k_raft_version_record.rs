@@ -19,6 +19,16 @@ pub struct KRaftVersionRecord {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for KRaftVersionRecord {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("version", &self.version, cx);
+        j.field("kRaftVersion", &self.k_raft_version, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for KRaftVersionRecord {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

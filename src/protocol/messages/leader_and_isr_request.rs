@@ -59,6 +59,32 @@ impl Default for LeaderAndIsrRequest {
     }
 }
 
+impl c::ToJson for LeaderAndIsrRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("controllerId", &self.controller_id, cx);
+        if v >= 7 {
+            j.field("isKRaftController", &self.is_k_raft_controller, cx);
+        }
+        j.field("controllerEpoch", &self.controller_epoch, cx);
+        if v >= 2 {
+            j.field("brokerEpoch", &self.broker_epoch, cx);
+        }
+        if v >= 5 {
+            j.field("type", &self.r#type, cx);
+        }
+        if v <= 1 {
+            j.field("ungroupedPartitionStates", &self.ungrouped_partition_states, cx);
+        }
+        if v >= 2 {
+            j.field("topicStates", &self.topic_states, cx);
+        }
+        j.field("liveLeaders", &self.live_leaders, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderAndIsrRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -147,6 +173,19 @@ pub struct LeaderAndIsrTopicState {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaderAndIsrTopicState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        if v >= 5 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitionStates", &self.partition_states, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderAndIsrTopicState {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -195,6 +234,17 @@ pub struct LeaderAndIsrLiveLeader {
     pub port: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderAndIsrLiveLeader {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("brokerId", &self.broker_id, cx);
+        j.field("hostName", &self.host_name, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderAndIsrLiveLeader {
@@ -277,6 +327,36 @@ pub struct LeaderAndIsrPartitionState {
     pub leader_recovery_state: i8,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderAndIsrPartitionState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 1 {
+            j.field("topicName", &self.topic_name, cx);
+        }
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("controllerEpoch", &self.controller_epoch, cx);
+        j.field("leader", &self.leader, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("isr", &self.isr, cx);
+        j.field("partitionEpoch", &self.partition_epoch, cx);
+        j.field("replicas", &self.replicas, cx);
+        if v >= 3 {
+            j.field("addingReplicas", &self.adding_replicas, cx);
+        }
+        if v >= 3 {
+            j.field("removingReplicas", &self.removing_replicas, cx);
+        }
+        if v >= 1 {
+            j.field("isNew", &self.is_new, cx);
+        }
+        if v >= 6 {
+            j.field("leaderRecoveryState", &self.leader_recovery_state, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderAndIsrPartitionState {

@@ -23,6 +23,21 @@ pub struct LeaderAndIsrResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaderAndIsrResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        if v <= 4 {
+            j.field("partitionErrors", &self.partition_errors, cx);
+        }
+        if v >= 5 {
+            j.field("topics", &self.topics, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderAndIsrResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -79,6 +94,16 @@ pub struct LeaderAndIsrTopicError {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaderAndIsrTopicError {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitionErrors", &self.partition_errors, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderAndIsrTopicError {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -117,6 +142,19 @@ pub struct LeaderAndIsrPartitionError {
     pub error_code: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderAndIsrPartitionError {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 4 {
+            j.field("topicName", &self.topic_name, cx);
+        }
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderAndIsrPartitionError {

@@ -27,6 +27,18 @@ pub struct LeaderChangeMessage {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaderChangeMessage {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("version", &self.version, cx);
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("voters", &self.voters, cx);
+        j.field("grantingVoters", &self.granting_voters, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderChangeMessage {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -63,6 +75,18 @@ pub struct Voter {
     pub voter_directory_id: c::Uuid,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Voter {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("voterId", &self.voter_id, cx);
+        if v >= 1 {
+            j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for Voter {

@@ -23,6 +23,21 @@ pub struct LeaveGroupRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaveGroupRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        if v <= 2 {
+            j.field("memberId", &self.member_id, cx);
+        }
+        if v >= 3 {
+            j.field("members", &self.members, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaveGroupRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -81,6 +96,19 @@ pub struct MemberIdentity {
     pub reason: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for MemberIdentity {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        j.field("groupInstanceId", &self.group_instance_id, cx);
+        if v >= 5 {
+            j.field("reason", &self.reason, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for MemberIdentity {

@@ -23,6 +23,21 @@ pub struct LeaveGroupResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaveGroupResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 3 {
+            j.field("members", &self.members, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaveGroupResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -88,6 +103,17 @@ impl Default for MemberResponse {
             error_code: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for MemberResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        j.field("groupInstanceId", &self.group_instance_id, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
     }
 }
 

@@ -11,6 +11,14 @@ pub struct ListClientMetricsResourcesRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListClientMetricsResourcesRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListClientMetricsResourcesRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

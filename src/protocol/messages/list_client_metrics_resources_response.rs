@@ -23,6 +23,17 @@ pub struct ListClientMetricsResourcesResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListClientMetricsResourcesResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("clientMetricsResources", &self.client_metrics_resources, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListClientMetricsResourcesResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -55,6 +66,15 @@ pub struct ClientMetricsResource {
     pub name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ClientMetricsResource {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ClientMetricsResource {

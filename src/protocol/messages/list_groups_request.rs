@@ -19,6 +19,20 @@ pub struct ListGroupsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListGroupsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 4 {
+            j.field("statesFilter", &self.states_filter, cx);
+        }
+        if v >= 5 {
+            j.field("typesFilter", &self.types_filter, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListGroupsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

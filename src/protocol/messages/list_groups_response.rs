@@ -23,6 +23,19 @@ pub struct ListGroupsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListGroupsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        j.field("groups", &self.groups, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListGroupsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -75,6 +88,22 @@ pub struct ListedGroup {
     pub group_type: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ListedGroup {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("protocolType", &self.protocol_type, cx);
+        if v >= 4 {
+            j.field("groupState", &self.group_state, cx);
+        }
+        if v >= 5 {
+            j.field("groupType", &self.group_type, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for ListedGroup {

@@ -23,6 +23,19 @@ pub struct ListOffsetsRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListOffsetsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("replicaId", &self.replica_id, cx);
+        if v >= 2 {
+            j.field("isolationLevel", &self.isolation_level, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListOffsetsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -70,6 +83,16 @@ pub struct ListOffsetsTopic {
     pub partitions: Vec<ListOffsetsPartition>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ListOffsetsTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ListOffsetsTopic {
@@ -129,6 +152,22 @@ impl Default for ListOffsetsPartition {
             max_num_offsets: 1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for ListOffsetsPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        if v >= 4 {
+            j.field("currentLeaderEpoch", &self.current_leader_epoch, cx);
+        }
+        j.field("timestamp", &self.timestamp, cx);
+        if v <= 0 {
+            j.field("maxNumOffsets", &self.max_num_offsets, cx);
+        }
+        j.end_object();
     }
 }
 

@@ -19,6 +19,18 @@ pub struct ListOffsetsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListOffsetsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 2 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListOffsetsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -61,6 +73,16 @@ pub struct ListOffsetsTopicResponse {
     pub partitions: Vec<ListOffsetsPartitionResponse>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ListOffsetsTopicResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ListOffsetsTopicResponse {
@@ -128,6 +150,28 @@ impl Default for ListOffsetsPartitionResponse {
             leader_epoch: -1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for ListOffsetsPartitionResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        if v <= 0 {
+            j.field("oldStyleOffsets", &self.old_style_offsets, cx);
+        }
+        if v >= 1 {
+            j.field("timestamp", &self.timestamp, cx);
+        }
+        if v >= 1 {
+            j.field("offset", &self.offset, cx);
+        }
+        if v >= 4 {
+            j.field("leaderEpoch", &self.leader_epoch, cx);
+        }
+        j.end_object();
     }
 }
 

@@ -29,6 +29,16 @@ impl Default for ListPartitionReassignmentsRequest {
     }
 }
 
+impl c::ToJson for ListPartitionReassignmentsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListPartitionReassignmentsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -63,6 +73,16 @@ pub struct ListPartitionReassignmentsTopics {
     pub partition_indexes: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ListPartitionReassignmentsTopics {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ListPartitionReassignmentsTopics {

@@ -34,6 +34,19 @@ impl Default for ListTransactionsRequest {
     }
 }
 
+impl c::ToJson for ListTransactionsRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("stateFilters", &self.state_filters, cx);
+        j.field("producerIdFilters", &self.producer_id_filters, cx);
+        if v >= 1 {
+            j.field("durationFilter", &self.duration_filter, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListTransactionsRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -23,6 +23,18 @@ pub struct ListTransactionsResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ListTransactionsResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("unknownStateFilters", &self.unknown_state_filters, cx);
+        j.field("transactionStates", &self.transaction_states, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ListTransactionsResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -61,6 +73,17 @@ pub struct TransactionState {
     pub transaction_state: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TransactionState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("producerId", &self.producer_id, cx);
+        j.field("transactionState", &self.transaction_state, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TransactionState {

@@ -39,6 +39,24 @@ impl Default for MetadataRequest {
     }
 }
 
+impl c::ToJson for MetadataRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topics", &self.topics, cx);
+        if v >= 4 {
+            j.field("allowAutoTopicCreation", &self.allow_auto_topic_creation, cx);
+        }
+        if (8..=10).contains(&v) {
+            j.field("includeClusterAuthorizedOperations", &self.include_cluster_authorized_operations, cx);
+        }
+        if v >= 8 {
+            j.field("includeTopicAuthorizedOperations", &self.include_topic_authorized_operations, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for MetadataRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -111,6 +129,18 @@ impl Default for MetadataRequestTopic {
             name: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for MetadataRequestTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 10 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("name", &self.name, cx);
+        j.end_object();
     }
 }
 

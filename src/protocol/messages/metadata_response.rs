@@ -49,6 +49,28 @@ impl Default for MetadataResponse {
     }
 }
 
+impl c::ToJson for MetadataResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("brokers", &self.brokers, cx);
+        if v >= 2 {
+            j.field("clusterId", &self.cluster_id, cx);
+        }
+        if v >= 1 {
+            j.field("controllerId", &self.controller_id, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        if (8..=10).contains(&v) {
+            j.field("clusterAuthorizedOperations", &self.cluster_authorized_operations, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for MetadataResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -122,6 +144,20 @@ pub struct MetadataResponseBroker {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for MetadataResponseBroker {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        if v >= 1 {
+            j.field("rack", &self.rack, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for MetadataResponseBroker {
@@ -199,6 +235,26 @@ impl Default for MetadataResponseTopic {
             topic_authorized_operations: -2147483648,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for MetadataResponseTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("name", &self.name, cx);
+        if v >= 10 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        if v >= 1 {
+            j.field("isInternal", &self.is_internal, cx);
+        }
+        j.field("partitions", &self.partitions, cx);
+        if v >= 8 {
+            j.field("topicAuthorizedOperations", &self.topic_authorized_operations, cx);
+        }
+        j.end_object();
     }
 }
 
@@ -297,6 +353,25 @@ impl Default for MetadataResponsePartition {
             offline_replicas: Vec::new(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for MetadataResponsePartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("leaderId", &self.leader_id, cx);
+        if v >= 7 {
+            j.field("leaderEpoch", &self.leader_epoch, cx);
+        }
+        j.field("replicaNodes", &self.replica_nodes, cx);
+        j.field("isrNodes", &self.isr_nodes, cx);
+        if v >= 5 {
+            j.field("offlineReplicas", &self.offline_replicas, cx);
+        }
+        j.end_object();
     }
 }
 

@@ -15,6 +15,17 @@ pub struct OffsetCommitKey {
     pub partition: i32,
 }
 
+impl c::ToJson for OffsetCommitKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("group", &self.group, cx);
+        j.field("topic", &self.topic, cx);
+        j.field("partition", &self.partition, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetCommitKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -49,6 +49,28 @@ impl Default for OffsetCommitRequest {
     }
 }
 
+impl c::ToJson for OffsetCommitRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        if v >= 1 {
+            j.field("generationIdOrMemberEpoch", &self.generation_id_or_member_epoch, cx);
+        }
+        if v >= 1 {
+            j.field("memberId", &self.member_id, cx);
+        }
+        if v >= 7 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        if (2..=4).contains(&v) {
+            j.field("retentionTimeMs", &self.retention_time_ms, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetCommitRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -116,6 +138,16 @@ pub struct OffsetCommitRequestTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for OffsetCommitRequestTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetCommitRequestTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -178,6 +210,23 @@ impl Default for OffsetCommitRequestPartition {
             committed_metadata: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for OffsetCommitRequestPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("committedOffset", &self.committed_offset, cx);
+        if v >= 6 {
+            j.field("committedLeaderEpoch", &self.committed_leader_epoch, cx);
+        }
+        if v == 1 {
+            j.field("commitTimestamp", &self.commit_timestamp, cx);
+        }
+        j.field("committedMetadata", &self.committed_metadata, cx);
+        j.end_object();
     }
 }
 

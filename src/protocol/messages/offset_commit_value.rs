@@ -34,6 +34,23 @@ impl Default for OffsetCommitValue {
     }
 }
 
+impl c::ToJson for OffsetCommitValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("offset", &self.offset, cx);
+        if v >= 3 {
+            j.field("leaderEpoch", &self.leader_epoch, cx);
+        }
+        j.field("metadata", &self.metadata, cx);
+        j.field("commitTimestamp", &self.commit_timestamp, cx);
+        if v == 1 {
+            j.field("expireTimestamp", &self.expire_timestamp, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetCommitValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

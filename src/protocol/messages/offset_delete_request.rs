@@ -17,6 +17,16 @@ pub struct OffsetDeleteRequest {
     pub topics: Vec<OffsetDeleteRequestTopic>,
 }
 
+impl c::ToJson for OffsetDeleteRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetDeleteRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -49,6 +59,16 @@ pub struct OffsetDeleteRequestTopic {
     pub partitions: Vec<OffsetDeleteRequestPartition>,
 }
 
+impl c::ToJson for OffsetDeleteRequestTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetDeleteRequestTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -75,6 +95,15 @@ pub struct OffsetDeleteRequestPartition {
     ///
     /// Versions 0.
     pub partition_index: i32,
+}
+
+impl c::ToJson for OffsetDeleteRequestPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetDeleteRequestPartition {

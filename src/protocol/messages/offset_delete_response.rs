@@ -21,6 +21,17 @@ pub struct OffsetDeleteResponse {
     pub topics: Vec<OffsetDeleteResponseTopic>,
 }
 
+impl c::ToJson for OffsetDeleteResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetDeleteResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -55,6 +66,16 @@ pub struct OffsetDeleteResponseTopic {
     pub partitions: Vec<OffsetDeleteResponsePartition>,
 }
 
+impl c::ToJson for OffsetDeleteResponseTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetDeleteResponseTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -85,6 +106,16 @@ pub struct OffsetDeleteResponsePartition {
     ///
     /// Versions 0.
     pub error_code: i16,
+}
+
+impl c::ToJson for OffsetDeleteResponsePartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetDeleteResponsePartition {

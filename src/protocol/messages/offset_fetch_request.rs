@@ -39,6 +39,26 @@ impl Default for OffsetFetchRequest {
     }
 }
 
+impl c::ToJson for OffsetFetchRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 7 {
+            j.field("groupId", &self.group_id, cx);
+        }
+        if v <= 7 {
+            j.field("topics", &self.topics, cx);
+        }
+        if v >= 8 {
+            j.field("groups", &self.groups, cx);
+        }
+        if v >= 7 {
+            j.field("requireStable", &self.require_stable, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -111,6 +131,16 @@ pub struct OffsetFetchRequestTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for OffsetFetchRequestTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchRequestTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -171,6 +201,22 @@ impl Default for OffsetFetchRequestGroup {
     }
 }
 
+impl c::ToJson for OffsetFetchRequestGroup {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        if v >= 9 {
+            j.field("memberId", &self.member_id, cx);
+        }
+        if v >= 9 {
+            j.field("memberEpoch", &self.member_epoch, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchRequestGroup {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -217,6 +263,16 @@ pub struct OffsetFetchRequestTopics {
     pub partition_indexes: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OffsetFetchRequestTopics {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetFetchRequestTopics {

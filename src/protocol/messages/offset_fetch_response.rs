@@ -27,6 +27,26 @@ pub struct OffsetFetchResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for OffsetFetchResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        if v <= 7 {
+            j.field("topics", &self.topics, cx);
+        }
+        if (2..=7).contains(&v) {
+            j.field("errorCode", &self.error_code, cx);
+        }
+        if v >= 8 {
+            j.field("groups", &self.groups, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -91,6 +111,16 @@ pub struct OffsetFetchResponseTopic {
     pub partitions: Vec<OffsetFetchResponsePartition>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OffsetFetchResponseTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetFetchResponseTopic {
@@ -158,6 +188,21 @@ impl Default for OffsetFetchResponsePartition {
     }
 }
 
+impl c::ToJson for OffsetFetchResponsePartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("committedOffset", &self.committed_offset, cx);
+        if v >= 5 {
+            j.field("committedLeaderEpoch", &self.committed_leader_epoch, cx);
+        }
+        j.field("metadata", &self.metadata, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchResponsePartition {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -212,6 +257,17 @@ pub struct OffsetFetchResponseGroup {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for OffsetFetchResponseGroup {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("topics", &self.topics, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetFetchResponseGroup {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -248,6 +304,16 @@ pub struct OffsetFetchResponseTopics {
     pub partitions: Vec<OffsetFetchResponsePartitions>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OffsetFetchResponseTopics {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetFetchResponseTopics {
@@ -308,6 +374,19 @@ impl Default for OffsetFetchResponsePartitions {
             error_code: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for OffsetFetchResponsePartitions {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("committedOffset", &self.committed_offset, cx);
+        j.field("committedLeaderEpoch", &self.committed_leader_epoch, cx);
+        j.field("metadata", &self.metadata, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
     }
 }
 

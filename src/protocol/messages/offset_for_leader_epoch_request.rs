@@ -29,6 +29,18 @@ impl Default for OffsetForLeaderEpochRequest {
     }
 }
 
+impl c::ToJson for OffsetForLeaderEpochRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("replicaId", &self.replica_id, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetForLeaderEpochRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +83,16 @@ pub struct OffsetForLeaderTopic {
     pub partitions: Vec<OffsetForLeaderPartition>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OffsetForLeaderTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetForLeaderTopic {
@@ -125,6 +147,19 @@ impl Default for OffsetForLeaderPartition {
             leader_epoch: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for OffsetForLeaderPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        if v >= 2 {
+            j.field("currentLeaderEpoch", &self.current_leader_epoch, cx);
+        }
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
     }
 }
 

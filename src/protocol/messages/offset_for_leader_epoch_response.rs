@@ -19,6 +19,18 @@ pub struct OffsetForLeaderEpochResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for OffsetForLeaderEpochResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 2 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for OffsetForLeaderEpochResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -61,6 +73,16 @@ pub struct OffsetForLeaderTopicResult {
     pub partitions: Vec<EpochEndOffset>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for OffsetForLeaderTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for OffsetForLeaderTopicResult {
@@ -120,6 +142,20 @@ impl Default for EpochEndOffset {
             end_offset: -1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for EpochEndOffset {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("partition", &self.partition, cx);
+        if v >= 1 {
+            j.field("leaderEpoch", &self.leader_epoch, cx);
+        }
+        j.field("endOffset", &self.end_offset, cx);
+        j.end_object();
     }
 }
 

@@ -27,6 +27,20 @@ pub struct ProduceRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ProduceRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 3 {
+            j.field("transactionalId", &self.transactional_id, cx);
+        }
+        j.field("acks", &self.acks, cx);
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.field("topicData", &self.topic_data, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ProduceRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -78,6 +92,16 @@ pub struct TopicProduceData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicProduceData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionData", &self.partition_data, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicProduceData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -116,6 +140,16 @@ pub struct PartitionProduceData {
     pub records: Option<c::Bytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionProduceData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("index", &self.index, cx);
+        j.records_field("records", self.records.as_ref());
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionProduceData {

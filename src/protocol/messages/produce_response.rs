@@ -23,6 +23,21 @@ pub struct ProduceResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ProduceResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("responses", &self.responses, cx);
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        if v >= 10 && !self.node_endpoints.is_empty() {
+            j.field("nodeEndpoints", &self.node_endpoints, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for ProduceResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -78,6 +93,16 @@ pub struct TopicProduceResponse {
     pub partition_responses: Vec<PartitionProduceResponse>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicProduceResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionResponses", &self.partition_responses, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicProduceResponse {
@@ -155,6 +180,32 @@ impl Default for PartitionProduceResponse {
             current_leader: LeaderIdAndEpoch::default(),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for PartitionProduceResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("index", &self.index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("baseOffset", &self.base_offset, cx);
+        if v >= 2 {
+            j.field("logAppendTimeMs", &self.log_append_time_ms, cx);
+        }
+        if v >= 5 {
+            j.field("logStartOffset", &self.log_start_offset, cx);
+        }
+        if v >= 8 {
+            j.field("recordErrors", &self.record_errors, cx);
+        }
+        if v >= 8 {
+            j.field("errorMessage", &self.error_message, cx);
+        }
+        if v >= 10 && self.current_leader != LeaderIdAndEpoch::default() {
+            j.field("currentLeader", &self.current_leader, cx);
+        }
+        j.end_object();
     }
 }
 
@@ -237,6 +288,16 @@ pub struct BatchIndexAndErrorMessage {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for BatchIndexAndErrorMessage {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("batchIndex", &self.batch_index, cx);
+        j.field("batchIndexErrorMessage", &self.batch_index_error_message, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for BatchIndexAndErrorMessage {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -287,6 +348,16 @@ impl Default for LeaderIdAndEpoch {
     }
 }
 
+impl c::ToJson for LeaderIdAndEpoch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderIdAndEpoch {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -329,6 +400,18 @@ pub struct NodeEndpoint {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for NodeEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("rack", &self.rack, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for NodeEndpoint {

@@ -31,6 +31,19 @@ pub struct PushTelemetryRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PushTelemetryRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clientInstanceId", &self.client_instance_id, cx);
+        j.field("subscriptionId", &self.subscription_id, cx);
+        j.field("terminating", &self.terminating, cx);
+        j.field("compressionType", &self.compression_type, cx);
+        j.field("metrics", &self.metrics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for PushTelemetryRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

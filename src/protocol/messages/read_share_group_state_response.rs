@@ -15,6 +15,15 @@ pub struct ReadShareGroupStateResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ReadShareGroupStateResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ReadShareGroupStateResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -47,6 +56,16 @@ pub struct ReadStateResult {
     pub partitions: Vec<PartitionResult>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ReadStateResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ReadStateResult {
@@ -99,6 +118,20 @@ pub struct PartitionResult {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("stateEpoch", &self.state_epoch, cx);
+        j.field("startOffset", &self.start_offset, cx);
+        j.field("stateBatches", &self.state_batches, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -149,6 +182,18 @@ pub struct StateBatch {
     pub delivery_count: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for StateBatch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("firstOffset", &self.first_offset, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.field("deliveryState", &self.delivery_state, cx);
+        j.field("deliveryCount", &self.delivery_count, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for StateBatch {

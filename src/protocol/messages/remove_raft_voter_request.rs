@@ -32,6 +32,17 @@ impl Default for RemoveRaftVoterRequest {
     }
 }
 
+impl c::ToJson for RemoveRaftVoterRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("voterId", &self.voter_id, cx);
+        j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for RemoveRaftVoterRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

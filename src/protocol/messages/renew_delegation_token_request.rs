@@ -19,6 +19,16 @@ pub struct RenewDelegationTokenRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for RenewDelegationTokenRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("hmac", &self.hmac, cx);
+        j.field("renewPeriodMs", &self.renew_period_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for RenewDelegationTokenRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

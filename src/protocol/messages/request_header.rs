@@ -39,6 +39,20 @@ impl Default for RequestHeader {
     }
 }
 
+impl c::ToJson for RequestHeader {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("requestApiKey", &self.request_api_key, cx);
+        j.field("requestApiVersion", &self.request_api_version, cx);
+        j.field("correlationId", &self.correlation_id, cx);
+        if v >= 1 {
+            j.field("clientId", &self.client_id, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for RequestHeader {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -39,6 +39,20 @@ impl Default for SaslAuthenticateResponse {
     }
 }
 
+impl c::ToJson for SaslAuthenticateResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("authBytes", &self.auth_bytes, cx);
+        if v >= 1 {
+            j.field("sessionLifetimeMs", &self.session_lifetime_ms, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for SaslAuthenticateResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -13,6 +13,15 @@ pub struct SaslHandshakeRequest {
     pub mechanism: c::StrBytes,
 }
 
+impl c::ToJson for SaslHandshakeRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("mechanism", &self.mechanism, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SaslHandshakeRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -17,6 +17,16 @@ pub struct SaslHandshakeResponse {
     pub mechanisms: Vec<c::StrBytes>,
 }
 
+impl c::ToJson for SaslHandshakeResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("mechanisms", &self.mechanisms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SaslHandshakeResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -39,6 +39,18 @@ impl Default for ShareAcknowledgeRequest {
     }
 }
 
+impl c::ToJson for ShareAcknowledgeRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        j.field("shareSessionEpoch", &self.share_session_epoch, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareAcknowledgeRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -79,6 +91,16 @@ pub struct AcknowledgeTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AcknowledgeTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AcknowledgeTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -113,6 +135,16 @@ pub struct AcknowledgePartition {
     pub acknowledgement_batches: Vec<AcknowledgementBatch>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AcknowledgePartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("acknowledgementBatches", &self.acknowledgement_batches, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AcknowledgePartition {
@@ -153,6 +185,17 @@ pub struct AcknowledgementBatch {
     pub acknowledge_types: Vec<i8>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AcknowledgementBatch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("firstOffset", &self.first_offset, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.field("acknowledgeTypes", &self.acknowledge_types, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AcknowledgementBatch {

@@ -31,6 +31,19 @@ pub struct ShareAcknowledgeResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareAcknowledgeResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("responses", &self.responses, cx);
+        j.field("nodeEndpoints", &self.node_endpoints, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareAcknowledgeResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +84,16 @@ pub struct ShareAcknowledgeTopicResponse {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ShareAcknowledgeTopicResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ShareAcknowledgeTopicResponse {
@@ -115,6 +138,18 @@ pub struct PartitionData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("currentLeader", &self.current_leader, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -153,6 +188,16 @@ pub struct LeaderIdAndEpoch {
     pub leader_epoch: i32,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for LeaderIdAndEpoch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for LeaderIdAndEpoch {
@@ -197,6 +242,18 @@ pub struct NodeEndpoint {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for NodeEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("rack", &self.rack, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for NodeEndpoint {

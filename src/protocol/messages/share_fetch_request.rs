@@ -59,6 +59,22 @@ impl Default for ShareFetchRequest {
     }
 }
 
+impl c::ToJson for ShareFetchRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        j.field("shareSessionEpoch", &self.share_session_epoch, cx);
+        j.field("maxWaitMs", &self.max_wait_ms, cx);
+        j.field("minBytes", &self.min_bytes, cx);
+        j.field("maxBytes", &self.max_bytes, cx);
+        j.field("topics", &self.topics, cx);
+        j.field("forgottenTopicsData", &self.forgotten_topics_data, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareFetchRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -107,6 +123,16 @@ pub struct FetchTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for FetchTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for FetchTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -145,6 +171,17 @@ pub struct FetchPartition {
     pub acknowledgement_batches: Vec<AcknowledgementBatch>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for FetchPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("partitionMaxBytes", &self.partition_max_bytes, cx);
+        j.field("acknowledgementBatches", &self.acknowledgement_batches, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for FetchPartition {
@@ -189,6 +226,17 @@ pub struct AcknowledgementBatch {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for AcknowledgementBatch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("firstOffset", &self.first_offset, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.field("acknowledgeTypes", &self.acknowledge_types, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for AcknowledgementBatch {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -225,6 +273,16 @@ pub struct ForgottenTopic {
     pub partitions: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ForgottenTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ForgottenTopic {

@@ -31,6 +31,19 @@ pub struct ShareFetchResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareFetchResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("responses", &self.responses, cx);
+        j.field("nodeEndpoints", &self.node_endpoints, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareFetchResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -71,6 +84,16 @@ pub struct ShareFetchableTopicResponse {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for ShareFetchableTopicResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for ShareFetchableTopicResponse {
@@ -131,6 +154,22 @@ pub struct PartitionData {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("acknowledgeErrorCode", &self.acknowledge_error_code, cx);
+        j.field("acknowledgeErrorMessage", &self.acknowledge_error_message, cx);
+        j.field("currentLeader", &self.current_leader, cx);
+        j.records_field("records", self.records.as_ref());
+        j.field("acquiredRecords", &self.acquired_records, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for PartitionData {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -179,6 +218,16 @@ pub struct LeaderIdAndEpoch {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for LeaderIdAndEpoch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for LeaderIdAndEpoch {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -217,6 +266,17 @@ pub struct AcquiredRecords {
     pub delivery_count: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for AcquiredRecords {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("firstOffset", &self.first_offset, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.field("deliveryCount", &self.delivery_count, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for AcquiredRecords {
@@ -263,6 +323,18 @@ pub struct NodeEndpoint {
     pub rack: Option<c::StrBytes>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for NodeEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("nodeId", &self.node_id, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.field("rack", &self.rack, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for NodeEndpoint {

@@ -19,6 +19,16 @@ pub struct ShareGroupDescribeResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareGroupDescribeResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("groups", &self.groups, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareGroupDescribeResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -100,6 +110,23 @@ impl Default for DescribedGroup {
     }
 }
 
+impl c::ToJson for DescribedGroup {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("groupId", &self.group_id, cx);
+        j.field("groupState", &self.group_state, cx);
+        j.field("groupEpoch", &self.group_epoch, cx);
+        j.field("assignmentEpoch", &self.assignment_epoch, cx);
+        j.field("assignorName", &self.assignor_name, cx);
+        j.field("members", &self.members, cx);
+        j.field("authorizedOperations", &self.authorized_operations, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for DescribedGroup {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -170,6 +197,21 @@ pub struct Member {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Member {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        j.field("rackId", &self.rack_id, cx);
+        j.field("memberEpoch", &self.member_epoch, cx);
+        j.field("clientId", &self.client_id, cx);
+        j.field("clientHost", &self.client_host, cx);
+        j.field("subscribedTopicNames", &self.subscribed_topic_names, cx);
+        j.field("assignment", &self.assignment, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Member {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -220,6 +262,17 @@ pub struct TopicPartitions {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicPartitions {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicPartitions {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -252,6 +305,15 @@ pub struct Assignment {
     pub topic_partitions: Vec<TopicPartitions>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Assignment {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicPartitions", &self.topic_partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Assignment {

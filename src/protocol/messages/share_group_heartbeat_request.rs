@@ -31,6 +31,19 @@ pub struct ShareGroupHeartbeatRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareGroupHeartbeatRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        j.field("memberEpoch", &self.member_epoch, cx);
+        j.field("rackId", &self.rack_id, cx);
+        j.field("subscribedTopicNames", &self.subscribed_topic_names, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareGroupHeartbeatRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

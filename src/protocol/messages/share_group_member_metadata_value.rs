@@ -39,6 +39,18 @@ impl Default for ShareGroupMemberMetadataValue {
     }
 }
 
+impl c::ToJson for ShareGroupMemberMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("rackId", &self.rack_id, cx);
+        j.field("clientId", &self.client_id, cx);
+        j.field("clientHost", &self.client_host, cx);
+        j.field("subscribedTopicNames", &self.subscribed_topic_names, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareGroupMemberMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

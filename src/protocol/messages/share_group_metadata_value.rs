@@ -15,6 +15,15 @@ pub struct ShareGroupMetadataValue {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareGroupMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("epoch", &self.epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareGroupMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

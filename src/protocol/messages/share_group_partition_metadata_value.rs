@@ -19,6 +19,16 @@ pub struct ShareGroupPartitionMetadataValue {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for ShareGroupPartitionMetadataValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("initializedTopics", &self.initialized_topics, cx);
+        j.field("deletingTopics", &self.deleting_topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for ShareGroupPartitionMetadataValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -59,6 +69,17 @@ pub struct TopicPartitionsInfo {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TopicPartitionsInfo {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TopicPartitionsInfo {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -95,6 +116,16 @@ pub struct TopicInfo {
     pub topic_name: c::StrBytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicInfo {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("topicName", &self.topic_name, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicInfo {

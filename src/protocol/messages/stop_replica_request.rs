@@ -59,6 +59,34 @@ impl Default for StopReplicaRequest {
     }
 }
 
+impl c::ToJson for StopReplicaRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("controllerId", &self.controller_id, cx);
+        if v >= 4 {
+            j.field("isKRaftController", &self.is_k_raft_controller, cx);
+        }
+        j.field("controllerEpoch", &self.controller_epoch, cx);
+        if v >= 1 {
+            j.field("brokerEpoch", &self.broker_epoch, cx);
+        }
+        if v <= 2 {
+            j.field("deletePartitions", &self.delete_partitions, cx);
+        }
+        if v <= 0 {
+            j.field("ungroupedPartitions", &self.ungrouped_partitions, cx);
+        }
+        if (1..=2).contains(&v) {
+            j.field("topics", &self.topics, cx);
+        }
+        if v >= 3 {
+            j.field("topicStates", &self.topic_states, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for StopReplicaRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -148,6 +176,16 @@ pub struct StopReplicaPartitionV0 {
     pub partition_index: i32,
 }
 
+impl c::ToJson for StopReplicaPartitionV0 {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for StopReplicaPartitionV0 {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -180,6 +218,16 @@ pub struct StopReplicaTopicV1 {
     pub partition_indexes: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for StopReplicaTopicV1 {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for StopReplicaTopicV1 {
@@ -220,6 +268,16 @@ pub struct StopReplicaTopicState {
     pub partition_states: Vec<StopReplicaPartitionState>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for StopReplicaTopicState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitionStates", &self.partition_states, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for StopReplicaTopicState {
@@ -270,6 +328,17 @@ impl Default for StopReplicaPartitionState {
             delete_partition: false,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for StopReplicaPartitionState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("deletePartition", &self.delete_partition, cx);
+        j.end_object();
     }
 }
 

@@ -39,6 +39,27 @@ pub struct SyncGroupRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for SyncGroupRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("generationId", &self.generation_id, cx);
+        j.field("memberId", &self.member_id, cx);
+        if v >= 3 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        if v >= 5 {
+            j.field("protocolType", &self.protocol_type, cx);
+        }
+        if v >= 5 {
+            j.field("protocolName", &self.protocol_name, cx);
+        }
+        j.field("assignments", &self.assignments, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SyncGroupRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -102,6 +123,16 @@ pub struct SyncGroupRequestAssignment {
     pub assignment: c::Bytes,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for SyncGroupRequestAssignment {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("memberId", &self.member_id, cx);
+        j.field("assignment", &self.assignment, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for SyncGroupRequestAssignment {

@@ -31,6 +31,25 @@ pub struct SyncGroupResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for SyncGroupResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v >= 1 {
+            j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        }
+        j.field("errorCode", &self.error_code, cx);
+        if v >= 5 {
+            j.field("protocolType", &self.protocol_type, cx);
+        }
+        if v >= 5 {
+            j.field("protocolName", &self.protocol_name, cx);
+        }
+        j.field("assignment", &self.assignment, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for SyncGroupResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

@@ -11,6 +11,15 @@ pub struct TransactionLogKey {
     pub transactional_id: c::StrBytes,
 }
 
+impl c::ToJson for TransactionLogKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TransactionLogKey {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

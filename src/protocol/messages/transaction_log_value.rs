@@ -54,6 +54,21 @@ impl Default for TransactionLogValue {
     }
 }
 
+impl c::ToJson for TransactionLogValue {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("transactionTimeoutMs", &self.transaction_timeout_ms, cx);
+        j.field("transactionStatus", &self.transaction_status, cx);
+        j.field("transactionPartitions", &self.transaction_partitions, cx);
+        j.field("transactionLastUpdateTimestampMs", &self.transaction_last_update_timestamp_ms, cx);
+        j.field("transactionStartTimestampMs", &self.transaction_start_timestamp_ms, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TransactionLogValue {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -98,6 +113,16 @@ pub struct PartitionsSchema {
     pub partition_ids: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionsSchema {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topic", &self.topic, cx);
+        j.field("partitionIds", &self.partition_ids, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionsSchema {

@@ -59,6 +59,28 @@ impl Default for TxnOffsetCommitRequest {
     }
 }
 
+impl c::ToJson for TxnOffsetCommitRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("transactionalId", &self.transactional_id, cx);
+        j.field("groupId", &self.group_id, cx);
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        if v >= 3 {
+            j.field("generationId", &self.generation_id, cx);
+        }
+        if v >= 3 {
+            j.field("memberId", &self.member_id, cx);
+        }
+        if v >= 3 {
+            j.field("groupInstanceId", &self.group_instance_id, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TxnOffsetCommitRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -132,6 +154,16 @@ pub struct TxnOffsetCommitRequestTopic {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for TxnOffsetCommitRequestTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for TxnOffsetCommitRequestTopic {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -189,6 +221,20 @@ impl Default for TxnOffsetCommitRequestPartition {
             committed_metadata: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for TxnOffsetCommitRequestPartition {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("committedOffset", &self.committed_offset, cx);
+        if v >= 2 {
+            j.field("committedLeaderEpoch", &self.committed_leader_epoch, cx);
+        }
+        j.field("committedMetadata", &self.committed_metadata, cx);
+        j.end_object();
     }
 }
 

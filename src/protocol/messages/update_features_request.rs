@@ -34,6 +34,19 @@ impl Default for UpdateFeaturesRequest {
     }
 }
 
+impl c::ToJson for UpdateFeaturesRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("timeoutMs", &self.timeout_ms, cx);
+        j.field("featureUpdates", &self.feature_updates, cx);
+        if v >= 1 {
+            j.field("validateOnly", &self.validate_only, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateFeaturesRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -96,6 +109,22 @@ impl Default for FeatureUpdateKey {
             upgrade_type: 1,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for FeatureUpdateKey {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("feature", &self.feature, cx);
+        j.field("maxVersionLevel", &self.max_version_level, cx);
+        if v <= 0 {
+            j.field("allowDowngrade", &self.allow_downgrade, cx);
+        }
+        if v >= 1 {
+            j.field("upgradeType", &self.upgrade_type, cx);
+        }
+        j.end_object();
     }
 }
 

@@ -39,6 +39,18 @@ impl Default for UpdateFeaturesResponse {
     }
 }
 
+impl c::ToJson for UpdateFeaturesResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.field("results", &self.results, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateFeaturesResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -91,6 +103,17 @@ impl Default for UpdatableFeatureResult {
             error_message: Some(c::StrBytes::default()),
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for UpdatableFeatureResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("feature", &self.feature, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.field("errorMessage", &self.error_message, cx);
+        j.end_object();
     }
 }
 

@@ -57,6 +57,32 @@ impl Default for UpdateMetadataRequest {
     }
 }
 
+impl c::ToJson for UpdateMetadataRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("controllerId", &self.controller_id, cx);
+        if v >= 8 {
+            j.field("isKRaftController", &self.is_k_raft_controller, cx);
+        }
+        if v >= 8 && self.r#type != 0 {
+            j.field("type", &self.r#type, cx);
+        }
+        j.field("controllerEpoch", &self.controller_epoch, cx);
+        if v >= 5 {
+            j.field("brokerEpoch", &self.broker_epoch, cx);
+        }
+        if v <= 4 {
+            j.field("ungroupedPartitionStates", &self.ungrouped_partition_states, cx);
+        }
+        if v >= 5 {
+            j.field("topicStates", &self.topic_states, cx);
+        }
+        j.field("liveBrokers", &self.live_brokers, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateMetadataRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -149,6 +175,19 @@ pub struct UpdateMetadataTopicState {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for UpdateMetadataTopicState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        if v >= 7 {
+            j.field("topicId", &self.topic_id, cx);
+        }
+        j.field("partitionStates", &self.partition_states, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateMetadataTopicState {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -220,6 +259,27 @@ impl Default for UpdateMetadataBroker {
     }
 }
 
+impl c::ToJson for UpdateMetadataBroker {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("id", &self.id, cx);
+        if v <= 0 {
+            j.field("v0Host", &self.v0_host, cx);
+        }
+        if v <= 0 {
+            j.field("v0Port", &self.v0_port, cx);
+        }
+        if v >= 1 {
+            j.field("endpoints", &self.endpoints, cx);
+        }
+        if v >= 2 {
+            j.field("rack", &self.rack, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateMetadataBroker {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -288,6 +348,20 @@ pub struct UpdateMetadataEndpoint {
     pub security_protocol: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for UpdateMetadataEndpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("port", &self.port, cx);
+        j.field("host", &self.host, cx);
+        if v >= 3 {
+            j.field("listener", &self.listener, cx);
+        }
+        j.field("securityProtocol", &self.security_protocol, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for UpdateMetadataEndpoint {
@@ -364,6 +438,27 @@ pub struct UpdateMetadataPartitionState {
     pub offline_replicas: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for UpdateMetadataPartitionState {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        if v <= 4 {
+            j.field("topicName", &self.topic_name, cx);
+        }
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("controllerEpoch", &self.controller_epoch, cx);
+        j.field("leader", &self.leader, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("isr", &self.isr, cx);
+        j.field("zkVersion", &self.zk_version, cx);
+        j.field("replicas", &self.replicas, cx);
+        if v >= 4 {
+            j.field("offlineReplicas", &self.offline_replicas, cx);
+        }
+        j.end_object();
+    }
 }
 
 impl c::Codec for UpdateMetadataPartitionState {

@@ -15,6 +15,15 @@ pub struct UpdateMetadataResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for UpdateMetadataResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateMetadataResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;

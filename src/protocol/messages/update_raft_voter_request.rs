@@ -47,6 +47,20 @@ impl Default for UpdateRaftVoterRequest {
     }
 }
 
+impl c::ToJson for UpdateRaftVoterRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        j.field("currentLeaderEpoch", &self.current_leader_epoch, cx);
+        j.field("voterId", &self.voter_id, cx);
+        j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        j.field("listeners", &self.listeners, cx);
+        j.field("kRaftVersionFeature", &self.k_raft_version_feature, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateRaftVoterRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -95,6 +109,17 @@ pub struct Listener {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Listener {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Listener {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -131,6 +156,16 @@ pub struct KRaftVersionFeature {
     pub max_supported_version: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for KRaftVersionFeature {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("minSupportedVersion", &self.min_supported_version, cx);
+        j.field("maxSupportedVersion", &self.max_supported_version, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for KRaftVersionFeature {

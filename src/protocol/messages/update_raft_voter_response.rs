@@ -21,6 +21,19 @@ pub struct UpdateRaftVoterResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for UpdateRaftVoterResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("throttleTimeMs", &self.throttle_time_ms, cx);
+        j.field("errorCode", &self.error_code, cx);
+        if self.current_leader != CurrentLeader::default() {
+            j.field("currentLeader", &self.current_leader, cx);
+        }
+        j.end_object();
+    }
+}
+
 impl c::Codec for UpdateRaftVoterResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -84,6 +97,18 @@ impl Default for CurrentLeader {
             port: 0,
             unknown_tagged_fields: Vec::new(),
         }
+    }
+}
+
+impl c::ToJson for CurrentLeader {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("leaderId", &self.leader_id, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
     }
 }
 

@@ -30,6 +30,19 @@ impl Default for VoteRequest {
     }
 }
 
+impl c::ToJson for VoteRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("clusterId", &self.cluster_id, cx);
+        if v >= 1 {
+            j.field("voterId", &self.voter_id, cx);
+        }
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for VoteRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -68,6 +81,16 @@ pub struct TopicData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for TopicData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicName", &self.topic_name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for TopicData {
@@ -124,6 +147,25 @@ pub struct PartitionData {
     pub last_offset: i64,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("candidateEpoch", &self.candidate_epoch, cx);
+        j.field("candidateId", &self.candidate_id, cx);
+        if v >= 1 {
+            j.field("candidateDirectoryId", &self.candidate_directory_id, cx);
+        }
+        if v >= 1 {
+            j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        }
+        j.field("lastOffsetEpoch", &self.last_offset_epoch, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {

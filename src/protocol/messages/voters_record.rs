@@ -17,6 +17,16 @@ pub struct VotersRecord {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for VotersRecord {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("version", &self.version, cx);
+        j.field("voters", &self.voters, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for VotersRecord {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -59,6 +69,18 @@ pub struct Voter {
     pub k_raft_version_feature: KRaftVersionFeature,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for Voter {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("voterId", &self.voter_id, cx);
+        j.field("voterDirectoryId", &self.voter_directory_id, cx);
+        j.field("endpoints", &self.endpoints, cx);
+        j.field("kRaftVersionFeature", &self.k_raft_version_feature, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for Voter {
@@ -105,6 +127,17 @@ pub struct Endpoint {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for Endpoint {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("host", &self.host, cx);
+        j.field("port", &self.port, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for Endpoint {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -141,6 +174,16 @@ pub struct KRaftVersionFeature {
     pub max_supported_version: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for KRaftVersionFeature {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("minSupportedVersion", &self.min_supported_version, cx);
+        j.field("maxSupportedVersion", &self.max_supported_version, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for KRaftVersionFeature {

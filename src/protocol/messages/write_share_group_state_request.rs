@@ -19,6 +19,16 @@ pub struct WriteShareGroupStateRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for WriteShareGroupStateRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("groupId", &self.group_id, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for WriteShareGroupStateRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -53,6 +63,16 @@ pub struct WriteStateData {
     pub partitions: Vec<PartitionData>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for WriteStateData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("topicId", &self.topic_id, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for WriteStateData {
@@ -99,6 +119,19 @@ pub struct PartitionData {
     pub state_batches: Vec<StateBatch>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for PartitionData {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partition", &self.partition, cx);
+        j.field("stateEpoch", &self.state_epoch, cx);
+        j.field("leaderEpoch", &self.leader_epoch, cx);
+        j.field("startOffset", &self.start_offset, cx);
+        j.field("stateBatches", &self.state_batches, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for PartitionData {
@@ -149,6 +182,18 @@ pub struct StateBatch {
     pub delivery_count: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for StateBatch {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("firstOffset", &self.first_offset, cx);
+        j.field("lastOffset", &self.last_offset, cx);
+        j.field("deliveryState", &self.delivery_state, cx);
+        j.field("deliveryCount", &self.delivery_count, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for StateBatch {

@@ -15,6 +15,15 @@ pub struct WriteTxnMarkersRequest {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for WriteTxnMarkersRequest {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("markers", &self.markers, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for WriteTxnMarkersRequest {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -65,6 +74,19 @@ pub struct WritableTxnMarker {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for WritableTxnMarker {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("producerId", &self.producer_id, cx);
+        j.field("producerEpoch", &self.producer_epoch, cx);
+        j.field("transactionResult", &self.transaction_result, cx);
+        j.field("topics", &self.topics, cx);
+        j.field("coordinatorEpoch", &self.coordinator_epoch, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for WritableTxnMarker {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -109,6 +131,16 @@ pub struct WritableTxnMarkerTopic {
     pub partition_indexes: Vec<i32>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for WritableTxnMarkerTopic {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitionIndexes", &self.partition_indexes, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for WritableTxnMarkerTopic {

@@ -15,6 +15,15 @@ pub struct WriteTxnMarkersResponse {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for WriteTxnMarkersResponse {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("markers", &self.markers, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for WriteTxnMarkersResponse {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -51,6 +60,16 @@ pub struct WritableTxnMarkerResult {
     pub topics: Vec<WritableTxnMarkerTopicResult>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for WritableTxnMarkerResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("producerId", &self.producer_id, cx);
+        j.field("topics", &self.topics, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for WritableTxnMarkerResult {
@@ -93,6 +112,16 @@ pub struct WritableTxnMarkerTopicResult {
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
 }
 
+impl c::ToJson for WritableTxnMarkerTopicResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("name", &self.name, cx);
+        j.field("partitions", &self.partitions, cx);
+        j.end_object();
+    }
+}
+
 impl c::Codec for WritableTxnMarkerTopicResult {
     fn read(r: &mut c::Reader, cx: c::Cx) -> Result<Self, c::DecodeError> {
         let v = cx.version;
@@ -131,6 +160,16 @@ pub struct WritableTxnMarkerPartitionResult {
     pub error_code: i16,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
+}
+
+impl c::ToJson for WritableTxnMarkerPartitionResult {
+    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {
+        let v = cx.version;
+        j.begin_object();
+        j.field("partitionIndex", &self.partition_index, cx);
+        j.field("errorCode", &self.error_code, cx);
+        j.end_object();
+    }
 }
 
 impl c::Codec for WritableTxnMarkerPartitionResult {

@@ -419,6 +419,7 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
         read.push_str(&close);
         write.push_str(&close);
     }
+    emit_json(out, sd, spec, ctx, &here);
     writeln!(out, "impl c::Codec for {name} {{").ok();
     writeln!(
         out,
@@ -440,6 +441,55 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
     .ok();
     out.push_str(&write);
     writeln!(out, "        Ok(())\n    }}\n}}\n").ok();
+}
+
+/// `ToJson` as Kafka's `JsonConverterGenerator` writes it: fields in spec order under their
+/// camelCase names, present fields always, tagged fields only when not at their default.
+fn emit_json(out: &mut String, sd: &StructDef, spec: &Spec, ctx: Versions, here: &str) {
+    let name = &sd.name;
+    writeln!(
+        out,
+        "impl c::ToJson for {name} {{\n    fn to_json(&self, j: &mut c::JsonWriter, cx: c::Cx) {{"
+    )
+    .ok();
+    writeln!(
+        out,
+        "        let v = cx.version;\n        j.begin_object();"
+    )
+    .ok();
+    for f in &sd.fields {
+        let id = field_ident(&f.name);
+        let mut camel = f.name.clone();
+        if let Some(first) = camel.get(..1) {
+            camel.replace_range(..1, &first.to_lowercase());
+        }
+        let p = plan(f, spec, ctx);
+        let put = if f.ty == "records" {
+            let value = if nullable(f) {
+                format!("self.{id}.as_ref()")
+            } else {
+                format!("Some(&self.{id})")
+            };
+            format!("j.records_field(\"{camel}\", {value});")
+        } else {
+            format!("j.field(\"{camel}\", &self.{id}, cx);")
+        };
+        if !p.regular.is_empty() {
+            match p.regular.cond(ctx) {
+                Some(c) => writeln!(out, "        if {c} {{\n            {put}\n        }}").ok(),
+                None => writeln!(out, "        {put}").ok(),
+            };
+        }
+        if !p.tagged.is_empty() {
+            let nd = nondefault(f, &format!("self.{id}"), here);
+            let cond = match p.tagged.cond(ctx) {
+                Some(c) => format!("{c} && {nd}"),
+                None => nd,
+            };
+            writeln!(out, "        if {cond} {{\n            {put}\n        }}").ok();
+        }
+    }
+    writeln!(out, "        j.end_object();\n    }}\n}}\n").ok();
 }
 
 pub fn kind_variant(kind: &str) -> &'static str {
