@@ -7,6 +7,7 @@ mod tidy;
 #[rustfmt::skip]
 mod messages;
 mod protocol_arb;
+mod protocol_capture;
 mod protocol_hostile;
 mod protocol_json;
 mod protocol_roundtrip;
