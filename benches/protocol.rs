@@ -156,6 +156,48 @@ fn bench_message<M: Message>(c: &mut Criterion, name: &str, m: &M, version: i16)
     g.finish();
 }
 
+/// Request frames captured from real clients (tests/fixtures/frames), decoded and re-encoded
+/// whole: header and body.
+fn captured(c: &mut Criterion) {
+    use kcli::protocol::messages::{decode_request, encode_request_frame};
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/frames");
+    for (name, file) in [
+        (
+            "java_produce_v11",
+            "java-kafka-clients-3.9.0/04-Produce-v11.bin",
+        ),
+        (
+            "librdkafka_produce_v10",
+            "confluent-kafka-2.16.1/04-Produce-v10.bin",
+        ),
+        (
+            "librdkafka_fetch_v12",
+            "confluent-kafka-2.16.1-consumer/08-Fetch-v12.bin",
+        ),
+        (
+            "java_metadata_v12",
+            "java-kafka-clients-3.9.0/01-Metadata-v12.bin",
+        ),
+    ] {
+        let Ok(frame) = std::fs::read(dir.join(file)) else {
+            continue;
+        };
+        let frame = Bytes::from(frame);
+        let Ok((header, body)) = decode_request(frame.clone()) else {
+            continue;
+        };
+        let mut g = c.benchmark_group(format!("captured/{name}"));
+        g.throughput(Throughput::Bytes(frame.len() as u64));
+        g.bench_function("decode", |b| {
+            b.iter(|| decode_request(black_box(frame.clone())).map(drop))
+        });
+        g.bench_function("encode", |b| {
+            b.iter(|| encode_request_frame(black_box(&header), black_box(&body)).map(drop))
+        });
+        g.finish();
+    }
+}
+
 fn codec(c: &mut Criterion) {
     bench_message(c, "produce_request_v9", &produce_request(), 9);
     bench_message(c, "produce_response_v9", &produce_response(), 9);
@@ -169,5 +211,5 @@ fn codec(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, codec);
+criterion_group!(benches, codec, captured);
 criterion_main!(benches);
