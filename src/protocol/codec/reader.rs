@@ -140,11 +140,15 @@ impl Reader {
 
     /// Reads `count` elements into a vector. Only a bounded amount is reserved up front (at
     /// most 4 KiB worth of elements), so a count that passed [`Reader::checked_count`] but
-    /// is not backed by real elements cannot make it allocate.
+    /// is not backed by real elements cannot make it allocate; after that the vector doubles
+    /// as elements really arrive, but never past `count`.
     pub fn elements<T: Codec>(&mut self, count: usize, cx: Cx) -> Result<Vec<T>, DecodeError> {
         let cap = count.min(4096 / std::mem::size_of::<T>().max(1));
         let mut out = Vec::with_capacity(cap);
         for _ in 0..count {
+            if out.len() == out.capacity() {
+                out.reserve_exact((count - out.len()).min(out.len().max(1)));
+            }
             out.push(T::read(self, cx)?);
         }
         Ok(out)
