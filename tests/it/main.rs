@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cli;
+mod codegen;
 mod record_interop;
 mod storage_disk_full;
 mod storage_log;
@@ -12,3 +13,10 @@ mod storage_manager;
 mod storage_model;
 mod storage_support;
 mod tidy;
+#[rustfmt::skip]
+mod messages;
+mod protocol_arb;
+mod protocol_capture;
+mod protocol_hostile;
+mod protocol_json;
+mod protocol_roundtrip;
