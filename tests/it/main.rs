@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cli;
+mod rebuild_index;
 mod record_interop;
 mod storage_disk_full;
 mod storage_log;
