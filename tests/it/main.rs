@@ -6,6 +6,7 @@
 
 mod cli;
 mod rebuild_index;
+mod rebuild_index_kafka;
 mod record_interop;
 mod storage_disk_full;
 mod storage_log;
