@@ -346,3 +346,133 @@ fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
         Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+    use crate::protocol::record::compression::CompressionType;
+    use std::path::PathBuf;
+
+    fn args(path: &Path) -> RebuildIndexArgs {
+        RebuildIndexArgs {
+            path: path.to_path_buf(),
+            verify: false,
+            strict: false,
+            dry_run: false,
+            index_interval_bytes: 100,
+            truncate_corrupt: false,
+            format: RebuildIndexFormat::Json,
+        }
+    }
+
+    /// A partition `t-0` with one segment of 30 single-record batches of ~80 bytes each.
+    fn partition() -> (tempfile::TempDir, PathBuf) {
+        let root = tempfile::tempdir().unwrap();
+        let dir = root.path().join("t-0");
+        fs::create_dir(&dir).unwrap();
+        let mut log = Vec::new();
+        for i in 0..30i64 {
+            let mut builder = RecordBatchBuilder::new(CompressionType::None);
+            builder.base_offset = i;
+            builder.records = vec![SimpleRecord::new(
+                1_000 + (i * 7) % 11,
+                None,
+                Some(vec![i as u8; 10]),
+            )];
+            log.extend(builder.build().unwrap());
+        }
+        fs::write(dir.join("00000000000000000000.log"), log).unwrap();
+        (root, dir)
+    }
+
+    fn json_lines(out: &[u8]) -> Vec<serde_json::Value> {
+        std::str::from_utf8(out)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect()
+    }
+
+    #[test]
+    fn rebuild_then_verify_then_damage() {
+        let (_root, dir) = partition();
+        let mut out = Vec::new();
+        assert_eq!(run(&args(&dir), &mut out).unwrap(), Outcome::Success);
+        let report = &json_lines(&out)[0];
+        assert_eq!(report["batches"], 30);
+        assert_eq!(report["index"]["status"], "rebuilt");
+        let index = fs::read(dir.join("00000000000000000000.index")).unwrap();
+        assert!(index.len() >= 8 * 5, "{}", index.len());
+
+        let verify = RebuildIndexArgs {
+            verify: true,
+            strict: true,
+            ..args(&dir)
+        };
+        let mut out = Vec::new();
+        assert_eq!(run(&verify, &mut out).unwrap(), Outcome::Success);
+
+        // A torn tail: found by --verify, left alone by a rebuild, cut by --truncate-corrupt.
+        let log = dir.join("00000000000000000000.log");
+        let size = fs::metadata(&log).unwrap().len();
+        fs::OpenOptions::new()
+            .write(true)
+            .open(&log)
+            .unwrap()
+            .set_len(size - 3)
+            .unwrap();
+        let mut out = Vec::new();
+        assert_eq!(run(&verify, &mut out).unwrap(), Outcome::CheckFailed);
+        let mut out = Vec::new();
+        assert_eq!(run(&args(&dir), &mut out).unwrap(), Outcome::CheckFailed);
+        assert_eq!(fs::metadata(&log).unwrap().len(), size - 3);
+        let cut = RebuildIndexArgs {
+            truncate_corrupt: true,
+            ..args(&dir)
+        };
+        let mut out = Vec::new();
+        assert_eq!(run(&cut, &mut out).unwrap(), Outcome::Success);
+        let tail = &json_lines(&out)[0]["corrupt_tail"];
+        assert_eq!(tail["truncated"], true);
+        assert_eq!(tail["next_offset"], 29);
+        assert_eq!(fs::metadata(&log).unwrap().len(), tail["position"]);
+        let mut out = Vec::new();
+        assert_eq!(run(&verify, &mut out).unwrap(), Outcome::Success);
+    }
+
+    #[test]
+    fn a_missing_index_fails_verify_and_a_dry_run_writes_nothing() {
+        let (_root, dir) = partition();
+        let verify = RebuildIndexArgs {
+            verify: true,
+            ..args(&dir)
+        };
+        let mut out = Vec::new();
+        assert_eq!(run(&verify, &mut out).unwrap(), Outcome::CheckFailed);
+        assert_eq!(json_lines(&out)[0]["index"]["status"], "missing");
+        let dry = RebuildIndexArgs {
+            dry_run: true,
+            ..args(&dir)
+        };
+        let mut out = Vec::new();
+        assert_eq!(run(&dry, &mut out).unwrap(), Outcome::Success);
+        assert_eq!(json_lines(&out)[0]["index"]["status"], "would_rebuild");
+        assert!(!dir.join("00000000000000000000.index").exists());
+        assert!(!dir.join("00000000000000000000.timeindex").exists());
+    }
+
+    #[test]
+    fn text_output_ends_with_the_table() {
+        let (_root, dir) = partition();
+        let text = RebuildIndexArgs {
+            format: RebuildIndexFormat::Text,
+            ..args(&dir)
+        };
+        let mut out = Vec::new();
+        assert_eq!(run(&text, &mut out).unwrap(), Outcome::Success);
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.contains("t-0/00000000000000000000.log"), "{out}");
+        assert!(out.contains(".index rebuilt"), "{out}");
+    }
+}
