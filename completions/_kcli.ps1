@@ -26,7 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
-            [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild (or, with --verify, check) the .index and .timeindex files of a segment, a partition directory or a whole log dir from the .log files, as a broker''s recovery does')
+            [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -52,7 +52,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         }
         'kcli;help' {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
-            [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild (or, with --verify, check) the .index and .timeindex files of a segment, a partition directory or a whole log dir from the .log files, as a broker''s recovery does')
+            [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }

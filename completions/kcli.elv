@@ -23,7 +23,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand completions 'Print shell completions for kcli to stdout'
-            cand rebuild-index 'Rebuild (or, with --verify, check) the .index and .timeindex files of a segment, a partition directory or a whole log dir from the .log files, as a broker''s recovery does'
+            cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;completions'= {
@@ -46,7 +46,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
         }
         &'kcli;help'= {
             cand completions 'Print shell completions for kcli to stdout'
-            cand rebuild-index 'Rebuild (or, with --verify, check) the .index and .timeindex files of a segment, a partition directory or a whole log dir from the .log files, as a broker''s recovery does'
+            cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;help;completions'= {

@@ -16,8 +16,10 @@ pub struct Cli {
 pub enum Command {
     /// Print shell completions for kcli to stdout.
     Completions(CompletionsArgs),
-    /// Rebuild (or, with --verify, check) the .index and .timeindex files of a segment, a
-    /// partition directory or a whole log dir from the .log files, as a broker's recovery does.
+    /// Rebuild or verify the .index and .timeindex files of log segments.
+    ///
+    /// PATH is a segment's .log file, a partition directory or a whole log dir. The indexes are
+    /// rebuilt from the .log files with the rule a broker's recovery uses (docs/rebuild-index.md).
     RebuildIndex(RebuildIndexArgs),
 }
 
