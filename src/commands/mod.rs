@@ -2,6 +2,7 @@
 //! result to a writer passed in, so tests capture output without a process.
 
 mod completions;
+pub mod rebuild_index;
 
 use crate::cli::{Cli, Command};
 
@@ -20,6 +21,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Completions(args) => completions::run(args.shell, &mut out),
+        Command::RebuildIndex(args) => rebuild_index::run(&args, &mut out),
     }
 }
 

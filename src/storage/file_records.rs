@@ -87,6 +87,21 @@ impl FileRecords {
         })
     }
 
+    /// Opens an existing `.log` file for reading only (inspection tools: no write permission
+    /// needed). Appending to or truncating it fails with an I/O error.
+    pub fn open_read_only(path: PathBuf) -> Result<Self, StorageError> {
+        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        Ok(FileRecords {
+            path,
+            file: Arc::new(file),
+            size,
+        })
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -54,12 +54,40 @@ pub struct SegmentScan {
     pub epochs: Vec<(i32, i64)>,
 }
 
+/// One valid batch as the scan passed it: what an index entry may point at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScannedBatch {
+    pub position: u64,
+    /// Bytes, log overhead included.
+    pub size: usize,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+}
+
 /// Scans `log`, a segment with base offset `base_offset`. `progress` is told the bytes scanned
 /// so far after each chunk's worth of batches.
 pub fn scan_segment(
     log: &FileRecords,
     base_offset: i64,
     index_interval_bytes: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<SegmentScan, StorageError> {
+    scan_segment_visiting(
+        log,
+        base_offset,
+        index_interval_bytes,
+        &mut |_| {},
+        progress,
+    )
+}
+
+/// [`scan_segment`], also showing `visit` every valid batch in file order (for checking
+/// existing indexes against the batches in the same pass).
+pub fn scan_segment_visiting(
+    log: &FileRecords,
+    base_offset: i64,
+    index_interval_bytes: u64,
+    visit: &mut dyn FnMut(&ScannedBatch),
     progress: &mut dyn FnMut(u64),
 ) -> Result<SegmentScan, StorageError> {
     let mut scan = SegmentScan {
@@ -125,6 +153,12 @@ pub fn scan_segment(
                 scan.epochs.push((epoch, header.base_offset));
             }
         }
+        visit(&ScannedBatch {
+            position: entry.position,
+            size: entry.size,
+            last_offset,
+            max_timestamp,
+        });
         scan.valid_bytes += entry.size as u64;
         scan.batches += 1;
         scan.next_offset = last_offset + 1;

@@ -6,6 +6,8 @@
 
 mod cli;
 mod codegen;
+mod rebuild_index;
+mod rebuild_index_kafka;
 mod record_interop;
 mod storage_disk_full;
 mod storage_log;
