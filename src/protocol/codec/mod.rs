@@ -209,6 +209,29 @@ pub trait Message: Codec + ToJson + Default + Clone + PartialEq + std::fmt::Debu
         Ok(w.into_bytes())
     }
 
+    /// For data types written with an int16 version prefix (the `__consumer_offsets` and
+    /// `__transaction_state` keys and values, the consumer protocol's subscription and
+    /// assignment): reads the prefix, then the message at that version; returns both.
+    fn decode_versioned(buf: Bytes) -> Result<(i16, Self), DecodeError> {
+        let mut r = Reader::new(buf);
+        let version = r.i16().map_err(|e| e.in_message(Self::NAME, -1))?;
+        let m = Self::decode(&mut r, version)?;
+        if r.remaining() != 0 {
+            return Err(r
+                .error(DecodeErrorKind::TrailingBytes(r.remaining()))
+                .in_message(Self::NAME, version));
+        }
+        Ok((version, m))
+    }
+
+    /// Writes the int16 `version` prefix, then the message at that version.
+    fn encode_versioned(&self, version: i16) -> Result<BytesMut, EncodeError> {
+        let mut w = Writer::with_capacity(self.compute_size(version)? + 2);
+        w.put_i16(version);
+        self.encode(&mut w, version)?;
+        Ok(w.into_bytes())
+    }
+
     /// The JSON that Kafka's generated `JsonConverter.write(message, version)` produces
     /// (see [`JsonWriter`]).
     fn to_json_string(&self, version: i16) -> String {
