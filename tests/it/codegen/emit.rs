@@ -385,7 +385,7 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
                     .unwrap_or_default();
                 writeln!(
                     read,
-                    "{ind}        {tag}{guard} => s.{id} = r.read(\"{fname}\", {})?,",
+                    "{ind}        {tag}{guard} => s.{id} = r.read(\"{fname}\", {}.tag())?,",
                     p.cx
                 )
                 .ok();
@@ -397,7 +397,7 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
                 counts.push(format!("usize::from({cond})"));
                 writeln!(
                     puts,
-                    "{ind}if {cond} {{\n{ind}    t.put(w, {tag}, \"{fname}\", &self.{id}, {})?;\n{ind}}}",
+                    "{ind}if {cond} {{\n{ind}    t.put(w, {tag}, \"{fname}\", &self.{id}, {}.tag())?;\n{ind}}}",
                     p.cx
                 )
                 .ok();
