@@ -20,6 +20,7 @@ use std::fmt::Write as _;
 use std::io::Write as _;
 
 struct Cases {
+    seeds: u64,
     lines: String,
     expected: Vec<(String, i16, String, String)>,
 }
@@ -33,7 +34,7 @@ impl Visit for Cases {
             MessageKind::Data => M::NAME.to_string(),
         };
         for v in M::VERSIONS.min..=M::VERSIONS.max {
-            for seed in 0..8u64 {
+            for seed in 0..self.seeds {
                 let mut g = Gen::new(seed * 31 + v as u64);
                 g.utf8_only = true;
                 let x = M::arb(&mut g, cx(v, false));
@@ -48,10 +49,15 @@ impl Visit for Cases {
 }
 
 #[test]
-#[ignore = "needs a JDK and kafka-clients 3.9.0: set KCLI_KAFKA_CLIENTS_CP"]
+#[ignore = "needs a JDK and Kafka 3.9.0 jars: set KCLI_KAFKA_CLIENTS_CP"]
 fn java_oracle_agrees_on_bytes_and_json() {
     let cp = std::env::var("KCLI_KAFKA_CLIENTS_CP").expect("KCLI_KAFKA_CLIENTS_CP");
+    // KCLI_ORACLE_SEEDS: values per message version (8 by default).
+    let seeds = std::env::var("KCLI_ORACLE_SEEDS")
+        .ok()
+        .and_then(|s| s.parse().ok());
     let mut cases = Cases {
+        seeds: seeds.unwrap_or(8),
         lines: String::new(),
         expected: Vec::new(),
     };
