@@ -213,9 +213,11 @@ fn range_text(v: Versions) -> String {
     }
 }
 
+/// Writes `text` as `///` lines; brackets are escaped so that rustdoc reads spec prose
+/// ("Array[0]") as text, not as links.
 fn doc(out: &mut String, indent: &str, text: &str) {
     for line in text.lines() {
-        let line = line.trim_end();
+        let line = line.trim_end().replace('[', "\\[").replace(']', "\\]");
         if line.is_empty() {
             writeln!(out, "{indent}///").ok();
         } else {
