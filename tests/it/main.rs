@@ -20,5 +20,6 @@ mod messages;
 mod protocol_arb;
 mod protocol_capture;
 mod protocol_hostile;
+mod protocol_java_oracle;
 mod protocol_json;
 mod protocol_roundtrip;

@@ -171,7 +171,8 @@ fn respond(req: &RequestKind, version: i16, port: i32) -> Option<(ResponseKind, 
                             .map(|p| list_offsets_response::ListOffsetsPartitionResponse {
                                 partition_index: p.partition_index,
                                 offset: 0,
-                                leader_epoch: 0,
+                                // Not ignorable: a non-default value below v4 is an error.
+                                leader_epoch: if version >= 4 { 0 } else { -1 },
                                 ..Default::default()
                             })
                             .collect(),

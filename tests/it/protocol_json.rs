@@ -115,3 +115,17 @@ fn every_message_prints_well_formed_json() {
     visit_all(&mut w);
     assert!(w.checked > 600);
 }
+
+#[test]
+fn data_types_carry_their_version_prefix() {
+    let key = OffsetCommitKey {
+        group: StrBytes::from("g"),
+        topic: StrBytes::from("t"),
+        partition: 1,
+    };
+    let bytes = key.encode_versioned(1).unwrap();
+    assert_eq!(&bytes[..], &[0, 1, 0, 1, b'g', 0, 1, b't', 0, 0, 0, 1]);
+    let (version, back) = OffsetCommitKey::decode_versioned(bytes.freeze()).unwrap();
+    assert_eq!((version, back), (1, key));
+    assert!(OffsetCommitKey::decode_versioned(Bytes::from_static(&[0, 9])).is_err());
+}

@@ -44,6 +44,8 @@ pub struct Cx {
     pub nullable: bool,
     /// The value is a `records` field.
     pub records: bool,
+    /// The value is a tagged field (a nullable struct's null marker is then a varint).
+    pub tagged: bool,
 }
 
 /// A context for a non-nullable field at version `version`, compact when `compact`.
@@ -53,6 +55,7 @@ pub const fn cx(version: i16, compact: bool) -> Cx {
         compact,
         nullable: false,
         records: false,
+        tagged: false,
     }
 }
 
@@ -70,11 +73,20 @@ impl Cx {
         }
     }
 
-    /// The context for the elements of an array: never null, never records.
+    /// The same context for a tagged field.
+    pub const fn tag(self) -> Cx {
+        Cx {
+            tagged: true,
+            ..self
+        }
+    }
+
+    /// The context for the elements of an array: never null, never records, not tagged.
     pub const fn element(self) -> Cx {
         Cx {
             nullable: false,
             records: false,
+            tagged: false,
             ..self
         }
     }
@@ -97,24 +109,48 @@ pub trait Codec: Sized {
     /// Writes a non-null value.
     fn write(&self, w: &mut Writer, cx: Cx) -> Result<(), EncodeError>;
     /// Reads a value that may be null. The default is a struct's: an int8 marker, negative for
-    /// null.
+    /// null; as a tagged field, an unsigned varint, 0 for null (Java reads it as an int, `<= 0`).
     fn read_nullable(r: &mut Reader, cx: Cx) -> Result<Option<Self>, DecodeError> {
-        if r.i8()? < 0 {
+        let null = if cx.tagged {
+            (r.uvarint()? as i32) <= 0
+        } else {
+            r.i8()? < 0
+        };
+        if null {
             Ok(None)
         } else {
-            Self::read(r, cx).map(Some)
+            Self::read(
+                r,
+                Cx {
+                    tagged: false,
+                    ..cx
+                },
+            )
+            .map(Some)
         }
     }
-    /// Writes a value that may be null (the default writes a struct's int8 marker).
+    /// Writes a value that may be null (the default writes a struct's marker: int8 -1 or 1, or
+    /// as a tagged field varint 0 or 1).
     fn write_nullable(value: Option<&Self>, w: &mut Writer, cx: Cx) -> Result<(), EncodeError> {
+        let marker = |w: &mut Writer, present: bool| match (cx.tagged, present) {
+            (true, p) => w.put_uvarint(u32::from(p)),
+            (false, true) => w.put_i8(1),
+            (false, false) => w.put_i8(-1),
+        };
         match value {
             None => {
-                w.put_i8(-1);
+                marker(w, false);
                 Ok(())
             }
             Some(v) => {
-                w.put_i8(1);
-                v.write(w, cx)
+                marker(w, true);
+                v.write(
+                    w,
+                    Cx {
+                        tagged: false,
+                        ..cx
+                    },
+                )
             }
         }
     }
@@ -205,6 +241,29 @@ pub trait Message: Codec + ToJson + Default + Clone + PartialEq + std::fmt::Debu
     /// Encodes into a buffer sized exactly by [`Message::compute_size`].
     fn encode_to_bytes(&self, version: i16) -> Result<BytesMut, EncodeError> {
         let mut w = Writer::with_capacity(self.compute_size(version)?);
+        self.encode(&mut w, version)?;
+        Ok(w.into_bytes())
+    }
+
+    /// For data types written with an int16 version prefix (the `__consumer_offsets` and
+    /// `__transaction_state` keys and values, the consumer protocol's subscription and
+    /// assignment): reads the prefix, then the message at that version; returns both.
+    fn decode_versioned(buf: Bytes) -> Result<(i16, Self), DecodeError> {
+        let mut r = Reader::new(buf);
+        let version = r.i16().map_err(|e| e.in_message(Self::NAME, -1))?;
+        let m = Self::decode(&mut r, version)?;
+        if r.remaining() != 0 {
+            return Err(r
+                .error(DecodeErrorKind::TrailingBytes(r.remaining()))
+                .in_message(Self::NAME, version));
+        }
+        Ok((version, m))
+    }
+
+    /// Writes the int16 `version` prefix, then the message at that version.
+    fn encode_versioned(&self, version: i16) -> Result<BytesMut, EncodeError> {
+        let mut w = Writer::with_capacity(self.compute_size(version)? + 2);
+        w.put_i16(version);
         self.encode(&mut w, version)?;
         Ok(w.into_bytes())
     }

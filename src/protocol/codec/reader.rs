@@ -189,3 +189,48 @@ impl Reader {
         Ok(unknown)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_read_as_java_reads_them() {
+        let mut r = Reader::new(Bytes::from_static(&[
+            0x96, 0x01, 0x7f, 0x80, 0x80, 0x80, 0x80, 0x80,
+        ]));
+        assert_eq!(r.uvarint().unwrap(), 150);
+        assert_eq!(r.uvarint().unwrap(), 127);
+        assert_eq!(
+            r.uvarint().unwrap_err().kind,
+            DecodeErrorKind::VarintTooLong
+        );
+    }
+
+    #[test]
+    fn counts_are_checked_against_the_bytes_left() {
+        let r = Reader::new(Bytes::from_static(&[0; 3]));
+        assert_eq!(r.checked_count(3).unwrap(), 3);
+        assert!(matches!(
+            r.checked_count(4).unwrap_err().kind,
+            DecodeErrorKind::CountTooLarge {
+                count: 4,
+                remaining: 3
+            }
+        ));
+        assert_eq!(
+            r.checked_count(-1).unwrap_err().kind,
+            DecodeErrorKind::NullNotAllowed
+        );
+    }
+
+    #[test]
+    fn taken_bytes_are_slices_of_the_frame() {
+        let frame = Bytes::from(vec![1u8, 2, 3, 4]);
+        let mut r = Reader::new(frame.clone());
+        let taken = r.take(2).unwrap();
+        assert_eq!(taken.as_ptr(), frame.as_ptr());
+        assert_eq!(r.remaining(), 2);
+        assert!(r.take(3).is_err());
+    }
+}

@@ -250,3 +250,66 @@ impl TagWriter<'_> {
 fn size_u32(n: usize) -> Result<u32, EncodeError> {
     u32::try_from(n).map_err(|_| EncodeError::new(EncodeErrorKind::TooLong(n)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_use_the_right_prefix() {
+        let mut w = Writer::new();
+        w.put_length(Some(3), true, true).unwrap();
+        w.put_length(None, true, false).unwrap();
+        w.put_length(Some(3), false, false).unwrap();
+        w.put_length(None, false, true).unwrap();
+        assert_eq!(&w.into_bytes()[..], &[4, 0, 0, 3, 0xff, 0xff, 0xff, 0xff]);
+        let mut w = Writer::new();
+        assert!(w.put_length(Some(40_000), false, false).is_err());
+    }
+
+    #[test]
+    fn records_become_their_own_segments_and_are_counted() {
+        let records = Bytes::from_static(b"batch");
+        let mut w = Writer::segmented();
+        w.put_i16(7);
+        w.put_records(&records);
+        w.put_i8(1);
+        assert_eq!(w.len(), 8);
+        let segments = w.into_segments();
+        assert_eq!(
+            segments,
+            vec![
+                Segment::Inline(Bytes::from_static(&[0, 7])),
+                Segment::Records(records.clone()),
+                Segment::Inline(Bytes::from_static(&[1])),
+            ]
+        );
+        let Segment::Records(r) = &segments[1] else {
+            unreachable!()
+        };
+        assert_eq!(r.as_ptr(), records.as_ptr());
+        let mut c = Writer::counter();
+        c.put_records(&records);
+        assert_eq!((c.len(), c.into_bytes().len()), (5, 0));
+    }
+
+    #[test]
+    fn unknown_tags_interleave_with_known_ones_in_tag_order() {
+        let raw = [
+            RawTaggedField {
+                tag: 0,
+                data: Bytes::from_static(&[9]),
+            },
+            RawTaggedField {
+                tag: 5,
+                data: Bytes::new(),
+            },
+        ];
+        let mut w = Writer::new();
+        let mut t = w.tags(1, &raw).unwrap();
+        t.put(&mut w, 2, "x", &7i8, super::super::cx(0, true))
+            .unwrap();
+        t.finish(&mut w).unwrap();
+        assert_eq!(&w.into_bytes()[..], &[3, 0, 1, 9, 2, 1, 7, 5, 0]);
+    }
+}

@@ -92,10 +92,10 @@ impl c::Codec for ApiVersionsResponse {
         if flex {
             s.unknown_tagged_fields = r.tagged("ApiVersionsResponse", |tag, r| {
                 match tag {
-                    0 => s.supported_features = r.read("ApiVersionsResponse.supported_features", c::cx(v, flex))?,
-                    1 => s.finalized_features_epoch = r.read("ApiVersionsResponse.finalized_features_epoch", c::cx(v, flex))?,
-                    2 => s.finalized_features = r.read("ApiVersionsResponse.finalized_features", c::cx(v, flex))?,
-                    3 => s.zk_migration_ready = r.read("ApiVersionsResponse.zk_migration_ready", c::cx(v, flex))?,
+                    0 => s.supported_features = r.read("ApiVersionsResponse.supported_features", c::cx(v, flex).tag())?,
+                    1 => s.finalized_features_epoch = r.read("ApiVersionsResponse.finalized_features_epoch", c::cx(v, flex).tag())?,
+                    2 => s.finalized_features = r.read("ApiVersionsResponse.finalized_features", c::cx(v, flex).tag())?,
+                    3 => s.zk_migration_ready = r.read("ApiVersionsResponse.zk_migration_ready", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -115,16 +115,16 @@ impl c::Codec for ApiVersionsResponse {
         if flex {
             let mut t = w.tags(usize::from(!self.supported_features.is_empty()) + usize::from(self.finalized_features_epoch != -1) + usize::from(!self.finalized_features.is_empty()) + usize::from(self.zk_migration_ready), &self.unknown_tagged_fields)?;
             if !self.supported_features.is_empty() {
-                t.put(w, 0, "ApiVersionsResponse.supported_features", &self.supported_features, c::cx(v, flex))?;
+                t.put(w, 0, "ApiVersionsResponse.supported_features", &self.supported_features, c::cx(v, flex).tag())?;
             }
             if self.finalized_features_epoch != -1 {
-                t.put(w, 1, "ApiVersionsResponse.finalized_features_epoch", &self.finalized_features_epoch, c::cx(v, flex))?;
+                t.put(w, 1, "ApiVersionsResponse.finalized_features_epoch", &self.finalized_features_epoch, c::cx(v, flex).tag())?;
             }
             if !self.finalized_features.is_empty() {
-                t.put(w, 2, "ApiVersionsResponse.finalized_features", &self.finalized_features, c::cx(v, flex))?;
+                t.put(w, 2, "ApiVersionsResponse.finalized_features", &self.finalized_features, c::cx(v, flex).tag())?;
             }
             if self.zk_migration_ready {
-                t.put(w, 3, "ApiVersionsResponse.zk_migration_ready", &self.zk_migration_ready, c::cx(v, flex))?;
+                t.put(w, 3, "ApiVersionsResponse.zk_migration_ready", &self.zk_migration_ready, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

@@ -44,7 +44,7 @@ impl c::Codec for BeginQuorumEpochResponse {
         if flex {
             s.unknown_tagged_fields = r.tagged("BeginQuorumEpochResponse", |tag, r| {
                 match tag {
-                    0 => s.node_endpoints = r.read("BeginQuorumEpochResponse.node_endpoints", c::cx(v, flex))?,
+                    0 => s.node_endpoints = r.read("BeginQuorumEpochResponse.node_endpoints", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -64,7 +64,7 @@ impl c::Codec for BeginQuorumEpochResponse {
         if flex {
             let mut t = w.tags(usize::from(!self.node_endpoints.is_empty()), &self.unknown_tagged_fields)?;
             if !self.node_endpoints.is_empty() {
-                t.put(w, 0, "BeginQuorumEpochResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex))?;
+                t.put(w, 0, "BeginQuorumEpochResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

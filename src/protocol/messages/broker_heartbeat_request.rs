@@ -77,7 +77,7 @@ impl c::Codec for BrokerHeartbeatRequest {
         s.want_shut_down = r.read("BrokerHeartbeatRequest.want_shut_down", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("BrokerHeartbeatRequest", |tag, r| {
             match tag {
-                0 if v >= 1 => s.offline_log_dirs = r.read("BrokerHeartbeatRequest.offline_log_dirs", c::cx(v, flex))?,
+                0 if v >= 1 => s.offline_log_dirs = r.read("BrokerHeartbeatRequest.offline_log_dirs", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -98,7 +98,7 @@ impl c::Codec for BrokerHeartbeatRequest {
         }
         let mut t = w.tags(usize::from(v >= 1 && !self.offline_log_dirs.is_empty()), &self.unknown_tagged_fields)?;
         if v >= 1 && !self.offline_log_dirs.is_empty() {
-            t.put(w, 0, "BrokerHeartbeatRequest.offline_log_dirs", &self.offline_log_dirs, c::cx(v, flex))?;
+            t.put(w, 0, "BrokerHeartbeatRequest.offline_log_dirs", &self.offline_log_dirs, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())

@@ -41,7 +41,7 @@ pub struct ConsumerGroupMemberMetadataValue {
     pub server_assignor: Option<c::StrBytes>,
     /// The classic member metadata which includes the supported protocols of the consumer if it uses the classic protocol. The metadata is null if the consumer uses the consumer protocol.
     ///
-    /// Versions 0, nullable 0+, tagged 0+ (tag 0), default "null".
+    /// Versions 0, nullable 0+, tagged 0+ (tag 0).
     pub classic_member_metadata: Option<ClassicMemberMetadata>,
     /// Tagged fields unknown at the decoded version, re-emitted in tag order.
     pub unknown_tagged_fields: Vec<c::RawTaggedField>,
@@ -58,7 +58,7 @@ impl Default for ConsumerGroupMemberMetadataValue {
             subscribed_topic_regex: Some(c::StrBytes::default()),
             rebalance_timeout_ms: -1,
             server_assignor: Some(c::StrBytes::default()),
-            classic_member_metadata: None,
+            classic_member_metadata: Some(ClassicMemberMetadata::default()),
             unknown_tagged_fields: Vec::new(),
         }
     }
@@ -76,7 +76,7 @@ impl c::ToJson for ConsumerGroupMemberMetadataValue {
         j.field("subscribedTopicRegex", &self.subscribed_topic_regex, cx);
         j.field("rebalanceTimeoutMs", &self.rebalance_timeout_ms, cx);
         j.field("serverAssignor", &self.server_assignor, cx);
-        if self.classic_member_metadata.is_some() {
+        if self.classic_member_metadata != Some(ClassicMemberMetadata::default()) {
             j.field("classicMemberMetadata", &self.classic_member_metadata, cx);
         }
         j.end_object();
@@ -98,7 +98,7 @@ impl c::Codec for ConsumerGroupMemberMetadataValue {
         s.server_assignor = r.read("ConsumerGroupMemberMetadataValue.server_assignor", c::cx(v, flex).n(true))?;
         s.unknown_tagged_fields = r.tagged("ConsumerGroupMemberMetadataValue", |tag, r| {
             match tag {
-                0 => s.classic_member_metadata = r.read("ConsumerGroupMemberMetadataValue.classic_member_metadata", c::cx(v, flex).n(true))?,
+                0 => s.classic_member_metadata = r.read("ConsumerGroupMemberMetadataValue.classic_member_metadata", c::cx(v, flex).n(true).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -117,9 +117,9 @@ impl c::Codec for ConsumerGroupMemberMetadataValue {
         w.put("ConsumerGroupMemberMetadataValue.subscribed_topic_regex", &self.subscribed_topic_regex, c::cx(v, flex).n(true))?;
         w.put("ConsumerGroupMemberMetadataValue.rebalance_timeout_ms", &self.rebalance_timeout_ms, c::cx(v, flex))?;
         w.put("ConsumerGroupMemberMetadataValue.server_assignor", &self.server_assignor, c::cx(v, flex).n(true))?;
-        let mut t = w.tags(usize::from(self.classic_member_metadata.is_some()), &self.unknown_tagged_fields)?;
-        if self.classic_member_metadata.is_some() {
-            t.put(w, 0, "ConsumerGroupMemberMetadataValue.classic_member_metadata", &self.classic_member_metadata, c::cx(v, flex).n(true))?;
+        let mut t = w.tags(usize::from(self.classic_member_metadata != Some(ClassicMemberMetadata::default())), &self.unknown_tagged_fields)?;
+        if self.classic_member_metadata != Some(ClassicMemberMetadata::default()) {
+            t.put(w, 0, "ConsumerGroupMemberMetadataValue.classic_member_metadata", &self.classic_member_metadata, c::cx(v, flex).n(true).tag())?;
         }
         t.finish(w)?;
         Ok(())

@@ -168,7 +168,7 @@ impl c::Codec for CreatableTopicResult {
         if flex {
             s.unknown_tagged_fields = r.tagged("CreatableTopicResult", |tag, r| {
                 match tag {
-                    0 => s.topic_config_error_code = r.read("CreatableTopicResult.topic_config_error_code", c::cx(v, flex))?,
+                    0 => s.topic_config_error_code = r.read("CreatableTopicResult.topic_config_error_code", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -200,7 +200,7 @@ impl c::Codec for CreatableTopicResult {
         if flex {
             let mut t = w.tags(usize::from(self.topic_config_error_code != 0), &self.unknown_tagged_fields)?;
             if self.topic_config_error_code != 0 {
-                t.put(w, 0, "CreatableTopicResult.topic_config_error_code", &self.topic_config_error_code, c::cx(v, flex))?;
+                t.put(w, 0, "CreatableTopicResult.topic_config_error_code", &self.topic_config_error_code, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

@@ -147,8 +147,8 @@ impl c::Codec for FetchRequest {
         if flex {
             s.unknown_tagged_fields = r.tagged("FetchRequest", |tag, r| {
                 match tag {
-                    0 => s.cluster_id = r.read("FetchRequest.cluster_id", c::cx(v, flex).n(true))?,
-                    1 if v >= 15 => s.replica_state = r.read("FetchRequest.replica_state", c::cx(v, flex))?,
+                    0 => s.cluster_id = r.read("FetchRequest.cluster_id", c::cx(v, flex).n(true).tag())?,
+                    1 if v >= 15 => s.replica_state = r.read("FetchRequest.replica_state", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -196,10 +196,10 @@ impl c::Codec for FetchRequest {
         if flex {
             let mut t = w.tags(usize::from(self.cluster_id.is_some()) + usize::from(v >= 15 && self.replica_state != ReplicaState::default()), &self.unknown_tagged_fields)?;
             if self.cluster_id.is_some() {
-                t.put(w, 0, "FetchRequest.cluster_id", &self.cluster_id, c::cx(v, flex).n(true))?;
+                t.put(w, 0, "FetchRequest.cluster_id", &self.cluster_id, c::cx(v, flex).n(true).tag())?;
             }
             if v >= 15 && self.replica_state != ReplicaState::default() {
-                t.put(w, 1, "FetchRequest.replica_state", &self.replica_state, c::cx(v, flex))?;
+                t.put(w, 1, "FetchRequest.replica_state", &self.replica_state, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }
@@ -425,7 +425,7 @@ impl c::Codec for FetchPartition {
         if flex {
             s.unknown_tagged_fields = r.tagged("FetchPartition", |tag, r| {
                 match tag {
-                    0 if v >= 17 => s.replica_directory_id = r.read("FetchPartition.replica_directory_id", c::cx(v, flex))?,
+                    0 if v >= 17 => s.replica_directory_id = r.read("FetchPartition.replica_directory_id", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -455,7 +455,7 @@ impl c::Codec for FetchPartition {
         if flex {
             let mut t = w.tags(usize::from(v >= 17 && !self.replica_directory_id.is_nil()), &self.unknown_tagged_fields)?;
             if v >= 17 && !self.replica_directory_id.is_nil() {
-                t.put(w, 0, "FetchPartition.replica_directory_id", &self.replica_directory_id, c::cx(v, flex))?;
+                t.put(w, 0, "FetchPartition.replica_directory_id", &self.replica_directory_id, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

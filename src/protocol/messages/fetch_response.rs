@@ -70,7 +70,7 @@ impl c::Codec for FetchResponse {
         if flex {
             s.unknown_tagged_fields = r.tagged("FetchResponse", |tag, r| {
                 match tag {
-                    0 if v >= 16 => s.node_endpoints = r.read("FetchResponse.node_endpoints", c::cx(v, flex))?,
+                    0 if v >= 16 => s.node_endpoints = r.read("FetchResponse.node_endpoints", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -101,7 +101,7 @@ impl c::Codec for FetchResponse {
         if flex {
             let mut t = w.tags(usize::from(v >= 16 && !self.node_endpoints.is_empty()), &self.unknown_tagged_fields)?;
             if v >= 16 && !self.node_endpoints.is_empty() {
-                t.put(w, 0, "FetchResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex))?;
+                t.put(w, 0, "FetchResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }
@@ -303,9 +303,9 @@ impl c::Codec for PartitionData {
         if flex {
             s.unknown_tagged_fields = r.tagged("PartitionData", |tag, r| {
                 match tag {
-                    0 => s.diverging_epoch = r.read("PartitionData.diverging_epoch", c::cx(v, flex))?,
-                    1 => s.current_leader = r.read("PartitionData.current_leader", c::cx(v, flex))?,
-                    2 => s.snapshot_id = r.read("PartitionData.snapshot_id", c::cx(v, flex))?,
+                    0 => s.diverging_epoch = r.read("PartitionData.diverging_epoch", c::cx(v, flex).tag())?,
+                    1 => s.current_leader = r.read("PartitionData.current_leader", c::cx(v, flex).tag())?,
+                    2 => s.snapshot_id = r.read("PartitionData.snapshot_id", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -348,13 +348,13 @@ impl c::Codec for PartitionData {
         if flex {
             let mut t = w.tags(usize::from(self.diverging_epoch != EpochEndOffset::default()) + usize::from(self.current_leader != LeaderIdAndEpoch::default()) + usize::from(self.snapshot_id != SnapshotId::default()), &self.unknown_tagged_fields)?;
             if self.diverging_epoch != EpochEndOffset::default() {
-                t.put(w, 0, "PartitionData.diverging_epoch", &self.diverging_epoch, c::cx(v, flex))?;
+                t.put(w, 0, "PartitionData.diverging_epoch", &self.diverging_epoch, c::cx(v, flex).tag())?;
             }
             if self.current_leader != LeaderIdAndEpoch::default() {
-                t.put(w, 1, "PartitionData.current_leader", &self.current_leader, c::cx(v, flex))?;
+                t.put(w, 1, "PartitionData.current_leader", &self.current_leader, c::cx(v, flex).tag())?;
             }
             if self.snapshot_id != SnapshotId::default() {
-                t.put(w, 2, "PartitionData.snapshot_id", &self.snapshot_id, c::cx(v, flex))?;
+                t.put(w, 2, "PartitionData.snapshot_id", &self.snapshot_id, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

@@ -63,7 +63,7 @@ impl c::Codec for FetchSnapshotRequest {
         s.topics = r.read("FetchSnapshotRequest.topics", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("FetchSnapshotRequest", |tag, r| {
             match tag {
-                0 => s.cluster_id = r.read("FetchSnapshotRequest.cluster_id", c::cx(v, flex).n(true))?,
+                0 => s.cluster_id = r.read("FetchSnapshotRequest.cluster_id", c::cx(v, flex).n(true).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -79,7 +79,7 @@ impl c::Codec for FetchSnapshotRequest {
         w.put("FetchSnapshotRequest.topics", &self.topics, c::cx(v, flex))?;
         let mut t = w.tags(usize::from(self.cluster_id.is_some()), &self.unknown_tagged_fields)?;
         if self.cluster_id.is_some() {
-            t.put(w, 0, "FetchSnapshotRequest.cluster_id", &self.cluster_id, c::cx(v, flex).n(true))?;
+            t.put(w, 0, "FetchSnapshotRequest.cluster_id", &self.cluster_id, c::cx(v, flex).n(true).tag())?;
         }
         t.finish(w)?;
         Ok(())
@@ -185,7 +185,7 @@ impl c::Codec for PartitionSnapshot {
         s.position = r.read("PartitionSnapshot.position", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("PartitionSnapshot", |tag, r| {
             match tag {
-                0 if v >= 1 => s.replica_directory_id = r.read("PartitionSnapshot.replica_directory_id", c::cx(v, flex))?,
+                0 if v >= 1 => s.replica_directory_id = r.read("PartitionSnapshot.replica_directory_id", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -202,7 +202,7 @@ impl c::Codec for PartitionSnapshot {
         w.put("PartitionSnapshot.position", &self.position, c::cx(v, flex))?;
         let mut t = w.tags(usize::from(v >= 1 && !self.replica_directory_id.is_nil()), &self.unknown_tagged_fields)?;
         if v >= 1 && !self.replica_directory_id.is_nil() {
-            t.put(w, 0, "PartitionSnapshot.replica_directory_id", &self.replica_directory_id, c::cx(v, flex))?;
+            t.put(w, 0, "PartitionSnapshot.replica_directory_id", &self.replica_directory_id, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())

@@ -51,7 +51,7 @@ impl c::Codec for FetchSnapshotResponse {
         s.topics = r.read("FetchSnapshotResponse.topics", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("FetchSnapshotResponse", |tag, r| {
             match tag {
-                0 if v >= 1 => s.node_endpoints = r.read("FetchSnapshotResponse.node_endpoints", c::cx(v, flex))?,
+                0 if v >= 1 => s.node_endpoints = r.read("FetchSnapshotResponse.node_endpoints", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -70,7 +70,7 @@ impl c::Codec for FetchSnapshotResponse {
         }
         let mut t = w.tags(usize::from(v >= 1 && !self.node_endpoints.is_empty()), &self.unknown_tagged_fields)?;
         if v >= 1 && !self.node_endpoints.is_empty() {
-            t.put(w, 0, "FetchSnapshotResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex))?;
+            t.put(w, 0, "FetchSnapshotResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())
@@ -186,7 +186,7 @@ impl c::Codec for PartitionSnapshot {
         s.unaligned_records = r.read("PartitionSnapshot.unaligned_records", c::cx(v, flex).rec())?;
         s.unknown_tagged_fields = r.tagged("PartitionSnapshot", |tag, r| {
             match tag {
-                0 => s.current_leader = r.read("PartitionSnapshot.current_leader", c::cx(v, flex))?,
+                0 => s.current_leader = r.read("PartitionSnapshot.current_leader", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -205,7 +205,7 @@ impl c::Codec for PartitionSnapshot {
         w.put("PartitionSnapshot.unaligned_records", &self.unaligned_records, c::cx(v, flex).rec())?;
         let mut t = w.tags(usize::from(self.current_leader != LeaderIdAndEpoch::default()), &self.unknown_tagged_fields)?;
         if self.current_leader != LeaderIdAndEpoch::default() {
-            t.put(w, 0, "PartitionSnapshot.current_leader", &self.current_leader, c::cx(v, flex))?;
+            t.put(w, 0, "PartitionSnapshot.current_leader", &self.current_leader, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())

@@ -39,7 +39,7 @@ pub struct GetTelemetrySubscriptionsResponse {
     ///
     /// Versions 0.
     pub delta_temporality: bool,
-    /// Requested metrics prefix string match. Empty array: No metrics subscribed, Array[0] empty string: All metrics subscribed.
+    /// Requested metrics prefix string match. Empty array: No metrics subscribed, Array\[0\] empty string: All metrics subscribed.
     ///
     /// Versions 0.
     pub requested_metrics: Vec<c::StrBytes>,

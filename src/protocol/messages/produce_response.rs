@@ -50,7 +50,7 @@ impl c::Codec for ProduceResponse {
         if flex {
             s.unknown_tagged_fields = r.tagged("ProduceResponse", |tag, r| {
                 match tag {
-                    0 if v >= 10 => s.node_endpoints = r.read("ProduceResponse.node_endpoints", c::cx(v, flex))?,
+                    0 if v >= 10 => s.node_endpoints = r.read("ProduceResponse.node_endpoints", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -72,7 +72,7 @@ impl c::Codec for ProduceResponse {
         if flex {
             let mut t = w.tags(usize::from(v >= 10 && !self.node_endpoints.is_empty()), &self.unknown_tagged_fields)?;
             if v >= 10 && !self.node_endpoints.is_empty() {
-                t.put(w, 0, "ProduceResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex))?;
+                t.put(w, 0, "ProduceResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }
@@ -232,7 +232,7 @@ impl c::Codec for PartitionProduceResponse {
         if flex {
             s.unknown_tagged_fields = r.tagged("PartitionProduceResponse", |tag, r| {
                 match tag {
-                    0 if v >= 10 => s.current_leader = r.read("PartitionProduceResponse.current_leader", c::cx(v, flex))?,
+                    0 if v >= 10 => s.current_leader = r.read("PartitionProduceResponse.current_leader", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -265,7 +265,7 @@ impl c::Codec for PartitionProduceResponse {
         if flex {
             let mut t = w.tags(usize::from(v >= 10 && self.current_leader != LeaderIdAndEpoch::default()), &self.unknown_tagged_fields)?;
             if v >= 10 && self.current_leader != LeaderIdAndEpoch::default() {
-                t.put(w, 0, "PartitionProduceResponse.current_leader", &self.current_leader, c::cx(v, flex))?;
+                t.put(w, 0, "PartitionProduceResponse.current_leader", &self.current_leader, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

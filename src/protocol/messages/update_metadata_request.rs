@@ -106,7 +106,7 @@ impl c::Codec for UpdateMetadataRequest {
         if flex {
             s.unknown_tagged_fields = r.tagged("UpdateMetadataRequest", |tag, r| {
                 match tag {
-                    0 if v >= 8 => s.r#type = r.read("UpdateMetadataRequest.type", c::cx(v, flex))?,
+                    0 if v >= 8 => s.r#type = r.read("UpdateMetadataRequest.type", c::cx(v, flex).tag())?,
                     _ => return Ok(false),
                 }
                 Ok(true)
@@ -148,7 +148,7 @@ impl c::Codec for UpdateMetadataRequest {
         if flex {
             let mut t = w.tags(usize::from(v >= 8 && self.r#type != 0), &self.unknown_tagged_fields)?;
             if v >= 8 && self.r#type != 0 {
-                t.put(w, 0, "UpdateMetadataRequest.type", &self.r#type, c::cx(v, flex))?;
+                t.put(w, 0, "UpdateMetadataRequest.type", &self.r#type, c::cx(v, flex).tag())?;
             }
             t.finish(w)?;
         }

@@ -43,7 +43,7 @@ impl c::Codec for UpdateRaftVoterResponse {
         s.error_code = r.read("UpdateRaftVoterResponse.error_code", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("UpdateRaftVoterResponse", |tag, r| {
             match tag {
-                0 => s.current_leader = r.read("UpdateRaftVoterResponse.current_leader", c::cx(v, flex))?,
+                0 => s.current_leader = r.read("UpdateRaftVoterResponse.current_leader", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -58,7 +58,7 @@ impl c::Codec for UpdateRaftVoterResponse {
         w.put("UpdateRaftVoterResponse.error_code", &self.error_code, c::cx(v, flex))?;
         let mut t = w.tags(usize::from(self.current_leader != CurrentLeader::default()), &self.unknown_tagged_fields)?;
         if self.current_leader != CurrentLeader::default() {
-            t.put(w, 0, "UpdateRaftVoterResponse.current_leader", &self.current_leader, c::cx(v, flex))?;
+            t.put(w, 0, "UpdateRaftVoterResponse.current_leader", &self.current_leader, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())

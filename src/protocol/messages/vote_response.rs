@@ -43,7 +43,7 @@ impl c::Codec for VoteResponse {
         s.topics = r.read("VoteResponse.topics", c::cx(v, flex))?;
         s.unknown_tagged_fields = r.tagged("VoteResponse", |tag, r| {
             match tag {
-                0 if v >= 1 => s.node_endpoints = r.read("VoteResponse.node_endpoints", c::cx(v, flex))?,
+                0 if v >= 1 => s.node_endpoints = r.read("VoteResponse.node_endpoints", c::cx(v, flex).tag())?,
                 _ => return Ok(false),
             }
             Ok(true)
@@ -61,7 +61,7 @@ impl c::Codec for VoteResponse {
         }
         let mut t = w.tags(usize::from(v >= 1 && !self.node_endpoints.is_empty()), &self.unknown_tagged_fields)?;
         if v >= 1 && !self.node_endpoints.is_empty() {
-            t.put(w, 0, "VoteResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex))?;
+            t.put(w, 0, "VoteResponse.node_endpoints", &self.node_endpoints, c::cx(v, flex).tag())?;
         }
         t.finish(w)?;
         Ok(())

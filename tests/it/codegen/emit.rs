@@ -213,9 +213,11 @@ fn range_text(v: Versions) -> String {
     }
 }
 
+/// Writes `text` as `///` lines; brackets are escaped so that rustdoc reads spec prose
+/// ("Array[0]") as text, not as links.
 fn doc(out: &mut String, indent: &str, text: &str) {
     for line in text.lines() {
-        let line = line.trim_end();
+        let line = line.trim_end().replace('[', "\\[").replace(']', "\\]");
         if line.is_empty() {
             writeln!(out, "{indent}///").ok();
         } else {
@@ -385,7 +387,7 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
                     .unwrap_or_default();
                 writeln!(
                     read,
-                    "{ind}        {tag}{guard} => s.{id} = r.read(\"{fname}\", {})?,",
+                    "{ind}        {tag}{guard} => s.{id} = r.read(\"{fname}\", {}.tag())?,",
                     p.cx
                 )
                 .ok();
@@ -397,7 +399,7 @@ fn emit_struct(out: &mut String, sd: &StructDef, spec: &Spec) {
                 counts.push(format!("usize::from({cond})"));
                 writeln!(
                     puts,
-                    "{ind}if {cond} {{\n{ind}    t.put(w, {tag}, \"{fname}\", &self.{id}, {})?;\n{ind}}}",
+                    "{ind}if {cond} {{\n{ind}    t.put(w, {tag}, \"{fname}\", &self.{id}, {}.tag())?;\n{ind}}}",
                     p.cx
                 )
                 .ok();

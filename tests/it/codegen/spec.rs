@@ -232,7 +232,12 @@ fn parse_field(v: &Value, ctx: &str) -> Field {
         tagged: versions(v, "taggedVersions"),
         // Tags appear both as numbers and as strings ("tag": "0").
         tag: s(v, "tag").map(|t| t.parse().unwrap_or_else(|_| panic!("{ctx}: bad tag {t:?}"))),
-        default: s(v, "default"),
+        // A JSON null default reads as no default at all in Kafka's `FieldSpec` (only the
+        // string "null" means null): ConsumerGroupMemberMetadataValue.ClassicMemberMetadata.
+        default: v
+            .get("default")
+            .filter(|d| !d.is_null())
+            .and(s(v, "default")),
         ignorable: v.get("ignorable").and_then(Value::as_bool).unwrap_or(false),
         flexible: s(v, "flexibleVersions").map(|x| Versions::parse(&x)),
         about: s(v, "about").unwrap_or_default(),
