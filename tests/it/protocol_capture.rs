@@ -1,8 +1,9 @@
-//! Real-client frames: a small capture listener (an ignored test, run by hand) that plays a
-//! one-broker cluster for a client, answers ApiVersions, Metadata, Produce, InitProducerId and
-//! FindCoordinator with the generated codec, and saves every request frame under
-//! `tests/fixtures/frames/<client>/`; and the test that decodes every committed frame and
-//! re-encodes it byte for byte. How the fixtures were made is in that folder's README.md.
+//! Real-client frames: a small capture listener that plays a one-broker cluster for a client,
+//! answers ApiVersions, Metadata, Produce, InitProducerId and FindCoordinator with the generated
+//! codec, and saves every request frame; the test that decodes every committed frame under
+//! `tests/fixtures/frames/` and re-encodes it byte for byte; and a live run of kcat (a real
+//! librdkafka client) against the listener on every test run. How the fixtures were made is in
+//! that folder's README.md.
 
 // Test code: a failed expectation panics with the file and the reason.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -294,21 +295,59 @@ fn serve(mut s: TcpStream, dir: &Path, port: i32, seq: &std::sync::atomic::Atomi
     }
 }
 
-/// `KCLI_CAPTURE_NAME=kafka-python KCLI_CAPTURE_CMD='python3 produce.py' cargo test --test it
-/// capture_client_frames -- --ignored`: runs the command with `BOOTSTRAP=127.0.0.1:<port>`
-/// and saves what it sends.
+/// Runs a real client against the capture listener and checks that every frame it sent decodes
+/// and re-encodes byte for byte. By default the client is kcat (`tests/fixtures/frames/kcat.sh`)
+/// and the frames go to a temporary dir; to add fixtures for another client, set
+/// `KCLI_CAPTURE_NAME=<folder>` and `KCLI_CAPTURE_CMD=<command reading $BOOTSTRAP>` and the frames
+/// are saved under `tests/fixtures/frames/<folder>/`.
 #[test]
-#[ignore = "run by hand with a Kafka client installed; see tests/fixtures/frames/README.md"]
-fn capture_client_frames() {
-    let name = std::env::var("KCLI_CAPTURE_NAME").unwrap();
-    let cmd = std::env::var("KCLI_CAPTURE_CMD").unwrap();
-    let dir = fixtures().join(&name);
-    std::fs::create_dir_all(&dir).unwrap();
+fn live_client_frames_round_trip() {
+    let scratch = tempfile::tempdir().unwrap();
+    let (dir, cmd) = match (
+        std::env::var("KCLI_CAPTURE_NAME"),
+        std::env::var("KCLI_CAPTURE_CMD"),
+    ) {
+        (Ok(name), Ok(cmd)) => (fixtures().join(name), cmd),
+        _ => (
+            scratch.path().to_path_buf(),
+            format!("sh {}", fixtures().join("kcat.sh").display()),
+        ),
+    };
+    capture(&dir, &cmd);
+    let mut files = Vec::new();
+    frames_under(&dir, &mut files);
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+        .collect();
+    for api in ["ApiVersions", "Metadata", "Produce", "Fetch"] {
+        assert!(
+            names.iter().any(|n| n.contains(&format!("-{api}-"))),
+            "no {api} frame captured: {names:?}"
+        );
+    }
+    for path in files {
+        let frame = std::fs::read(&path).unwrap();
+        let (header, body) = decode_request(Bytes::from(frame.clone()))
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        assert_eq!(
+            &encode_request_frame(&header, &body).unwrap()[4..],
+            &frame[..],
+            "{}",
+            path.display()
+        );
+    }
+}
+
+/// Runs `cmd` with `BOOTSTRAP=127.0.0.1:<port>` against the capture listener, saving the
+/// request frames it sends under `dir`.
+fn capture(dir: &Path, cmd: &str) {
+    std::fs::create_dir_all(dir).unwrap();
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
     let mut child = std::process::Command::new("sh")
         .arg("-c")
-        .arg(&cmd)
+        .arg(cmd)
         .env("BOOTSTRAP", format!("127.0.0.1:{port}"))
         .spawn()
         .unwrap();
@@ -323,7 +362,7 @@ fn capture_client_frames() {
         match listener.accept() {
             Ok((s, _)) => {
                 s.set_nonblocking(false).unwrap();
-                let dir = dir.clone();
+                let dir = dir.to_path_buf();
                 let seq = seq.clone();
                 std::thread::spawn(move || serve(s, &dir, i32::from(port), &seq));
             }

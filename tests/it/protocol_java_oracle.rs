@@ -4,11 +4,9 @@
 //! bytes, and Kafka's `*JsonConverter` must print the same JSON as ours. This covers what the
 //! kafka-protocol crate cannot: the ZooKeeper-era messages and the versions Kafka 4 dropped.
 //!
-//! Needs a JDK and Kafka's jars, so it is ignored by default; run it with their classpath in
-//! `KCLI_KAFKA_CLIENTS_CP` (kafka-clients, kafka-group-coordinator and
-//! kafka-transaction-coordinator 3.9.0, jackson-databind/core/annotations 2.16.2, slf4j-api),
-//! `cargo test --test it java_oracle -- --ignored`; docs/protocol-codec.md shows how to fetch
-//! them with `mvn dependency:get`.
+//! Needs a JDK and Kafka's jars: `tests/install-kafka-tools` (run by `tests/run`) puts Apache
+//! Kafka 3.9.1's jars in `.tools/kafka-3.9.1/`; `KCLI_KAFKA_CLIENTS_CP` overrides the classpath.
+//! Without them the test fails with that instruction; it never skips.
 
 // Test code: a failed expectation panics with the message, version and value.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -48,10 +46,24 @@ impl Visit for Cases {
     }
 }
 
+/// The classpath of Kafka's jars: `KCLI_KAFKA_CLIENTS_CP`, else what tests/install-kafka-tools
+/// installed.
+fn kafka_classpath() -> String {
+    if let Ok(cp) = std::env::var("KCLI_KAFKA_CLIENTS_CP") {
+        return cp;
+    }
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/kafka-3.9.1");
+    assert!(
+        dir.join("kafka-clients-3.9.1.jar").exists(),
+        "Kafka 3.9.1's jars are missing from {}: run tests/install-kafka-tools",
+        dir.display()
+    );
+    format!("{}/*", dir.display())
+}
+
 #[test]
-#[ignore = "needs a JDK and Kafka 3.9.0 jars: set KCLI_KAFKA_CLIENTS_CP"]
 fn java_oracle_agrees_on_bytes_and_json() {
-    let cp = std::env::var("KCLI_KAFKA_CLIENTS_CP").expect("KCLI_KAFKA_CLIENTS_CP");
+    let cp = kafka_classpath();
     // KCLI_ORACLE_SEEDS: values per message version (8 by default).
     let seeds = std::env::var("KCLI_ORACLE_SEEDS")
         .ok()
