@@ -125,12 +125,21 @@ impl FileRecords {
         Ok(total)
     }
 
-    fn write_all_at(&self, bufs: &[IoSlice<'_>], mut at: u64) -> std::io::Result<()> {
-        let mut owned: Vec<IoSlice<'_>> = bufs.to_vec();
-        let mut slices: &mut [IoSlice<'_>] = &mut owned;
+    fn write_all_at(&self, bufs: &[IoSlice<'_>], at: u64) -> std::io::Result<()> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        let offset = i64::try_from(at).map_err(std::io::Error::other)?;
+        let written = nix::sys::uio::pwritev(&*self.file, bufs, offset)?;
+        if written == total {
+            return Ok(());
+        }
+        // A short write (rare: a signal, a nearly full disk): finish the rest slice by slice.
+        let mut rest: Vec<IoSlice<'_>> = bufs.to_vec();
+        let mut slices: &mut [IoSlice<'_>] = &mut rest;
+        IoSlice::advance_slices(&mut slices, written);
+        let mut at = at + written as u64;
         while !slices.is_empty() {
-            let at_i64 = i64::try_from(at).map_err(std::io::Error::other)?;
-            let written = nix::sys::uio::pwritev(&*self.file, slices, at_i64)?;
+            let offset = i64::try_from(at).map_err(std::io::Error::other)?;
+            let written = nix::sys::uio::pwritev(&*self.file, slices, offset)?;
             if written == 0 {
                 return Err(std::io::ErrorKind::WriteZero.into());
             }
