@@ -19,11 +19,17 @@ _kcli() {
             kcli,completions)
                 cmd="kcli__subcmd__completions"
                 ;;
+            kcli,dump-segment)
+                cmd="kcli__subcmd__dump__subcmd__segment"
+                ;;
             kcli,help)
                 cmd="kcli__subcmd__help"
                 ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
+                ;;
+            kcli__subcmd__help,dump-segment)
+                cmd="kcli__subcmd__help__subcmd__dump__subcmd__segment"
                 ;;
             kcli__subcmd__help,help)
                 cmd="kcli__subcmd__help__subcmd__help"
@@ -35,7 +41,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions help"
+            opts="-h -V --help --version completions dump-segment help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -62,8 +68,34 @@ _kcli() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kcli__subcmd__dump__subcmd__segment)
+            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --max-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-message-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kcli__subcmd__help)
-            opts="completions help"
+            opts="completions dump-segment help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -77,6 +109,20 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__dump__subcmd__segment)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

@@ -2,5 +2,6 @@
 //! real process on real files, and (later) start brokers against a real ZooKeeper.
 
 mod cli;
+mod dump_segment;
 mod record_interop;
 mod tidy;

@@ -1,0 +1,722 @@
+//! Reading a `.log` file the way Kafka's `DumpLogSegments` sees it: `FileLogInputStream`'s rules
+//! for where iteration ends, the batch fields `FileChannelRecordBatch` exposes for magic 0, 1 and
+//! 2, and `batch.iterator()`'s record semantics (lazy for uncompressed v2 batches, all-or-nothing
+//! for compressed ones, absolute offsets and wrapper timestamps for legacy compressed wrappers).
+//!
+//! Batches are streamed through one reusable buffer; nothing here loads a whole file. Every
+//! length read from the file is checked against the bytes that remain before it is used.
+
+use std::io::{self, Read};
+
+use crate::protocol::record::batch::{RecordBatchHeader, TimestampType, is_crc_valid};
+use crate::protocol::record::compression::{CompressionType, decompress};
+use crate::protocol::record::varint::{read_varint, read_varlong};
+
+/// `Records.LOG_OVERHEAD`: offset (8) + size (4).
+pub const LOG_OVERHEAD: usize = 12;
+/// `Records.HEADER_SIZE_UP_TO_MAGIC`: offset, size, partition leader epoch / crc, magic.
+const HEADER_SIZE_UP_TO_MAGIC: u64 = 17;
+/// `LegacyRecord.RECORD_OVERHEAD_V0`: the smallest size field Kafka accepts.
+pub const RECORD_OVERHEAD_V0: i32 = 14;
+/// `DefaultRecordBatch.RECORD_BATCH_OVERHEAD`.
+const RECORD_BATCH_OVERHEAD: usize = 61;
+/// Decompressed batches larger than this are reported as corrupt rather than allocated (Java
+/// cannot hold more in one buffer either).
+const MAX_DECOMPRESSED: usize = i32::MAX as usize;
+
+/// Why the batches or records of a file could not be read further. Kafka's tool stops with an
+/// exception in each of these cases; kcli reports the message and goes on with the next file.
+#[derive(Debug, thiserror::Error)]
+pub enum SegmentError {
+    /// Reading the file failed.
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    /// The bytes are not a valid batch or record (Kafka's Corrupt/InvalidRecordException).
+    #[error("{0}")]
+    Corrupt(String),
+}
+
+/// One log entry (a v2 batch, or a v0/v1 message possibly wrapping compressed messages) as
+/// `FileLogInputStream.nextBatch` yields it. `bytes` is the whole entry including its 12-byte
+/// log overhead, so `bytes.len() == size field + 12`.
+#[derive(Debug, Clone, Copy)]
+pub struct Batch<'a> {
+    /// Byte position of the entry in the file.
+    pub position: u64,
+    /// The whole entry.
+    pub bytes: &'a [u8],
+    /// The magic byte (offset 16).
+    pub magic: i8,
+}
+
+/// Iterates the entries of `[start, end)` of a file with Kafka's rules: iteration ends quietly
+/// when 17 or fewer bytes remain or when an entry extends past `end`; a size field below 14 is an
+/// error.
+#[derive(Debug)]
+pub struct BatchReader<R> {
+    reader: R,
+    position: u64,
+    end: u64,
+    buf: Vec<u8>,
+}
+
+impl<R: Read> BatchReader<R> {
+    /// `reader` must be positioned at `start`.
+    pub fn new(reader: R, start: u64, end: u64) -> Self {
+        BatchReader {
+            reader,
+            position: start,
+            end,
+            buf: Vec::new(),
+        }
+    }
+
+    /// The position after the last entry returned.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// The next entry, `None` at the end of the valid data.
+    pub fn next_batch(&mut self) -> Result<Option<Batch<'_>>, SegmentError> {
+        if self.position + HEADER_SIZE_UP_TO_MAGIC >= self.end {
+            return Ok(None);
+        }
+        self.buf.resize(HEADER_SIZE_UP_TO_MAGIC as usize, 0);
+        self.reader.read_exact(&mut self.buf)?;
+        let size = be_i32(&self.buf, 8);
+        if size < RECORD_OVERHEAD_V0 {
+            return Err(SegmentError::Corrupt(format!(
+                "Found record size {size} smaller than minimum record overhead ({RECORD_OVERHEAD_V0}) at position {}",
+                self.position
+            )));
+        }
+        // `size` is positive here, and the check is against the bytes that remain, so the
+        // allocation below is bounded by the file.
+        let entry_len = LOG_OVERHEAD as u64 + size as u64;
+        if self.position + entry_len > self.end {
+            return Ok(None);
+        }
+        let entry_len = entry_len as usize;
+        self.buf.resize(entry_len, 0);
+        self.reader
+            .read_exact(&mut self.buf[HEADER_SIZE_UP_TO_MAGIC as usize..])?;
+        let position = self.position;
+        self.position += entry_len as u64;
+        Ok(Some(Batch {
+            position,
+            bytes: &self.buf,
+            magic: self.buf[16] as i8,
+        }))
+    }
+}
+
+/// The batch-level fields `DumpLogSegments.printBatchLevel` prints, for any magic.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BatchInfo {
+    pub position: u64,
+    /// Entry size including the log overhead.
+    pub size: usize,
+    pub magic: i8,
+    /// v2: the base offset; legacy: the entry's offset field (a wrapper's last inner offset).
+    pub base_offset: i64,
+    pub last_offset: i64,
+    /// v2 only (Kafka's `countOrNull`).
+    pub count: Option<i32>,
+    pub base_sequence: i32,
+    pub last_sequence: i32,
+    pub producer_id: i64,
+    pub producer_epoch: i16,
+    pub partition_leader_epoch: i32,
+    pub is_transactional: bool,
+    pub is_control: bool,
+    pub delete_horizon_ms: Option<i64>,
+    pub timestamp_type: TimestampType,
+    pub max_timestamp: i64,
+    pub compression: CompressionType,
+    /// The stored checksum (CRC-32C for v2, CRC-32 for v0/v1).
+    pub crc: u32,
+    pub is_valid: bool,
+}
+
+impl BatchInfo {
+    /// Reads the batch-level fields. Fails where Kafka's tool throws: an unknown magic or
+    /// compression id, or a v2 entry shorter than its 61-byte header.
+    pub fn parse(batch: &Batch<'_>) -> Result<Self, SegmentError> {
+        let bytes = batch.bytes;
+        match batch.magic {
+            2 => {
+                if bytes.len() < RECORD_BATCH_OVERHEAD {
+                    return Err(corrupt(
+                        batch,
+                        "batch is smaller than the 61-byte v2 header",
+                    ));
+                }
+                let h =
+                    RecordBatchHeader::parse(bytes).map_err(|e| corrupt(batch, &e.to_string()))?;
+                let compression = h
+                    .compression()
+                    .map_err(|e| corrupt(batch, &e.to_string()))?;
+                Ok(BatchInfo {
+                    position: batch.position,
+                    size: bytes.len(),
+                    magic: 2,
+                    base_offset: h.base_offset,
+                    last_offset: h.last_offset(),
+                    count: Some(h.records_count),
+                    base_sequence: h.base_sequence,
+                    last_sequence: h.last_sequence(),
+                    producer_id: h.producer_id,
+                    producer_epoch: h.producer_epoch,
+                    partition_leader_epoch: h.partition_leader_epoch,
+                    is_transactional: h.is_transactional(),
+                    is_control: h.is_control(),
+                    delete_horizon_ms: h.has_delete_horizon().then_some(h.base_timestamp),
+                    timestamp_type: h.timestamp_type(),
+                    max_timestamp: h.max_timestamp,
+                    compression,
+                    crc: h.crc,
+                    is_valid: is_crc_valid(bytes),
+                })
+            }
+            0 | 1 => {
+                let rec = &bytes[LOG_OVERHEAD..];
+                let attributes = rec[5] as i8;
+                let compression = legacy_compression(attributes).map_err(|r| corrupt(batch, &r))?;
+                let (timestamp_type, max_timestamp) = if batch.magic == 0 {
+                    (TimestampType::NoTimestampType, -1)
+                } else {
+                    (legacy_timestamp_type(attributes), be_i64(rec, 6))
+                };
+                Ok(BatchInfo {
+                    position: batch.position,
+                    size: bytes.len(),
+                    magic: batch.magic,
+                    base_offset: be_i64(bytes, 0),
+                    last_offset: be_i64(bytes, 0),
+                    count: None,
+                    base_sequence: -1,
+                    last_sequence: -1,
+                    producer_id: -1,
+                    producer_epoch: -1,
+                    partition_leader_epoch: -1,
+                    is_transactional: false,
+                    is_control: false,
+                    delete_horizon_ms: None,
+                    timestamp_type,
+                    max_timestamp,
+                    compression,
+                    crc: be_u32(rec, 0),
+                    is_valid: legacy_crc_valid(rec),
+                })
+            }
+            m => Err(corrupt(batch, &format!("unknown magic {m}"))),
+        }
+    }
+}
+
+/// Extra fields of a v0/v1 record (Kafka prints ` isValid: … crc: …}` for them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LegacyInfo {
+    pub is_valid: bool,
+    pub crc: u32,
+}
+
+/// One record as `batch.iterator()` yields it, borrowing the batch (or its decompressed bytes).
+#[derive(Debug, Clone)]
+pub struct RecordView<'a> {
+    pub offset: i64,
+    pub timestamp: i64,
+    /// Kafka's `keySize`: -1 for a null key in v2; the raw size field for v0/v1.
+    pub key_size: i32,
+    pub value_size: i32,
+    pub key: Option<&'a [u8]>,
+    pub value: Option<&'a [u8]>,
+    /// v2: base sequence + offset delta (wrapping), or -1; legacy: -1.
+    pub sequence: i32,
+    /// The headers' bytes (validated) and their count; empty for legacy records.
+    headers_raw: &'a [u8],
+    header_count: usize,
+    /// Set for v0/v1 records.
+    pub legacy: Option<LegacyInfo>,
+}
+
+impl<'a> RecordView<'a> {
+    /// The headers in order (keys may repeat). The bytes were validated when the record was
+    /// read, so iteration stops only at the end.
+    pub fn headers(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + use<'a> {
+        let raw = self.headers_raw;
+        let mut pos = 0usize;
+        (0..self.header_count).map_while(move |_| {
+            let key = read_sized(raw, &mut pos).ok()??;
+            let value = read_sized(raw, &mut pos).ok()?;
+            Some((key, value))
+        })
+    }
+
+    /// Number of headers.
+    pub fn header_count(&self) -> usize {
+        self.header_count
+    }
+}
+
+/// Calls `f` for each record of `batch` in order, with Kafka's failure points: an uncompressed
+/// v2 batch yields the records before a broken one; a compressed batch is decoded whole first,
+/// so a broken one yields nothing. Returns `Err` when the records cannot be read; errors of `f`
+/// are passed through.
+pub fn for_each_record<F>(batch: &Batch<'_>, info: &BatchInfo, mut f: F) -> Result<(), SegmentError>
+where
+    F: FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
+{
+    if batch.magic == 2 {
+        v2_records(batch, info, &mut f)
+    } else {
+        legacy_records(batch, info, &mut f)
+    }
+}
+
+fn v2_records(
+    batch: &Batch<'_>,
+    info: &BatchInfo,
+    f: &mut dyn FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
+) -> Result<(), SegmentError> {
+    let count = info.count.unwrap_or(0);
+    if count == 0 {
+        return Ok(());
+    }
+    if count < 0 {
+        return Err(SegmentError::Corrupt(format!(
+            "Found invalid record count {count} in magic v2 batch"
+        )));
+    }
+    let bytes = batch.bytes;
+    let base_timestamp = be_i64(bytes, 27);
+    let log_append_time =
+        (info.timestamp_type == TimestampType::LogAppendTime).then_some(info.max_timestamp);
+    let ctx = V2Context {
+        base_offset: info.base_offset,
+        base_timestamp,
+        base_sequence: info.base_sequence,
+        log_append_time,
+    };
+    let payload = &bytes[RECORD_BATCH_OVERHEAD..];
+    if info.compression == CompressionType::None {
+        let mut pos = 0usize;
+        for i in 0..count {
+            let rec = read_v2_record(payload, &mut pos, &ctx)?;
+            if i == count - 1 && pos != payload.len() {
+                return Err(SegmentError::Corrupt(
+                    "Incorrect declared batch size, records still remaining in file".into(),
+                ));
+            }
+            f(&rec)?;
+        }
+        Ok(())
+    } else {
+        let data = decompress(info.compression, payload, MAX_DECOMPRESSED).map_err(|e| {
+            SegmentError::Corrupt(format!("Failed to decompress record stream: {e}"))
+        })?;
+        let mut pos = 0usize;
+        // Kafka's iterator() decodes every record before returning the first one; so does this,
+        // allocating at most one view per record that actually exists in the data.
+        let mut records = Vec::new();
+        for i in 0..count {
+            let rec = read_v2_record(&data, &mut pos, &ctx)?;
+            if i == count - 1 && pos != data.len() {
+                return Err(SegmentError::Corrupt(
+                    "Incorrect declared batch size, records still remaining in file".into(),
+                ));
+            }
+            records.push(rec);
+        }
+        for rec in &records {
+            f(rec)?;
+        }
+        Ok(())
+    }
+}
+
+struct V2Context {
+    base_offset: i64,
+    base_timestamp: i64,
+    base_sequence: i32,
+    log_append_time: Option<i64>,
+}
+
+/// `DefaultRecord.readFrom`: one record at `*pos`, which advances past it.
+fn read_v2_record<'a>(
+    buf: &'a [u8],
+    pos: &mut usize,
+    ctx: &V2Context,
+) -> Result<RecordView<'a>, SegmentError> {
+    let invalid =
+        |what: &str| SegmentError::Corrupt(format!("Found invalid record structure: {what}"));
+    let body_size = read_varint(buf, pos).map_err(|e| invalid(&e.to_string()))?;
+    let remaining = buf.len() - *pos;
+    if body_size < 0 || body_size as usize > remaining {
+        return Err(SegmentError::Corrupt(format!(
+            "Invalid record size: expected {body_size} bytes in record payload, but instead the buffer has only {remaining} remaining bytes."
+        )));
+    }
+    let start = *pos;
+    let body = &buf[..start + body_size as usize];
+    let mut p = start;
+    if p >= body.len() {
+        return Err(invalid("no attributes"));
+    }
+    p += 1; // attributes: unused
+    let timestamp_delta = read_varlong(body, &mut p).map_err(|e| invalid(&e.to_string()))?;
+    let offset_delta = read_varint(body, &mut p).map_err(|e| invalid(&e.to_string()))?;
+    let key = read_sized(body, &mut p).map_err(|e| invalid(&e))?;
+    let value = read_sized(body, &mut p).map_err(|e| invalid(&e))?;
+    let header_count = read_varint(body, &mut p).map_err(|e| invalid(&e.to_string()))?;
+    if header_count < 0 {
+        return Err(SegmentError::Corrupt(format!(
+            "Found invalid number of record headers {header_count}"
+        )));
+    }
+    if header_count as usize > body.len() - p {
+        return Err(SegmentError::Corrupt(format!(
+            "Found invalid number of record headers. {header_count} is larger than the remaining size of the buffer"
+        )));
+    }
+    let headers_start = p;
+    for _ in 0..header_count {
+        let key_len = read_varint(body, &mut p).map_err(|e| invalid(&e.to_string()))?;
+        if key_len < 0 {
+            return Err(SegmentError::Corrupt(format!(
+                "Invalid negative header key size {key_len}"
+            )));
+        }
+        if key_len as usize > body.len() - p {
+            return Err(invalid("header key extends past the record"));
+        }
+        p += key_len as usize;
+        read_sized(body, &mut p).map_err(|e| invalid(&e))?;
+    }
+    let headers_raw = &body[headers_start..p];
+    if p != body.len() {
+        return Err(SegmentError::Corrupt(format!(
+            "Invalid record size: expected to read {body_size} bytes in record payload, but instead read {}",
+            p - start
+        )));
+    }
+    *pos = p;
+    let timestamp = ctx
+        .log_append_time
+        .unwrap_or(ctx.base_timestamp.wrapping_add(timestamp_delta));
+    let sequence = if ctx.base_sequence >= 0 {
+        increment_sequence(ctx.base_sequence, offset_delta)
+    } else {
+        -1
+    };
+    Ok(RecordView {
+        offset: ctx.base_offset.wrapping_add(offset_delta as i64),
+        timestamp,
+        key_size: key.map_or(-1, |k| k.len() as i32),
+        value_size: value.map_or(-1, |v| v.len() as i32),
+        key,
+        value,
+        sequence,
+        headers_raw,
+        header_count: header_count as usize,
+        legacy: None,
+    })
+}
+
+/// Kafka's `DefaultRecordBatch.incrementSequence`: wraps past `i32::MAX` to 0.
+pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
+    if sequence > i32::MAX - increment {
+        increment - (i32::MAX - sequence) - 1
+    } else {
+        sequence + increment
+    }
+}
+
+/// Kafka's `DefaultRecordBatch.decrementSequence`.
+pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
+    if sequence < decrement {
+        i32::MAX - (decrement - sequence) + 1
+    } else {
+        sequence - decrement
+    }
+}
+
+/// A varint length followed by that many bytes; a negative length is null (`Utils.readBytes`).
+fn read_sized<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, String> {
+    let len = read_varint(buf, pos).map_err(|e| e.to_string())?;
+    if len < 0 {
+        return Ok(None);
+    }
+    let len = len as usize;
+    if len > buf.len() - *pos {
+        return Err(format!(
+            "length {len} exceeds the {} bytes remaining",
+            buf.len() - *pos
+        ));
+    }
+    let bytes = &buf[*pos..*pos + len];
+    *pos += len;
+    Ok(Some(bytes))
+}
+
+/// `(key size, key, value size, value)` of a legacy record.
+type KeyValue<'a> = (i32, Option<&'a [u8]>, i32, Option<&'a [u8]>);
+
+/// A v0/v1 record (the bytes after the 12-byte log overhead) with Kafka's accessors.
+#[derive(Debug, Clone, Copy)]
+struct LegacyRecord<'a> {
+    rec: &'a [u8],
+}
+
+impl<'a> LegacyRecord<'a> {
+    fn magic(&self) -> i8 {
+        self.rec[4] as i8
+    }
+    fn attributes(&self) -> i8 {
+        self.rec[5] as i8
+    }
+    fn key_size_offset(&self) -> usize {
+        if self.magic() == 0 { 6 } else { 14 }
+    }
+    /// `keySize`, `key`, `valueSize`, `value` as `LegacyRecord` reads them; out-of-bounds sizes
+    /// are errors (Java throws from the buffer).
+    fn key_value(&self) -> Result<KeyValue<'a>, SegmentError> {
+        let oob = || SegmentError::Corrupt("record key or value extends past the record".into());
+        let ko = self.key_size_offset();
+        let key_size = try_be_i32(self.rec, ko).ok_or_else(oob)?;
+        let key = sized_slice(self.rec, ko + 4, key_size).ok_or_else(oob)?;
+        let vo = ko + 4 + key_size.max(0) as usize;
+        let value_size = try_be_i32(self.rec, vo).ok_or_else(oob)?;
+        let value = sized_slice(self.rec, vo + 4, value_size).ok_or_else(oob)?;
+        Ok((key_size, key, value_size, value))
+    }
+}
+
+/// `Some(None)` for a negative size (null), `Some(Some(bytes))` when in bounds.
+fn sized_slice(buf: &[u8], start: usize, size: i32) -> Option<Option<&[u8]>> {
+    if size < 0 {
+        return Some(None);
+    }
+    let end = start.checked_add(size as usize)?;
+    buf.get(start..end).map(Some)
+}
+
+fn legacy_records(
+    batch: &Batch<'_>,
+    info: &BatchInfo,
+    f: &mut dyn FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
+) -> Result<(), SegmentError> {
+    let wrapper = LegacyRecord {
+        rec: &batch.bytes[LOG_OVERHEAD..],
+    };
+    if info.compression == CompressionType::None {
+        let (key_size, key, value_size, value) = wrapper.key_value()?;
+        let view = RecordView {
+            offset: info.last_offset,
+            timestamp: info.max_timestamp,
+            key_size,
+            value_size,
+            key,
+            value,
+            sequence: -1,
+            headers_raw: &[],
+            header_count: 0,
+            legacy: Some(LegacyInfo {
+                is_valid: info.is_valid,
+                crc: info.crc,
+            }),
+        };
+        f(&view)?;
+        return Ok(());
+    }
+    // AbstractLegacyRecordBatch.DeepRecordsIterator.
+    let wrapper_magic = wrapper.magic();
+    if info.compression == CompressionType::Zstd {
+        return Err(SegmentError::Corrupt(format!(
+            "Invalid wrapper compressionType found in legacy deep record iterator {wrapper_magic}"
+        )));
+    }
+    let (_, _, _, value) = wrapper.key_value()?;
+    let Some(value) = value else {
+        return Err(SegmentError::Corrupt(format!(
+            "Found invalid compressed record set with null value (magic = {wrapper_magic})"
+        )));
+    };
+    let data = decompress(info.compression, value, MAX_DECOMPRESSED)
+        .map_err(|e| SegmentError::Corrupt(format!("Failed to decompress record stream: {e}")))?;
+    // DataLogInputStream: entries until a short read; a size below 14 is an error.
+    let mut inner: Vec<(i64, LegacyRecord<'_>)> = Vec::new();
+    let mut pos = 0usize;
+    while data.len() - pos >= LOG_OVERHEAD {
+        let offset = be_i64(&data, pos);
+        let size = be_i32(&data, pos + 8);
+        if size < RECORD_OVERHEAD_V0 {
+            return Err(SegmentError::Corrupt(format!(
+                "Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+            )));
+        }
+        let start = pos + LOG_OVERHEAD;
+        if size as usize > data.len() - start {
+            break;
+        }
+        inner.push((
+            offset,
+            LegacyRecord {
+                rec: &data[start..start + size as usize],
+            },
+        ));
+        pos = start + size as usize;
+    }
+    let Some(&(last_inner_offset, _)) = inner.last() else {
+        return Err(SegmentError::Corrupt(
+            "Found invalid compressed record set with no inner records".into(),
+        ));
+    };
+    let absolute_base = if wrapper_magic == 1 {
+        if info.last_offset == 0 {
+            Some(0)
+        } else if info.last_offset < last_inner_offset {
+            return Err(SegmentError::Corrupt(format!(
+                "Found invalid wrapper offset in compressed v1 message set, wrapper offset '{}' is less than the last inner message offset '{last_inner_offset}' and it is not zero.",
+                info.last_offset
+            )));
+        } else {
+            Some(info.last_offset - last_inner_offset)
+        }
+    } else {
+        None
+    };
+    for (offset, rec) in inner {
+        let offset = absolute_base.map_or(offset, |b| b.wrapping_add(offset));
+        if legacy_compression(rec.attributes()) != Ok(CompressionType::None) {
+            return Err(SegmentError::Corrupt(
+                "Inner messages must not be compressed".into(),
+            ));
+        }
+        let timestamp = if rec.magic() == 0 {
+            -1
+        } else if info.timestamp_type == TimestampType::LogAppendTime {
+            info.max_timestamp
+        } else {
+            be_i64(rec.rec, 6)
+        };
+        let (key_size, key, value_size, value) = rec.key_value()?;
+        let view = RecordView {
+            offset,
+            timestamp,
+            key_size,
+            value_size,
+            key,
+            value,
+            sequence: -1,
+            headers_raw: &[],
+            header_count: 0,
+            legacy: Some(LegacyInfo {
+                is_valid: legacy_crc_valid(rec.rec),
+                crc: be_u32(rec.rec, 0),
+            }),
+        };
+        f(&view)?;
+    }
+    Ok(())
+}
+
+/// The codec of legacy attributes (bits 0–2); ids above 4 are errors as in Kafka.
+fn legacy_compression(attributes: i8) -> Result<CompressionType, String> {
+    let id = (attributes & 0x07) as u8;
+    CompressionType::from_id(id).map_err(|_| format!("Unknown compression type id: {id}"))
+}
+
+fn legacy_timestamp_type(attributes: i8) -> TimestampType {
+    if attributes & 0x08 == 0 {
+        TimestampType::CreateTime
+    } else {
+        TimestampType::LogAppendTime
+    }
+}
+
+/// `LegacyRecord.isValid`: CRC-32 of magic..end equals the stored one. `rec` is at least 14
+/// bytes (the reader guarantees it for entries, the inner loop for inner records).
+fn legacy_crc_valid(rec: &[u8]) -> bool {
+    rec.len() >= RECORD_OVERHEAD_V0 as usize && crc32fast::hash(&rec[4..]) == be_u32(rec, 0)
+}
+
+fn corrupt(batch: &Batch<'_>, reason: &str) -> SegmentError {
+    SegmentError::Corrupt(format!("{reason} (batch at position {})", batch.position))
+}
+
+fn try_be_i32(b: &[u8], at: usize) -> Option<i32> {
+    let bytes = b.get(at..at.checked_add(4)?)?;
+    Some(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
+}
+
+/// Big-endian reads at fixed offsets that the caller has bounds-checked (zero when short, which
+/// the callers' length checks rule out).
+pub fn be_i32(b: &[u8], at: usize) -> i32 {
+    try_be_i32(b, at).unwrap_or(0)
+}
+
+pub fn be_u32(b: &[u8], at: usize) -> u32 {
+    be_i32(b, at) as u32
+}
+
+pub fn be_i64(b: &[u8], at: usize) -> i64 {
+    match b.get(at..at + 8) {
+        Some(s) => i64::from_be_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
+        None => 0,
+    }
+}
+
+pub fn be_i16(b: &[u8], at: usize) -> i16 {
+    match b.get(at..at + 2) {
+        Some(s) => i16::from_be_bytes([s[0], s[1]]),
+        None => 0,
+    }
+}
+
+/// The size of a compressed batch's records once decompressed (`None` when uncompressed): the
+/// v2 records section, or a legacy wrapper's value.
+pub fn decompressed_size(
+    batch: &Batch<'_>,
+    info: &BatchInfo,
+) -> Result<Option<usize>, SegmentError> {
+    if info.compression == CompressionType::None {
+        return Ok(None);
+    }
+    let compressed = if batch.magic == 2 {
+        &batch.bytes[RECORD_BATCH_OVERHEAD..]
+    } else {
+        let wrapper = LegacyRecord {
+            rec: &batch.bytes[LOG_OVERHEAD..],
+        };
+        match wrapper.key_value()?.3 {
+            Some(v) => v,
+            None => return Ok(Some(0)),
+        }
+    };
+    let data = decompress(info.compression, compressed, MAX_DECOMPRESSED)
+        .map_err(|e| SegmentError::Corrupt(format!("Failed to decompress record stream: {e}")))?;
+    Ok(Some(data.len()))
+}
+
+/// The size of the compressed bytes `decompressed_size` decompresses.
+pub fn compressed_size(batch: &Batch<'_>) -> usize {
+    if batch.magic == 2 {
+        batch.bytes.len().saturating_sub(RECORD_BATCH_OVERHEAD)
+    } else {
+        batch.bytes.len().saturating_sub(LOG_OVERHEAD + 26)
+    }
+}
+
+/// The earliest timestamp a batch header tells without reading records: the v2 base timestamp
+/// (unless it holds a delete horizon or the batch uses LogAppendTime), else the max timestamp.
+pub fn first_timestamp(batch: &Batch<'_>, info: &BatchInfo) -> i64 {
+    if batch.magic == 2
+        && info.delete_horizon_ms.is_none()
+        && info.timestamp_type == TimestampType::CreateTime
+    {
+        be_i64(batch.bytes, 27)
+    } else {
+        info.max_timestamp
+    }
+}

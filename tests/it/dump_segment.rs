@@ -1,0 +1,614 @@
+//! `kcli dump-segment` against Apache Kafka 3.9.1's own `kafka.tools.DumpLogSegments` on the
+//! same files: segments built here with every codec, headers, null keys and values, non-UTF-8
+//! bytes, transactional and control batches, LogAppendTime, legacy v0/v1 message sets (plain
+//! and compressed), truncated and bit-flipped files, offset and time indexes (valid, mismatched,
+//! zero-padded), producer snapshots and transaction indexes. Stdout and stderr must be identical.
+//!
+//! Kafka's jars come from Maven Central via `tests/install-kafka-tools` into
+//! `.tools/kafka-3.9.1/`; without them these tests fail (they never skip).
+#![cfg(test)]
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use kcli::protocol::record::batch::{
+    RECORD_BATCH_OVERHEAD, TimestampType, compute_crc, set_log_append_time,
+};
+use kcli::protocol::record::builder::{
+    ControlRecordType, RecordBatchBuilder, SimpleRecord, build_control_batch,
+    build_legacy_message_set,
+};
+use kcli::protocol::record::compression::CompressionType;
+
+const SEGMENT: &str = "00000000000000000000";
+const TS: i64 = 1_700_000_000_000;
+
+fn kafka_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(".tools/kafka-3.9.1")
+}
+
+/// Runs `cmd` with a deadline, so a stuck JVM fails the test instead of hanging it.
+fn output_within(mut cmd: Command, limit: Duration) -> Output {
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out_thread = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        stdout.read_to_end(&mut b).map(|_| b)
+    });
+    let err_thread = std::thread::spawn(move || {
+        let mut b = Vec::new();
+        stderr.read_to_end(&mut b).map(|_| b)
+    });
+    let start = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            panic!("{cmd:?} ran longer than {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: out_thread.join().unwrap().unwrap(),
+        stderr: err_thread.join().unwrap().unwrap(),
+    }
+}
+
+/// Kafka's DumpLogSegments on `files` (comma-joined into `--files`), run in `dir`.
+fn kafka(dir: &Path, files: &[&str], args: &[&str]) -> Output {
+    let jars = kafka_dir();
+    assert!(
+        jars.join(".complete").exists(),
+        "Kafka 3.9.1's jars are missing from {}: run tests/install-kafka-tools",
+        jars.display()
+    );
+    let mut cmd = Command::new("java");
+    cmd.current_dir(dir)
+        .arg("-Dfile.encoding=UTF-8")
+        .arg("-Dstdout.encoding=UTF-8")
+        .arg("-Dstderr.encoding=UTF-8")
+        .arg("-Xshare:auto")
+        .arg("-XX:TieredStopAtLevel=1")
+        .arg("-cp")
+        .arg(format!("{}/*", jars.display()))
+        .arg("kafka.tools.DumpLogSegments")
+        .arg("--files")
+        .arg(files.join(","))
+        .args(args);
+    output_within(cmd, Duration::from_secs(120))
+}
+
+fn kcli(dir: &Path, files: &[&str], args: &[&str]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcli"));
+    cmd.current_dir(dir)
+        .arg("dump-segment")
+        .args(args)
+        .args(files);
+    output_within(cmd, Duration::from_secs(60))
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Asserts both tools print the same stdout and stderr; returns kcli's output.
+fn same_as_kafka(dir: &Path, files: &[&str], args: &[&str]) -> Output {
+    let k = kafka(dir, files, args);
+    let ours = kcli(dir, files, args);
+    assert_eq!(
+        text(&ours.stdout),
+        text(&k.stdout),
+        "stdout differs for {files:?} {args:?}"
+    );
+    assert_eq!(
+        text(&ours.stderr),
+        text(&k.stderr),
+        "stderr differs for {files:?} {args:?}"
+    );
+    ours
+}
+
+/// For inputs on which Kafka's tool dies with an exception: the same stdout, and kcli's
+/// one-line report carries the exception's message.
+fn same_as_kafka_until_exception(dir: &Path, files: &[&str], args: &[&str]) -> Output {
+    let k = kafka(dir, files, args);
+    let ours = kcli(dir, files, args);
+    assert_eq!(
+        text(&ours.stdout),
+        text(&k.stdout),
+        "stdout differs for {files:?} {args:?}"
+    );
+    let kafka_err = text(&k.stderr);
+    let first = kafka_err.lines().next().unwrap_or_default();
+    let message = first.split_once(": ").map(|(_, m)| m).unwrap_or_default();
+    assert!(first.starts_with("Exception in thread"), "{kafka_err}");
+    let our_err = text(&ours.stderr);
+    assert!(
+        our_err.contains(message),
+        "kcli said {our_err:?}, Kafka said {first:?}"
+    );
+    ours
+}
+
+fn rec(ts: i64, key: Option<&[u8]>, value: Option<&[u8]>) -> SimpleRecord {
+    SimpleRecord::new(ts, key.map(<[u8]>::to_vec), value.map(<[u8]>::to_vec))
+}
+
+fn batch(codec: CompressionType, base_offset: i64, records: Vec<SimpleRecord>) -> Vec<u8> {
+    let mut b = RecordBatchBuilder::new(codec);
+    b.base_offset = base_offset;
+    b.partition_leader_epoch = 3;
+    b.records = records;
+    b.build().unwrap()
+}
+
+/// A segment of v2 batches exercising every field Kafka prints, with consecutive offsets.
+/// Returns the file bytes and `(position, last offset, max timestamp)` per batch.
+fn v2_segment() -> (Vec<u8>, Vec<(u32, i64, i64)>) {
+    let mut batches = Vec::new();
+    let mut offset = 0i64;
+    let codecs = [
+        CompressionType::None,
+        CompressionType::Gzip,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ];
+    for (i, codec) in codecs.into_iter().enumerate() {
+        let mut records = vec![
+            rec(TS + i as i64, Some(b"key"), Some(b"value")),
+            rec(TS + 5, None, Some("h\u{e9}llo w\u{f6}rld".as_bytes())),
+            rec(TS + 2, Some(b"k2"), None),
+            rec(TS + 7, Some(b"\xff\xfebin"), Some(b"\x00\x01\x02")),
+        ];
+        records[0].headers = vec![
+            ("h1".into(), Some(b"v1".to_vec())),
+            ("h2".into(), None),
+            ("h1".into(), Some(vec![])),
+        ];
+        let n = records.len() as i64;
+        batches.push(batch(codec, offset, records));
+        offset += n;
+    }
+    // An idempotent producer's batch with a sequence that wraps.
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    b.base_offset = offset;
+    b.producer_id = 4000;
+    b.producer_epoch = 2;
+    b.base_sequence = i32::MAX - 1;
+    b.records = (0..4)
+        .map(|i| rec(TS + i, Some(b"p"), Some(b"q")))
+        .collect();
+    batches.push(b.build().unwrap());
+    offset += 4;
+    // A transaction, committed, then one aborted.
+    for (marker, codec) in [
+        (ControlRecordType::Commit, CompressionType::Lz4),
+        (ControlRecordType::Abort, CompressionType::None),
+    ] {
+        let mut b = RecordBatchBuilder::new(codec);
+        b.base_offset = offset;
+        b.producer_id = 5000;
+        b.producer_epoch = 0;
+        b.base_sequence = 0;
+        b.is_transactional = true;
+        b.partition_leader_epoch = 3;
+        b.records = vec![rec(TS + 20, Some(b"t"), Some(b"txn"))];
+        batches.push(b.build().unwrap());
+        offset += 1;
+        batches.push(build_control_batch(marker, offset, 3, 5000, 0, 17, TS + 21).unwrap());
+        offset += 1;
+    }
+    // LogAppendTime: every record reads the batch's max timestamp.
+    let mut b = RecordBatchBuilder::new(CompressionType::Gzip);
+    b.base_offset = offset;
+    b.timestamp_type = TimestampType::LogAppendTime;
+    b.records = vec![rec(TS, Some(b"a"), Some(b"1")), rec(TS + 1, None, None)];
+    let mut bytes = b.build().unwrap();
+    let (head, rest) = bytes.split_at_mut(RECORD_BATCH_OVERHEAD);
+    let head: &mut [u8; RECORD_BATCH_OVERHEAD] = head.try_into().unwrap();
+    set_log_append_time(head, rest, TS + 999);
+    batches.push(bytes);
+    offset += 2;
+    // A batch with a delete horizon (bit 6), as the cleaner writes them.
+    let mut bytes = batch(
+        CompressionType::None,
+        offset,
+        vec![rec(TS + 30, Some(b"d"), None)],
+    );
+    bytes[22] |= 0x40;
+    let crc = compute_crc(&bytes);
+    bytes[17..21].copy_from_slice(&crc.to_be_bytes());
+    batches.push(bytes);
+
+    let mut file = Vec::new();
+    let mut layout = Vec::new();
+    for b in batches {
+        let base = i64::from_be_bytes(b[0..8].try_into().unwrap());
+        let last_delta = i32::from_be_bytes(b[23..27].try_into().unwrap());
+        let max_ts = i64::from_be_bytes(b[35..43].try_into().unwrap());
+        layout.push((file.len() as u32, base + i64::from(last_delta), max_ts));
+        file.extend_from_slice(&b);
+    }
+    (file, layout)
+}
+
+fn legacy_segment() -> Vec<u8> {
+    let records: Vec<SimpleRecord> = (0..3)
+        .map(|i| {
+            rec(
+                TS + i,
+                if i == 1 { None } else { Some(b"lk") },
+                Some(b"legacy value"),
+            )
+        })
+        .collect();
+    let mut file = Vec::new();
+    let mut offset = 0;
+    for magic in [0i8, 1] {
+        for codec in [
+            CompressionType::None,
+            CompressionType::Gzip,
+            CompressionType::Snappy,
+            CompressionType::Lz4,
+        ] {
+            file.extend(build_legacy_message_set(magic, codec, offset, &records).unwrap());
+            offset += records.len() as i64;
+        }
+    }
+    file
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(dir.join(name), bytes).unwrap();
+}
+
+fn offset_index(entries: &[(i32, u32)], padding: usize) -> Vec<u8> {
+    let mut b: Vec<u8> = entries
+        .iter()
+        .flat_map(|(o, p)| o.to_be_bytes().into_iter().chain(p.to_be_bytes()))
+        .collect();
+    b.resize(b.len() + padding * 8, 0);
+    b
+}
+
+fn time_index(entries: &[(i64, i32)], padding: usize) -> Vec<u8> {
+    let mut b: Vec<u8> = entries
+        .iter()
+        .flat_map(|(t, o)| t.to_be_bytes().into_iter().chain(o.to_be_bytes()))
+        .collect();
+    b.resize(b.len() + padding * 12, 0);
+    b
+}
+
+#[test]
+fn v2_segment_matches_kafka_in_every_mode() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, _) = v2_segment();
+    let name = format!("{SEGMENT}.log");
+    write(dir.path(), &name, &file);
+    for args in [
+        &[][..],
+        &["--deep-iteration"],
+        &["--print-data-log"],
+        &["--print-data-log", "--skip-record-metadata"],
+        &["--deep-iteration", "--skip-record-metadata"],
+        &["--max-bytes", "700", "--deep-iteration"],
+    ] {
+        let out = same_as_kafka(dir.path(), &[&name], args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+}
+
+#[test]
+fn legacy_message_sets_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let name = format!("{SEGMENT}.log");
+    write(dir.path(), &name, &legacy_segment());
+    if let Some(keep) = std::env::var_os("KEEP_DUMP_DIR") {
+        std::fs::create_dir_all(&keep).unwrap();
+        std::fs::write(Path::new(&keep).join("legacy.log"), legacy_segment()).unwrap();
+        std::fs::write(Path::new(&keep).join("v2.log"), v2_segment().0).unwrap();
+    }
+    for args in [&[][..], &["--print-data-log"]] {
+        let out = same_as_kafka(dir.path(), &[&name], args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+}
+
+#[test]
+fn truncated_and_bit_flipped_segments_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, layout) = v2_segment();
+    // Cut the last batch in half: Kafka reports the invalid bytes at the end.
+    let cut = (layout[layout.len() - 1].0 as usize + file.len()) / 2;
+    write(dir.path(), "00000000000000000000.log", &file[..cut]);
+    let out = same_as_kafka(
+        dir.path(),
+        &["00000000000000000000.log"],
+        &["--deep-iteration"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // A few trailing bytes too short for a header.
+    let mut short = file.clone();
+    short.extend_from_slice(&[0; 9]);
+    write(dir.path(), "00000000000000000100.log", &short);
+    let out = same_as_kafka(dir.path(), &["00000000000000000100.log"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    // Flip a bit in the value of the first (uncompressed) batch: the CRC no longer matches but
+    // the records still parse, and in a compressed batch, where only the shallow dump works.
+    let mut flipped = file.clone();
+    let last = flipped.len() - 1;
+    flipped[layout[0].0 as usize + 80] ^= 0x01;
+    flipped[layout[2].0 as usize + 70] ^= 0x10;
+    flipped[last] ^= 0x04;
+    write(dir.path(), "00000000000000000200.log", &flipped);
+    let out = same_as_kafka(dir.path(), &["00000000000000000200.log"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    let mut flipped_plain = file;
+    flipped_plain[layout[0].0 as usize + 80] ^= 0x01;
+    write(dir.path(), "00000000000000000300.log", &flipped_plain);
+    let out = same_as_kafka(
+        dir.path(),
+        &["00000000000000000300.log"],
+        &["--print-data-log"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn non_consecutive_offsets_are_reported_like_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = batch(CompressionType::None, 0, vec![rec(TS, None, Some(b"a"))]);
+    file.extend(batch(
+        CompressionType::Gzip,
+        5,
+        vec![rec(TS, None, Some(b"b")), rec(TS, None, Some(b"c"))],
+    ));
+    file.extend(batch(
+        CompressionType::None,
+        9,
+        vec![rec(TS, None, Some(b"d"))],
+    ));
+    write(dir.path(), "00000000000000000000.log", &file);
+    let out = same_as_kafka(
+        dir.path(),
+        &["00000000000000000000.log"],
+        &["--deep-iteration"],
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(text(&out.stderr).contains("0 is followed by 5"));
+}
+
+#[test]
+fn indexes_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, layout) = v2_segment();
+    write(dir.path(), "00000000000000000000.log", &file);
+    // A valid offset index every other batch, zero padded as a preallocated index is.
+    let entries: Vec<(i32, u32)> = layout
+        .iter()
+        .step_by(2)
+        .skip(1)
+        .map(|(p, o, _)| (*o as i32, *p))
+        .collect();
+    write(
+        dir.path(),
+        "00000000000000000000.index",
+        &offset_index(&entries, 5),
+    );
+    // Kafka's time index only holds increasing timestamps.
+    let mut times: Vec<(i64, i32)> = Vec::new();
+    for (_, o, t) in &layout {
+        if times.last().is_none_or(|(last, _)| t > last) {
+            times.push((*t, *o as i32));
+        }
+    }
+    write(
+        dir.path(),
+        "00000000000000000000.timeindex",
+        &time_index(&times, 3),
+    );
+    let files = [
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ];
+    for args in [&[][..], &["--verify-index-only"]] {
+        let out = same_as_kafka(dir.path(), &files, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+    // A zero-padded (untrimmed) time index fails the startup sanity check: Kafka's tool dies
+    // with the CorruptIndexException, kcli reports its message and exits 1.
+    let out = same_as_kafka_until_exception(dir.path(), &files, &["--index-sanity-check"]);
+    assert_eq!(out.status.code(), Some(1));
+    let trimmed = dir.path().join("trimmed");
+    std::fs::create_dir(&trimmed).unwrap();
+    write(&trimmed, "00000000000000000000.log", &file);
+    write(
+        &trimmed,
+        "00000000000000000000.index",
+        &offset_index(&entries, 0),
+    );
+    write(
+        &trimmed,
+        "00000000000000000000.timeindex",
+        &time_index(&times, 0),
+    );
+    let out = same_as_kafka(&trimmed, &files, &["--index-sanity-check"]);
+    assert_eq!(out.status.code(), Some(0));
+
+    // Wrong entries: an offset that is not a batch's last, a timestamp that is not the batch's,
+    // one out of order, an offset past the log.
+    let sub = dir.path().join("bad");
+    std::fs::create_dir(&sub).unwrap();
+    write(&sub, "00000000000000000000.log", &file);
+    let mut bad = entries.clone();
+    bad[1].0 -= 1;
+    write(&sub, "00000000000000000000.index", &offset_index(&bad, 0));
+    let mut bad_times = times.clone();
+    bad_times[0].0 += 1;
+    bad_times.push((bad_times[1].0 - 1, layout[layout.len() - 1].1 as i32));
+    bad_times.push((TS + 10_000, 1_000));
+    write(
+        &sub,
+        "00000000000000000000.timeindex",
+        &time_index(&bad_times, 0),
+    );
+    for (file, args) in [
+        ("00000000000000000000.index", &[][..]),
+        ("00000000000000000000.index", &["--verify-index-only"]),
+        ("00000000000000000000.timeindex", &[]),
+    ] {
+        let out = same_as_kafka(&sub, &[file], args);
+        assert_eq!(out.status.code(), Some(1), "{file} {args:?}");
+    }
+
+    // Empty index files.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    write(&empty, "00000000000000000000.log", &file);
+    write(&empty, "00000000000000000000.index", &[]);
+    write(&empty, "00000000000000000000.timeindex", &[]);
+    same_as_kafka(
+        &empty,
+        &[
+            "00000000000000000000.index",
+            "00000000000000000000.timeindex",
+        ],
+        &[],
+    );
+}
+
+#[test]
+fn snapshots_txn_indexes_and_unknown_files_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut body = 2i32.to_be_bytes().to_vec();
+    for (pid, last_offset, txn_first) in [(1000i64, 42i64, -1i64), (1001, -1, 40)] {
+        body.extend_from_slice(&pid.to_be_bytes());
+        body.extend_from_slice(&3i16.to_be_bytes());
+        body.extend_from_slice(&9i32.to_be_bytes());
+        body.extend_from_slice(&last_offset.to_be_bytes());
+        body.extend_from_slice(&4i32.to_be_bytes());
+        body.extend_from_slice(&TS.to_be_bytes());
+        body.extend_from_slice(&7i32.to_be_bytes());
+        body.extend_from_slice(&txn_first.to_be_bytes());
+    }
+    let mut snapshot = 1i16.to_be_bytes().to_vec();
+    snapshot.extend_from_slice(&crc32c::crc32c(&body).to_be_bytes());
+    snapshot.extend_from_slice(&body);
+    write(dir.path(), "00000000000000000050.snapshot", &snapshot);
+    let mut corrupt = snapshot.clone();
+    corrupt[20] ^= 1;
+    write(dir.path(), "00000000000000000060.snapshot", &corrupt);
+    write(
+        dir.path(),
+        "00000000000000000070.snapshot",
+        &snapshot[..snapshot.len() - 5],
+    );
+    let mut txn = Vec::new();
+    for (pid, first, last, lso) in [(7i64, 10i64, 20i64, 5i64), (8, 30, 31, 30)] {
+        txn.extend_from_slice(&0i16.to_be_bytes());
+        for x in [pid, first, last, lso] {
+            txn.extend_from_slice(&x.to_be_bytes());
+        }
+    }
+    txn.extend_from_slice(&[0; 10]);
+    write(dir.path(), "00000000000000000000.txnindex", &txn);
+    write(dir.path(), "notes.txt", b"hello");
+    same_as_kafka(dir.path(), &["00000000000000000050.snapshot"], &[]);
+    same_as_kafka(dir.path(), &["00000000000000000060.snapshot"], &[]);
+    same_as_kafka(dir.path(), &["00000000000000000070.snapshot"], &[]);
+    same_as_kafka(
+        dir.path(),
+        &["00000000000000000000.txnindex", "notes.txt"],
+        &[],
+    );
+}
+
+#[test]
+fn exit_codes_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = kcli(dir.path(), &["00000000000000000000.log"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("00000000000000000000.log") && err.lines().count() == 1,
+        "{err}"
+    );
+    write(dir.path(), "x.log", b"");
+    let out = kcli(dir.path(), &["x.log"], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    let (file, _) = v2_segment();
+    write(dir.path(), "00000000000000000000.log", &file);
+    let out = kcli(dir.path(), &["00000000000000000000.log"], &[]);
+    assert_eq!(out.status.code(), Some(0));
+}
+
+#[test]
+fn json_lines_describe_every_batch_and_record() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, layout) = v2_segment();
+    write(dir.path(), "00000000000000000000.log", &file);
+    let out = kcli(
+        dir.path(),
+        &["00000000000000000000.log"],
+        &["--format", "json", "--deep-iteration"],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), layout.len());
+    let first = &lines[0];
+    for field in [
+        "base_offset",
+        "last_offset",
+        "count",
+        "position",
+        "size",
+        "magic",
+        "compression",
+        "timestamp_type",
+        "max_timestamp",
+        "partition_leader_epoch",
+        "producer_id",
+        "producer_epoch",
+        "base_sequence",
+        "is_transactional",
+        "is_control",
+        "crc",
+        "is_valid",
+    ] {
+        assert!(first.get(field).is_some(), "missing {field}");
+    }
+    let records = first["records"].as_array().unwrap();
+    assert_eq!(records[0]["key"], "key");
+    assert_eq!(records[0]["headers"][1]["value"], serde_json::Value::Null);
+    assert_eq!(records[1]["key"], serde_json::Value::Null);
+    assert_eq!(records[3]["key"]["base64"], "//5iaW4=");
+    assert_eq!(lines[1]["compression"], "gzip");
+}
+
+#[test]
+fn summary_prints_one_table_per_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, layout) = v2_segment();
+    write(dir.path(), "00000000000000000000.log", &file);
+    let out = kcli(dir.path(), &["00000000000000000000.log"], &["--summary"]);
+    assert_eq!(out.status.code(), Some(0));
+    let s = text(&out.stdout);
+    assert!(s.contains("| batches "), "{s}");
+    assert!(s.contains(&layout.len().to_string()), "{s}");
+    assert!(s.contains("gzip, lz4, none, snappy, zstd"), "{s}");
+}
