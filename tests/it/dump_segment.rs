@@ -326,6 +326,130 @@ fn legacy_message_sets_match_kafka() {
     }
 }
 
+/// A v1 compressed wrapper switched to LogAppendTime: every inner record reads the wrapper's
+/// timestamp.
+fn v1_log_append_time_wrapper(offset: i64) -> Vec<u8> {
+    let records: Vec<SimpleRecord> = (0..3)
+        .map(|i| rec(TS + i, Some(b"k"), Some(b"v")))
+        .collect();
+    let mut w = build_legacy_message_set(1, CompressionType::Gzip, offset, &records).unwrap();
+    w[17] |= 0x08;
+    w[18..26].copy_from_slice(&(TS + 500).to_be_bytes());
+    let crc = crc32fast::hash(&w[16..]);
+    w[12..16].copy_from_slice(&crc.to_be_bytes());
+    w
+}
+
+#[test]
+fn legacy_log_append_time_and_many_files_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut file = v1_log_append_time_wrapper(2);
+    file.extend(legacy_segment());
+    write(dir.path(), "00000000000000000000.log", &file);
+    let (v2, _) = v2_segment();
+    write(dir.path(), "00000000000000000031.log", &v2);
+    let sub = dir.path().join("p-0");
+    std::fs::create_dir(&sub).unwrap();
+    write(&sub, "00000000000000000000.log", &legacy_segment());
+    let abs = sub.join("00000000000000000000.log");
+    let abs = abs.to_str().unwrap();
+    let files = [
+        "00000000000000000000.log",
+        "./00000000000000000031.log",
+        "p-0//00000000000000000000.log",
+        abs,
+    ];
+    for args in [
+        &["--deep-iteration"][..],
+        &["--print-data-log", "--skip-record-metadata"],
+    ] {
+        let out = same_as_kafka(dir.path(), &files, args);
+        assert_eq!(out.status.code(), Some(0), "{args:?}");
+    }
+}
+
+/// Inputs on which Kafka's tool dies with an exception: kcli prints the same stdout up to that
+/// point, one report line on stderr, and exits 1.
+#[test]
+fn corrupt_structures_match_kafka_up_to_its_exception() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = batch(
+        CompressionType::None,
+        0,
+        vec![rec(TS, Some(b"a"), Some(b"b"))],
+    );
+    // A size field below the 14-byte minimum after a good batch.
+    let mut small = good.clone();
+    small.extend_from_slice(&9i64.to_be_bytes());
+    small.extend_from_slice(&5i32.to_be_bytes());
+    small.extend_from_slice(&[2, 0, 0, 0, 0, 0, 0, 0, 0]);
+    write(dir.path(), "00000000000000000000.log", &small);
+    let out = same_as_kafka_until_exception(dir.path(), &["00000000000000000000.log"], &[]);
+    assert_eq!(out.status.code(), Some(1));
+    // A record whose key length runs past the batch (CRC recomputed, so only the structure is
+    // wrong), after one good record: Kafka prints the good record then dies.
+    let mut broken = batch(
+        CompressionType::None,
+        1,
+        vec![
+            rec(TS, Some(b"a"), Some(b"b")),
+            rec(TS, Some(b"key"), Some(b"value")),
+        ],
+    );
+    let second = RECORD_BATCH_OVERHEAD + 1 + usize::from(broken[RECORD_BATCH_OVERHEAD]) / 2;
+    // Record layout: length, attributes, timestamp delta, offset delta, key length.
+    broken[second + 4] = 0x7e;
+    let crc = compute_crc(&broken);
+    broken[17..21].copy_from_slice(&crc.to_be_bytes());
+    let mut file = good.clone();
+    file.extend(broken);
+    write(dir.path(), "00000000000000000100.log", &file);
+    let out = same_as_kafka_until_exception(
+        dir.path(),
+        &["00000000000000000100.log"],
+        &["--deep-iteration"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // Garbage where a gzip stream should be.
+    let mut garbage = batch(
+        CompressionType::Gzip,
+        3,
+        vec![rec(TS, Some(b"a"), Some(b"b"))],
+    );
+    let len = garbage.len();
+    for b in &mut garbage[RECORD_BATCH_OVERHEAD + 12..len] {
+        *b = 0x55;
+    }
+    let crc = compute_crc(&garbage);
+    garbage[17..21].copy_from_slice(&crc.to_be_bytes());
+    let mut file = good;
+    file.extend(garbage);
+    write(dir.path(), "00000000000000000200.log", &file);
+    let k = kafka(
+        dir.path(),
+        &["00000000000000000200.log"],
+        &["--deep-iteration"],
+    );
+    let ours = kcli(
+        dir.path(),
+        &["00000000000000000200.log"],
+        &["--deep-iteration"],
+    );
+    assert_eq!(text(&ours.stdout), text(&k.stdout));
+    assert!(
+        text(&k.stderr).starts_with("Exception in thread"),
+        "{}",
+        text(&k.stderr)
+    );
+    assert_eq!(
+        text(&ours.stderr).lines().count(),
+        1,
+        "{}",
+        text(&ours.stderr)
+    );
+    assert_eq!(ours.status.code(), Some(1));
+}
+
 #[test]
 fn truncated_and_bit_flipped_segments_match_kafka() {
     let dir = tempfile::tempdir().unwrap();
@@ -611,4 +735,37 @@ fn summary_prints_one_table_per_file() {
     assert!(s.contains("| batches "), "{s}");
     assert!(s.contains(&layout.len().to_string()), "{s}");
     assert!(s.contains("gzip, lz4, none, snappy, zstd"), "{s}");
+}
+
+/// Writes a benchmark segment: `KCLI_BENCH_SEGMENT` (path), `KCLI_BENCH_MIB` (size, default
+/// 1024), `KCLI_BENCH_PER_BATCH` (records of 1 KiB per batch, default 1). Run with
+/// `cargo test --release --test it generate_benchmark_segment -- --ignored`.
+#[test]
+#[ignore]
+fn generate_benchmark_segment() {
+    use std::io::Write;
+    let Some(path) = std::env::var_os("KCLI_BENCH_SEGMENT") else {
+        return;
+    };
+    let env = |k: &str, d: usize| {
+        std::env::var(k)
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(d)
+    };
+    let target = env("KCLI_BENCH_MIB", 1024) << 20;
+    let per_batch = env("KCLI_BENCH_PER_BATCH", 1);
+    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
+    let (mut written, mut offset) = (0usize, 0i64);
+    let value: Vec<u8> = (0..1024).map(|i| b'a' + (i % 26) as u8).collect();
+    while written < target {
+        let records = (0..per_batch)
+            .map(|i| rec(TS + offset + i as i64, Some(b"key"), Some(&value)))
+            .collect();
+        let b = batch(CompressionType::None, offset, records);
+        out.write_all(&b).unwrap();
+        written += b.len();
+        offset += per_batch as i64;
+    }
+    out.flush().unwrap();
 }

@@ -66,6 +66,7 @@ pub fn dump_log(
     let mut non_consecutive: Vec<(i64, i64)> = Vec::new();
     let mut summary = LogSummary::default();
     let mut next_progress = PROGRESS_STEP;
+    let mut corrupt = false;
     let record_opts = RecordLineOptions {
         skip_record_metadata: d.opts.skip_record_metadata,
         print_data_log: d.opts.print_data_log,
@@ -78,14 +79,26 @@ pub fn dump_log(
                 return Err(anyhow::Error::new(e).context(format!("{shown}: read failed")));
             }
             Err(SegmentError::Corrupt(msg)) => {
+                // Kafka's tool dies here (CorruptRecordException); kcli says where valid data
+                // ends instead of printing the trailer, so stdout stays what Kafka printed.
+                let msg = format!(
+                    "{msg} in file {shown}. Valid data ends at position {valid_bytes}; {} bytes follow",
+                    end - valid_bytes
+                );
                 d.report(out, err, shown, &msg)?;
+                corrupt = true;
                 break;
             }
         };
         let info = match BatchInfo::parse(&batch) {
             Ok(info) => info,
             Err(e) => {
-                d.report(out, err, shown, &e.to_string())?;
+                let msg = format!(
+                    "{e}. Valid data ends at position {valid_bytes}; {} bytes follow",
+                    end - valid_bytes
+                );
+                d.report(out, err, shown, &msg)?;
+                corrupt = true;
                 break;
             }
         };
@@ -131,7 +144,7 @@ pub fn dump_log(
         push_report(&mut d.reports.non_consecutive, &absolute, pair);
     }
     let trailing = end - valid_bytes;
-    if trailing > 0 && d.opts.reads_whole_file() {
+    if trailing > 0 && d.opts.reads_whole_file() && !corrupt {
         d.failed = true;
         summary.trailing_bytes = trailing;
         if !d.opts.summary {

@@ -86,8 +86,7 @@ impl<R: Read> BatchReader<R> {
         let size = be_i32(&self.buf, 8);
         if size < RECORD_OVERHEAD_V0 {
             return Err(SegmentError::Corrupt(format!(
-                "Found record size {size} smaller than minimum record overhead ({RECORD_OVERHEAD_V0}) at position {}",
-                self.position
+                "Found record size {size} smaller than minimum record overhead ({RECORD_OVERHEAD_V0})"
             )));
         }
         // `size` is positive here, and the check is against the bytes that remain, so the
