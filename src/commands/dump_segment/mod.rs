@@ -44,7 +44,11 @@ pub fn run(
 ) -> anyhow::Result<Outcome> {
     let opts = DumpOptions::from_args(args);
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
-    dump_files(&paths, &opts, out, err, std::io::stderr().is_terminal())
+    // A bar on a terminal that also shows the dump would tear its lines; a summary prints only
+    // at the end of each file, so the bar may share the terminal then.
+    let progress =
+        std::io::stderr().is_terminal() && (opts.summary || !std::io::stdout().is_terminal());
+    dump_files(&paths, &opts, out, err, progress)
 }
 
 /// Dumps `files` in order. `progress` allows a progress bar on stderr for large files.
