@@ -450,6 +450,63 @@ fn corrupt_structures_match_kafka_up_to_its_exception() {
     assert_eq!(ours.status.code(), Some(1));
 }
 
+/// Files written by Kafka 3.9.1's own storage code (tests/kafka/WriteSegments.java, compiled
+/// here against the installed jars): a rolled segment with its indexes, a transaction index and
+/// a producer snapshot.
+#[test]
+fn files_written_by_kafka_match_kafka() {
+    let dir = tempfile::tempdir().unwrap();
+    let classes = dir.path().join("classes");
+    let data = dir.path().join("topic-0");
+    std::fs::create_dir_all(&data).unwrap();
+    let jars = format!("{}/*", kafka_dir().display());
+    assert!(
+        kafka_dir().join(".complete").exists(),
+        "Kafka 3.9.1's jars are missing: run tests/install-kafka-tools"
+    );
+    let mut javac = Command::new("javac");
+    javac
+        .arg("-nowarn")
+        .arg("-cp")
+        .arg(&jars)
+        .arg("-d")
+        .arg(&classes)
+        .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kafka/WriteSegments.java"));
+    let out = output_within(javac, Duration::from_secs(120));
+    assert!(out.status.success(), "javac: {}", text(&out.stderr));
+    let mut java = Command::new("java");
+    java.arg("-cp")
+        .arg(format!("{}:{jars}", classes.display()))
+        .arg("WriteSegments")
+        .arg(&data);
+    let out = output_within(java, Duration::from_secs(120));
+    assert!(out.status.success(), "WriteSegments: {}", text(&out.stderr));
+    let next_offset = text(&out.stdout).trim().to_string();
+    let snapshot = format!("{next_offset:0>20}.snapshot");
+    let all = [
+        "00000000000000000000.log",
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+        "00000000000000000000.txnindex",
+        snapshot.as_str(),
+    ];
+    for args in [
+        &[][..],
+        &["--deep-iteration"],
+        &["--print-data-log"],
+        &["--verify-index-only"],
+        &["--index-sanity-check"],
+    ] {
+        let out = same_as_kafka(&data, &all, args);
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
 #[test]
 fn truncated_and_bit_flipped_segments_match_kafka() {
     let dir = tempfile::tempdir().unwrap();
