@@ -143,22 +143,27 @@ impl BatchInfo {
     pub fn parse(batch: &Batch<'_>) -> Result<Self, SegmentError> {
         let bytes = batch.bytes;
         match batch.magic {
-            2 => {
+            // FileLogInputStream treats every magic above 1 as a v2 batch, so a flipped magic
+            // byte (not covered by the CRC) still prints as one.
+            m if m >= 2 => {
                 if bytes.len() < RECORD_BATCH_OVERHEAD {
                     return Err(corrupt(
                         batch,
                         "batch is smaller than the 61-byte v2 header",
                     ));
                 }
-                let h =
-                    RecordBatchHeader::parse(bytes).map_err(|e| corrupt(batch, &e.to_string()))?;
+                let mut header = [0u8; RECORD_BATCH_OVERHEAD];
+                header.copy_from_slice(&bytes[..RECORD_BATCH_OVERHEAD]);
+                header[16] = 2;
+                let h = RecordBatchHeader::parse(&header)
+                    .map_err(|e| corrupt(batch, &e.to_string()))?;
                 let compression = h
                     .compression()
                     .map_err(|e| corrupt(batch, &e.to_string()))?;
                 Ok(BatchInfo {
                     position: batch.position,
                     size: bytes.len(),
-                    magic: 2,
+                    magic: m,
                     base_offset: h.base_offset,
                     last_offset: h.last_offset(),
                     count: Some(h.records_count),
@@ -266,7 +271,7 @@ pub fn for_each_record<F>(batch: &Batch<'_>, info: &BatchInfo, mut f: F) -> Resu
 where
     F: FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
 {
-    if batch.magic == 2 {
+    if batch.magic >= 2 {
         v2_records(batch, info, &mut f)
     } else {
         legacy_records(batch, info, &mut f)
@@ -682,7 +687,7 @@ pub fn decompressed_size(
     if info.compression == CompressionType::None {
         return Ok(None);
     }
-    let compressed = if batch.magic == 2 {
+    let compressed = if batch.magic >= 2 {
         &batch.bytes[RECORD_BATCH_OVERHEAD..]
     } else {
         let wrapper = LegacyRecord {
@@ -700,7 +705,7 @@ pub fn decompressed_size(
 
 /// The size of the compressed bytes `decompressed_size` decompresses.
 pub fn compressed_size(batch: &Batch<'_>) -> usize {
-    if batch.magic == 2 {
+    if batch.magic >= 2 {
         batch.bytes.len().saturating_sub(RECORD_BATCH_OVERHEAD)
     } else {
         batch.bytes.len().saturating_sub(LOG_OVERHEAD + 26)
@@ -710,7 +715,7 @@ pub fn compressed_size(batch: &Batch<'_>) -> usize {
 /// The earliest timestamp a batch header tells without reading records: the v2 base timestamp
 /// (unless it holds a delete horizon or the batch uses LogAppendTime), else the max timestamp.
 pub fn first_timestamp(batch: &Batch<'_>, info: &BatchInfo) -> i64 {
-    if batch.magic == 2
+    if batch.magic >= 2
         && info.delete_horizon_ms.is_none()
         && info.timestamp_type == TimestampType::CreateTime
     {
