@@ -28,7 +28,7 @@ impl<'a> OffsetIndexView<'a> {
         let e = &self.bytes[n * 8..n * 8 + 8];
         let rel = i32::from_be_bytes([e[0], e[1], e[2], e[3]]);
         let pos = i32::from_be_bytes([e[4], e[5], e[6], e[7]]);
-        (self.base_offset + i64::from(rel), pos)
+        (self.base_offset.wrapping_add(i64::from(rel)), pos)
     }
 
     /// `OffsetIndex.lookup`: the entry with the largest offset <= `target`, else `(base, 0)`.
@@ -85,7 +85,7 @@ impl<'a> TimeIndexView<'a> {
         let e = &self.bytes[n * 12..n * 12 + 12];
         let ts = i64::from_be_bytes([e[0], e[1], e[2], e[3], e[4], e[5], e[6], e[7]]);
         let rel = i32::from_be_bytes([e[8], e[9], e[10], e[11]]);
-        (ts, self.base_offset + i64::from(rel))
+        (ts, self.base_offset.wrapping_add(i64::from(rel)))
     }
 
     /// `TimeIndex.sanityCheck`; the error is Kafka's `CorruptIndexException` message.

@@ -180,7 +180,7 @@ fn dump_batch(
 ) -> Result<(), SegmentError> {
     let mut track = |offset: i64| {
         // Kafka's rule, including treating an offset of -1 as "none seen yet".
-        if *last_offset != -1 && offset != *last_offset + 1 {
+        if *last_offset != -1 && offset != last_offset.wrapping_add(1) {
             non_consecutive.push((*last_offset, offset));
         }
         *last_offset = offset;

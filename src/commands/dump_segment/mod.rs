@@ -403,6 +403,101 @@ impl Reports {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::record::builder::{
+        RecordBatchBuilder, SimpleRecord, build_legacy_message_set,
+    };
+    use crate::protocol::record::compression::CompressionType;
+    use proptest::prelude::*;
+
+    const CODECS: [CompressionType; 5] = [
+        CompressionType::None,
+        CompressionType::Gzip,
+        CompressionType::Snappy,
+        CompressionType::Lz4,
+        CompressionType::Zstd,
+    ];
+
+    /// A segment of a few batches of every kind, its index entries every other batch.
+    fn segment(codecs: &[usize]) -> (Vec<u8>, Vec<u8>, Vec<u8>) {
+        let (mut log, mut index, mut time) = (Vec::new(), Vec::new(), Vec::new());
+        let mut offset = 0i64;
+        for (i, &c) in codecs.iter().enumerate() {
+            let records: Vec<SimpleRecord> = (0..=i % 3)
+                .map(|j| {
+                    let mut r = SimpleRecord::new(
+                        1000 + j as i64,
+                        Some(vec![j as u8; j]),
+                        Some(vec![7; 20]),
+                    );
+                    r.headers.push(("h".into(), None));
+                    r
+                })
+                .collect();
+            let bytes = if i % 4 == 3 {
+                let codec = CODECS[c % 4];
+                build_legacy_message_set((i % 2) as i8, codec, offset, &records).unwrap_or_default()
+            } else {
+                let mut b = RecordBatchBuilder::new(CODECS[c % 5]);
+                b.base_offset = offset;
+                b.records = records.clone();
+                b.build().unwrap_or_default()
+            };
+            offset += records.len() as i64;
+            if i % 2 == 1 {
+                index.extend_from_slice(&((offset - 1) as i32).to_be_bytes());
+                index.extend_from_slice(&(log.len() as i32).to_be_bytes());
+                time.extend_from_slice(&(1000 + i as i64).to_be_bytes());
+                time.extend_from_slice(&((offset - 1) as i32).to_be_bytes());
+            }
+            log.extend(bytes);
+        }
+        (log, index, time)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+
+        /// Whatever the bytes, dumping never panics: every mode, every file kind, after random
+        /// byte flips and truncation of valid files.
+        #[test]
+        fn corrupt_files_never_panic(
+            codecs in proptest::collection::vec(0usize..5, 1..8),
+            flips in proptest::collection::vec((any::<prop::sample::Index>(), 1u8..=255), 0..6),
+            cut in any::<prop::sample::Index>(),
+            which in 0usize..3,
+        ) {
+            let (mut log, mut index, mut time) = segment(&codecs);
+            let target = match which { 0 => &mut log, 1 => &mut index, _ => &mut time };
+            if !target.is_empty() {
+                for (at, x) in &flips {
+                    let i = at.index(target.len());
+                    target[i] ^= x;
+                }
+                if flips.len() % 2 == 1 {
+                    let n = cut.index(target.len() + 1);
+                    target.truncate(n);
+                }
+            }
+            let dir = tempfile::tempdir().unwrap();
+            let name = |s: &str| dir.path().join(format!("00000000000000000000.{s}"));
+            std::fs::write(name("log"), &log).unwrap();
+            std::fs::write(name("index"), &index).unwrap();
+            std::fs::write(name("timeindex"), &time).unwrap();
+            std::fs::write(name("snapshot"), &log).unwrap();
+            std::fs::write(name("txnindex"), &log).unwrap();
+            let paths = [name("log"), name("index"), name("timeindex"), name("snapshot"), name("txnindex")];
+            let paths: Vec<&Path> = paths.iter().map(|p| p.as_path()).collect();
+            for opts in [
+                DumpOptions { deep_iteration: true, print_data_log: true, ..DumpOptions::default() },
+                DumpOptions { deep_iteration: true, format: DumpFormat::Json, ..DumpOptions::default() },
+                DumpOptions { summary: true, ..DumpOptions::default() },
+                DumpOptions { index_sanity_check: true, verify_index_only: true, ..DumpOptions::default() },
+            ] {
+                let (mut out, mut err) = (Vec::new(), Vec::new());
+                let _ = dump_files(&paths, &opts, &mut out, &mut err, false);
+            }
+        }
+    }
 
     #[test]
     fn kinds_follow_the_last_suffix() {

@@ -427,21 +427,26 @@ fn read_v2_record<'a>(
     })
 }
 
-/// Kafka's `DefaultRecordBatch.incrementSequence`: wraps past `i32::MAX` to 0.
+/// Kafka's `DefaultRecordBatch.incrementSequence`: wraps past `i32::MAX` to 0. Java's int
+/// arithmetic wraps, so every step here wraps too (deltas come from the file).
 pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX - increment {
-        increment - (i32::MAX - sequence) - 1
+    if sequence > i32::MAX.wrapping_sub(increment) {
+        increment
+            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
+            .wrapping_sub(1)
     } else {
-        sequence + increment
+        sequence.wrapping_add(increment)
     }
 }
 
-/// Kafka's `DefaultRecordBatch.decrementSequence`.
+/// Kafka's `DefaultRecordBatch.decrementSequence`, wrapping like Java.
 pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
     if sequence < decrement {
-        i32::MAX - (decrement - sequence) + 1
+        i32::MAX
+            .wrapping_sub(decrement.wrapping_sub(sequence))
+            .wrapping_add(1)
     } else {
-        sequence - decrement
+        sequence.wrapping_sub(decrement)
     }
 }
 
@@ -585,7 +590,7 @@ fn legacy_records(
                 info.last_offset
             )));
         } else {
-            Some(info.last_offset - last_inner_offset)
+            Some(info.last_offset.wrapping_sub(last_inner_offset))
         }
     } else {
         None
