@@ -500,6 +500,68 @@ fn json_lines_describe_every_batch_and_record() {
 }
 
 #[test]
+fn json_lines_cover_legacy_sets_indexes_and_trailers() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = legacy_segment();
+    let entries = [(5i32, 118u32)];
+    log.extend_from_slice(&[0, 0, 0]);
+    write(dir.path(), "00000000000000000000.log", &log);
+    write(
+        dir.path(),
+        "00000000000000000000.index",
+        &offset_index(&entries, 2),
+    );
+    write(
+        dir.path(),
+        "00000000000000000000.timeindex",
+        &time_index(&[(-1, 5)], 0),
+    );
+    let files = [
+        "00000000000000000000.log",
+        "00000000000000000000.index",
+        "00000000000000000000.timeindex",
+    ];
+    let out = kcli(
+        dir.path(),
+        &files,
+        &["--format", "json", "--deep-iteration"],
+    );
+    let lines: Vec<serde_json::Value> = text(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let batches: Vec<&serde_json::Value> = lines.iter().filter(|l| l["type"] == "batch").collect();
+    assert_eq!(batches.len(), 12);
+    assert_eq!(batches[3]["magic"], 0);
+    assert_eq!(batches[3]["count"], serde_json::Value::Null);
+    assert_eq!(batches[3]["compression"], "gzip");
+    let offsets: Vec<i64> = batches[3]["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["offset"].as_i64().unwrap())
+        .collect();
+    assert_eq!(offsets, [3, 4, 5]);
+    assert_eq!(batches[3]["records"][0]["is_valid"], true);
+    let trailer = lines.iter().find(|l| l["type"] == "invalid_bytes").unwrap();
+    assert_eq!(trailer["size"], 3);
+    let index: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "offset_index_entry")
+        .collect();
+    assert_eq!(index.len(), 1);
+    assert_eq!(index[0]["offset"], 5);
+    assert_eq!(index[0]["position"], 118);
+    let time: Vec<_> = lines
+        .iter()
+        .filter(|l| l["type"] == "time_index_entry")
+        .collect();
+    assert_eq!(time.len(), 1);
+    // The trailing bytes and the time index's -1 timestamp are check failures.
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+}
+
+#[test]
 fn summary_prints_one_table_per_file() {
     let dir = tempfile::tempdir().unwrap();
     let (file, layout) = v2_segment();
