@@ -91,6 +91,7 @@ pub fn write_record(
     batch: &BatchInfo,
     rec: &RecordView<'_>,
 ) -> Result<(), SegmentError> {
+    rec.check_data()?;
     let control = if batch.is_control {
         Some(ControlRecord::parse(rec)?)
     } else {

@@ -9,12 +9,13 @@ use std::path::Path;
 
 use anyhow::Context;
 
+use super::segment::be_i64;
 use super::segment::{
     Batch, BatchInfo, BatchReader, SegmentError, compressed_size, decompressed_size,
     first_timestamp, for_each_record,
 };
 use super::summary::LogSummary;
-use super::text::{RecordLineOptions, write_record_line};
+use super::text::{RecordLineOptions, write_batch_head, write_record_line};
 use super::{
     Dumper, FileKind, java_absolute_path, json, offset_from_file_name, progress_bar, push_report,
 };
@@ -90,7 +91,31 @@ pub fn dump_log(
                 break;
             }
         };
-        let info = match BatchInfo::parse(&batch) {
+        let parsed = BatchInfo::parse(&batch);
+        // What Kafka prints of the batch line before it dies on an unknown codec or magic.
+        if text {
+            match &parsed {
+                Ok(info) if info.unknown_compression.is_some() => {
+                    write_batch_head(out, info)?;
+                    out.write_all(b"\n")?;
+                }
+                Err(_) if batch.magic < 0 => {
+                    writeln!(out, "offset: {}", be_i64(batch.bytes, 0))?;
+                }
+                _ => {}
+            }
+        }
+        let parsed = match parsed {
+            Ok(info) => match info.unknown_compression {
+                Some(id) => Err(SegmentError::Corrupt(format!(
+                    "Unknown compression type id: {id} (batch at position {})",
+                    info.position
+                ))),
+                None => Ok(info),
+            },
+            Err(e) => Err(e),
+        };
+        let info = match parsed {
             Ok(info) => info,
             Err(e) => {
                 let msg = format!(

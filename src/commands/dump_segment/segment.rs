@@ -6,7 +6,7 @@
 //! Batches are streamed through one reusable buffer; nothing here loads a whole file. Every
 //! length read from the file is checked against the bytes that remain before it is used.
 
-use std::io::{self, Read};
+use std::io::{self, Read, Seek, SeekFrom};
 
 use crate::protocol::record::batch::{RecordBatchHeader, TimestampType, is_crc_valid};
 use crate::protocol::record::compression::{CompressionType, decompress};
@@ -47,6 +47,10 @@ pub struct Batch<'a> {
     pub bytes: &'a [u8],
     /// The magic byte (offset 16).
     pub magic: i8,
+    /// For a v2 entry shorter than the 61-byte header: the file's bytes after it, up to 61 in
+    /// all. Kafka reads the header from the file at the entry's position whatever the entry's
+    /// size, so a shrunken size field prints a header made partly of the next entry.
+    pub header_ext: &'a [u8],
 }
 
 /// Iterates the entries of `[start, end)` of a file with Kafka's rules: iteration ends quietly
@@ -58,9 +62,10 @@ pub struct BatchReader<R> {
     position: u64,
     end: u64,
     buf: Vec<u8>,
+    ext: Vec<u8>,
 }
 
-impl<R: Read> BatchReader<R> {
+impl<R: Read + Seek> BatchReader<R> {
     /// `reader` must be positioned at `start`.
     pub fn new(reader: R, start: u64, end: u64) -> Self {
         BatchReader {
@@ -68,6 +73,7 @@ impl<R: Read> BatchReader<R> {
             position: start,
             end,
             buf: Vec::new(),
+            ext: Vec::new(),
         }
     }
 
@@ -101,10 +107,20 @@ impl<R: Read> BatchReader<R> {
             .read_exact(&mut self.buf[HEADER_SIZE_UP_TO_MAGIC as usize..])?;
         let position = self.position;
         self.position += entry_len as u64;
+        let magic = self.buf[16] as i8;
+        self.ext.clear();
+        if magic >= 2 && entry_len < RECORD_BATCH_OVERHEAD {
+            // Peek (then step back over) what follows, as far as the file goes.
+            let want = (RECORD_BATCH_OVERHEAD - entry_len) as u64;
+            (&mut self.reader).take(want).read_to_end(&mut self.ext)?;
+            self.reader
+                .seek(SeekFrom::Current(-(self.ext.len() as i64)))?;
+        }
         Ok(Some(Batch {
             position,
             bytes: &self.buf,
-            magic: self.buf[16] as i8,
+            magic,
+            header_ext: &self.ext,
         }))
     }
 }
@@ -131,7 +147,10 @@ pub struct BatchInfo {
     pub delete_horizon_ms: Option<i64>,
     pub timestamp_type: TimestampType,
     pub max_timestamp: i64,
+    /// The codec; `None` (with `unknown_compression` set) when the id is not one Kafka knows.
     pub compression: CompressionType,
+    /// An unknown compression id (5..=7): Kafka's tool dies on it when it prints the codec.
+    pub unknown_compression: Option<u8>,
     /// The stored checksum (CRC-32C for v2, CRC-32 for v0/v1).
     pub crc: u32,
     pub is_valid: bool,
@@ -146,20 +165,32 @@ impl BatchInfo {
             // FileLogInputStream treats every magic above 1 as a v2 batch, so a flipped magic
             // byte (not covered by the CRC) still prints as one.
             m if m >= 2 => {
-                if bytes.len() < RECORD_BATCH_OVERHEAD {
-                    return Err(corrupt(
-                        batch,
-                        "batch is smaller than the 61-byte v2 header",
-                    ));
-                }
                 let mut header = [0u8; RECORD_BATCH_OVERHEAD];
-                header.copy_from_slice(&bytes[..RECORD_BATCH_OVERHEAD]);
+                let short = bytes.len() < RECORD_BATCH_OVERHEAD;
+                if short {
+                    if bytes.len() + batch.header_ext.len() < RECORD_BATCH_OVERHEAD {
+                        return Err(corrupt(
+                            batch,
+                            "the file ends inside the 61-byte v2 header of a batch",
+                        ));
+                    }
+                    header[..bytes.len()].copy_from_slice(bytes);
+                    header[bytes.len()..]
+                        .copy_from_slice(&batch.header_ext[..RECORD_BATCH_OVERHEAD - bytes.len()]);
+                } else {
+                    header.copy_from_slice(&bytes[..RECORD_BATCH_OVERHEAD]);
+                }
                 header[16] = 2;
+                if short {
+                    // The size comes from the entry; give the parser a length it accepts.
+                    header[8..12].copy_from_slice(&49i32.to_be_bytes());
+                }
                 let h = RecordBatchHeader::parse(&header)
                     .map_err(|e| corrupt(batch, &e.to_string()))?;
-                let compression = h
-                    .compression()
-                    .map_err(|e| corrupt(batch, &e.to_string()))?;
+                let (compression, unknown_compression) = match h.compression() {
+                    Ok(c) => (c, None),
+                    Err(_) => (CompressionType::None, Some((h.attributes & 0x07) as u8)),
+                };
                 Ok(BatchInfo {
                     position: batch.position,
                     size: bytes.len(),
@@ -178,6 +209,7 @@ impl BatchInfo {
                     timestamp_type: h.timestamp_type(),
                     max_timestamp: h.max_timestamp,
                     compression,
+                    unknown_compression,
                     crc: h.crc,
                     is_valid: is_crc_valid(bytes),
                 })
@@ -185,7 +217,10 @@ impl BatchInfo {
             0 | 1 => {
                 let rec = &bytes[LOG_OVERHEAD..];
                 let attributes = rec[5] as i8;
-                let compression = legacy_compression(attributes).map_err(|r| corrupt(batch, &r))?;
+                let (compression, unknown_compression) = match legacy_compression(attributes) {
+                    Ok(c) => (c, None),
+                    Err(_) => (CompressionType::None, Some((attributes & 0x07) as u8)),
+                };
                 let (timestamp_type, max_timestamp) = if batch.magic == 0 {
                     (TimestampType::NoTimestampType, -1)
                 } else {
@@ -209,6 +244,7 @@ impl BatchInfo {
                     timestamp_type,
                     max_timestamp,
                     compression,
+                    unknown_compression,
                     crc: be_u32(rec, 0),
                     is_valid: legacy_crc_valid(rec),
                 })
@@ -223,6 +259,10 @@ impl BatchInfo {
 pub struct LegacyInfo {
     pub is_valid: bool,
     pub crc: u32,
+    /// Whether the key and value lie inside the message. Kafka reads the size fields for the
+    /// record line and the bytes only to print them, so a size running past the message fails
+    /// only when data is printed; `key`/`value` are `None` then.
+    pub data_in_bounds: bool,
 }
 
 /// One record as `batch.iterator()` yields it, borrowing the batch (or its decompressed bytes).
@@ -245,6 +285,18 @@ pub struct RecordView<'a> {
 }
 
 impl<'a> RecordView<'a> {
+    /// Fails when the key or value bytes cannot be shown (a legacy size running past its
+    /// message), as Kafka does when it prints them.
+    pub fn check_data(&self) -> Result<(), SegmentError> {
+        match self.legacy {
+            Some(l) if !l.data_in_bounds => Err(SegmentError::Corrupt(format!(
+                "record at offset {}: key or value extends past the record",
+                self.offset
+            ))),
+            _ => Ok(()),
+        }
+    }
+
     /// The headers in order (keys may repeat). The bytes were validated when the record was
     /// read, so iteration stops only at the end.
     pub fn headers(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + use<'a> {
@@ -271,6 +323,11 @@ pub fn for_each_record<F>(batch: &Batch<'_>, info: &BatchInfo, mut f: F) -> Resu
 where
     F: FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
 {
+    if let Some(id) = info.unknown_compression {
+        return Err(SegmentError::Corrupt(format!(
+            "Unknown compression type id: {id}"
+        )));
+    }
     if batch.magic >= 2 {
         v2_records(batch, info, &mut f)
     } else {
@@ -283,6 +340,11 @@ fn v2_records(
     info: &BatchInfo,
     f: &mut dyn FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
 ) -> Result<(), SegmentError> {
+    if batch.bytes.len() < RECORD_BATCH_OVERHEAD {
+        return Err(SegmentError::Corrupt(
+            "batch is smaller than the 61-byte v2 header".into(),
+        ));
+    }
     let count = info.count.unwrap_or(0);
     if count == 0 {
         return Ok(());
@@ -490,14 +552,33 @@ impl<'a> LegacyRecord<'a> {
     /// `keySize`, `key`, `valueSize`, `value` as `LegacyRecord` reads them; out-of-bounds sizes
     /// are errors (Java throws from the buffer).
     fn key_value(&self) -> Result<KeyValue<'a>, SegmentError> {
-        let oob = || SegmentError::Corrupt("record key or value extends past the record".into());
+        let (kv, in_bounds) = self.key_value_lenient()?;
+        if in_bounds {
+            Ok(kv)
+        } else {
+            Err(SegmentError::Corrupt(
+                "record key or value extends past the record".into(),
+            ))
+        }
+    }
+
+    /// As `key_value`, but only the size fields must be readable (what Kafka's record line
+    /// reads); key or value bytes running past the message read as `None` with `false`.
+    fn key_value_lenient(&self) -> Result<(KeyValue<'a>, bool), SegmentError> {
+        let oob = || SegmentError::Corrupt("record key or value size lies past the record".into());
         let ko = self.key_size_offset();
         let key_size = try_be_i32(self.rec, ko).ok_or_else(oob)?;
-        let key = sized_slice(self.rec, ko + 4, key_size).ok_or_else(oob)?;
-        let vo = ko + 4 + key_size.max(0) as usize;
+        let vo = (ko + 4)
+            .checked_add(key_size.max(0) as usize)
+            .ok_or_else(oob)?;
         let value_size = try_be_i32(self.rec, vo).ok_or_else(oob)?;
-        let value = sized_slice(self.rec, vo + 4, value_size).ok_or_else(oob)?;
-        Ok((key_size, key, value_size, value))
+        let key = sized_slice(self.rec, ko + 4, key_size);
+        let value = sized_slice(self.rec, vo + 4, value_size);
+        let in_bounds = key.is_some() && value.is_some();
+        Ok((
+            (key_size, key.flatten(), value_size, value.flatten()),
+            in_bounds,
+        ))
     }
 }
 
@@ -519,7 +600,7 @@ fn legacy_records(
         rec: &batch.bytes[LOG_OVERHEAD..],
     };
     if info.compression == CompressionType::None {
-        let (key_size, key, value_size, value) = wrapper.key_value()?;
+        let ((key_size, key, value_size, value), data_in_bounds) = wrapper.key_value_lenient()?;
         let view = RecordView {
             offset: info.last_offset,
             timestamp: info.max_timestamp,
@@ -533,6 +614,7 @@ fn legacy_records(
             legacy: Some(LegacyInfo {
                 is_valid: info.is_valid,
                 crc: info.crc,
+                data_in_bounds,
             }),
         };
         f(&view)?;
@@ -609,7 +691,7 @@ fn legacy_records(
         } else {
             be_i64(rec.rec, 6)
         };
-        let (key_size, key, value_size, value) = rec.key_value()?;
+        let ((key_size, key, value_size, value), data_in_bounds) = rec.key_value_lenient()?;
         let view = RecordView {
             offset,
             timestamp,
@@ -623,6 +705,7 @@ fn legacy_records(
             legacy: Some(LegacyInfo {
                 is_valid: legacy_crc_valid(rec.rec),
                 crc: be_u32(rec.rec, 0),
+                data_in_bounds,
             }),
         };
         f(&view)?;
@@ -689,11 +772,16 @@ pub fn decompressed_size(
     batch: &Batch<'_>,
     info: &BatchInfo,
 ) -> Result<Option<usize>, SegmentError> {
+    if let Some(id) = info.unknown_compression {
+        return Err(SegmentError::Corrupt(format!(
+            "Unknown compression type id: {id}"
+        )));
+    }
     if info.compression == CompressionType::None {
         return Ok(None);
     }
     let compressed = if batch.magic >= 2 {
-        &batch.bytes[RECORD_BATCH_OVERHEAD..]
+        batch.bytes.get(RECORD_BATCH_OVERHEAD..).unwrap_or_default()
     } else {
         let wrapper = LegacyRecord {
             rec: &batch.bytes[LOG_OVERHEAD..],

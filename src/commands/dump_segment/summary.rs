@@ -138,6 +138,7 @@ mod tests {
             timestamp_type: TimestampType::CreateTime,
             max_timestamp: 20,
             compression: CompressionType::Gzip,
+            unknown_compression: None,
             crc: 0,
             is_valid: true,
         };

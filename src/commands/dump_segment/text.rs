@@ -34,6 +34,24 @@ impl std::fmt::Display for OptionalLong {
 
 /// One batch line, `position` being the bytes of valid batches before it.
 pub fn write_batch_line(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
+    write_batch_head(out, b)?;
+    writeln!(
+        out,
+        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
+        b.position,
+        timestamp_type_name(b.timestamp_type),
+        b.max_timestamp,
+        b.size,
+        b.magic,
+        b.compression.name(),
+        b.crc,
+        b.is_valid,
+    )
+}
+
+/// The first part of a batch line, the one Kafka prints before it reads the codec (and so what
+/// it leaves behind when the codec id is unknown).
+pub fn write_batch_head(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
     if b.magic >= 2 {
         write!(
             out,
@@ -53,18 +71,7 @@ pub fn write_batch_line(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<(
     } else {
         write!(out, "offset: {}", b.last_offset)?;
     }
-    writeln!(
-        out,
-        " position: {} {}: {} size: {} magic: {} compresscodec: {} crc: {} isvalid: {}",
-        b.position,
-        timestamp_type_name(b.timestamp_type),
-        b.max_timestamp,
-        b.size,
-        b.magic,
-        b.compression.name(),
-        b.crc,
-        b.is_valid,
-    )
+    Ok(())
 }
 
 /// What a control record's key and value say, as `DumpLogSegments` prints it.
@@ -163,13 +170,6 @@ pub fn write_record_line(
 ) -> Result<(), SegmentError> {
     let mut prefix = "| ";
     if !opts.skip_record_metadata {
-        // Parse the control record before printing anything of the line, so a broken one
-        // leaves no partial line behind.
-        let control = if batch.is_control {
-            Some(ControlRecord::parse(rec)?)
-        } else {
-            None
-        };
         write!(
             out,
             "{prefix}offset: {} {}: {} keySize: {} valueSize: {}",
@@ -193,6 +193,18 @@ pub fn write_record_line(
         if let Some(legacy) = rec.legacy {
             write!(out, " isValid: {} crc: {}}}", legacy.is_valid, legacy.crc)?;
         }
+        // Kafka reads the control record only now, after printing the rest of the metadata.
+        let control = match batch
+            .is_control
+            .then(|| ControlRecord::parse(rec))
+            .transpose()
+        {
+            Ok(c) => c,
+            Err(e) => {
+                out.write_all(b"\n")?;
+                return Err(e);
+            }
+        };
         match control {
             Some(
                 c @ ControlRecord::EndTxn {
@@ -210,6 +222,11 @@ pub fn write_record_line(
         }
     }
     if opts.print_data_log && !batch.is_control {
+        // Kafka has printed the metadata when reading the bytes fails; end that line.
+        if let Err(e) = rec.check_data() {
+            out.write_all(b"\n")?;
+            return Err(e);
+        }
         if let Some(key) = rec.key {
             write!(out, "{prefix}key: ")?;
             write_java_string(out, key)?;
@@ -256,6 +273,7 @@ mod tests {
             timestamp_type: TimestampType::CreateTime,
             max_timestamp: 1739569505569,
             compression: CompressionType::None,
+            unknown_compression: None,
             crc: 90285099,
             is_valid: true,
         }
