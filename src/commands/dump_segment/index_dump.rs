@@ -105,7 +105,7 @@ pub fn dump_offset_index(
         let first_last_offset = match log.slice(position, d.opts.max_message_size)? {
             None => None,
             Some(mut batches) => match batches.next_batch() {
-                Ok(Some(b)) => Some(BatchInfo::parse(&b).map(|info| info.last_offset)),
+                Ok(Some(b)) => Some(b.last_offset()),
                 Ok(None) => None,
                 Err(e) => Some(Err(e)),
             },
@@ -333,13 +333,14 @@ fn find_batch_max_timestamp(
         Err(e) => return Err(SegmentError::Corrupt(e.to_string())),
     };
     while let Some(batch) = batches.next_batch()? {
-        let info = BatchInfo::parse(&batch)?;
-        if info.last_offset < offset {
+        let last_offset = batch.last_offset()?;
+        if last_offset < offset {
             continue;
         }
-        if info.last_offset != offset {
-            return Ok(Found::OtherOffset(info.last_offset));
+        if last_offset != offset {
+            return Ok(Found::OtherOffset(last_offset));
         }
+        let info = BatchInfo::parse(&batch)?;
         let mut max = -1i64;
         for_each_record(&batch, &info, |rec| {
             max = max.max(rec.timestamp);

@@ -125,6 +125,32 @@ impl<R: Read + Seek> BatchReader<R> {
     }
 }
 
+impl Batch<'_> {
+    /// `FileChannelRecordBatch.lastOffset` alone, as index verification reads it: the offset
+    /// field for magic 0/1 (any magic below 2, with no other check), base offset + last offset
+    /// delta from the 61-byte header otherwise.
+    pub fn last_offset(&self) -> Result<i64, SegmentError> {
+        if self.magic < 2 {
+            return Ok(be_i64(self.bytes, 0));
+        }
+        if self.bytes.len() + self.header_ext.len() < RECORD_BATCH_OVERHEAD {
+            return Err(SegmentError::Corrupt(format!(
+                "the file ends inside the 61-byte v2 header of the batch at position {}",
+                self.position
+            )));
+        }
+        let mut delta = [0u8; 4];
+        for (i, b) in delta.iter_mut().enumerate() {
+            let at = 23 + i;
+            *b = match self.bytes.get(at) {
+                Some(b) => *b,
+                None => self.header_ext[at - self.bytes.len()],
+            };
+        }
+        Ok(be_i64(self.bytes, 0).wrapping_add(i64::from(i32::from_be_bytes(delta))))
+    }
+}
+
 /// The batch-level fields `DumpLogSegments.printBatchLevel` prints, for any magic.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BatchInfo {
