@@ -291,6 +291,36 @@ fn random_corruptions_match_kafka() {
             same_as_kafka_or_its_prefix(dir.path(), &[&name], args);
         }
     }
+    // Corrupt indexes of an intact segment.
+    let (log, layout) = v2_segment();
+    let entries: Vec<(i32, u32)> = layout.iter().map(|(p, o, _)| (*o as i32, *p)).collect();
+    let mut times: Vec<(i64, i32)> = Vec::new();
+    for (_, o, t) in &layout {
+        if times.last().is_none_or(|(last, _)| t > last) {
+            times.push((*t, *o as i32));
+        }
+    }
+    for case in 0..3 {
+        let sub = dir.path().join(format!("idx{case}"));
+        std::fs::create_dir(&sub).unwrap();
+        write(&sub, "00000000000000000000.log", &log);
+        for (name, mut bytes) in [
+            ("00000000000000000000.index", offset_index(&entries, 0)),
+            ("00000000000000000000.timeindex", time_index(&times, 0)),
+        ] {
+            for _ in 0..=case {
+                let at = next(bytes.len());
+                bytes[at] ^= 1 << next(8);
+            }
+            if case == 2 {
+                bytes.truncate(bytes.len() - 3);
+            }
+            write(&sub, name, &bytes);
+            for args in [&[][..], &["--index-sanity-check"]] {
+                same_as_kafka_or_its_prefix(&sub, &[name], args);
+            }
+        }
+    }
 }
 
 #[test]
