@@ -41,7 +41,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--max-bytes', '--max-bytes', [CompletionResultType]::ParameterName, 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)')
             [CompletionResult]::new('--max-message-size', '--max-message-size', [CompletionResultType]::ParameterName, 'The largest batch expected when verifying an offset index against its log (bytes)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)')
-            [CompletionResult]::new('--deep-iteration', '--deep-iteration', [CompletionResultType]::ParameterName, 'Print one line per record inside each batch instead of batch lines only')
+            [CompletionResult]::new('--deep-iteration', '--deep-iteration', [CompletionResultType]::ParameterName, 'Also print one line per record under its batch line')
             [CompletionResult]::new('--print-data-log', '--print-data-log', [CompletionResultType]::ParameterName, 'Print record keys and payloads as UTF-8 text; implies --deep-iteration')
             [CompletionResult]::new('--skip-record-metadata', '--skip-record-metadata', [CompletionResultType]::ParameterName, 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads')
             [CompletionResult]::new('--verify-index-only', '--verify-index-only', [CompletionResultType]::ParameterName, 'For .index and .timeindex files: check every entry against the log without printing the entries')

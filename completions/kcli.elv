@@ -36,7 +36,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --max-bytes 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)'
             cand --max-message-size 'The largest batch expected when verifying an offset index against its log (bytes)'
             cand --format 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)'
-            cand --deep-iteration 'Print one line per record inside each batch instead of batch lines only'
+            cand --deep-iteration 'Also print one line per record under its batch line'
             cand --print-data-log 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
             cand --skip-record-metadata 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
             cand --verify-index-only 'For .index and .timeindex files: check every entry against the log without printing the entries'

@@ -35,7 +35,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-bytes -d 
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-message-size -d 'The largest batch expected when verifying an offset index against its log (bytes)' -r
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l format -d 'Output format: Kafka\'s text, or JSON Lines (docs/dump-segment-json.md)' -r -f -a "text\t'Kafka\'s `kafka-dump-log.sh` text, line for line'
 json\t'JSON Lines: one object per batch or index entry'"
-complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l deep-iteration -d 'Print one line per record inside each batch instead of batch lines only'
+complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l deep-iteration -d 'Also print one line per record under its batch line'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l print-data-log -d 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l skip-record-metadata -d 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l verify-index-only -d 'For .index and .timeindex files: check every entry against the log without printing the entries'

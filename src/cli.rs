@@ -29,7 +29,7 @@ pub struct DumpSegmentArgs {
     /// The files to dump: segments, indexes, producer snapshots, transaction indexes.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
-    /// Print one line per record inside each batch instead of batch lines only.
+    /// Also print one line per record under its batch line.
     #[arg(long)]
     pub deep_iteration: bool,
     /// Print record keys and payloads as UTF-8 text; implies --deep-iteration.
