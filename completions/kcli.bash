@@ -25,6 +25,9 @@ _kcli() {
             kcli,help)
                 cmd="kcli__subcmd__help"
                 ;;
+            kcli,rebuild-index)
+                cmd="kcli__subcmd__rebuild__subcmd__index"
+                ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
                 ;;
@@ -34,6 +37,9 @@ _kcli() {
             kcli__subcmd__help,help)
                 cmd="kcli__subcmd__help__subcmd__help"
                 ;;
+            kcli__subcmd__help,rebuild-index)
+                cmd="kcli__subcmd__help__subcmd__rebuild__subcmd__index"
+                ;;
             *)
                 ;;
         esac
@@ -41,7 +47,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions dump-segment help"
+            opts="-h -V --help --version completions dump-segment rebuild-index help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -95,7 +101,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help)
-            opts="completions dump-segment help"
+            opts="completions dump-segment rebuild-index help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -143,6 +149,42 @@ _kcli() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__rebuild__subcmd__index)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__rebuild__subcmd__index)
+            opts="-h -V --verify --strict --dry-run --index-interval-bytes --truncate-corrupt --format --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --index-interval-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;

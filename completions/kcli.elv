@@ -24,6 +24,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
             cand completions 'Print shell completions for kcli to stdout'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
+            cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;completions'= {
@@ -47,14 +48,29 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'kcli;rebuild-index'= {
+            cand --index-interval-bytes 'Bytes of log between index entries: the topic''s `index.interval.bytes`'
+            cand --format 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)'
+            cand --verify 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong'
+            cand --strict 'With --verify: also require the indexes to be byte for byte what a rebuild writes'
+            cand --dry-run 'Report what a rebuild would change without writing anything'
+            cand --truncate-corrupt 'Cut a segment''s corrupt or torn tail at the end of its valid data, as a broker''s recovery does; without it the tail is only reported'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'kcli;help'= {
             cand completions 'Print shell completions for kcli to stdout'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
+            cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;help;completions'= {
         }
         &'kcli;help;dump-segment'= {
+        }
+        &'kcli;help;rebuild-index'= {
         }
         &'kcli;help;help'= {
         }

@@ -19,6 +19,11 @@ pub enum Command {
     /// Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka's
     /// `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table.
     DumpSegment(DumpSegmentArgs),
+    /// Rebuild or verify the .index and .timeindex files of log segments.
+    ///
+    /// PATH is a segment's .log file, a partition directory or a whole log dir. The indexes are
+    /// rebuilt from the .log files with the rule a broker's recovery uses (docs/rebuild-index.md).
+    RebuildIndex(RebuildIndexArgs),
 }
 
 /// `kcli dump-segment`: Kafka 3.9's DumpLogSegments options under the same names, plus an output
@@ -85,6 +90,45 @@ pub enum Shell {
     Fish,
     Powershell,
     Elvish,
+}
+
+/// `kcli rebuild-index`: the indexes Kafka's `LogSegment.recover` writes, rebuilt offline or
+/// checked against the `.log` files.
+#[derive(Debug, clap::Args)]
+pub struct RebuildIndexArgs {
+    /// A segment (`.log` file), a partition directory or a log dir holding partition directories.
+    #[arg(value_name = "PATH")]
+    pub path: std::path::PathBuf,
+    /// Check the existing indexes against the log without changing anything; exit 1 when an
+    /// entry is wrong.
+    #[arg(long)]
+    pub verify: bool,
+    /// With --verify: also require the indexes to be byte for byte what a rebuild writes.
+    #[arg(long, requires = "verify")]
+    pub strict: bool,
+    /// Report what a rebuild would change without writing anything.
+    #[arg(long, conflicts_with = "verify")]
+    pub dry_run: bool,
+    /// Bytes of log between index entries: the topic's `index.interval.bytes`.
+    #[arg(long, value_name = "BYTES", default_value_t = 4096)]
+    pub index_interval_bytes: u32,
+    /// Cut a segment's corrupt or torn tail at the end of its valid data, as a broker's
+    /// recovery does; without it the tail is only reported.
+    #[arg(long, conflicts_with_all = ["verify", "dry_run"])]
+    pub truncate_corrupt: bool,
+    /// Output format: text (problems, then a summary table) or JSON Lines (one object per
+    /// segment; docs/rebuild-index.md).
+    #[arg(long, value_enum, default_value_t = RebuildIndexFormat::Text)]
+    pub format: RebuildIndexFormat,
+}
+
+/// Output formats of `kcli rebuild-index`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RebuildIndexFormat {
+    /// Problems found, one line each, then a summary table.
+    Text,
+    /// One JSON object per segment, one per line.
+    Json,
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 
 mod completions;
 pub mod dump_segment;
+pub mod rebuild_index;
 
 use crate::cli::{Cli, Command};
 
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             let mut err = stderr.lock();
             dump_segment::run(&args, &mut out, &mut err)
         }
+        Command::RebuildIndex(args) => rebuild_index::run(&args, &mut out),
     }
 }
 

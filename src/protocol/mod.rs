@@ -3,4 +3,7 @@
 //! - [`record`]: record batches (magic 2) and legacy message sets (magic 0/1): header parsing, CRC
 //!   checks, walking records in place, compression codecs.
 
+pub mod codec;
 pub mod record;
+#[rustfmt::skip]
+pub mod messages;

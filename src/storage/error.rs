@@ -31,6 +31,107 @@ pub enum StorageError {
     /// Record batches that fail validation.
     #[error(transparent)]
     Record(#[from] RecordError),
+
+    /// An offset that cannot be stored relative to its segment's base offset.
+    #[error("offset {offset} does not fit in the segment with base offset {segment_base_offset}")]
+    OffsetOverflow {
+        segment_base_offset: i64,
+        offset: i64,
+    },
+
+    /// A segment position past what 32-bit index entries can address.
+    #[error("segment position {position} exceeds what an index entry can address")]
+    SegmentTooLarge { position: u64 },
+
+    /// A log dir partition directory with no segment at all (never the case once loaded).
+    #[error("log {dir} has no segments")]
+    NoSegments { dir: PathBuf },
+
+    /// A replicated batch whose CRC does not match.
+    #[error("corrupt record batch at byte {position} of an append to {topic_partition}")]
+    CorruptBatch {
+        topic_partition: String,
+        position: usize,
+    },
+
+    /// Replicated batches whose offsets do not increase from the log end.
+    #[error(
+        "out of order offsets in append to {topic_partition}: offset {offset} but log end offset {log_end_offset}"
+    )]
+    OffsetsOutOfOrder {
+        topic_partition: String,
+        offset: i64,
+        log_end_offset: i64,
+    },
+
+    /// An append larger than a whole segment (`RECORD_LIST_TOO_LARGE`).
+    #[error(
+        "batch size {size} in append to {topic_partition} exceeds segment.bytes {segment_bytes}"
+    )]
+    RecordBatchTooLarge {
+        topic_partition: String,
+        size: usize,
+        segment_bytes: i32,
+    },
+
+    /// A roll onto a base offset that already has a non-empty segment.
+    #[error("segment with base offset {base_offset} already exists in {dir}")]
+    SegmentExists { dir: PathBuf, base_offset: i64 },
+
+    /// A read or log start outside `[log_start_offset, log_end_offset]`.
+    #[error(
+        "offset {offset} is out of range for {topic_partition}: log start offset {log_start_offset}, log end offset {log_end_offset}"
+    )]
+    OffsetOutOfRange {
+        topic_partition: String,
+        offset: i64,
+        log_start_offset: i64,
+        log_end_offset: i64,
+    },
+
+    /// A truncation to a negative offset.
+    #[error("cannot truncate to negative offset {offset}")]
+    InvalidTruncation { offset: i64 },
+
+    /// Two log dirs hold the same partition.
+    #[error("duplicate log directories for {topic_partition}: {dir}")]
+    DuplicateLog {
+        topic_partition: String,
+        dir: PathBuf,
+    },
+
+    /// `log.dirs` is empty.
+    #[error("no log dirs configured")]
+    NoLogDirs,
+
+    /// A log dir that belongs to another broker or cluster.
+    #[error("{dir}: {reason}")]
+    MetaPropertiesMismatch { dir: PathBuf, reason: String },
+
+    /// Produced batches rejected by validation; carries Kafka's error code.
+    #[error(transparent)]
+    Validation(#[from] super::log_validator::LogValidationError),
+
+    /// An append to an index with no free slot (Kafka's "Attempt to append to a full index").
+    #[error("attempt to append to a full index {path} (size = {entries})")]
+    IndexFull { path: PathBuf, entries: usize },
+
+    /// An index append whose offset is not above the last one (Kafka's `InvalidOffsetException`).
+    #[error("invalid offset for {path}: {reason}")]
+    InvalidOffset { path: PathBuf, reason: String },
+
+    /// An offset that does not fit the index's 4-byte relative offset
+    /// (Kafka's `IndexOffsetOverflowException`).
+    #[error("integer overflow for offset: {offset} ({path})")]
+    IndexOffsetOverflow { path: PathBuf, offset: i64 },
+
+    /// A time-index append whose timestamp is below the last one.
+    #[error("invalid timestamp for {path}: {reason}")]
+    InvalidTimestamp { path: PathBuf, reason: String },
+
+    /// A call whose arguments break the callee's contract (Kafka's `IllegalArgumentException`).
+    #[error("invalid argument: {reason}")]
+    InvalidArgument { reason: String },
 }
 
 impl StorageError {

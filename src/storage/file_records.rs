@@ -1,1 +1,466 @@
-//! A segment's .log file.
+//! A segment's `.log` file: record batches appended back to back, read back as slices of the
+//! file (for sendfile) or scanned entry by entry (for searches and recovery).
+//!
+//! The file holds entries of `[offset int64][size int32][size bytes]`: magic-2 record batches,
+//! or, in logs written by old Kafka versions, magic 0/1 messages. kcli only appends magic-2
+//! batches. Every read path checks sizes against the file's end, so a torn tail (a crash in the
+//! middle of an append) reads as the end of the log, as in Kafka's `FileLogInputStream`.
+
+use std::fs::{File, OpenOptions};
+use std::io::IoSlice;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use crate::protocol::record::RecordError;
+use crate::protocol::record::batch::{LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD};
+use crate::protocol::record::batch_iter::BatchRef;
+
+use super::StorageError;
+
+/// The smallest entry Kafka accepts: a magic-0 message with empty key and value
+/// (`LegacyRecord.RECORD_OVERHEAD_V0`). A smaller size field means corruption.
+const MIN_ENTRY_SIZE: usize = 14;
+
+/// Offset, magic and size fields: the bytes needed to step over an entry
+/// (`HEADER_SIZE_UP_TO_MAGIC`).
+const HEADER_SIZE_UP_TO_MAGIC: usize = 17;
+
+/// A range of a `.log` file, still open even if the segment is deleted meanwhile; the unit a
+/// fetch sends to the socket with `sendfile(2)`.
+#[derive(Debug, Clone)]
+pub struct FileSlice {
+    pub file: Arc<File>,
+    pub position: u64,
+    pub size: u64,
+}
+
+impl FileSlice {
+    /// Copies the range into memory: for tests, tools and the down-conversion path.
+    pub fn read_to_vec(&self) -> std::io::Result<Vec<u8>> {
+        let len = usize::try_from(self.size).map_err(std::io::Error::other)?;
+        let mut buf = vec![0; len];
+        self.file.read_exact_at(&mut buf, self.position)?;
+        Ok(buf)
+    }
+}
+
+/// Where an offset lives in a `.log` file: the entry whose last offset is the first at or above
+/// the target (`LogOffsetPosition` in Kafka).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogOffsetPosition {
+    /// The last offset of the entry.
+    pub offset: i64,
+    /// The entry's byte position in the file.
+    pub position: u64,
+    /// The entry's size, log overhead included.
+    pub size: usize,
+}
+
+/// A segment's `.log` file. Invariant: `size` is the file's length and ends on an entry
+/// boundary once the file is loaded (recovery truncates a torn tail).
+#[derive(Debug)]
+pub struct FileRecords {
+    path: PathBuf,
+    file: Arc<File>,
+    size: u64,
+}
+
+impl FileRecords {
+    /// Opens (creating when asked) a `.log` file for appending at its end.
+    pub fn open(path: PathBuf, create: bool) -> Result<Self, StorageError> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create(create)
+            .truncate(false)
+            .open(&path)
+            .map_err(|e| StorageError::io(&path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        Ok(FileRecords {
+            path,
+            file: Arc::new(file),
+            size,
+        })
+    }
+
+    /// Opens an existing `.log` file for reading only (inspection tools: no write permission
+    /// needed). Appending to or truncating it fails with an I/O error.
+    pub fn open_read_only(path: PathBuf) -> Result<Self, StorageError> {
+        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| StorageError::io(&path, e))?
+            .len();
+        Ok(FileRecords {
+            path,
+            file: Arc::new(file),
+            size,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn size_in_bytes(&self) -> u64 {
+        self.size
+    }
+
+    /// Appends `bufs` at the end of the file with one gathering write (more only if the kernel
+    /// writes less). On failure, disk full included, the file is cut back to its old size so
+    /// that no partial entry stays behind.
+    pub fn append(&mut self, bufs: &[IoSlice<'_>]) -> Result<usize, StorageError> {
+        let total: usize = bufs.iter().map(|b| b.len()).sum();
+        let start = self.size;
+        if let Err(err) = self.write_all_at(bufs, start) {
+            // Best effort: the error returned is the write's, which says what went wrong.
+            let _ = self.file.set_len(start);
+            return Err(StorageError::io(&self.path, err));
+        }
+        self.size = start + total as u64;
+        Ok(total)
+    }
+
+    fn write_all_at(&self, bufs: &[IoSlice<'_>], mut at: u64) -> std::io::Result<()> {
+        let mut owned: Vec<IoSlice<'_>> = bufs.to_vec();
+        let mut slices: &mut [IoSlice<'_>] = &mut owned;
+        while !slices.is_empty() {
+            let at_i64 = i64::try_from(at).map_err(std::io::Error::other)?;
+            let written = nix::sys::uio::pwritev(&*self.file, slices, at_i64)?;
+            if written == 0 {
+                return Err(std::io::ErrorKind::WriteZero.into());
+            }
+            at += written as u64;
+            IoSlice::advance_slices(&mut slices, written);
+        }
+        Ok(())
+    }
+
+    /// `size` bytes from `position`, clamped to the end of the file.
+    pub fn slice(&self, position: u64, size: u64) -> FileSlice {
+        let position = position.min(self.size);
+        FileSlice {
+            file: Arc::clone(&self.file),
+            position,
+            size: size.min(self.size - position),
+        }
+    }
+
+    /// The whole file as a slice.
+    pub fn all(&self) -> FileSlice {
+        self.slice(0, self.size)
+    }
+
+    /// Reads `buf.len()` bytes at `position`.
+    pub fn read_at(&self, buf: &mut [u8], position: u64) -> Result<(), StorageError> {
+        self.file
+            .read_exact_at(buf, position)
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
+    /// Entries from `start` to the end of the file, header by header.
+    pub fn scanner(&self, start: u64, chunk: usize) -> LogScanner<'_> {
+        LogScanner {
+            records: self,
+            position: start,
+            window: Vec::new(),
+            window_start: 0,
+            chunk: chunk.max(HEADER_SIZE_UP_TO_MAGIC),
+        }
+    }
+
+    /// The first entry at or after `starting_position` whose last offset is at least
+    /// `target_offset` (Kafka's `searchForOffsetWithSize`); `None` past the end.
+    pub fn search_for_offset_with_size(
+        &self,
+        target_offset: i64,
+        starting_position: u64,
+    ) -> Result<Option<LogOffsetPosition>, StorageError> {
+        let mut scanner = self.scanner(starting_position, 16 * 1024);
+        while let Some(entry) = scanner.next_entry(false)? {
+            let last_offset = entry.last_offset();
+            if last_offset >= target_offset {
+                return Ok(Some(LogOffsetPosition {
+                    offset: last_offset,
+                    position: entry.position,
+                    size: entry.size,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Cuts the file to `size` bytes; returns how many were removed.
+    pub fn truncate_to(&mut self, size: u64) -> Result<u64, StorageError> {
+        if size >= self.size {
+            return Ok(0);
+        }
+        self.file
+            .set_len(size)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        let removed = self.size - size;
+        self.size = size;
+        Ok(removed)
+    }
+
+    /// fsyncs the data (and the size, which `sync_data` includes when it changed).
+    pub fn flush(&self) -> Result<(), StorageError> {
+        self.file
+            .sync_data()
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
+    /// Renames the file (to `.deleted` before asynchronous deletion, say); the open handle and
+    /// every slice taken from it stay valid.
+    pub fn rename_to(&mut self, new_path: PathBuf) -> Result<(), StorageError> {
+        std::fs::rename(&self.path, &new_path).map_err(|e| StorageError::io(&self.path, e))?;
+        self.path = new_path;
+        Ok(())
+    }
+
+    /// The file's modification time in ms since the epoch: the age of a segment without
+    /// timestamps.
+    pub fn last_modified_ms(&self) -> Result<i64, StorageError> {
+        let modified = self
+            .file
+            .metadata()
+            .and_then(|m| m.modified())
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        Ok(modified
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            .unwrap_or(0))
+    }
+}
+
+/// One entry of a `.log` file as the scanner found it.
+#[derive(Debug)]
+pub struct ScannedEntry<'a> {
+    /// The entry's byte position in the file.
+    pub position: u64,
+    /// The entry's size, log overhead included.
+    pub size: usize,
+    /// The entry's magic byte.
+    pub magic: i8,
+    /// The whole entry when the body was asked for; otherwise at least its first
+    /// `min(size, 61)` bytes.
+    pub bytes: &'a [u8],
+}
+
+impl<'a> ScannedEntry<'a> {
+    /// The entry as the record layer sees it (only meaningful when the body was loaded).
+    pub fn batch(&self) -> BatchRef<'a> {
+        BatchRef {
+            position: self.position as usize,
+            bytes: self.bytes,
+            magic: self.magic,
+        }
+    }
+
+    /// The first offset: a v2 batch's base offset; a legacy entry's offset field (which, for a
+    /// compressed wrapper, is the last inner offset).
+    pub fn base_offset(&self) -> i64 {
+        read_i64(self.bytes, 0)
+    }
+
+    /// The last offset: base plus `last_offset_delta` for v2, the offset field for v0/v1.
+    pub fn last_offset(&self) -> i64 {
+        if self.magic >= MAGIC_V2 {
+            read_i64(self.bytes, 0) + i64::from(read_i32(self.bytes, 23))
+        } else {
+            read_i64(self.bytes, 0)
+        }
+    }
+}
+
+fn read_i64(b: &[u8], at: usize) -> i64 {
+    let mut x = [0u8; 8];
+    if let Some(s) = b.get(at..at + 8) {
+        x.copy_from_slice(s);
+    }
+    i64::from_be_bytes(x)
+}
+
+fn read_i32(b: &[u8], at: usize) -> i32 {
+    let mut x = [0u8; 4];
+    if let Some(s) = b.get(at..at + 4) {
+        x.copy_from_slice(s);
+    }
+    i32::from_be_bytes(x)
+}
+
+/// Walks the entries of a `.log` file through a window read in chunks, so that scanning a
+/// segment costs one `pread` per chunk rather than per entry. It is a lending iterator: each
+/// entry borrows the window until the next call.
+#[derive(Debug)]
+pub struct LogScanner<'a> {
+    records: &'a FileRecords,
+    position: u64,
+    window: Vec<u8>,
+    window_start: u64,
+    chunk: usize,
+}
+
+impl LogScanner<'_> {
+    /// The byte position after the last entry returned: the end of the valid data so far.
+    pub fn position(&self) -> u64 {
+        self.position
+    }
+
+    /// The next entry, its body loaded when `load_body`. `Ok(None)` at the end of the file or
+    /// at a torn tail; an error for a size field below the minimum entry size (corruption) or
+    /// an I/O failure.
+    pub fn next_entry(
+        &mut self,
+        load_body: bool,
+    ) -> Result<Option<ScannedEntry<'_>>, StorageError> {
+        let end = self.records.size;
+        let position = self.position;
+        if position + HEADER_SIZE_UP_TO_MAGIC as u64 >= end {
+            return Ok(None);
+        }
+        self.ensure_window(position, HEADER_SIZE_UP_TO_MAGIC)?;
+        let at = (position - self.window_start) as usize;
+        let size_field = read_i32(&self.window, at + 8);
+        let magic = self.window[at + 16] as i8;
+        if size_field < MIN_ENTRY_SIZE as i32 {
+            return Err(StorageError::Record(RecordError::Corrupt {
+                position: position as usize,
+                reason: format!(
+                    "found record size {size_field} smaller than minimum record overhead ({MIN_ENTRY_SIZE}) in file {}",
+                    self.records.path.display()
+                ),
+            }));
+        }
+        let size = LOG_OVERHEAD + size_field as usize;
+        if position + size as u64 > end {
+            return Ok(None);
+        }
+        let wanted = if load_body {
+            size
+        } else {
+            size.min(RECORD_BATCH_OVERHEAD)
+        };
+        self.ensure_window(position, wanted)?;
+        let at = (position - self.window_start) as usize;
+        self.position = position + size as u64;
+        Ok(Some(ScannedEntry {
+            position,
+            size,
+            magic,
+            bytes: &self.window[at..at + wanted],
+        }))
+    }
+
+    /// Makes the window cover `[position, position + len)`, reading a chunk (or more, for a
+    /// large entry) when it does not.
+    fn ensure_window(&mut self, position: u64, len: usize) -> Result<(), StorageError> {
+        let window_end = self.window_start + self.window.len() as u64;
+        if position >= self.window_start && position + len as u64 <= window_end {
+            return Ok(());
+        }
+        let available = self.records.size.saturating_sub(position);
+        let read_len = (len.max(self.chunk) as u64).min(available) as usize;
+        self.window.clear();
+        self.window.resize(read_len, 0);
+        self.window_start = position;
+        self.records.read_at(&mut self.window, position)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+    use crate::protocol::record::compression::CompressionType;
+
+    fn batch(base_offset: i64, records: usize) -> Vec<u8> {
+        let mut b = RecordBatchBuilder::new(CompressionType::None);
+        b.base_offset = base_offset;
+        b.records = (0..records)
+            .map(|i| SimpleRecord::new(i as i64, None, Some(vec![1; 50])))
+            .collect();
+        b.build().unwrap()
+    }
+
+    fn file_with(batches: &[Vec<u8>]) -> (tempfile::TempDir, FileRecords) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut records =
+            FileRecords::open(dir.path().join("00000000000000000000.log"), true).unwrap();
+        for b in batches {
+            records
+                .append(&[IoSlice::new(&b[..10]), IoSlice::new(&b[10..])])
+                .unwrap();
+        }
+        (dir, records)
+    }
+
+    #[test]
+    fn appends_and_scans_back_entry_by_entry() {
+        let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
+        let (_dir, records) = file_with(&batches);
+        let total: usize = batches.iter().map(Vec::len).sum();
+        assert_eq!(records.size_in_bytes(), total as u64);
+        // A tiny chunk forces a window refill for every entry.
+        let mut scanner = records.scanner(0, 20);
+        let mut seen = Vec::new();
+        while let Some(entry) = scanner.next_entry(true).unwrap() {
+            assert!(entry.batch().is_valid());
+            seen.push((entry.position, entry.base_offset(), entry.last_offset()));
+        }
+        let p1 = batches[0].len() as u64;
+        let p2 = p1 + batches[1].len() as u64;
+        assert_eq!(seen, vec![(0, 0, 2), (p1, 3, 3), (p2, 4, 8)]);
+        assert_eq!(scanner.position(), total as u64);
+    }
+
+    #[test]
+    fn searches_find_the_batch_holding_an_offset() {
+        let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
+        let (_dir, records) = file_with(&batches);
+        let found = records.search_for_offset_with_size(6, 0).unwrap().unwrap();
+        assert_eq!(found.offset, 8);
+        assert_eq!(found.position, (batches[0].len() + batches[1].len()) as u64);
+        assert_eq!(found.size, batches[2].len());
+        assert!(records.search_for_offset_with_size(9, 0).unwrap().is_none());
+    }
+
+    #[test]
+    fn a_torn_tail_ends_the_scan_and_a_bad_size_is_corruption() {
+        let batches = [batch(0, 3), batch(3, 2)];
+        let (_dir, mut records) = file_with(&batches);
+        let whole = batches[0].len() as u64;
+        records.truncate_to(whole + 30).unwrap();
+        let mut scanner = records.scanner(0, 4096);
+        assert!(scanner.next_entry(true).unwrap().is_some());
+        assert!(scanner.next_entry(true).unwrap().is_none());
+        assert_eq!(scanner.position(), whole);
+
+        let mut bad = batch(0, 1);
+        bad[8..12].copy_from_slice(&5i32.to_be_bytes());
+        let (_dir, records) = file_with(&[bad]);
+        let err = records.scanner(0, 4096).next_entry(false).unwrap_err();
+        assert!(
+            err.to_string()
+                .contains("smaller than minimum record overhead"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn slices_are_clamped_to_the_file_and_outlive_a_rename() {
+        let batches = [batch(0, 2)];
+        let (dir, mut records) = file_with(&batches);
+        let slice = records.slice(10, 1 << 20);
+        assert_eq!(slice.size, batches[0].len() as u64 - 10);
+        records
+            .rename_to(dir.path().join("00000000000000000000.log.deleted"))
+            .unwrap();
+        assert_eq!(slice.read_to_vec().unwrap(), batches[0][10..].to_vec());
+        assert_eq!(records.slice(1 << 20, 5).size, 0);
+    }
+}

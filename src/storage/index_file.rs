@@ -1,1 +1,611 @@
-//! A memory-mapped, preallocated index file of fixed-size entries.
+//! A memory-mapped, preallocated index file of fixed-size entries: the machinery Kafka 3.9's
+//! `AbstractIndex` shares between the offset index and the time index (file creation and
+//! preallocation, the mmap, resize/trim, flush, rename, delete, and the cache-friendly binary
+//! search). This module holds the only `unsafe` code of the storage layer: creating the maps.
+#![allow(unsafe_code)]
+
+use std::fs::{File, OpenOptions};
+use std::io::ErrorKind;
+use std::path::{Path, PathBuf};
+
+use memmap2::{Mmap, MmapMut, MmapOptions};
+
+use crate::storage::StorageError;
+
+/// Bytes of the "warm" tail of an index that lookups try first (Kafka's `warmEntries()` is
+/// `8192 / entrySize`): recent entries are what in-sync followers and consumers look up, and
+/// keeping their binary search within the last couple of pages keeps those pages hot.
+const WARM_SECTION_BYTES: usize = 8192;
+
+/// Which half of an entry a search compares against (Kafka's `IndexSearchType`): the key is the
+/// offset of an offset index or the timestamp of a time index; the value is the position or the
+/// offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexSearchType {
+    Key,
+    Value,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SearchResultType {
+    LargestLowerBound,
+    SmallestUpperBound,
+}
+
+/// The mapping of the whole file. `None` only transiently while the file is resized (the map
+/// must be gone before `set_len`, or a shrink would leave it pointing past the end of the file)
+/// or after a failed remap.
+#[derive(Debug)]
+enum Map {
+    ReadWrite(MmapMut),
+    ReadOnly(Mmap),
+    None,
+}
+
+/// A file of `entry_size`-byte slots, memory-mapped in full, of which the first `entries` are
+/// valid.
+///
+/// Invariants (Kafka's `AbstractIndex`):
+/// - A file created here is preallocated to `round_down(max_index_size, entry_size)` bytes and
+///   starts with no entries.
+/// - A file that already exists is trusted: `entries = length / entry_size` and
+///   `max_entries = length / entry_size`, so an untrimmed, zero-padded file reads its padding as
+///   entries. That is why indexes are trimmed (`trim_to_valid_size`) on roll and close, and why
+///   callers sanity-check or rebuild indexes after an unclean shutdown.
+/// - `entries <= max_entries` and the map covers exactly `length` bytes.
+#[derive(Debug)]
+pub struct IndexFile {
+    path: PathBuf,
+    base_offset: i64,
+    max_index_size: usize,
+    entry_size: usize,
+    writable: bool,
+    length: usize,
+    map: Map,
+    entries: usize,
+    max_entries: usize,
+}
+
+/// The greatest multiple of `factor` that is `<= number` (Kafka's `roundDownToExactMultiple`).
+pub(crate) fn round_down_to_exact_multiple(number: usize, factor: usize) -> usize {
+    if factor == 0 {
+        0
+    } else {
+        factor * (number / factor)
+    }
+}
+
+impl IndexFile {
+    /// Opens `path` for reading and appending, creating and preallocating it when it does not
+    /// exist.
+    pub fn open(
+        path: PathBuf,
+        base_offset: i64,
+        max_index_size: usize,
+        entry_size: usize,
+    ) -> Result<Self, StorageError> {
+        let created = match OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&path)
+        {
+            Ok(file) => Some(file),
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => None,
+            Err(e) => return Err(StorageError::io(&path, e)),
+        };
+        let newly_created = created.is_some();
+        let file = match created {
+            Some(file) => {
+                if max_index_size < entry_size {
+                    // Kafka checks after creating the file and leaves it behind; we remove it so
+                    // a bad config leaves no empty index that a later open would trust.
+                    let _ = std::fs::remove_file(&path);
+                    return Err(StorageError::InvalidArgument {
+                        reason: format!("invalid max index size: {max_index_size}"),
+                    });
+                }
+                let size = round_down_to_exact_multiple(max_index_size, entry_size);
+                file.set_len(size as u64)
+                    .map_err(|e| StorageError::io(&path, e))?;
+                file
+            }
+            None => OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open(&path)
+                .map_err(|e| StorageError::io(&path, e))?,
+        };
+        Self::from_file(
+            path,
+            file,
+            base_offset,
+            max_index_size,
+            entry_size,
+            true,
+            newly_created,
+        )
+    }
+
+    /// Opens an existing index without ever modifying it (Kafka's `writable = false`, used by
+    /// `DumpLogSegments`): every mutation returns [`StorageError::InvalidArgument`].
+    pub fn open_read_only(
+        path: PathBuf,
+        base_offset: i64,
+        entry_size: usize,
+    ) -> Result<Self, StorageError> {
+        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        Self::from_file(path, file, base_offset, 0, entry_size, false, false)
+    }
+
+    fn from_file(
+        path: PathBuf,
+        file: File,
+        base_offset: i64,
+        max_index_size: usize,
+        entry_size: usize,
+        writable: bool,
+        newly_created: bool,
+    ) -> Result<Self, StorageError> {
+        let length = file_length(&path, &file)?;
+        let map = map_file(&path, &file, length, writable)?;
+        let max_entries = length / entry_size.max(1);
+        // A pre-existing index is assumed valid up to its last whole slot.
+        let entries = if newly_created { 0 } else { max_entries };
+        Ok(Self {
+            path,
+            base_offset,
+            max_index_size,
+            entry_size,
+            writable,
+            length,
+            map,
+            entries,
+            max_entries,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn base_offset(&self) -> i64 {
+        self.base_offset
+    }
+
+    pub fn entries(&self) -> usize {
+        self.entries
+    }
+
+    pub fn max_entries(&self) -> usize {
+        self.max_entries
+    }
+
+    pub fn entry_size(&self) -> usize {
+        self.entry_size
+    }
+
+    /// The file's length in bytes (preallocated space included).
+    pub fn length(&self) -> usize {
+        self.length
+    }
+
+    pub fn max_index_size(&self) -> usize {
+        self.max_index_size
+    }
+
+    pub fn is_writable(&self) -> bool {
+        self.writable
+    }
+
+    /// Bytes used by entries: `entries * entry_size`.
+    pub fn size_in_bytes(&self) -> usize {
+        self.entries * self.entry_size
+    }
+
+    /// Points the index at `parent_dir/<same file name>` after its directory was renamed
+    /// (Kafka's `updateParentDir`).
+    pub fn update_parent_dir(&mut self, parent_dir: &Path) {
+        if let Some(name) = self.path.file_name() {
+            self.path = parent_dir.join(name);
+        }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        match &self.map {
+            Map::ReadWrite(m) => m,
+            Map::ReadOnly(m) => m,
+            Map::None => &[],
+        }
+    }
+
+    /// The bytes of slot `n`, or `None` past the end of the map.
+    pub fn slot(&self, n: usize) -> Option<&[u8]> {
+        let start = n.checked_mul(self.entry_size)?;
+        let end = start.checked_add(self.entry_size)?;
+        self.bytes().get(start..end)
+    }
+
+    /// The big-endian `i32` at `at` bytes into slot `n`; 0 past the end of the map (which the
+    /// invariant `entries <= max_entries` keeps callers from reaching).
+    pub fn read_i32(&self, n: usize, at: usize) -> i32 {
+        self.slot(n)
+            .and_then(|s| s.get(at..at + 4))
+            .and_then(|b| <[u8; 4]>::try_from(b).ok())
+            .map_or(0, i32::from_be_bytes)
+    }
+
+    /// The big-endian `i64` at `at` bytes into slot `n`; 0 past the end of the map.
+    pub fn read_i64(&self, n: usize, at: usize) -> i64 {
+        self.slot(n)
+            .and_then(|s| s.get(at..at + 8))
+            .and_then(|b| <[u8; 8]>::try_from(b).ok())
+            .map_or(0, i64::from_be_bytes)
+    }
+
+    fn check_writable(&self) -> Result<(), StorageError> {
+        if self.writable {
+            Ok(())
+        } else {
+            Err(StorageError::InvalidArgument {
+                reason: format!("index {} was opened read-only", self.path.display()),
+            })
+        }
+    }
+
+    /// Writes `entry` into the next free slot. The caller has checked fullness and ordering.
+    pub fn push_entry(&mut self, entry: &[u8]) -> Result<(), StorageError> {
+        self.check_writable()?;
+        let start = self.entries * self.entry_size;
+        let full = StorageError::IndexFull {
+            path: self.path.clone(),
+            entries: self.entries,
+        };
+        if entry.len() != self.entry_size || self.entries >= self.max_entries {
+            return Err(full);
+        }
+        let Map::ReadWrite(map) = &mut self.map else {
+            return Err(full);
+        };
+        let Some(dst) = map.get_mut(start..start + entry.len()) else {
+            return Err(full);
+        };
+        dst.copy_from_slice(entry);
+        self.entries += 1;
+        Ok(())
+    }
+
+    /// Keeps the first `entries` slots (the position moves back; the bytes stay until
+    /// overwritten, as in Kafka).
+    pub fn truncate_to_entries(&mut self, entries: usize) {
+        self.entries = entries.min(self.max_entries);
+    }
+
+    /// `offset - base_offset` as the 4-byte relative offset, or
+    /// [`StorageError::IndexOffsetOverflow`] when it is negative or above `i32::MAX`.
+    pub fn relative_offset(&self, offset: i64) -> Result<i32, StorageError> {
+        self.to_relative(offset)
+            .ok_or_else(|| StorageError::IndexOffsetOverflow {
+                path: self.path.clone(),
+                offset,
+            })
+    }
+
+    /// Whether `offset` can be stored relative to the base offset (Kafka's `canAppendOffset`).
+    pub fn can_append_offset(&self, offset: i64) -> bool {
+        self.to_relative(offset).is_some()
+    }
+
+    fn to_relative(&self, offset: i64) -> Option<i32> {
+        offset
+            .checked_sub(self.base_offset)
+            .and_then(|r| i32::try_from(r).ok())
+            .filter(|r| *r >= 0)
+    }
+
+    /// Resizes the file and the map to `round_down(new_size, entry_size)` bytes, keeping the
+    /// entries; returns whether anything changed (Kafka's `resize`). Used to trim on roll/close
+    /// and to grow the active segment's indexes back to the maximum after load.
+    pub fn resize(&mut self, new_size: usize) -> Result<bool, StorageError> {
+        self.check_writable()?;
+        let rounded = round_down_to_exact_multiple(new_size, self.entry_size);
+        if rounded == self.length {
+            return Ok(false);
+        }
+        if rounded < self.size_in_bytes() {
+            // Kafka fails here too (the buffer position would pass the new limit), but only
+            // after changing the file; we refuse before touching anything.
+            return Err(StorageError::InvalidArgument {
+                reason: format!(
+                    "cannot resize index {} to {rounded} bytes below its {} entries",
+                    self.path.display(),
+                    self.entries
+                ),
+            });
+        }
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| StorageError::io(&self.path, e))?;
+        // Unmap before set_len: a shrink under a live map would make touching the cut pages
+        // SIGBUS, and some platforms refuse to resize mapped files at all.
+        self.map = Map::None;
+        if let Err(e) = file.set_len(rounded as u64) {
+            // Put the old map back so the index keeps working at its old size.
+            self.map = map_file(&self.path, &file, self.length, true)?;
+            return Err(StorageError::io(&self.path, e));
+        }
+        self.length = rounded;
+        self.max_entries = rounded / self.entry_size;
+        self.map = map_file(&self.path, &file, rounded, true)?;
+        Ok(true)
+    }
+
+    /// Shrinks the file to exactly its entries (Kafka's `trimToValidSize`).
+    pub fn trim_to_valid_size(&mut self) -> Result<(), StorageError> {
+        if matches!(self.map, Map::None) {
+            return Ok(());
+        }
+        self.resize(self.size_in_bytes()).map(|_| ())
+    }
+
+    /// Writes dirty pages of the map to disk (`msync`, Kafka's `mmap.force()`).
+    pub fn flush(&self) -> Result<(), StorageError> {
+        match &self.map {
+            Map::ReadWrite(m) => m.flush().map_err(|e| StorageError::io(&self.path, e)),
+            Map::ReadOnly(_) | Map::None => Ok(()),
+        }
+    }
+
+    /// Renames the file; the index follows the new name even when the rename fails, as in
+    /// Kafka's `renameTo`. The map stays valid: it belongs to the inode, not the name.
+    pub fn rename_to(&mut self, new_path: PathBuf) -> Result<(), StorageError> {
+        let result = std::fs::rename(&self.path, &new_path);
+        let old = std::mem::replace(&mut self.path, new_path);
+        result.map_err(|e| StorageError::io(old, e))
+    }
+
+    /// Unmaps and deletes the file; a file already gone is not an error (Kafka's
+    /// `deleteIfExists`). Returns whether a file was deleted.
+    pub fn delete(mut self) -> Result<bool, StorageError> {
+        self.map = Map::None;
+        match std::fs::remove_file(&self.path) {
+            Ok(()) => Ok(true),
+            Err(e) if e.kind() == ErrorKind::NotFound => Ok(false),
+            Err(e) => Err(StorageError::io(&self.path, e)),
+        }
+    }
+
+    /// Trims a writable index to its entries, then unmaps it (Kafka's `close`).
+    pub fn close(mut self) -> Result<(), StorageError> {
+        if self.writable {
+            self.trim_to_valid_size()?;
+        }
+        self.map = Map::None;
+        Ok(())
+    }
+
+    /// The slot of the greatest entry `<= target` (by key or value), or `None` when every entry
+    /// is above it or the index is empty (Kafka's `largestLowerBoundSlotFor`).
+    pub fn largest_lower_bound_slot_for(
+        &self,
+        target: i64,
+        search: IndexSearchType,
+        read: impl Fn(&Self, usize, IndexSearchType) -> i64,
+    ) -> Option<usize> {
+        self.index_slot_range_for(target, search, SearchResultType::LargestLowerBound, read)
+    }
+
+    /// The slot of an entry `>= target` — the smallest, except that a target equal to the first
+    /// entry answers slot 1 as in Kafka, whose search never compares its first slot — or `None`
+    /// (Kafka's `smallestUpperBoundSlotFor`).
+    pub fn smallest_upper_bound_slot_for(
+        &self,
+        target: i64,
+        search: IndexSearchType,
+        read: impl Fn(&Self, usize, IndexSearchType) -> i64,
+    ) -> Option<usize> {
+        self.index_slot_range_for(target, search, SearchResultType::SmallestUpperBound, read)
+    }
+
+    /// Kafka's `indexSlotRangeFor`, step for step, so that even a corrupt (unsorted or
+    /// zero-padded) index answers what Kafka's would: search the warm tail first when the target
+    /// is above its first entry, else the rest.
+    fn index_slot_range_for(
+        &self,
+        target: i64,
+        search: IndexSearchType,
+        result: SearchResultType,
+        read: impl Fn(&Self, usize, IndexSearchType) -> i64,
+    ) -> Option<usize> {
+        if self.entries == 0 {
+            return None;
+        }
+        let warm_entries = WARM_SECTION_BYTES / self.entry_size.max(1);
+        let first_hot_entry = (self.entries - 1).saturating_sub(warm_entries);
+        if read(self, first_hot_entry, search) < target {
+            return self.binary_search(
+                target,
+                search,
+                result,
+                first_hot_entry,
+                self.entries - 1,
+                &read,
+            );
+        }
+        if read(self, 0, search) > target {
+            return match result {
+                SearchResultType::LargestLowerBound => None,
+                SearchResultType::SmallestUpperBound => Some(0),
+            };
+        }
+        self.binary_search(target, search, result, 0, first_hot_entry, &read)
+    }
+
+    fn binary_search(
+        &self,
+        target: i64,
+        search: IndexSearchType,
+        result: SearchResultType,
+        begin: usize,
+        end: usize,
+        read: &impl Fn(&Self, usize, IndexSearchType) -> i64,
+    ) -> Option<usize> {
+        let mut lo = begin;
+        let mut hi = end;
+        while lo < hi {
+            let mid = lo + (hi - lo).div_ceil(2);
+            let found = read(self, mid, search);
+            match found.cmp(&target) {
+                std::cmp::Ordering::Greater => hi = mid - 1,
+                std::cmp::Ordering::Less => lo = mid,
+                std::cmp::Ordering::Equal => return Some(mid),
+            }
+        }
+        match result {
+            SearchResultType::LargestLowerBound => Some(lo),
+            SearchResultType::SmallestUpperBound => {
+                if lo == self.entries - 1 {
+                    None
+                } else {
+                    Some(lo + 1)
+                }
+            }
+        }
+    }
+}
+
+fn file_length(path: &Path, file: &File) -> Result<usize, StorageError> {
+    let len = file
+        .metadata()
+        .map_err(|e| StorageError::io(path, e))?
+        .len();
+    usize::try_from(len).map_err(|_| StorageError::CorruptIndex {
+        path: path.to_path_buf(),
+        reason: format!("index file of {len} bytes does not fit in memory"),
+    })
+}
+
+fn map_file(path: &Path, file: &File, length: usize, writable: bool) -> Result<Map, StorageError> {
+    let mut options = MmapOptions::new();
+    options.len(length);
+    let map = if writable {
+        // SAFETY: the map is only sound while no one truncates or rewrites the file behind our
+        // back. Index files live in a log dir that the broker holds under an exclusive `.lock`;
+        // within the process the index is the file's only writer, and it drops this map before
+        // every `set_len`. Bytes read through the map are treated as untrusted input.
+        unsafe { options.map_mut(file) }.map(Map::ReadWrite)
+    } else {
+        // SAFETY: as above, a read-only map is sound unless the file shrinks while mapped. A
+        // read-only open is for inspecting files (possibly of a running broker, which only
+        // shrinks an index by trimming inactive ones); the contents are treated as untrusted.
+        unsafe { options.map(file) }.map(Map::ReadOnly)
+    };
+    map.map_err(|e| StorageError::io(path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(f: &IndexFile, n: usize, _: IndexSearchType) -> i64 {
+        i64::from(f.read_i32(n, 0))
+    }
+
+    #[test]
+    fn new_file_is_preallocated_and_empty() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        let f = IndexFile::open(path.clone(), 0, 100, 12).unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 96);
+        assert_eq!((f.entries(), f.max_entries(), f.length()), (0, 8, 96));
+    }
+
+    #[test]
+    fn too_small_max_size_is_refused_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        let err = IndexFile::open(path.clone(), 0, 7, 8).unwrap_err();
+        assert!(
+            err.to_string().contains("invalid max index size: 7"),
+            "{err}"
+        );
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn existing_file_counts_every_whole_slot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        std::fs::write(&path, [0u8; 20]).unwrap();
+        let f = IndexFile::open(path, 0, 1024, 8).unwrap();
+        assert_eq!((f.entries(), f.max_entries(), f.length()), (2, 2, 20));
+    }
+
+    #[test]
+    fn resize_keeps_entries_and_refuses_to_cut_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        let mut f = IndexFile::open(path.clone(), 0, 64, 8).unwrap();
+        f.push_entry(&[0, 0, 0, 1, 0, 0, 0, 2]).unwrap();
+        f.push_entry(&[0, 0, 0, 3, 0, 0, 0, 4]).unwrap();
+        assert!(f.resize(8).is_err());
+        assert!(f.resize(23).unwrap());
+        assert_eq!((f.length(), f.max_entries(), f.entries()), (16, 2, 2));
+        assert!(!f.resize(16).unwrap());
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 16);
+        assert_eq!(f.read_i32(1, 0), 3);
+        assert!(f.push_entry(&[0; 8]).is_err());
+    }
+
+    #[test]
+    fn search_matches_a_linear_scan_across_the_warm_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = IndexFile::open(dir.path().join("a.index"), 0, 8 * 3000, 8).unwrap();
+        for i in 0..3000i32 {
+            let mut e = [0u8; 8];
+            e[..4].copy_from_slice(&(i * 2 + 10).to_be_bytes());
+            f.push_entry(&e).unwrap();
+        }
+        for target in [0i64, 9, 10, 11, 3000, 3999, 4000, 4001, 6008, 6009, 9000] {
+            let want = (0..3000usize)
+                .rev()
+                .find(|&n| key(&f, n, IndexSearchType::Key) <= target);
+            let got = f.largest_lower_bound_slot_for(target, IndexSearchType::Key, key);
+            assert_eq!(got, want, "target {target}");
+            let mut want_up = (0..3000usize).find(|&n| key(&f, n, IndexSearchType::Key) >= target);
+            if target == 10 {
+                // Kafka's search never compares its first slot, so an exact hit there answers
+                // the next slot: still an upper bound, as `fetchUpperBoundOffset` promises.
+                want_up = Some(1);
+            }
+            let got_up = f.smallest_upper_bound_slot_for(target, IndexSearchType::Key, key);
+            assert_eq!(got_up, want_up, "upper target {target}");
+        }
+    }
+
+    #[test]
+    fn read_only_index_refuses_mutation() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        std::fs::write(&path, [0u8; 16]).unwrap();
+        let mut f = IndexFile::open_read_only(path.clone(), 0, 8).unwrap();
+        assert_eq!(f.entries(), 2);
+        assert!(f.push_entry(&[0; 8]).is_err());
+        assert!(f.resize(8).is_err());
+        f.close().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 16);
+    }
+
+    #[test]
+    fn rename_and_delete() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut f = IndexFile::open(dir.path().join("a.index"), 0, 64, 8).unwrap();
+        let to = dir.path().join("a.index.deleted");
+        f.rename_to(to.clone()).unwrap();
+        assert_eq!(f.path(), to);
+        assert!(f.delete().unwrap());
+        assert!(!to.exists());
+    }
+}

@@ -1,1 +1,456 @@
-//! All partitions of all log dirs.
+//! Every partition log of the broker, across the log dirs of `log.dirs` (Kafka's `LogManager`).
+//!
+//! At startup each log dir is locked (`.lock`), its `meta.properties` checked or written, its
+//! checkpoints read and its partitions loaded; a log dir without the clean-shutdown marker is
+//! recovered from its recovery points. The marker is removed once loading is done, so a crash
+//! from then on is detected at the next start. At shutdown every log is closed, checkpoints
+//! are written and the marker is put back.
+//!
+//! Locking: the map of logs is one mutex, each log another; the map's lock is taken first and
+//! never held while a log's lock is waited on for long (appends and reads take only the log's).
+//! No lock is held across an `.await`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::cluster::{BrokerId, TopicPartition};
+
+use super::StorageError;
+use super::clean_shutdown::CleanShutdownFile;
+use super::file_names::{
+    self, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE,
+    REPLICATION_OFFSET_CHECKPOINT_FILE,
+};
+use super::log_config::LogConfig;
+use super::log_dir_lock::LogDirLock;
+use super::meta_properties::MetaProperties;
+use super::offset_checkpoint::OffsetCheckpointFile;
+use super::partition_metadata::{PartitionMetadataFile, TopicId};
+use super::unified_log::UnifiedLog;
+
+/// A partition's log, shared by the threads that append to and read from it.
+pub type SharedLog = Arc<Mutex<UnifiedLog>>;
+
+/// A periodic storage task run on the blocking pool.
+type StorageJob = fn(&LogManager) -> Result<(), StorageError>;
+
+/// What the log manager needs from the broker's configuration.
+#[derive(Debug, Clone)]
+pub struct LogManagerConfig {
+    /// `log.dirs`.
+    pub log_dirs: Vec<PathBuf>,
+    /// The broker-wide defaults a topic's overrides apply to.
+    pub default_log_config: LogConfig,
+    /// `broker.id`, checked against and written to `meta.properties`.
+    pub broker_id: BrokerId,
+    /// The cluster id written to `meta.properties`.
+    pub cluster_id: String,
+    /// `log.retention.check.interval.ms`.
+    pub retention_check_interval_ms: u64,
+    /// `log.flush.offset.checkpoint.interval.ms`.
+    pub recovery_point_checkpoint_interval_ms: u64,
+    /// `replica.high.watermark.checkpoint.interval.ms`.
+    pub high_watermark_checkpoint_interval_ms: u64,
+}
+
+impl LogManagerConfig {
+    /// Kafka's defaults for the given dirs and broker.
+    pub fn new(log_dirs: Vec<PathBuf>, broker_id: BrokerId, cluster_id: impl Into<String>) -> Self {
+        LogManagerConfig {
+            log_dirs,
+            default_log_config: LogConfig::default(),
+            broker_id,
+            cluster_id: cluster_id.into(),
+            retention_check_interval_ms: 300_000,
+            recovery_point_checkpoint_interval_ms: 60_000,
+            high_watermark_checkpoint_interval_ms: 5_000,
+        }
+    }
+}
+
+/// One locked log dir.
+#[derive(Debug)]
+struct LogDir {
+    path: PathBuf,
+    _lock: LogDirLock,
+}
+
+/// The broker's logs. Invariant: each partition has one log, in exactly one log dir.
+#[derive(Debug)]
+pub struct LogManager {
+    config: LogManagerConfig,
+    log_dirs: Vec<LogDir>,
+    logs: Mutex<BTreeMap<TopicPartition, SharedLog>>,
+}
+
+/// Milliseconds since the Unix epoch, the clock every storage decision uses.
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+        .unwrap_or(0)
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic while holding a log lock cannot leave the log half-updated in a way later
+    // operations trust more than the files; keep serving rather than cascade the poison.
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl LogManager {
+    /// Locks and loads every log dir.
+    pub fn startup(config: LogManagerConfig, now_ms: i64) -> Result<Self, StorageError> {
+        let mut log_dirs = Vec::with_capacity(config.log_dirs.len());
+        let mut logs = BTreeMap::new();
+        for path in &config.log_dirs {
+            std::fs::create_dir_all(path).map_err(|e| StorageError::io(path, e))?;
+            let lock = LogDirLock::try_acquire(path)?;
+            check_or_write_meta_properties(path, config.broker_id, &config.cluster_id)?;
+            let clean_shutdown = CleanShutdownFile::new(path);
+            let had_clean_shutdown = clean_shutdown.exists();
+            if !had_clean_shutdown {
+                tracing::info!(log_dir = %path.display(), "no clean-shutdown marker, recovering logs");
+            }
+            let recovery_points =
+                OffsetCheckpointFile::new(path.join(RECOVERY_POINT_CHECKPOINT_FILE)).read()?;
+            let log_starts =
+                OffsetCheckpointFile::new(path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).read()?;
+            let high_watermarks =
+                OffsetCheckpointFile::new(path.join(REPLICATION_OFFSET_CHECKPOINT_FILE)).read()?;
+            for (tp, dir) in partition_dirs(path)? {
+                if logs.contains_key(&tp) {
+                    return Err(StorageError::DuplicateLog {
+                        topic_partition: tp.to_string(),
+                        dir,
+                    });
+                }
+                let mut log = UnifiedLog::open(
+                    dir,
+                    tp.clone(),
+                    config.default_log_config.clone(),
+                    recovery_points.get(&tp).copied().unwrap_or(0),
+                    log_starts.get(&tp).copied().unwrap_or(0),
+                    had_clean_shutdown,
+                    now_ms,
+                )?;
+                if let Some(hw) = high_watermarks.get(&tp) {
+                    log.update_high_watermark(*hw)?;
+                }
+                logs.insert(tp, Arc::new(Mutex::new(log)));
+            }
+            clean_shutdown.delete()?;
+            log_dirs.push(LogDir {
+                path: path.clone(),
+                _lock: lock,
+            });
+        }
+        Ok(LogManager {
+            config,
+            log_dirs,
+            logs: Mutex::new(logs),
+        })
+    }
+
+    pub fn config(&self) -> &LogManagerConfig {
+        &self.config
+    }
+
+    /// The log of `tp`, if this broker has one.
+    pub fn get_log(&self, tp: &TopicPartition) -> Option<SharedLog> {
+        lock(&self.logs).get(tp).cloned()
+    }
+
+    /// Every log, in partition order.
+    pub fn all_logs(&self) -> Vec<(TopicPartition, SharedLog)> {
+        lock(&self.logs)
+            .iter()
+            .map(|(tp, log)| (tp.clone(), Arc::clone(log)))
+            .collect()
+    }
+
+    /// The log of `tp`, created in the log dir with the fewest partitions when missing (ties go
+    /// to the first in `log.dirs` order, as Kafka's `nextLogDirs`).
+    pub fn get_or_create_log(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Option<TopicId>,
+        config: LogConfig,
+        now_ms: i64,
+    ) -> Result<SharedLog, StorageError> {
+        let mut logs = lock(&self.logs);
+        if let Some(log) = logs.get(tp) {
+            return Ok(Arc::clone(log));
+        }
+        let parent = self.next_log_dir(&logs)?;
+        let dir = parent.join(tp.to_string());
+        let log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
+        if let Some(topic_id) = topic_id {
+            PartitionMetadataFile::new(&dir).write(topic_id)?;
+        }
+        tracing::info!(topic_partition = %tp, dir = %dir.display(), "created log");
+        let log = Arc::new(Mutex::new(log));
+        logs.insert(tp.clone(), Arc::clone(&log));
+        Ok(log)
+    }
+
+    fn next_log_dir(
+        &self,
+        logs: &BTreeMap<TopicPartition, SharedLog>,
+    ) -> Result<PathBuf, StorageError> {
+        let mut counts: Vec<(usize, usize)> = (0..self.log_dirs.len()).map(|i| (0, i)).collect();
+        for log in logs.values() {
+            let log = lock(log);
+            if let Some(i) = self
+                .log_dirs
+                .iter()
+                .position(|d| Some(d.path.as_path()) == log.dir().parent())
+            {
+                counts[i].0 += 1;
+            }
+        }
+        counts.sort();
+        counts
+            .first()
+            .map(|(_, i)| self.log_dirs[*i].path.clone())
+            .ok_or(StorageError::NoLogDirs)
+    }
+
+    /// Removes `tp`'s log: its directory is renamed `<tp>.<uuid>-delete` at once (so a restart
+    /// never loads it) and then removed.
+    pub fn delete_log(&self, tp: &TopicPartition) -> Result<bool, StorageError> {
+        let Some(log) = lock(&self.logs).remove(tp) else {
+            return Ok(false);
+        };
+        let dir = lock(&log).dir().to_path_buf();
+        let doomed = dir.with_file_name(format!("{tp}.{}-delete", uuid::Uuid::new_v4().simple()));
+        std::fs::rename(&dir, &doomed).map_err(|e| StorageError::io(&dir, e))?;
+        std::fs::remove_dir_all(&doomed).map_err(|e| StorageError::io(&doomed, e))?;
+        Ok(true)
+    }
+
+    /// One pass of retention over every log, and removal of `.deleted` files whose delay has
+    /// passed. Returns the number of segments deleted.
+    pub fn cleanup_logs(&self, now_ms: i64) -> Result<usize, StorageError> {
+        let mut deleted = 0;
+        for (_, log) in self.all_logs() {
+            let mut log = lock(&log);
+            deleted += log.delete_old_segments(now_ms)?;
+            log.delete_due_files(now_ms)?;
+        }
+        Ok(deleted)
+    }
+
+    /// Writes `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint` in every log
+    /// dir. The log start is recorded only when it is above the first segment's base, as Kafka
+    /// does.
+    pub fn checkpoint_log_recovery_offsets_and_start(&self) -> Result<(), StorageError> {
+        for dir in &self.log_dirs {
+            let mut recovery_points = BTreeMap::new();
+            let mut log_starts = BTreeMap::new();
+            for (tp, log) in self.all_logs() {
+                let log = lock(&log);
+                if log.dir().parent() != Some(dir.path.as_path()) {
+                    continue;
+                }
+                recovery_points.insert(tp.clone(), log.recovery_point());
+                if log
+                    .segment_base_offsets()
+                    .first()
+                    .is_some_and(|base| log.log_start_offset() > *base)
+                {
+                    log_starts.insert(tp, log.log_start_offset());
+                }
+            }
+            OffsetCheckpointFile::new(dir.path.join(RECOVERY_POINT_CHECKPOINT_FILE))
+                .write(&recovery_points)?;
+            OffsetCheckpointFile::new(dir.path.join(LOG_START_OFFSET_CHECKPOINT_FILE))
+                .write(&log_starts)?;
+        }
+        Ok(())
+    }
+
+    /// Writes `replication-offset-checkpoint` (the high watermarks) in every log dir.
+    pub fn checkpoint_high_watermarks(&self) -> Result<(), StorageError> {
+        for dir in &self.log_dirs {
+            let mut high_watermarks = BTreeMap::new();
+            for (tp, log) in self.all_logs() {
+                let log = lock(&log);
+                if log.dir().parent() == Some(dir.path.as_path()) {
+                    high_watermarks.insert(tp, log.high_watermark());
+                }
+            }
+            OffsetCheckpointFile::new(dir.path.join(REPLICATION_OFFSET_CHECKPOINT_FILE))
+                .write(&high_watermarks)?;
+        }
+        Ok(())
+    }
+
+    /// Closes every log, writes the checkpoints and, last, the clean-shutdown marker with the
+    /// broker's epoch (-1 when it has none), so a crash during shutdown still reads as unclean.
+    pub fn shutdown(&self, broker_epoch: i64, now_ms: i64) -> Result<(), StorageError> {
+        self.checkpoint_high_watermarks()?;
+        let logs = std::mem::take(&mut *lock(&self.logs));
+        let mut recovery_points: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
+        let mut log_starts: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
+        for (tp, shared) in logs {
+            let log = match Arc::try_unwrap(shared) {
+                Ok(mutex) => mutex.into_inner().unwrap_or_else(|p| p.into_inner()),
+                Err(shared) => {
+                    // Still referenced elsewhere: flush it in place instead of closing.
+                    let mut log = lock(&shared);
+                    let end = log.log_end_offset();
+                    log.flush(end, now_ms)?;
+                    continue;
+                }
+            };
+            let parent = log
+                .dir()
+                .parent()
+                .map(Path::to_path_buf)
+                .unwrap_or_default();
+            let end = log.log_end_offset();
+            recovery_points
+                .entry(parent.clone())
+                .or_default()
+                .insert(tp.clone(), end);
+            if log
+                .segment_base_offsets()
+                .first()
+                .is_some_and(|base| log.log_start_offset() > *base)
+            {
+                log_starts
+                    .entry(parent)
+                    .or_default()
+                    .insert(tp, log.log_start_offset());
+            }
+            log.close(now_ms)?;
+        }
+        for dir in &self.log_dirs {
+            let empty = BTreeMap::new();
+            OffsetCheckpointFile::new(dir.path.join(RECOVERY_POINT_CHECKPOINT_FILE))
+                .write(recovery_points.get(&dir.path).unwrap_or(&empty))?;
+            OffsetCheckpointFile::new(dir.path.join(LOG_START_OFFSET_CHECKPOINT_FILE))
+                .write(log_starts.get(&dir.path).unwrap_or(&empty))?;
+            CleanShutdownFile::new(&dir.path).write(broker_epoch)?;
+        }
+        Ok(())
+    }
+
+    /// Runs retention every `log.retention.check.interval.ms` and writes checkpoints on their
+    /// intervals until `shutdown` is cancelled. Errors are logged; the tasks keep going.
+    pub fn spawn_background_tasks(
+        self: &Arc<Self>,
+        tracker: &TaskTracker,
+        shutdown: CancellationToken,
+    ) {
+        let every = |ms: u64| Duration::from_millis(ms.max(1));
+        let jobs: [(&'static str, Duration, StorageJob); 3] = [
+            (
+                "kafka-log-retention",
+                every(self.config.retention_check_interval_ms),
+                |m| m.cleanup_logs(now_ms()).map(|_| ()),
+            ),
+            (
+                "kafka-recovery-point-checkpoint",
+                every(self.config.recovery_point_checkpoint_interval_ms),
+                LogManager::checkpoint_log_recovery_offsets_and_start,
+            ),
+            (
+                "highwatermark-checkpoint",
+                every(self.config.high_watermark_checkpoint_interval_ms),
+                LogManager::checkpoint_high_watermarks,
+            ),
+        ];
+        for (name, period, job) in jobs {
+            let manager = Arc::clone(self);
+            let shutdown = shutdown.clone();
+            tracker.spawn(async move {
+                let mut ticker =
+                    tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+                ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+                loop {
+                    tokio::select! {
+                        _ = shutdown.cancelled() => break,
+                        _ = ticker.tick() => {}
+                    }
+                    let manager = Arc::clone(&manager);
+                    let outcome = tokio::task::spawn_blocking(move || job(&manager)).await;
+                    match outcome {
+                        Ok(Ok(())) => {}
+                        Ok(Err(err)) => tracing::error!(task = name, %err, "storage task failed"),
+                        Err(err) => tracing::error!(task = name, %err, "storage task panicked"),
+                    }
+                }
+            });
+        }
+    }
+}
+
+/// The partition directories of a log dir; directories of partitions being deleted, moved or
+/// left stray are not loaded, and `-delete` ones are removed.
+fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf)>, StorageError> {
+    let mut dirs = Vec::new();
+    for entry in std::fs::read_dir(log_dir).map_err(|e| StorageError::io(log_dir, e))? {
+        let entry = entry.map_err(|e| StorageError::io(log_dir, e))?;
+        let path = entry.path();
+        if !path.is_dir() {
+            continue;
+        }
+        let Some(name) = entry.file_name().to_str().map(str::to_string) else {
+            continue;
+        };
+        if name.ends_with("-delete") {
+            std::fs::remove_dir_all(&path).map_err(|e| StorageError::io(&path, e))?;
+            continue;
+        }
+        if let Some(tp) = file_names::parse_topic_partition_name(&name) {
+            dirs.push((tp, path));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// A ZooKeeper-mode `meta.properties`: written when missing; a different `broker.id` or
+/// `cluster.id` means the dir belongs to another broker or cluster, and the broker refuses it.
+fn check_or_write_meta_properties(
+    dir: &Path,
+    broker_id: BrokerId,
+    cluster_id: &str,
+) -> Result<(), StorageError> {
+    match MetaProperties::read(dir)? {
+        None => MetaProperties::zk(broker_id, cluster_id).write(dir),
+        Some(stored) => {
+            if stored.broker_id.is_some_and(|id| id != broker_id) {
+                return Err(StorageError::MetaPropertiesMismatch {
+                    dir: dir.to_path_buf(),
+                    reason: format!(
+                        "configured broker.id {broker_id} doesn't match stored broker.id {:?} in meta.properties",
+                        stored.broker_id
+                    ),
+                });
+            }
+            if stored
+                .cluster_id
+                .as_deref()
+                .is_some_and(|id| id != cluster_id)
+            {
+                return Err(StorageError::MetaPropertiesMismatch {
+                    dir: dir.to_path_buf(),
+                    reason: format!(
+                        "the cluster id {cluster_id} doesn't match stored clusterId {:?} in meta.properties",
+                        stored.cluster_id
+                    ),
+                });
+            }
+            Ok(())
+        }
+    }
+}

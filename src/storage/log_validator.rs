@@ -172,7 +172,7 @@ pub fn validate_records(
     validate_records_for(records, ctx, "")
 }
 
-/// [`validate_records`] with Kafka's " in topic partition <tp>" in messages (`tp` as
+/// [`validate_records`] with Kafka's `" in topic partition <tp>"` in messages (`tp` as
 /// `topic-partition`; empty leaves it out).
 pub fn validate_records_for(
     records: &[u8],
@@ -184,73 +184,79 @@ pub fn validate_records_for(
     } else {
         format!(" in topic partition {topic_partition}")
     };
+    // Pass 1: shallow iteration only (no storage), so a request costs one allocation.
     let mut iter = BatchIter::new(records);
-    let mut entries: Vec<BatchRef<'_>> = Vec::with_capacity(1);
+    let mut count = 0usize;
+    let mut first: Option<BatchRef<'_>> = None;
     for entry in iter.by_ref() {
-        entries.push(entry.map_err(|e| LogValidationError::CorruptMessage { message: reason(e) })?);
+        let entry = entry.map_err(|e| LogValidationError::CorruptMessage { message: reason(e) })?;
+        first.get_or_insert(entry);
+        count += 1;
     }
     let total_size = iter.position();
     let client = ctx.origin == AppendOrigin::Client;
     if client {
-        check_produce_request(&entries)?;
-    }
-    if entries.is_empty() {
-        return Ok(ValidatedRecords {
-            batches: Vec::new(),
-            records_count: 0,
-            max_timestamp: NO_TIMESTAMP,
-            total_size,
-        });
-    }
-    let mut headers = Vec::with_capacity(entries.len());
-    let mut last_offset: Option<i64> = None;
-    for entry in &entries {
-        let header = shallow_check(entry, ctx, &in_tp, topic_partition)?;
-        if ctx.origin == AppendOrigin::Replication {
-            if last_offset.is_some_and(|last| last >= header.last_offset()) {
-                return Err(LogValidationError::OffsetsOutOfOrder {
-                    message: format!(
-                        "Out of order offsets found in append to {topic_partition}: batch ending at {} follows offset {}",
-                        header.last_offset(),
-                        last_offset.unwrap_or(-1)
-                    ),
-                });
-            }
-            last_offset = Some(header.last_offset());
-        }
-        headers.push(header);
-    }
-    if ctx.origin != AppendOrigin::Replication && entries.len() > 1 {
-        return Err(LogValidationError::invalid(
-            "Compressed outer record has more than one batch".to_string(),
-        ));
+        check_produce_request(first.as_ref(), count)?;
     }
     let mut out = ValidatedRecords {
-        batches: Vec::with_capacity(entries.len()),
+        batches: Vec::with_capacity(count),
         records_count: 0,
         max_timestamp: NO_TIMESTAMP,
         total_size,
     };
-    for (entry, header) in entries.iter().zip(headers) {
-        let batch = if ctx.origin == AppendOrigin::Replication {
-            ValidatedBatch {
+    let Some(first) = first else {
+        return Ok(out);
+    };
+    // Pass 2: `analyzeAndValidateRecords` over every batch.
+    let mut last_offset: Option<i64> = None;
+    for entry in BatchIter::new(&records[..total_size]).flatten() {
+        let header = shallow_check(&entry, ctx, &in_tp, topic_partition)?;
+        if ctx.origin == AppendOrigin::Replication {
+            if let Some(last) = last_offset
+                && last >= header.last_offset()
+            {
+                return Err(LogValidationError::OffsetsOutOfOrder {
+                    message: format!(
+                        "Out of order offsets found in append{in_tp}: batch ending at {} follows offset {last}",
+                        header.last_offset()
+                    ),
+                });
+            }
+            last_offset = Some(header.last_offset());
+            out.push(ValidatedBatch {
                 position: entry.position,
                 size: entry.bytes.len(),
                 header,
                 max_timestamp: header.max_timestamp,
                 offset_delta_of_max_timestamp: header.last_offset_delta,
-            }
-        } else {
-            if client {
-                validate_client_batch(&header, &in_tp)?;
-            }
-            validate_batch_records(entry, header, ctx, &in_tp)?
-        };
-        out.records_count += header.records_count.max(0) as usize;
-        out.max_timestamp = out.max_timestamp.max(batch.max_timestamp);
-        out.batches.push(batch);
+            });
+        }
     }
+    if ctx.origin == AppendOrigin::Replication {
+        return Ok(out);
+    }
+    // Pass 3: the leader's `LogValidator`, which takes exactly one batch.
+    if count > 1 {
+        return Err(LogValidationError::invalid(
+            "Compressed outer record has more than one batch".to_string(),
+        ));
+    }
+    // shallow_check passed on this batch, so its header parses.
+    let header = RecordBatchHeader::parse(first.bytes)
+        .map_err(|e| LogValidationError::CorruptMessage { message: reason(e) })?;
+    if client {
+        validate_client_batch(&header, &in_tp)?;
+    }
+    out.push(validate_batch_records(&first, header, ctx, &in_tp)?);
     Ok(out)
+}
+
+impl ValidatedRecords {
+    fn push(&mut self, batch: ValidatedBatch) {
+        self.records_count += batch.header.records_count.max(0) as usize;
+        self.max_timestamp = self.max_timestamp.max(batch.max_timestamp);
+        self.batches.push(batch);
+    }
 }
 
 /// The reason of a record error without the byte position, as Kafka words it.
@@ -262,8 +268,11 @@ fn reason(e: RecordError) -> String {
 }
 
 /// `ProduceRequest.validateRecords`: at least one batch, magic 2, exactly one batch.
-fn check_produce_request(entries: &[BatchRef<'_>]) -> Result<(), LogValidationError> {
-    let Some(first) = entries.first() else {
+fn check_produce_request(
+    first: Option<&BatchRef<'_>>,
+    count: usize,
+) -> Result<(), LogValidationError> {
+    let Some(first) = first else {
         return Err(LogValidationError::invalid(
             "Produce requests must have at least one record batch per partition".to_string(),
         ));
@@ -274,7 +283,7 @@ fn check_produce_request(entries: &[BatchRef<'_>]) -> Result<(), LogValidationEr
                 .to_string(),
         ));
     }
-    if entries.len() > 1 {
+    if count > 1 {
         return Err(LogValidationError::invalid(
             "Produce requests are only allowed to contain exactly one record batch per partition"
                 .to_string(),
@@ -472,6 +481,15 @@ mod tests {
             .0,
             87
         );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn random_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+            for origin in [AppendOrigin::Client, AppendOrigin::Coordinator, AppendOrigin::Replication] {
+                let _ = validate_records(&bytes, &ctx(origin));
+            }
+        }
     }
 
     #[test]

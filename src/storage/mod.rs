@@ -10,13 +10,16 @@
 //! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
 //! - [`file_records`]: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
+//! - [`segment_scan`]: one validating pass over a `.log` computing its index entries.
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
 //! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
 //!   retention.
+//! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
 //! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
 //! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
 //!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
+//! - [`retention`]: deletion of old segments by time, size and log start offset.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule.
 
@@ -31,12 +34,15 @@ pub mod log_config;
 pub mod log_dir_lock;
 pub mod log_loader;
 pub mod log_manager;
+pub mod log_reads;
 pub mod log_segment;
 pub mod log_validator;
 pub mod meta_properties;
 pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
+pub mod retention;
+pub mod segment_scan;
 pub mod time_index;
 pub mod unified_log;
 

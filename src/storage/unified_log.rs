@@ -1,1 +1,677 @@
-//! A partition's log.
+//! A partition's log (Kafka's `UnifiedLog` over `LocalLog`): an ordered map of segments by base
+//! offset, the last one active, and the offsets that describe it.
+//!
+//! Offsets, in increasing order: `log_start_offset` (the first offset a consumer may read;
+//! raised by retention and DeleteRecords) ≤ `recovery_point` (everything below is fsynced) and
+//! `high_watermark` (replicated to the ISR; consumers read below it) ≤ `log_end_offset` (the
+//! next offset to assign).
+//!
+//! `UnifiedLog` is not synchronised: the partition that owns it puts it behind a lock. Methods
+//! that depend on the clock take `now_ms`, so tests drive time explicitly.
+
+use std::collections::BTreeMap;
+use std::io::IoSlice;
+use std::path::{Path, PathBuf};
+
+use crate::cluster::TopicPartition;
+use crate::protocol::record::batch::{self, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TimestampType};
+use crate::protocol::record::batch_iter::BatchIter;
+
+use super::StorageError;
+use super::leader_epoch_cache::LeaderEpochFileCache;
+use super::log_config::LogConfig;
+use super::log_loader::{self, LoadParams};
+use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
+use super::log_validator::{self, AppendOrigin, ValidationContext};
+
+/// What an append did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogAppendInfo {
+    pub first_offset: i64,
+    pub last_offset: i64,
+    pub max_timestamp: i64,
+    pub shallow_offset_of_max_timestamp: i64,
+    /// The broker time stamped into the batches under `LogAppendTime`, else `NO_TIMESTAMP`.
+    pub log_append_time: i64,
+    pub log_start_offset: i64,
+    pub records_count: usize,
+    pub valid_bytes: usize,
+}
+
+/// A segment renamed `.deleted`, to be removed once `due_ms` passes.
+#[derive(Debug)]
+struct PendingDelete {
+    due_ms: i64,
+    segment: LogSegment,
+}
+
+/// One partition's log. Invariants: `segments` is never empty; the last segment is the active
+/// one; segment base offsets increase and each segment's offsets lie below the next one's base.
+#[derive(Debug)]
+pub struct UnifiedLog {
+    pub(super) dir: PathBuf,
+    pub(super) topic_partition: TopicPartition,
+    config: LogConfig,
+    pub(super) segments: BTreeMap<i64, LogSegment>,
+    pub(super) log_start_offset: i64,
+    pub(super) log_end_offset: LogOffsetMetadata,
+    pub(super) high_watermark: LogOffsetMetadata,
+    recovery_point: i64,
+    pub(super) leader_epoch_cache: LeaderEpochFileCache,
+    pending_deletes: Vec<PendingDelete>,
+    unflushed_messages: i64,
+    last_flush_ms: i64,
+}
+
+impl UnifiedLog {
+    /// Opens the partition directory `dir` (creating it when missing), recovering it when
+    /// `had_clean_shutdown` is false; see [`log_loader`].
+    pub fn open(
+        dir: PathBuf,
+        topic_partition: TopicPartition,
+        config: LogConfig,
+        recovery_point: i64,
+        log_start_offset: i64,
+        had_clean_shutdown: bool,
+        now_ms: i64,
+    ) -> Result<Self, StorageError> {
+        std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
+        let mut leader_epoch_cache =
+            LeaderEpochFileCache::open(dir.join(super::file_names::LEADER_EPOCH_CHECKPOINT_FILE))?;
+        let loaded = log_loader::load(LoadParams {
+            dir: &dir,
+            config: &config,
+            recovery_point,
+            log_start_offset,
+            had_clean_shutdown,
+            leader_epoch_cache: &mut leader_epoch_cache,
+            now_ms,
+        })?;
+        let mut log = UnifiedLog {
+            dir,
+            topic_partition,
+            config,
+            segments: loaded.segments,
+            log_start_offset: loaded.log_start_offset,
+            log_end_offset: LogOffsetMetadata {
+                message_offset: 0,
+                segment_base_offset: 0,
+                relative_position_in_segment: 0,
+            },
+            high_watermark: LogOffsetMetadata {
+                message_offset: 0,
+                segment_base_offset: 0,
+                relative_position_in_segment: 0,
+            },
+            recovery_point: loaded.recovery_point,
+            leader_epoch_cache,
+            pending_deletes: Vec::new(),
+            unflushed_messages: 0,
+            last_flush_ms: now_ms,
+        };
+        log.update_log_end_offset(loaded.next_offset);
+        log.leader_epoch_cache
+            .truncate_from_end(loaded.next_offset)?;
+        log.leader_epoch_cache
+            .truncate_from_start(log.log_start_offset)?;
+        let start = log.log_start_offset;
+        log.high_watermark = log.convert_to_offset_metadata(start)?;
+        Ok(log)
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.topic_partition
+    }
+
+    pub fn config(&self) -> &LogConfig {
+        &self.config
+    }
+
+    /// Replaces the config (an AlterConfigs); takes effect from the next append or roll check.
+    pub fn update_config(&mut self, config: LogConfig) {
+        self.config = config;
+    }
+
+    pub fn log_start_offset(&self) -> i64 {
+        self.log_start_offset
+    }
+
+    pub fn log_end_offset(&self) -> i64 {
+        self.log_end_offset.message_offset
+    }
+
+    pub fn log_end_offset_metadata(&self) -> LogOffsetMetadata {
+        self.log_end_offset
+    }
+
+    pub fn high_watermark(&self) -> i64 {
+        self.high_watermark.message_offset
+    }
+
+    pub fn recovery_point(&self) -> i64 {
+        self.recovery_point
+    }
+
+    pub fn leader_epoch_cache(&self) -> &LeaderEpochFileCache {
+        &self.leader_epoch_cache
+    }
+
+    /// The log's size: the sum of its segments' sizes.
+    pub fn size(&self) -> u64 {
+        self.segments.values().map(LogSegment::size).sum()
+    }
+
+    pub fn number_of_segments(&self) -> usize {
+        self.segments.len()
+    }
+
+    pub fn segment_base_offsets(&self) -> Vec<i64> {
+        self.segments.keys().copied().collect()
+    }
+
+    pub(super) fn active_segment(&self) -> Result<&LogSegment, StorageError> {
+        self.segments
+            .values()
+            .next_back()
+            .ok_or_else(|| StorageError::NoSegments {
+                dir: self.dir.clone(),
+            })
+    }
+
+    pub(super) fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
+        let dir = &self.dir;
+        self.segments
+            .values_mut()
+            .next_back()
+            .ok_or_else(|| StorageError::NoSegments { dir: dir.clone() })
+    }
+
+    fn update_log_end_offset(&mut self, offset: i64) {
+        if let Some(active) = self.segments.values().next_back() {
+            self.log_end_offset = LogOffsetMetadata {
+                message_offset: offset,
+                segment_base_offset: active.base_offset(),
+                relative_position_in_segment: active.size(),
+            };
+        }
+        if self.high_watermark.message_offset > offset {
+            self.high_watermark = self.log_end_offset;
+        }
+        if self.recovery_point > offset {
+            self.recovery_point = offset;
+        }
+    }
+
+    /// Validates produced batches (Kafka's `LogValidator`), assigns them offsets from the log
+    /// end, stamps `leader_epoch` into them and appends them. The input is never modified: each
+    /// batch goes to the file as a patched copy of its 61-byte header followed by its untouched
+    /// records, in one gathering write.
+    pub fn append_as_leader(
+        &mut self,
+        records: &[u8],
+        leader_epoch: i32,
+        origin: AppendOrigin,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo, StorageError> {
+        let ctx = ValidationContext {
+            origin,
+            compacted: self.config.cleanup_policy.compact,
+            timestamp_type: self.config.message_timestamp_type,
+            now_ms,
+            timestamp_before_max_ms: self.config.message_timestamp_before_max_ms,
+            timestamp_after_max_ms: self.config.message_timestamp_after_max_ms,
+            max_message_bytes: usize::try_from(self.config.max_message_bytes).unwrap_or(0),
+            max_decompressed_bytes: super::log_segment::MAX_DECOMPRESSED_BATCH_BYTES,
+        };
+        let validated = log_validator::validate_records(records, &ctx)?;
+        if validated.batches.is_empty() {
+            let next = self.log_end_offset();
+            return Ok(LogAppendInfo {
+                first_offset: next,
+                last_offset: next - 1,
+                max_timestamp: NO_TIMESTAMP,
+                shallow_offset_of_max_timestamp: next - 1,
+                log_append_time: NO_TIMESTAMP,
+                log_start_offset: self.log_start_offset,
+                records_count: 0,
+                valid_bytes: 0,
+            });
+        }
+        self.check_batch_fits_segment(validated.total_size)?;
+        let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
+        let first_offset = self.log_end_offset();
+        let mut next_offset = first_offset;
+        let mut max_timestamp = NO_TIMESTAMP;
+        let mut shallow_offset_of_max_timestamp = first_offset;
+        let mut headers = Vec::with_capacity(validated.batches.len());
+        for b in &validated.batches {
+            let bytes = &records[b.position..b.position + b.size];
+            let mut header = [0u8; RECORD_BATCH_OVERHEAD];
+            header.copy_from_slice(&bytes[..RECORD_BATCH_OVERHEAD]);
+            batch::set_base_offset(&mut header, next_offset);
+            batch::set_partition_leader_epoch(&mut header, leader_epoch);
+            let last_offset = next_offset + i64::from(b.header.last_offset_delta);
+            // Kafka's `setMaxTimestamp`: the stored max timestamp is the validator's (the
+            // broker's clock under LogAppendTime); the CRC is recomputed only if it changes.
+            let batch_max_timestamp = b.max_timestamp;
+            batch::set_max_timestamp(
+                &mut header,
+                &bytes[RECORD_BATCH_OVERHEAD..],
+                self.config.message_timestamp_type,
+                batch_max_timestamp,
+            );
+            if batch_max_timestamp > max_timestamp {
+                max_timestamp = batch_max_timestamp;
+                shallow_offset_of_max_timestamp = last_offset;
+            }
+            headers.push(header);
+            next_offset = last_offset + 1;
+        }
+        let mut slices = Vec::with_capacity(2 * headers.len());
+        for (b, header) in validated.batches.iter().zip(&headers) {
+            slices.push(IoSlice::new(header));
+            slices.push(IoSlice::new(
+                &records[b.position + RECORD_BATCH_OVERHEAD..b.position + b.size],
+            ));
+        }
+        let last_offset = next_offset - 1;
+        self.maybe_roll(
+            validated.total_size,
+            max_timestamp,
+            first_offset,
+            last_offset,
+            now_ms,
+        )?;
+        self.active_segment_mut()?.append(
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            &slices,
+        )?;
+        if leader_epoch >= 0 {
+            self.leader_epoch_cache.assign(leader_epoch, first_offset)?;
+        }
+        self.update_log_end_offset(next_offset);
+        self.after_append(validated.records_count, now_ms)?;
+        Ok(LogAppendInfo {
+            first_offset,
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            log_append_time: if log_append_time {
+                now_ms
+            } else {
+                NO_TIMESTAMP
+            },
+            log_start_offset: self.log_start_offset,
+            records_count: validated.records_count,
+            valid_bytes: validated.total_size,
+        })
+    }
+
+    /// Appends batches replicated from the leader, offsets and epochs as they are. They must be
+    /// intact (CRC) and their offsets must increase from the log end on.
+    pub fn append_as_follower(
+        &mut self,
+        records: &[u8],
+        now_ms: i64,
+    ) -> Result<LogAppendInfo, StorageError> {
+        let mut iter = BatchIter::new(records);
+        let mut first_offset = None;
+        let mut last_offset = self.log_end_offset() - 1;
+        let mut max_timestamp = NO_TIMESTAMP;
+        let mut shallow_offset_of_max_timestamp = last_offset;
+        let mut epochs = Vec::new();
+        let mut records_count = 0usize;
+        for entry in iter.by_ref() {
+            let entry = entry?;
+            if !entry.is_valid() {
+                return Err(StorageError::CorruptBatch {
+                    topic_partition: self.topic_partition.to_string(),
+                    position: entry.position,
+                });
+            }
+            let base = entry.base_offset();
+            if base <= last_offset {
+                return Err(StorageError::OffsetsOutOfOrder {
+                    topic_partition: self.topic_partition.to_string(),
+                    offset: base,
+                    log_end_offset: last_offset + 1,
+                });
+            }
+            first_offset.get_or_insert(base);
+            last_offset = entry.last_offset();
+            if entry.max_timestamp() > max_timestamp {
+                max_timestamp = entry.max_timestamp();
+                shallow_offset_of_max_timestamp = last_offset;
+            }
+            if let Some(header) = entry.header() {
+                records_count += usize::try_from(header.records_count).unwrap_or(0);
+                epochs.push((header.partition_leader_epoch, header.base_offset));
+            }
+        }
+        let valid_bytes = iter.position();
+        let Some(first_offset) = first_offset else {
+            let next = self.log_end_offset();
+            return Ok(LogAppendInfo {
+                first_offset: next,
+                last_offset: next - 1,
+                max_timestamp: NO_TIMESTAMP,
+                shallow_offset_of_max_timestamp: next - 1,
+                log_append_time: NO_TIMESTAMP,
+                log_start_offset: self.log_start_offset,
+                records_count: 0,
+                valid_bytes: 0,
+            });
+        };
+        self.check_batch_fits_segment(valid_bytes)?;
+        self.maybe_roll(
+            valid_bytes,
+            max_timestamp,
+            first_offset,
+            last_offset,
+            now_ms,
+        )?;
+        let slices = [IoSlice::new(&records[..valid_bytes])];
+        self.active_segment_mut()?.append(
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            &slices,
+        )?;
+        for (epoch, base) in epochs {
+            if epoch >= 0 {
+                self.leader_epoch_cache.assign(epoch, base)?;
+            }
+        }
+        self.update_log_end_offset(last_offset + 1);
+        self.after_append(records_count, now_ms)?;
+        Ok(LogAppendInfo {
+            first_offset,
+            last_offset,
+            max_timestamp,
+            shallow_offset_of_max_timestamp,
+            log_append_time: NO_TIMESTAMP,
+            log_start_offset: self.log_start_offset,
+            records_count,
+            valid_bytes,
+        })
+    }
+
+    fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
+        if size > usize::try_from(self.config.segment_bytes).unwrap_or(0) {
+            return Err(StorageError::RecordBatchTooLarge {
+                topic_partition: self.topic_partition.to_string(),
+                size,
+                segment_bytes: self.config.segment_bytes,
+            });
+        }
+        Ok(())
+    }
+
+    /// `flush.messages` / `flush.ms`: fsync when either is reached (never, by default).
+    fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
+        self.unflushed_messages = self.unflushed_messages.saturating_add(records as i64);
+        if self.unflushed_messages >= self.config.flush_messages
+            || now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
+        {
+            let end = self.log_end_offset();
+            self.flush(end, now_ms)?;
+        }
+        Ok(())
+    }
+
+    fn maybe_roll(
+        &mut self,
+        messages_size: usize,
+        max_timestamp_in_messages: i64,
+        first_offset: i64,
+        max_offset_in_messages: i64,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        let params = RollParams {
+            max_segment_ms: self.config.segment_ms,
+            max_segment_bytes: self.config.segment_bytes,
+            max_timestamp_in_messages,
+            max_offset_in_messages,
+            messages_size,
+            now_ms,
+        };
+        if self.active_segment_mut()?.should_roll(&params)? {
+            self.roll(Some(first_offset), now_ms)?;
+        }
+        Ok(())
+    }
+
+    /// Starts a new active segment at `max(expected_next_offset, log_end_offset)`. The old one
+    /// gets its final time-index entry and trimmed indexes. An empty active segment at the
+    /// same base offset is replaced rather than duplicated.
+    pub fn roll(
+        &mut self,
+        expected_next_offset: Option<i64>,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        let new_offset = expected_next_offset.unwrap_or(0).max(self.log_end_offset());
+        if let Some(existing) = self.segments.get(&new_offset) {
+            if existing.size() == 0 && self.segments.keys().next_back() == Some(&new_offset) {
+                if let Some(empty) = self.segments.remove(&new_offset) {
+                    empty.delete_files()?;
+                }
+            } else {
+                return Err(StorageError::SegmentExists {
+                    dir: self.dir.clone(),
+                    base_offset: new_offset,
+                });
+            }
+        } else if let Some(active) = self.segments.values_mut().next_back() {
+            active.on_become_inactive_segment()?;
+        }
+        // Leftover files at the new base (from a crash between create and use) are stale.
+        super::log_segment::delete_if_exists(&[
+            super::file_names::log_file(&self.dir, new_offset),
+            super::file_names::offset_index_file(&self.dir, new_offset),
+            super::file_names::time_index_file(&self.dir, new_offset),
+        ])?;
+        let jitter = self.roll_jitter_ms();
+        let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, jitter, now_ms)?;
+        self.segments.insert(new_offset, segment);
+        let end = self.log_end_offset();
+        self.update_log_end_offset(end);
+        Ok(())
+    }
+
+    fn roll_jitter_ms(&self) -> i64 {
+        let max = self.config.segment_jitter_ms.min(self.config.segment_ms);
+        if max <= 0 {
+            0
+        } else {
+            rand::random_range(0..max)
+        }
+    }
+
+    /// fsyncs every segment that holds offsets below `offset` and moves the recovery point
+    /// there.
+    pub fn flush(&mut self, offset: i64, now_ms: i64) -> Result<(), StorageError> {
+        if offset <= self.recovery_point {
+            return Ok(());
+        }
+        let from = self.floor_base(self.recovery_point);
+        for segment in self.segments.range(from..offset).map(|(_, s)| s) {
+            segment.flush()?;
+        }
+        self.recovery_point = offset.min(self.log_end_offset());
+        self.unflushed_messages = 0;
+        self.last_flush_ms = now_ms;
+        Ok(())
+    }
+
+    /// The base offset of the segment holding `offset` (or the first segment's).
+    pub(super) fn floor_base(&self, offset: i64) -> i64 {
+        self.segments
+            .range(..=offset)
+            .next_back()
+            .or_else(|| self.segments.iter().next())
+            .map_or(0, |(base, _)| *base)
+    }
+
+    /// Where `offset` is in the log; the log end maps to the active segment's end.
+    pub fn convert_to_offset_metadata(
+        &self,
+        offset: i64,
+    ) -> Result<LogOffsetMetadata, StorageError> {
+        if offset >= self.log_end_offset() {
+            return Ok(self.log_end_offset);
+        }
+        let base = self.floor_base(offset);
+        let segment = self
+            .segments
+            .get(&base)
+            .ok_or_else(|| StorageError::NoSegments {
+                dir: self.dir.clone(),
+            })?;
+        let position = segment
+            .translate_offset(offset, 0)?
+            .map_or(segment.size(), |p| p.position);
+        Ok(LogOffsetMetadata {
+            message_offset: offset,
+            segment_base_offset: base,
+            relative_position_in_segment: position,
+        })
+    }
+
+    /// Moves the high watermark to `offset`, clamped to `[log_start_offset, log_end_offset]`.
+    pub fn update_high_watermark(&mut self, offset: i64) -> Result<i64, StorageError> {
+        let clamped = offset.clamp(self.log_start_offset, self.log_end_offset());
+        self.high_watermark = self.convert_to_offset_metadata(clamped)?;
+        Ok(clamped)
+    }
+
+    /// Removes everything at and above `target_offset` (a follower truncating to the leader).
+    /// Returns whether anything was removed.
+    pub fn truncate_to(&mut self, target_offset: i64, now_ms: i64) -> Result<bool, StorageError> {
+        if target_offset < 0 {
+            return Err(StorageError::InvalidTruncation {
+                offset: target_offset,
+            });
+        }
+        if target_offset >= self.log_end_offset() {
+            return Ok(false);
+        }
+        let first_base = self.segments.keys().next().copied().unwrap_or(0);
+        if first_base > target_offset {
+            self.truncate_fully_and_start_at(target_offset, now_ms)?;
+            return Ok(true);
+        }
+        let doomed: Vec<i64> = self
+            .segments
+            .range(target_offset + 1..)
+            .map(|(b, _)| *b)
+            .collect();
+        for base in doomed {
+            if let Some(segment) = self.segments.remove(&base) {
+                segment.delete_files()?;
+            }
+        }
+        let active = self.active_segment_mut()?;
+        active.truncate_to(target_offset, now_ms)?;
+        active.resize_indexes()?;
+        let next = active.read_next_offset()?;
+        self.leader_epoch_cache.truncate_from_end(next)?;
+        self.log_start_offset = self.log_start_offset.min(next);
+        self.update_log_end_offset(next);
+        Ok(true)
+    }
+
+    /// Deletes every segment and starts an empty log at `new_offset`.
+    pub fn truncate_fully_and_start_at(
+        &mut self,
+        new_offset: i64,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        for (_, segment) in std::mem::take(&mut self.segments) {
+            segment.delete_files()?;
+        }
+        let segment = LogSegment::open(
+            &self.dir,
+            new_offset,
+            &self.config,
+            true,
+            self.roll_jitter_ms(),
+            now_ms,
+        )?;
+        self.segments.insert(new_offset, segment);
+        self.leader_epoch_cache.clear_and_flush()?;
+        self.log_start_offset = new_offset;
+        self.recovery_point = new_offset;
+        self.update_log_end_offset(new_offset);
+        self.high_watermark = self.log_end_offset;
+        Ok(())
+    }
+
+    /// Raises the log start offset (DeleteRecords, or retention having deleted segments);
+    /// never above the high watermark.
+    pub fn maybe_increment_log_start_offset(
+        &mut self,
+        new_log_start_offset: i64,
+    ) -> Result<bool, StorageError> {
+        if new_log_start_offset > self.high_watermark() {
+            return Err(StorageError::OffsetOutOfRange {
+                topic_partition: self.topic_partition.to_string(),
+                offset: new_log_start_offset,
+                log_start_offset: self.log_start_offset,
+                log_end_offset: self.log_end_offset(),
+            });
+        }
+        if new_log_start_offset <= self.log_start_offset {
+            return Ok(false);
+        }
+        self.log_start_offset = new_log_start_offset;
+        self.leader_epoch_cache
+            .truncate_from_start(new_log_start_offset)?;
+        Ok(true)
+    }
+
+    /// Schedules a segment's files for deletion: renamed `.deleted` now, removed after
+    /// `file.delete.delay.ms` by [`delete_due_files`](Self::delete_due_files).
+    pub(super) fn schedule_segment_deletion(
+        &mut self,
+        mut segment: LogSegment,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        segment.rename_to_deleted()?;
+        self.pending_deletes.push(PendingDelete {
+            due_ms: now_ms.saturating_add(self.config.file_delete_delay_ms),
+            segment,
+        });
+        Ok(())
+    }
+
+    /// Removes the `.deleted` files whose delay has passed.
+    pub fn delete_due_files(&mut self, now_ms: i64) -> Result<usize, StorageError> {
+        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_deletes)
+            .into_iter()
+            .partition(|p| p.due_ms <= now_ms);
+        self.pending_deletes = waiting;
+        let count = due.len();
+        for pending in due {
+            pending.segment.delete_files()?;
+        }
+        Ok(count)
+    }
+
+    /// Closes the log cleanly: every segment's final time-index entry and trimmed indexes,
+    /// pending `.deleted` files removed, data fsynced.
+    pub fn close(mut self, now_ms: i64) -> Result<(), StorageError> {
+        let end = self.log_end_offset();
+        self.flush(end, now_ms)?;
+        self.delete_due_files(i64::MAX)?;
+        for (_, segment) in std::mem::take(&mut self.segments) {
+            segment.close()?;
+        }
+        Ok(())
+    }
+}

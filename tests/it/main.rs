@@ -1,7 +1,25 @@
 //! kcli's one integration test binary: tests that read the sources, run the `kcli` binary as a
 //! real process on real files, and (later) start brokers against a real ZooKeeper.
 
+// Test code: a failed unwrap is a failed test, with its location.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
 mod cli;
+mod codegen;
 mod dump_segment;
+mod rebuild_index;
+mod rebuild_index_kafka;
 mod record_interop;
+mod storage_disk_full;
+mod storage_log;
+mod storage_manager;
+mod storage_model;
+mod storage_support;
 mod tidy;
+#[rustfmt::skip]
+mod messages;
+mod protocol_arb;
+mod protocol_capture;
+mod protocol_hostile;
+mod protocol_json;
+mod protocol_roundtrip;

@@ -3,7 +3,8 @@
 //! Lines and summary tables.
 //!
 //! - [`options`]: the resolved options.
-//! - [`segment`]: Kafka's view of a `.log`: batch iteration rules, batch fields, records.
+//! - [`segment`]: Kafka's view of a `.log`: batch iteration rules and batch fields;
+//!   [`records`]: the records of a batch.
 //! - [`text`], [`json`], [`summary`]: the three output formats.
 //! - [`log`]: the `.log` dumper; [`index_dump`] over [`index`]: `.index` and `.timeindex`;
 //!   [`producer_state`]: `.snapshot` and `.txnindex`.
@@ -20,6 +21,7 @@ pub mod json;
 pub mod log;
 pub mod options;
 pub mod producer_state;
+pub mod records;
 pub mod segment;
 pub mod summary;
 pub mod text;

@@ -248,6 +248,31 @@ mod tests {
 
     proptest! {
         #[test]
+        fn any_truncation_ends_at_the_last_whole_batch(
+            sizes in proptest::collection::vec((0usize..4, 0usize..300, 0u8..5), 1..5),
+        ) {
+            let mut buf = Vec::new();
+            let mut ends = Vec::new();
+            for (i, &(n, len, codec)) in sizes.iter().enumerate() {
+                let mut b = RecordBatchBuilder::new(CompressionType::from_id(codec).unwrap());
+                b.base_offset = i as i64 * 10;
+                for j in 0..n {
+                    b.records.push(SimpleRecord::new(j as i64, None, Some(vec![j as u8; len])));
+                }
+                buf.extend(b.build().unwrap());
+                ends.push(buf.len());
+            }
+            for cut in 0..=buf.len() {
+                let mut it = BatchIter::new(&buf[..cut]);
+                let got: Vec<_> = it.by_ref().collect::<Result<_, _>>().unwrap();
+                let whole = ends.iter().filter(|&&e| e <= cut).count();
+                prop_assert_eq!(got.len(), whole);
+                prop_assert_eq!(it.position(), if whole == 0 { 0 } else { ends[whole - 1] });
+                prop_assert!(got.iter().all(BatchRef::is_valid));
+            }
+        }
+
+        #[test]
         fn random_bytes_never_panic(bytes in proptest::collection::vec(any::<u8>(), 0..300)) {
             let mut it = BatchIter::new(&bytes);
             for b in it.by_ref().flatten() {

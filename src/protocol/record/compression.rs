@@ -16,6 +16,7 @@ use std::fmt;
 use std::io::{Read, Write};
 
 use super::error::RecordError;
+use super::lz4_frame::Lz4Outcome;
 
 /// Kafka's compression codecs, numbered as in the batch attributes (bits 0..=2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -162,12 +163,18 @@ pub fn decompress(
                 Ok(out)
             }
         }
-        CompressionType::Lz4 => read_capped(
-            codec,
-            lz4_flex::frame::FrameDecoder::new(data),
-            data.len(),
-            max_output,
-        ),
+        CompressionType::Lz4 => match super::lz4_frame::decode(data, max_output) {
+            Some(Lz4Outcome::Ok(out)) => Ok(out),
+            Some(Lz4Outcome::TooLarge) => Err(too_large(codec, max_output)),
+            Some(Lz4Outcome::Corrupt(reason)) => Err(codec_err("decompress", codec, reason)),
+            // Frames the direct decoder does not handle (linked blocks, dictionaries).
+            None => read_capped(
+                codec,
+                lz4_flex::frame::FrameDecoder::new(data),
+                data.len(),
+                max_output,
+            ),
+        },
         CompressionType::Zstd => {
             let dec = zstd::stream::read::Decoder::with_buffer(data)
                 .map_err(|e| codec_err("decompress", codec, e))?;

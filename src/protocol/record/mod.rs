@@ -15,6 +15,7 @@ pub mod builder;
 pub mod compression;
 pub mod error;
 pub mod legacy;
+mod lz4_frame;
 pub mod records;
 pub mod varint;
 

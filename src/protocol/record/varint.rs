@@ -10,82 +10,112 @@
 use super::error::RecordError;
 
 /// Reads a zigzag varint (at most 5 bytes) at `*pos`, advancing `*pos` past it.
-#[inline]
+#[inline(always)]
 pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
-    let start = *pos;
-    // Fast path: one byte holds every value in -64..=63, the common case for record fields.
-    if let Some(&b) = buf.get(start)
-        && b & 0x80 == 0
-    {
-        *pos = start + 1;
-        let v = u32::from(b);
-        return Ok(((v >> 1) as i32) ^ -((v & 1) as i32));
-    }
-    let mut value: u32 = 0;
-    let mut shift = 0u32;
-    let mut i = start;
-    loop {
-        let Some(&b) = buf.get(i) else {
-            return Err(RecordError::corrupt(
-                i,
-                "varint runs past the end of the buffer",
-            ));
-        };
-        i += 1;
-        if b & 0x80 == 0 {
-            value |= u32::from(b).wrapping_shl(shift);
-            break;
+    // Fast paths for one and two bytes (values in -8192..8192): record lengths, deltas and
+    // key/value lengths of typical records. Everything else goes to the out-of-line loop, which
+    // takes and returns plain values so `*pos` can stay in a register in the caller's loop.
+    let p = *pos;
+    if let Some(&b0) = buf.get(p) {
+        if b0 < 0x80 {
+            *pos = p + 1;
+            return Ok(unzigzag32(u32::from(b0)));
         }
-        value |= u32::from(b & 0x7f) << shift;
-        shift += 7;
-        if shift > 28 {
-            return Err(RecordError::corrupt(
-                start,
-                "varint is too long, the most significant bit in the 5th byte is set",
-            ));
+        if let Some(&b1) = buf.get(p + 1)
+            && b1 < 0x80
+        {
+            *pos = p + 2;
+            return Ok(unzigzag32(u32::from(b0 & 0x7f) | (u32::from(b1) << 7)));
         }
     }
-    *pos = i;
-    Ok(((value >> 1) as i32) ^ -((value & 1) as i32))
+    let (raw, next) = decode_slow(buf, p, 28);
+    if next == TRUNCATED || next == TOO_LONG {
+        return Err(varint_error(next, p, "varint", "5th"));
+    }
+    *pos = next;
+    Ok(unzigzag32(raw as u32))
 }
 
 /// Reads a zigzag varlong (at most 10 bytes) at `*pos`, advancing `*pos` past it.
-#[inline]
+#[inline(always)]
 pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
-    let start = *pos;
-    if let Some(&b) = buf.get(start)
-        && b & 0x80 == 0
-    {
-        *pos = start + 1;
-        let v = u64::from(b);
-        return Ok(((v >> 1) as i64) ^ -((v & 1) as i64));
+    let p = *pos;
+    if let Some(&b0) = buf.get(p) {
+        if b0 < 0x80 {
+            *pos = p + 1;
+            return Ok(unzigzag64(u64::from(b0)));
+        }
+        if let Some(&b1) = buf.get(p + 1)
+            && b1 < 0x80
+        {
+            *pos = p + 2;
+            return Ok(unzigzag64(u64::from(b0 & 0x7f) | (u64::from(b1) << 7)));
+        }
     }
+    let (raw, next) = decode_slow(buf, p, 63);
+    if next == TRUNCATED || next == TOO_LONG {
+        return Err(varint_error(next, p, "varlong", "10th"));
+    }
+    *pos = next;
+    Ok(unzigzag64(raw))
+}
+
+#[inline(always)]
+fn unzigzag32(v: u32) -> i32 {
+    ((v >> 1) as i32) ^ -((v & 1) as i32)
+}
+
+#[inline(always)]
+fn unzigzag64(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// `decode_slow`'s "next position" when the buffer ends inside the varint.
+const TRUNCATED: usize = usize::MAX;
+/// `decode_slow`'s "next position" when the continuation bit is set past the last allowed byte.
+const TOO_LONG: usize = usize::MAX - 1;
+
+/// The general base-128 loop: the raw (still zigzagged) value and the position after it, or
+/// [`TRUNCATED`] / [`TOO_LONG`]. `max_shift` is 28 for varints and 63 for varlongs, where Kafka
+/// stops; like Java's `b << i`, bits of the last byte past the type's width are dropped.
+#[cold]
+#[inline(never)]
+fn decode_slow(buf: &[u8], start: usize, max_shift: u32) -> (u64, usize) {
     let mut value: u64 = 0;
     let mut shift = 0u32;
     let mut i = start;
     loop {
         let Some(&b) = buf.get(i) else {
-            return Err(RecordError::corrupt(
-                i,
-                "varlong runs past the end of the buffer",
-            ));
+            return (0, TRUNCATED);
         };
         i += 1;
         if b & 0x80 == 0 {
             value |= u64::from(b).wrapping_shl(shift);
-            break;
+            // A varint's 5th byte contributes only its low 4 bits to the 32-bit value.
+            if max_shift == 28 {
+                value &= u64::from(u32::MAX);
+            }
+            return (value, i);
         }
         value |= u64::from(b & 0x7f) << shift;
         shift += 7;
-        if shift > 63 {
-            return Err(RecordError::corrupt(
-                start,
-                "varlong is too long, the most significant bit in the 10th byte is set",
-            ));
+        if shift > max_shift {
+            return (0, TOO_LONG);
         }
     }
-    *pos = i;
-    Ok(((value >> 1) as i64) ^ -((value & 1) as i64))
+}
+
+#[cold]
+#[inline(never)]
+fn varint_error(kind: usize, start: usize, what: &str, byte: &str) -> RecordError {
+    if kind == TRUNCATED {
+        RecordError::corrupt(start, format!("{what} runs past the end of the buffer"))
+    } else {
+        RecordError::corrupt(
+            start,
+            format!("{what} is too long, the most significant bit in the {byte} byte is set"),
+        )
+    }
 }
 
 /// Appends `v` as a zigzag varint.
@@ -162,6 +192,21 @@ mod tests {
         // Ten bytes is the longest legal varlong.
         let mut ten = vec![0xff; 9];
         ten.push(0x01);
+        assert_eq!(read_varlong(&ten, &mut pos).unwrap(), i64::MIN);
+    }
+
+    #[test]
+    fn high_bits_of_the_last_byte_are_dropped_like_java() {
+        let mut pos = 0;
+        assert_eq!(
+            read_varint(&[0xff, 0xff, 0xff, 0xff, 0x7f], &mut pos).unwrap(),
+            i32::MIN
+        );
+        assert_eq!(pos, 5);
+        let mut pos = 0;
+        let mut ten = vec![0xff; 9];
+        ten.push(0x7f);
+        // Only the low bit of the 10th byte survives the shift by 63: all 64 bits set.
         assert_eq!(read_varlong(&ten, &mut pos).unwrap(), i64::MIN);
     }
 

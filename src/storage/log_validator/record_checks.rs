@@ -5,7 +5,7 @@
 use super::{BatchIndexError, LogValidationError, ValidatedBatch, ValidationContext, reason};
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader, TimestampType};
 use crate::protocol::record::batch_iter::BatchRef;
-use crate::protocol::record::records::{Record, RecordIter, batch_records};
+use crate::protocol::record::records::{Record, batch_records, for_each_record};
 
 /// The client-only part of `LogValidator.validateBatch`.
 pub(super) fn validate_client_batch(
@@ -68,73 +68,28 @@ pub(super) fn validate_batch_records(
     })?;
     let compressed = h.attributes & 0x07 != 0;
     let batch_log_append = h.timestamp_type() == TimestampType::LogAppendTime;
-    let check_create_time = ctx.timestamp_type == TimestampType::CreateTime;
-    let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
+    let checks = Checks {
+        ctx,
+        h: &h,
+        batch_log_append,
+        check_create_time: ctx.timestamp_type == TimestampType::CreateTime,
+    };
+    // The hot loop only notes that something is wrong; the messages are built by a second,
+    // cold walk, so nothing in this loop escapes to memory.
+    let mut any_problem = false;
     let mut max_ts = NO_TIMESTAMP;
     let mut max_delta = -1i32;
-    for (index, record) in (0i32..).zip(RecordIter::new(&body, h.records_count)) {
-        let r = record.map_err(|e| LogValidationError::invalid(reason(e)))?;
-        let timestamp = if batch_log_append {
-            h.max_timestamp
-        } else {
-            r.timestamp(h.base_timestamp)
-        };
-        if r.offset_delta != index {
-            errors.push((
-                false,
-                (
-                    index,
-                    format!(
-                        "Record offset delta {} does not match its position {index} in the batch{in_tp}",
-                        r.offset_delta
-                    ),
-                ),
-            ));
-        } else if ctx.compacted && r.key.is_none() {
-            errors.push((
-                false,
-                (
-                    index,
-                    format!("Compacted topic cannot accept message without key{in_tp}"),
-                ),
-            ));
-        } else if check_create_time && timestamp != NO_TIMESTAMP {
-            let diff = ctx.now_ms.wrapping_sub(timestamp);
-            if diff > ctx.timestamp_before_max_ms
-                || diff.wrapping_neg() > ctx.timestamp_after_max_ms
-            {
-                errors.push((
-                    true,
-                    (
-                        index,
-                        format!(
-                            "Timestamp {timestamp} of message with offset {} is out of range. The timestamp should be within [{}, {}]",
-                            r.offset(h.base_offset),
-                            ctx.now_ms.wrapping_sub(ctx.timestamp_before_max_ms),
-                            ctx.now_ms.wrapping_add(ctx.timestamp_after_max_ms)
-                        ),
-                    ),
-                ));
-            }
-        } else if batch_log_append {
-            errors.push((
-                true,
-                (
-                    index,
-                    format!(
-                        "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
-                        describe(&r, r.offset(h.base_offset), timestamp)
-                    ),
-                ),
-            ));
-        }
+    let walked = for_each_record(&body, h.records_count, |index, r| {
+        let timestamp = checks.timestamp(r);
+        any_problem |= checks.problem(index, r, timestamp).is_some();
         if timestamp > max_ts {
             max_ts = timestamp;
             max_delta = r.offset_delta;
         }
-    }
-    if !errors.is_empty() {
-        return Err(record_errors(errors));
+    });
+    walked.map_err(|e| LogValidationError::invalid(reason(e)))?;
+    if any_problem {
+        return Err(collect_errors(&body, &checks, in_tp));
     }
     let (max_timestamp, offset_delta_of_max_timestamp) =
         if ctx.timestamp_type == TimestampType::LogAppendTime {
@@ -149,6 +104,122 @@ pub(super) fn validate_batch_records(
         max_timestamp,
         offset_delta_of_max_timestamp,
     })
+}
+
+/// The per-record checks of `LogValidator.validateRecord` for one batch.
+struct Checks<'c> {
+    ctx: &'c ValidationContext,
+    h: &'c RecordBatchHeader,
+    batch_log_append: bool,
+    check_create_time: bool,
+}
+
+impl Checks<'_> {
+    /// The record's timestamp as Kafka reads it: the batch max timestamp under LogAppendTime.
+    #[inline(always)]
+    fn timestamp(&self, r: &Record<'_>) -> i64 {
+        if self.batch_log_append {
+            self.h.max_timestamp
+        } else {
+            r.timestamp(self.h.base_timestamp)
+        }
+    }
+
+    /// The first problem with a record, in Kafka's order (key before timestamp).
+    #[inline(always)]
+    fn problem(&self, index: i32, r: &Record<'_>, timestamp: i64) -> Option<Problem> {
+        let ctx = self.ctx;
+        if r.offset_delta != index {
+            Some(Problem::OffsetDelta)
+        } else if ctx.compacted && r.key.is_none() {
+            Some(Problem::NoKey)
+        } else if self.check_create_time && timestamp != NO_TIMESTAMP {
+            let diff = ctx.now_ms.wrapping_sub(timestamp);
+            (diff > ctx.timestamp_before_max_ms || diff.wrapping_neg() > ctx.timestamp_after_max_ms)
+                .then_some(Problem::OutOfRange)
+        } else if self.batch_log_append {
+            Some(Problem::LogAppendTime)
+        } else {
+            None
+        }
+    }
+}
+
+/// Second walk of a batch known to hold rejected records: every record error with its message.
+#[cold]
+#[inline(never)]
+fn collect_errors(body: &[u8], checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
+    let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
+    // The first walk succeeded on the same bytes, so this one cannot fail.
+    let _ = for_each_record(body, checks.h.records_count, |index, r| {
+        let timestamp = checks.timestamp(r);
+        if let Some(p) = checks.problem(index, r, timestamp) {
+            push_error(
+                &mut errors,
+                p,
+                index,
+                r,
+                checks.h,
+                timestamp,
+                checks.ctx,
+                in_tp,
+            );
+        }
+    });
+    record_errors(errors)
+}
+
+/// What is wrong with one record.
+#[derive(Debug, Clone, Copy)]
+enum Problem {
+    OffsetDelta,
+    NoKey,
+    OutOfRange,
+    LogAppendTime,
+}
+
+/// Records one rejected record with Kafka's message; `true` marks a timestamp error.
+#[allow(clippy::too_many_arguments)]
+fn push_error(
+    errors: &mut Vec<(bool, BatchIndexError)>,
+    problem: Problem,
+    index: i32,
+    r: &Record<'_>,
+    h: &RecordBatchHeader,
+    timestamp: i64,
+    ctx: &ValidationContext,
+    in_tp: &str,
+) {
+    let offset = r.offset(h.base_offset);
+    let entry = match problem {
+        Problem::OffsetDelta => (
+            false,
+            format!(
+                "Record offset delta {} does not match its position {index} in the batch{in_tp}",
+                r.offset_delta
+            ),
+        ),
+        Problem::NoKey => (
+            false,
+            format!("Compacted topic cannot accept message without key{in_tp}"),
+        ),
+        Problem::OutOfRange => (
+            true,
+            format!(
+                "Timestamp {timestamp} of message with offset {offset} is out of range. The timestamp should be within [{}, {}]",
+                ctx.now_ms.wrapping_sub(ctx.timestamp_before_max_ms),
+                ctx.now_ms.wrapping_add(ctx.timestamp_after_max_ms)
+            ),
+        ),
+        Problem::LogAppendTime => (
+            true,
+            format!(
+                "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
+                describe(r, offset, timestamp)
+            ),
+        ),
+    };
+    errors.push((entry.0, (index, entry.1)));
 }
 
 /// Kafka's `LogValidator.processRecordErrors`: any timestamp error makes the whole answer

@@ -1,0 +1,114 @@
+//! A log on a full file system: the append that does not fit fails with an I/O error (ENOSPC),
+//! nothing partial stays in the log, everything appended before is still there, and the log
+//! recovers the same records after a restart. The file system is a real 192 KiB tmpfs mounted
+//! for the test (the test suite runs as root, as CI does).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kcli::protocol::record::compression::CompressionType;
+use kcli::storage::StorageError;
+use kcli::storage::log_config::LogConfig;
+use kcli::storage::log_validator::AppendOrigin;
+
+use crate::storage_support::{T0, batch, open_log, read_all};
+
+/// A tmpfs mounted for the life of the value.
+struct SmallFs {
+    mount: PathBuf,
+    _parent: tempfile::TempDir,
+}
+
+impl SmallFs {
+    fn mount(size: &str) -> SmallFs {
+        let parent = tempfile::tempdir().unwrap();
+        let mount = parent.path().join("fs");
+        std::fs::create_dir(&mount).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount)
+            .status()
+            .expect("running mount(8)");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root, as tests/run and CI have"
+        );
+        SmallFs {
+            mount,
+            _parent: parent,
+        }
+    }
+
+    /// Gives the file system more room, as an operator freeing space would.
+    fn grow(&self, size: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.mount)
+            .status()
+            .expect("running mount(8)");
+        assert!(status.success());
+    }
+
+    fn path(&self) -> &Path {
+        &self.mount
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
+}
+
+#[test]
+fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {
+    let fs = SmallFs::mount("192k");
+    let dir = fs.path().join("t-0");
+    let config = LogConfig {
+        segment_index_bytes: 4096,
+        segment_bytes: 1 << 20,
+        ..LogConfig::default()
+    };
+    let mut log = open_log(&dir, config.clone(), 0, true);
+    let mut appended = 0i64;
+    let err = loop {
+        let values = vec![vec![appended as u8; 3000]];
+        match log.append_as_leader(
+            &batch(&values, T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0,
+        ) {
+            Ok(_) => appended += 1,
+            Err(err) => break err,
+        }
+        assert!(appended < 1000, "the file system never filled up");
+    };
+    match &err {
+        StorageError::Io { source, .. } => {
+            assert_eq!(source.raw_os_error(), Some(28), "ENOSPC: {err}")
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    assert!(appended > 10);
+    assert_eq!(log.log_end_offset(), appended);
+    let before = read_all(&log, 0);
+    assert_eq!(before.len() as i64, appended);
+    // The same error again, not a panic or a torn batch.
+    assert!(
+        log.append_as_leader(
+            &batch(&[vec![1; 3000]], T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0
+        )
+        .is_err()
+    );
+    assert_eq!(log.log_end_offset(), appended);
+    drop(log);
+
+    // After a crash and with room again, the log recovers exactly what it had acknowledged.
+    fs.grow("1m");
+    let log = open_log(&dir, config, 0, false);
+    assert_eq!(read_all(&log, 0), before);
+}

@@ -1,0 +1,204 @@
+//! The log manager on real log dirs: locking, placement, checkpoints in Kafka's text format, the
+//! clean-shutdown marker, recovery after a crash, and the retention schedule.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use kcli::cluster::TopicPartition;
+use kcli::protocol::record::compression::CompressionType;
+use kcli::storage::StorageError;
+use kcli::storage::log_config::LogConfig;
+use kcli::storage::log_manager::{LogManager, LogManagerConfig};
+use kcli::storage::log_validator::AppendOrigin;
+
+use crate::storage_support::{T0, batch, read_all, small_config};
+
+fn config(dirs: &[PathBuf]) -> LogManagerConfig {
+    let mut config = LogManagerConfig::new(dirs.to_vec(), 1, "kcli-test-cluster");
+    config.default_log_config = small_config();
+    config
+}
+
+fn produce(manager: &LogManager, tp: &TopicPartition, n: usize) {
+    let log = manager
+        .get_or_create_log(tp, None, small_config(), T0)
+        .unwrap();
+    let mut log = log.lock().unwrap();
+    for i in 0..n {
+        log.append_as_leader(
+            &batch(&[vec![i as u8; 100]], T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0,
+        )
+        .unwrap();
+    }
+    let end = log.log_end_offset();
+    log.update_high_watermark(end).unwrap();
+}
+
+#[test]
+fn a_locked_log_dir_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [dir.path().to_path_buf()];
+    let _first = LogManager::startup(config(&dirs), T0).unwrap();
+    match LogManager::startup(config(&dirs), T0) {
+        Err(StorageError::LogDirLocked { path }) => assert!(path.starts_with(dir.path())),
+        other => panic!("expected LogDirLocked, got {other:?}"),
+    }
+}
+
+#[test]
+fn new_partitions_go_to_the_log_dir_with_the_fewest() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
+    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    for p in 0..4 {
+        produce(&manager, &TopicPartition::new("orders", p), 1);
+    }
+    let in_a = fs::read_dir(a.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    let in_b = fs::read_dir(b.path())
+        .unwrap()
+        .filter(|e| e.as_ref().unwrap().path().is_dir())
+        .count();
+    assert_eq!((in_a, in_b), (2, 2));
+    assert!(a.path().join("orders-0").is_dir());
+    assert!(b.path().join("orders-1").is_dir());
+}
+
+#[test]
+fn clean_shutdown_writes_checkpoints_and_the_marker_and_restarts_without_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [dir.path().to_path_buf()];
+    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let tp = TopicPartition::new("events", 3);
+    produce(&manager, &tp, 25);
+    manager.shutdown(42, T0).unwrap();
+    drop(manager);
+
+    let recovery = fs::read_to_string(dir.path().join("recovery-point-offset-checkpoint")).unwrap();
+    assert_eq!(recovery, "0\n1\nevents 3 25\n");
+    let hw = fs::read_to_string(dir.path().join("replication-offset-checkpoint")).unwrap();
+    assert_eq!(hw, "0\n1\nevents 3 25\n");
+    assert!(dir.path().join(".kafka_cleanshutdown").exists());
+    let meta = fs::read_to_string(dir.path().join("meta.properties")).unwrap();
+    assert!(
+        meta.contains("broker.id=1") && meta.contains("cluster.id=kcli-test-cluster"),
+        "{meta}"
+    );
+
+    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    assert!(
+        !dir.path().join(".kafka_cleanshutdown").exists(),
+        "removed once loaded"
+    );
+    let log = manager.get_log(&tp).unwrap();
+    let log = log.lock().unwrap();
+    assert_eq!(log.log_end_offset(), 25);
+    assert_eq!(log.high_watermark(), 25);
+    assert_eq!(read_all(&log, 0).len(), 25);
+}
+
+#[test]
+fn a_crash_is_recovered_at_the_next_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [dir.path().to_path_buf()];
+    let tp = TopicPartition::new("events", 0);
+    {
+        let manager = LogManager::startup(config(&dirs), T0).unwrap();
+        produce(&manager, &tp, 80);
+        // No shutdown: the marker is absent, indexes untrimmed.
+    }
+    let seg = dir.path().join("events-0").join("00000000000000000000.log");
+    let len = fs::metadata(&seg).unwrap().len();
+    assert!(len > 0);
+    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let log = manager.get_log(&tp).unwrap();
+    assert_eq!(read_all(&log.lock().unwrap(), 0).len(), 80);
+}
+
+#[test]
+fn a_log_dir_of_another_broker_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [dir.path().to_path_buf()];
+    LogManager::startup(config(&dirs), T0)
+        .unwrap()
+        .shutdown(-1, T0)
+        .unwrap();
+    let mut other = config(&dirs);
+    other.broker_id = 2;
+    let err = LogManager::startup(other, T0).unwrap_err();
+    assert!(err.to_string().contains("broker.id"), "{err}");
+}
+
+#[test]
+fn deleting_a_log_removes_its_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = LogManager::startup(config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let tp = TopicPartition::new("gone", 0);
+    produce(&manager, &tp, 3);
+    assert!(manager.delete_log(&tp).unwrap());
+    assert!(!dir.path().join("gone-0").exists());
+    assert!(manager.get_log(&tp).is_none());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retention_runs_on_its_schedule() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = config(&[dir.path().to_path_buf()]);
+    cfg.retention_check_interval_ms = 50;
+    cfg.default_log_config = LogConfig {
+        retention_bytes: 10 * 1024,
+        ..small_config()
+    };
+    let manager = Arc::new(LogManager::startup(cfg, T0).unwrap());
+    let tp = TopicPartition::new("bounded", 0);
+    let log = manager
+        .get_or_create_log(
+            &tp,
+            None,
+            LogConfig {
+                retention_bytes: 10 * 1024,
+                ..small_config()
+            },
+            T0,
+        )
+        .unwrap();
+    {
+        let mut log = log.lock().unwrap();
+        for i in 0..200 {
+            log.append_as_leader(
+                &batch(&[vec![i as u8; 200]], T0, CompressionType::None),
+                0,
+                AppendOrigin::Client,
+                T0,
+            )
+            .unwrap();
+        }
+        let end = log.log_end_offset();
+        log.update_high_watermark(end).unwrap();
+    }
+    let tracker = tokio_util::task::TaskTracker::new();
+    let token = tokio_util::sync::CancellationToken::new();
+    manager.spawn_background_tasks(&tracker, token.clone());
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        if log.lock().unwrap().log_start_offset() > 0 {
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "retention never ran"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    token.cancel();
+    tracker.close();
+    tracker.wait().await;
+    assert!(log.lock().unwrap().size() <= 10 * 1024 + 8 * 1024);
+}

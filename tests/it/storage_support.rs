@@ -1,0 +1,89 @@
+//! Helpers shared by the storage tests: building batches, opening logs with small settings,
+//! reading a log back as (offset, value) pairs.
+
+use std::path::Path;
+
+use kcli::cluster::TopicPartition;
+use kcli::protocol::record::batch::RecordBatchHeader;
+use kcli::protocol::record::batch_iter::BatchIter;
+use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use kcli::protocol::record::compression::CompressionType;
+use kcli::protocol::record::records::{RecordIter, batch_records};
+use kcli::storage::log_config::LogConfig;
+use kcli::storage::log_reads::FetchIsolation;
+use kcli::storage::unified_log::UnifiedLog;
+
+/// A fixed clock start for tests: 2026-01-01T00:00:00Z.
+pub const T0: i64 = 1_767_225_600_000;
+
+/// A batch of `values`, each record stamped `timestamp + i`.
+pub fn batch(values: &[Vec<u8>], timestamp: i64, codec: CompressionType) -> Vec<u8> {
+    let mut builder = RecordBatchBuilder::new(codec);
+    builder.records = values
+        .iter()
+        .enumerate()
+        .map(|(i, v)| {
+            SimpleRecord::new(
+                timestamp + i as i64,
+                Some(format!("k{i}").into_bytes()),
+                Some(v.clone()),
+            )
+        })
+        .collect();
+    builder.build().unwrap()
+}
+
+/// Small segments and dense indexes so that a few KiB exercise rolls and index entries.
+pub fn small_config() -> LogConfig {
+    LogConfig {
+        segment_bytes: 8 * 1024,
+        index_interval_bytes: 512,
+        segment_index_bytes: 4096,
+        file_delete_delay_ms: 0,
+        ..LogConfig::default()
+    }
+}
+
+pub fn open_log(dir: &Path, config: LogConfig, recovery_point: i64, clean: bool) -> UnifiedLog {
+    UnifiedLog::open(
+        dir.to_path_buf(),
+        TopicPartition::new("t", 0),
+        config,
+        recovery_point,
+        0,
+        clean,
+        T0,
+    )
+    .unwrap()
+}
+
+/// Every record from `from` to the log end, as (offset, value).
+pub fn read_all(log: &UnifiedLog, from: i64) -> Vec<(i64, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut next = from;
+    while next < log.log_end_offset() {
+        let info = log
+            .read(next, 64 * 1024, FetchIsolation::LogEnd, true)
+            .unwrap();
+        let bytes = info.records.read_to_vec().unwrap();
+        assert!(
+            !bytes.is_empty(),
+            "empty read at {next} below the log end {}",
+            log.log_end_offset()
+        );
+        for entry in BatchIter::new(&bytes) {
+            let entry = entry.unwrap();
+            let header = RecordBatchHeader::parse(entry.bytes).unwrap();
+            let records = batch_records(entry.bytes, &header, 1 << 30).unwrap();
+            for record in RecordIter::new(&records, header.records_count) {
+                let record = record.unwrap();
+                let offset = header.base_offset + i64::from(record.offset_delta);
+                if offset >= next {
+                    out.push((offset, record.value.unwrap_or_default().to_vec()));
+                }
+            }
+            next = header.last_offset() + 1;
+        }
+    }
+    out
+}
