@@ -1,6 +1,5 @@
 //! Files for the dump-segment comparisons, built with kcli's record builder: v2 batches with
 //! every codec and field, legacy v0/v1 message sets, index files.
-#![cfg(test)]
 
 use std::path::Path;
 

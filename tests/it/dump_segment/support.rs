@@ -1,6 +1,5 @@
 //! Running Kafka 3.9.1's `kafka.tools.DumpLogSegments` and `kcli dump-segment` on the same files,
 //! each under a deadline, and comparing what they print.
-#![cfg(test)]
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
