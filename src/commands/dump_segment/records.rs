@@ -8,7 +8,10 @@ use super::segment::{
     SegmentError, be_i32, be_i64, be_u32, try_be_i32,
 };
 use crate::protocol::record::batch::TimestampType;
+use std::io::Read;
+
 use crate::protocol::record::compression::{CompressionType, decompress};
+use crate::protocol::record::error::RecordError;
 use crate::protocol::record::varint::{read_varint, read_varlong};
 
 /// Extra fields of a v0/v1 record (Kafka prints ` isValid: … crc: …}` for them).
@@ -135,9 +138,10 @@ fn v2_records(
         }
         Ok(())
     } else {
-        let data = decompress(info.compression, payload, MAX_DECOMPRESSED).map_err(|e| {
-            SegmentError::Corrupt(format!("Failed to decompress record stream: {e}"))
-        })?;
+        let data =
+            decompress_like_java(info.compression, payload, MAX_DECOMPRESSED).map_err(|e| {
+                SegmentError::Corrupt(format!("Failed to decompress record stream: {e}"))
+            })?;
         let mut pos = 0usize;
         // Kafka's iterator() decodes every record before returning the first one; so does this,
         // allocating at most one view per record that actually exists in the data.
@@ -390,7 +394,7 @@ fn legacy_records(
             "Found invalid compressed record set with null value (magic = {wrapper_magic})"
         )));
     };
-    let data = decompress(info.compression, value, MAX_DECOMPRESSED)
+    let data = decompress_like_java(info.compression, value, MAX_DECOMPRESSED)
         .map_err(|e| SegmentError::Corrupt(format!("Failed to decompress record stream: {e}")))?;
     // DataLogInputStream: entries until a short read; a size below 14 is an error.
     let mut inner: Vec<(i64, LegacyRecord<'_>)> = Vec::new();
@@ -488,4 +492,43 @@ pub(super) fn legacy_timestamp_type(attributes: i8) -> TimestampType {
 /// bytes (the reader guarantees it for entries, the inner loop for inner records).
 pub(super) fn legacy_crc_valid(rec: &[u8]) -> bool {
     rec.len() >= RECORD_OVERHEAD_V0 as usize && crc32fast::hash(&rec[4..]) == be_u32(rec, 0)
+}
+
+/// `decompress`, except that gzip follows Java's `GZIPInputStream`, which Kafka reads batches
+/// through: members are decoded in sequence and bytes after a member that do not start another
+/// gzip header are ignored (a batch whose size field grew keeps its records).
+pub(super) fn decompress_like_java(
+    codec: CompressionType,
+    data: &[u8],
+    max_output: usize,
+) -> Result<Vec<u8>, RecordError> {
+    if codec != CompressionType::Gzip {
+        return decompress(codec, data, max_output);
+    }
+    let fail = |e: std::io::Error| RecordError::Codec {
+        op: "decompress",
+        codec: "gzip",
+        reason: e.to_string(),
+    };
+    let mut out = Vec::new();
+    let mut rest = data;
+    loop {
+        let mut member = flate2::bufread::GzDecoder::new(rest);
+        let room = max_output.saturating_sub(out.len()).saturating_add(1) as u64;
+        (&mut member)
+            .take(room)
+            .read_to_end(&mut out)
+            .map_err(fail)?;
+        if out.len() > max_output {
+            return Err(RecordError::DecompressedTooLarge {
+                codec: "gzip",
+                limit: max_output,
+            });
+        }
+        rest = member.into_inner();
+        // Java reads another member only when a gzip header (magic, deflate) follows.
+        if rest.len() < 10 || rest[..3] != [0x1f, 0x8b, 8] {
+            return Ok(out);
+        }
+    }
 }

@@ -13,7 +13,7 @@ pub use super::records::{
 };
 use super::records::{LegacyRecord, legacy_compression, legacy_crc_valid, legacy_timestamp_type};
 use crate::protocol::record::batch::{RecordBatchHeader, TimestampType, is_crc_valid};
-use crate::protocol::record::compression::{CompressionType, decompress};
+use crate::protocol::record::compression::CompressionType;
 
 /// `Records.LOG_OVERHEAD`: offset (8) + size (4).
 pub const LOG_OVERHEAD: usize = 12;
@@ -341,7 +341,7 @@ pub fn decompressed_size(
             None => return Ok(Some(0)),
         }
     };
-    let data = decompress(info.compression, compressed, MAX_DECOMPRESSED)
+    let data = super::records::decompress_like_java(info.compression, compressed, MAX_DECOMPRESSED)
         .map_err(|e| SegmentError::Corrupt(format!("Failed to decompress record stream: {e}")))?;
     Ok(Some(data.len()))
 }

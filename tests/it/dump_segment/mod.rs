@@ -323,6 +323,32 @@ fn random_corruptions_match_kafka() {
     }
 }
 
+/// A gzip batch whose size field grew over 8 bytes of garbage: Java's GZIPInputStream ignores
+/// what follows the member, so Kafka still prints the records (and the CRC fails).
+#[test]
+fn garbage_after_a_gzip_member_is_ignored_like_java() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut b = batch(
+        CompressionType::Gzip,
+        0,
+        vec![
+            rec(TS, Some(b"k"), Some(b"v1")),
+            rec(TS + 1, None, Some(b"v2")),
+        ],
+    );
+    b.extend_from_slice(&[0x55; 8]);
+    let size = (b.len() - 12) as i32;
+    b[8..12].copy_from_slice(&size.to_be_bytes());
+    write(dir.path(), "00000000000000000000.log", &b);
+    let out = same_as_kafka(
+        dir.path(),
+        &["00000000000000000000.log"],
+        &["--print-data-log"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stdout).contains("payload: v2"));
+}
+
 #[test]
 fn non_consecutive_offsets_are_reported_like_kafka() {
     let dir = tempfile::tempdir().unwrap();
