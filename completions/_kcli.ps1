@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
+            [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -33,6 +34,22 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         'kcli;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;dump-segment' {
+            [CompletionResult]::new('--max-bytes', '--max-bytes', [CompletionResultType]::ParameterName, 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)')
+            [CompletionResult]::new('--max-message-size', '--max-message-size', [CompletionResultType]::ParameterName, 'The largest batch expected when verifying an offset index against its log (bytes)')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)')
+            [CompletionResult]::new('--deep-iteration', '--deep-iteration', [CompletionResultType]::ParameterName, 'Also print one line per record under its batch line')
+            [CompletionResult]::new('--print-data-log', '--print-data-log', [CompletionResultType]::ParameterName, 'Print record keys and payloads as UTF-8 text; implies --deep-iteration')
+            [CompletionResult]::new('--skip-record-metadata', '--skip-record-metadata', [CompletionResultType]::ParameterName, 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads')
+            [CompletionResult]::new('--verify-index-only', '--verify-index-only', [CompletionResultType]::ParameterName, 'For .index and .timeindex files: check every entry against the log without printing the entries')
+            [CompletionResult]::new('--index-sanity-check', '--index-sanity-check', [CompletionResultType]::ParameterName, 'For .index and .timeindex files: run only the sanity check the broker runs at startup to decide whether an index must be rebuilt')
+            [CompletionResult]::new('--summary', '--summary', [CompletionResultType]::ParameterName, 'Print one summary table per file (batches, records, bytes, offset and timestamp ranges, codecs, compression ratio, invalid batches) instead of the batch lines')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -52,11 +69,15 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         }
         'kcli;help' {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
+            [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
         'kcli;help;completions' {
+            break
+        }
+        'kcli;help;dump-segment' {
             break
         }
         'kcli;help;rebuild-index' {

@@ -19,6 +19,9 @@ _kcli() {
             kcli,completions)
                 cmd="kcli__subcmd__completions"
                 ;;
+            kcli,dump-segment)
+                cmd="kcli__subcmd__dump__subcmd__segment"
+                ;;
             kcli,help)
                 cmd="kcli__subcmd__help"
                 ;;
@@ -27,6 +30,9 @@ _kcli() {
                 ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
+                ;;
+            kcli__subcmd__help,dump-segment)
+                cmd="kcli__subcmd__help__subcmd__dump__subcmd__segment"
                 ;;
             kcli__subcmd__help,help)
                 cmd="kcli__subcmd__help__subcmd__help"
@@ -41,7 +47,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions rebuild-index help"
+            opts="-h -V --help --version completions dump-segment rebuild-index help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -68,8 +74,34 @@ _kcli() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kcli__subcmd__dump__subcmd__segment)
+            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --max-bytes)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --max-message-size)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kcli__subcmd__help)
-            opts="completions rebuild-index help"
+            opts="completions dump-segment rebuild-index help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -83,6 +115,20 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__dump__subcmd__segment)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

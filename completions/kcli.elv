@@ -23,12 +23,28 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand completions 'Print shell completions for kcli to stdout'
+            cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;dump-segment'= {
+            cand --max-bytes 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)'
+            cand --max-message-size 'The largest batch expected when verifying an offset index against its log (bytes)'
+            cand --format 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)'
+            cand --deep-iteration 'Also print one line per record under its batch line'
+            cand --print-data-log 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
+            cand --skip-record-metadata 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
+            cand --verify-index-only 'For .index and .timeindex files: check every entry against the log without printing the entries'
+            cand --index-sanity-check 'For .index and .timeindex files: run only the sanity check the broker runs at startup to decide whether an index must be rebuilt'
+            cand --summary 'Print one summary table per file (batches, records, bytes, offset and timestamp ranges, codecs, compression ratio, invalid batches) instead of the batch lines'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -46,10 +62,13 @@ set edit:completion:arg-completer[kcli] = {|@words|
         }
         &'kcli;help'= {
             cand completions 'Print shell completions for kcli to stdout'
+            cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;help;completions'= {
+        }
+        &'kcli;help;dump-segment'= {
         }
         &'kcli;help;rebuild-index'= {
         }

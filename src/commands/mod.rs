@@ -2,6 +2,7 @@
 //! result to a writer passed in, so tests capture output without a process.
 
 mod completions;
+pub mod dump_segment;
 pub mod rebuild_index;
 
 use crate::cli::{Cli, Command};
@@ -21,6 +22,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Completions(args) => completions::run(args.shell, &mut out),
+        Command::DumpSegment(args) => {
+            let stderr = std::io::stderr();
+            let mut err = stderr.lock();
+            dump_segment::run(&args, &mut out, &mut err)
+        }
         Command::RebuildIndex(args) => rebuild_index::run(&args, &mut out),
     }
 }
