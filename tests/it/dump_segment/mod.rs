@@ -657,36 +657,3 @@ fn summary_prints_one_table_per_file() {
     assert!(s.contains(&layout.len().to_string()), "{s}");
     assert!(s.contains("gzip, lz4, none, snappy, zstd"), "{s}");
 }
-
-/// Writes a benchmark segment: `KCLI_BENCH_SEGMENT` (path), `KCLI_BENCH_MIB` (size, default
-/// 1024), `KCLI_BENCH_PER_BATCH` (records of 1 KiB per batch, default 1). Run with
-/// `cargo test --release --test it generate_benchmark_segment -- --ignored`.
-#[test]
-#[ignore]
-fn generate_benchmark_segment() {
-    use std::io::Write;
-    let Some(path) = std::env::var_os("KCLI_BENCH_SEGMENT") else {
-        return;
-    };
-    let env = |k: &str, d: usize| {
-        std::env::var(k)
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(d)
-    };
-    let target = env("KCLI_BENCH_MIB", 1024) << 20;
-    let per_batch = env("KCLI_BENCH_PER_BATCH", 1);
-    let mut out = std::io::BufWriter::new(std::fs::File::create(path).unwrap());
-    let (mut written, mut offset) = (0usize, 0i64);
-    let value: Vec<u8> = (0..1024).map(|i| b'a' + (i % 26) as u8).collect();
-    while written < target {
-        let records = (0..per_batch)
-            .map(|i| rec(TS + offset + i as i64, Some(b"key"), Some(&value)))
-            .collect();
-        let b = batch(CompressionType::None, offset, records);
-        out.write_all(&b).unwrap();
-        written += b.len();
-        offset += per_batch as i64;
-    }
-    out.flush().unwrap();
-}
