@@ -6,8 +6,8 @@
 //! - [`cli`]: the clap types of the command line; every flag documented.
 //! - [`commands`]: one module per subcommand; turns arguments into library calls and renders output.
 //! - [`cluster`]: shared vocabulary: `TopicPartition`, broker ids, epochs.
-//! - [`protocol`]: Kafka's wire formats, sans-io: record batches (v2 and legacy v0/v1) and, later,
-//!   the generated request/response codec.
+//! - [`protocol`]: Kafka's wire formats, sans-io: record batches (v2 and legacy v0/v1), and every
+//!   request and response of Kafka 3.9, generated from its JSON message specs.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, checkpoints and the log manager over several log dirs.
 //!
