@@ -229,17 +229,7 @@ impl UnifiedLog {
         };
         let validated = log_validator::validate_records(records, &ctx)?;
         if validated.batches.is_empty() {
-            let next = self.log_end_offset();
-            return Ok(LogAppendInfo {
-                first_offset: next,
-                last_offset: next - 1,
-                max_timestamp: NO_TIMESTAMP,
-                shallow_offset_of_max_timestamp: next - 1,
-                log_append_time: NO_TIMESTAMP,
-                log_start_offset: self.log_start_offset,
-                records_count: 0,
-                valid_bytes: 0,
-            });
+            return Ok(self.nothing_appended());
         }
         self.check_batch_fits_segment(validated.total_size)?;
         let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
@@ -356,17 +346,7 @@ impl UnifiedLog {
         }
         let valid_bytes = iter.position();
         let Some(first_offset) = first_offset else {
-            let next = self.log_end_offset();
-            return Ok(LogAppendInfo {
-                first_offset: next,
-                last_offset: next - 1,
-                max_timestamp: NO_TIMESTAMP,
-                shallow_offset_of_max_timestamp: next - 1,
-                log_append_time: NO_TIMESTAMP,
-                log_start_offset: self.log_start_offset,
-                records_count: 0,
-                valid_bytes: 0,
-            });
+            return Ok(self.nothing_appended());
         };
         self.check_batch_fits_segment(valid_bytes)?;
         self.maybe_roll(
@@ -400,6 +380,21 @@ impl UnifiedLog {
             records_count,
             valid_bytes,
         })
+    }
+
+    /// The outcome of an append with no batch in it.
+    fn nothing_appended(&self) -> LogAppendInfo {
+        let next = self.log_end_offset();
+        LogAppendInfo {
+            first_offset: next,
+            last_offset: next - 1,
+            max_timestamp: NO_TIMESTAMP,
+            shallow_offset_of_max_timestamp: next - 1,
+            log_append_time: NO_TIMESTAMP,
+            log_start_offset: self.log_start_offset,
+            records_count: 0,
+            valid_bytes: 0,
+        }
     }
 
     fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
