@@ -300,16 +300,8 @@ impl LogManager {
         let mut recovery_points: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
         let mut log_starts: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
         for (tp, shared) in logs {
-            let log = match Arc::try_unwrap(shared) {
-                Ok(mutex) => mutex.into_inner().unwrap_or_else(|p| p.into_inner()),
-                Err(shared) => {
-                    // Still referenced elsewhere: flush it in place instead of closing.
-                    let mut log = lock(&shared);
-                    let end = log.log_end_offset();
-                    log.flush(end, now_ms)?;
-                    continue;
-                }
-            };
+            // Other holders of the log (request handlers finishing) see it closed from now on.
+            let mut log = lock(&shared);
             let parent = log
                 .dir()
                 .parent()

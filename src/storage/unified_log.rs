@@ -659,11 +659,13 @@ impl UnifiedLog {
     }
 
     /// Closes the log cleanly: every segment's final time-index entry and trimmed indexes,
-    /// pending `.deleted` files removed, data fsynced.
-    pub fn close(mut self, now_ms: i64) -> Result<(), StorageError> {
+    /// pending `.deleted` files removed, data fsynced. The log takes no more calls after it.
+    pub fn close(&mut self, now_ms: i64) -> Result<(), StorageError> {
         let end = self.log_end_offset();
         self.flush(end, now_ms)?;
         self.delete_due_files(i64::MAX)?;
+        // Closed segments leave the log: any later call answers NoSegments rather than
+        // appending to a trimmed index.
         for (_, segment) in std::mem::take(&mut self.segments) {
             segment.close()?;
         }

@@ -608,7 +608,7 @@ fn legacy_v0_and_v1_segments_rebuild_as_recovery_does() {
     .unwrap();
     let mut config = small_config();
     config.segment_bytes = 1 << 30;
-    let recovered = open_log(&reference_partition, config, 0, false);
+    let mut recovered = open_log(&reference_partition, config, 0, false);
     recovered.close(T0).unwrap();
     let expected = files(&reference_partition, &INDEXES);
     assert!(expected["00000000000000000000.index"].len() >= 16);

@@ -518,7 +518,7 @@ fn indexes_rebuilt_by_recovery_are_byte_identical_to_the_online_ones() {
         }
     }
     assert!(online.len() >= 4);
-    let log = open_log(dir.path(), config, 0, true);
+    let mut log = open_log(dir.path(), config, 0, true);
     log.close(T0).unwrap();
     for (name, bytes) in online {
         assert!(
@@ -546,7 +546,7 @@ fn a_corrupt_index_is_rebuilt_at_load() {
     let index = dir.path().join("00000000000000000000.index");
     let good = fs::read(&index).unwrap();
     fs::write(&index, &good[..good.len() - 3]).unwrap(); // not a whole number of entries
-    let log = open_log(dir.path(), small_config(), 60, true);
+    let mut log = open_log(dir.path(), small_config(), 60, true);
     assert_eq!(read_all(&log, 0), before);
     log.close(T0).unwrap();
     assert_eq!(fs::read(&index).unwrap(), good);

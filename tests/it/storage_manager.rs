@@ -202,3 +202,34 @@ async fn retention_runs_on_its_schedule() {
     tracker.wait().await;
     assert!(log.lock().unwrap().size() <= 10 * 1024 + 8 * 1024);
 }
+
+#[test]
+fn shutdown_closes_logs_still_held_elsewhere() {
+    let dir = tempfile::tempdir().unwrap();
+    let dirs = [dir.path().to_path_buf()];
+    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let tp = TopicPartition::new("held", 0);
+    produce(&manager, &tp, 30);
+    let held = manager.get_log(&tp).unwrap(); // a request handler still holding the log
+    manager.shutdown(7, T0).unwrap();
+    let index = dir
+        .path()
+        .join("held-0")
+        .join("00000000000000000000.timeindex");
+    let len = fs::metadata(&index).unwrap().len();
+    assert!(
+        len < 4096,
+        "trimmed at shutdown even though the log was shared: {len}"
+    );
+    let err = held
+        .lock()
+        .unwrap()
+        .append_as_leader(
+            &batch(&[vec![1; 10]], T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0,
+        )
+        .unwrap_err();
+    assert!(matches!(err, StorageError::NoSegments { .. }), "{err}");
+}

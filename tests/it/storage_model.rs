@@ -66,7 +66,7 @@ impl Model {
     }
 }
 
-fn reopen(dir: &Path, log: UnifiedLog, model: &Model, crash: bool) -> UnifiedLog {
+fn reopen(dir: &Path, mut log: UnifiedLog, model: &Model, crash: bool) -> UnifiedLog {
     let recovery_point = log.recovery_point();
     if crash {
         drop(log);
@@ -169,7 +169,7 @@ proptest! {
         for cut in last_two..=full.len() as u64 {
             let dir = tempfile::tempdir().unwrap();
             fs::write(dir.path().join(name), &full[..cut as usize]).unwrap();
-            let log = open_log(dir.path(), config.clone(), 0, false);
+            let mut log = open_log(dir.path(), config.clone(), 0, false);
             let (size, end) = *ends.iter().rev().find(|(e, _)| *e <= cut).unwrap();
             prop_assert_eq!(log.size(), size, "cut at {}", cut);
             prop_assert_eq!(log.log_end_offset(), end, "cut at {}", cut);
