@@ -110,6 +110,11 @@ impl FileRecords {
         self.size
     }
 
+    /// The open file, for fsyncing it without holding the log's lock.
+    pub fn file_handle(&self) -> Arc<File> {
+        Arc::clone(&self.file)
+    }
+
     /// Appends `bufs` at the end of the file with one gathering write (more only if the kernel
     /// writes less). On failure, disk full included, the file is cut back to its old size so
     /// that no partial entry stays behind.

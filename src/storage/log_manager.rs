@@ -36,6 +36,10 @@ use super::unified_log::UnifiedLog;
 /// A partition's log, shared by the threads that append to and read from it.
 pub type SharedLog = Arc<Mutex<UnifiedLog>>;
 
+/// How often rolled segments are looked for and fsynced (Kafka schedules the flush at once
+/// after each roll).
+const ROLL_FLUSH_INTERVAL_MS: u64 = 1000;
+
 /// A periodic storage task run on the blocking pool.
 type StorageJob = fn(&LogManager) -> Result<(), StorageError>;
 
@@ -247,6 +251,19 @@ impl LogManager {
         Ok(deleted)
     }
 
+    /// fsyncs the segments that rolled since the last pass, without holding any log's lock
+    /// during the fsync, and moves those logs' recovery points up.
+    pub fn flush_rolled_segments(&self) -> Result<(), StorageError> {
+        for (_, log) in self.all_logs() {
+            let Some(pending) = lock(&log).pending_flush() else {
+                continue;
+            };
+            pending.execute()?;
+            lock(&log).complete_flush(&pending);
+        }
+        Ok(())
+    }
+
     /// Writes `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint` in every log
     /// dir. The log start is recorded only when it is above the first segment's base, as Kafka
     /// does.
@@ -343,7 +360,12 @@ impl LogManager {
         shutdown: CancellationToken,
     ) {
         let every = |ms: u64| Duration::from_millis(ms.max(1));
-        let jobs: [(&'static str, Duration, StorageJob); 3] = [
+        let jobs: [(&'static str, Duration, StorageJob); 4] = [
+            (
+                "flush-log",
+                Duration::from_millis(ROLL_FLUSH_INTERVAL_MS),
+                LogManager::flush_rolled_segments,
+            ),
             (
                 "kafka-log-retention",
                 every(self.config.retention_check_interval_ms),

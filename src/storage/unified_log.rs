@@ -61,6 +61,35 @@ pub struct UnifiedLog {
     pending_deletes: Vec<PendingDelete>,
     unflushed_messages: i64,
     last_flush_ms: i64,
+    /// Set at roll to the new segment's base: the segments below it are complete and are
+    /// fsynced in the background (Kafka's `flushUptoOffsetExclusive` after a roll).
+    pending_flush_offset: Option<i64>,
+}
+
+/// Segments to fsync outside the log's lock, and the recovery point that fsync earns.
+#[derive(Debug)]
+pub struct PendingFlush {
+    pub up_to: i64,
+    log_files: Vec<std::sync::Arc<std::fs::File>>,
+    index_paths: Vec<PathBuf>,
+}
+
+impl PendingFlush {
+    /// fsyncs the segments' files. Index files renamed or deleted meanwhile are skipped.
+    pub fn execute(&self) -> Result<(), StorageError> {
+        for file in &self.log_files {
+            file.sync_data()
+                .map_err(|e| StorageError::io("segment being flushed", e))?;
+        }
+        for path in &self.index_paths {
+            match std::fs::File::open(path) {
+                Ok(file) => file.sync_data().map_err(|e| StorageError::io(path, e))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(StorageError::io(path, e)),
+            }
+        }
+        Ok(())
+    }
 }
 
 impl UnifiedLog {
@@ -108,6 +137,7 @@ impl UnifiedLog {
             pending_deletes: Vec::new(),
             unflushed_messages: 0,
             last_flush_ms: now_ms,
+            pending_flush_offset: None,
         };
         log.update_log_end_offset(loaded.next_offset);
         log.leader_epoch_cache
@@ -474,6 +504,7 @@ impl UnifiedLog {
         let jitter = self.roll_jitter_ms();
         let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, jitter, now_ms)?;
         self.segments.insert(new_offset, segment);
+        self.pending_flush_offset = Some(new_offset);
         let end = self.log_end_offset();
         self.update_log_end_offset(end);
         Ok(())
@@ -502,6 +533,43 @@ impl UnifiedLog {
         self.unflushed_messages = 0;
         self.last_flush_ms = now_ms;
         Ok(())
+    }
+
+    /// What a background flush after a roll must fsync: the segments from the recovery point up
+    /// to the newest roll. `None` when nothing is pending.
+    pub fn pending_flush(&self) -> Option<PendingFlush> {
+        let up_to = self.pending_flush_offset?;
+        let from = self.floor_base(self.recovery_point);
+        let mut flush = PendingFlush {
+            up_to,
+            log_files: Vec::new(),
+            index_paths: Vec::new(),
+        };
+        for segment in self.segments.range(from..up_to).map(|(_, s)| s) {
+            flush.log_files.push(segment.log().file_handle());
+            flush
+                .index_paths
+                .push(segment.offset_index().path().to_path_buf());
+            flush
+                .index_paths
+                .push(segment.time_index().path().to_path_buf());
+        }
+        Some(flush)
+    }
+
+    /// Records that `flush` was executed: the recovery point moves up to it (never past the log
+    /// end, which a truncation meanwhile may have lowered).
+    pub fn complete_flush(&mut self, flush: &PendingFlush) {
+        let up_to = flush.up_to.min(self.log_end_offset());
+        if up_to > self.recovery_point {
+            self.recovery_point = up_to;
+        }
+        if self
+            .pending_flush_offset
+            .is_some_and(|pending| pending <= flush.up_to)
+        {
+            self.pending_flush_offset = None;
+        }
     }
 
     /// The base offset of the segment holding `offset` (or the first segment's).

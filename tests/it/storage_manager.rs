@@ -233,3 +233,28 @@ fn shutdown_closes_logs_still_held_elsewhere() {
         .unwrap_err();
     assert!(matches!(err, StorageError::NoSegments { .. }), "{err}");
 }
+
+#[test]
+fn rolled_segments_are_flushed_and_move_the_recovery_point() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = LogManager::startup(config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let tp = TopicPartition::new("rolling", 0);
+    produce(&manager, &tp, 200); // 8 KiB segments: several rolls
+    let log = manager.get_log(&tp).unwrap();
+    let (recovery_before, active_base) = {
+        let log = log.lock().unwrap();
+        (
+            log.recovery_point(),
+            *log.segment_base_offsets().last().unwrap(),
+        )
+    };
+    assert_eq!(recovery_before, 0);
+    assert!(active_base > 0);
+    manager.flush_rolled_segments().unwrap();
+    assert_eq!(log.lock().unwrap().recovery_point(), active_base);
+    assert!(log.lock().unwrap().pending_flush().is_none());
+    manager.checkpoint_log_recovery_offsets_and_start().unwrap();
+    let checkpoint =
+        fs::read_to_string(dir.path().join("recovery-point-offset-checkpoint")).unwrap();
+    assert_eq!(checkpoint, format!("0\n1\nrolling 0 {active_base}\n"));
+}
