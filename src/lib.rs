@@ -20,5 +20,6 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod config;
 pub mod protocol;
 pub mod storage;
