@@ -173,7 +173,8 @@ impl Settings {
                 self.log_cleanup_policy = policy;
             }
             "log.dir" => self.log_dir = string(value),
-            "log.dirs" => self.log_dirs = optional(string(value)),
+            // Set but empty is an error (no log dir), as in Kafka; it does not fall back.
+            "log.dirs" => self.log_dirs = Some(string(value)),
             "log.flush.interval.messages" => self.log_flush_interval_messages = long(1)?,
             "log.flush.interval.ms" => self.log_flush_interval_ms = Some(long(i64::MIN)?),
             "log.flush.scheduler.interval.ms" => {
@@ -517,6 +518,7 @@ mod tests {
             ("log.retention.minutes", "0", "unlimited (-1)"),
             ("log.retention.hours", "0", "unlimited (-1)"),
             ("log.dirs", " , ", "At least one log directory"),
+            ("log.dirs", "", "At least one log directory"),
             (
                 "advertised.listeners",
                 "PLAINTEXT://0.0.0.0:9092",

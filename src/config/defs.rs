@@ -13,13 +13,49 @@ pub struct ConfigDef {
     pub default: Option<&'static str>,
     /// Kafka can update it without a restart (`DynamicBrokerConfig.AllDynamicConfigs`).
     pub dynamic: bool,
+    /// Kafka's `ConfigDef.Type`.
+    pub kind: Kind,
 }
 
-const fn def(name: &'static str, default: Option<&'static str>, dynamic: bool) -> ConfigDef {
+/// Kafka's `ConfigDef.Type`s that kcli's keys use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Long,
+    Short,
+    Bool,
+    Str,
+    List,
+}
+
+const fn def(
+    name: &'static str,
+    default: Option<&'static str>,
+    dynamic: bool,
+    kind: Kind,
+) -> ConfigDef {
     ConfigDef {
         name,
         default,
         dynamic,
+        kind,
+    }
+}
+
+impl ConfigDef {
+    /// A valid value as Kafka's `ConfigDef.convertToString` renders the parsed value (what
+    /// `DescribeConfigs` reports): numbers in canonical form, booleans lower case, lists joined
+    /// with `,`, strings trimmed. A value that does not parse comes back trimmed.
+    pub fn canonical(&self, value: &str) -> String {
+        let trimmed = value.trim();
+        match self.kind {
+            Kind::Int | Kind::Long | Kind::Short => trimmed
+                .parse::<i64>()
+                .map_or_else(|_| trimmed.to_string(), |n| n.to_string()),
+            Kind::Bool => trimmed.to_ascii_lowercase(),
+            Kind::List => list(trimmed).join(","),
+            Kind::Str => trimmed.to_string(),
+        }
     }
 }
 
@@ -28,52 +64,127 @@ const LONG_MAX: &str = "9223372036854775807";
 
 /// Every key kcli reads, sorted by name (the order `DescribeConfigs` lists them in).
 pub const CONFIG_DEFS: &[ConfigDef] = &[
-    def("advertised.listeners", None, true),
-    def("auto.create.topics.enable", Some("true"), false),
-    def("broker.id", Some("-1"), false),
-    def("broker.id.generation.enable", Some("true"), false),
-    def("default.replication.factor", Some("1"), false),
-    def("delete.topic.enable", Some("true"), false),
-    def("group.initial.rebalance.delay.ms", Some("3000"), false),
-    def("listeners", Some("PLAINTEXT://:9092"), true),
-    def("log.cleaner.delete.retention.ms", Some("86400000"), true),
-    def("log.cleanup.policy", Some("delete"), true),
-    def("log.dir", Some("/tmp/kafka-logs"), false),
-    def("log.dirs", None, false),
-    def("log.flush.interval.messages", Some(LONG_MAX), true),
-    def("log.flush.interval.ms", None, true),
-    def("log.flush.scheduler.interval.ms", Some(LONG_MAX), false),
-    def("log.index.interval.bytes", Some("4096"), true),
-    def("log.index.size.max.bytes", Some("10485760"), true),
-    def("log.message.timestamp.after.max.ms", Some(LONG_MAX), true),
-    def("log.message.timestamp.before.max.ms", Some(LONG_MAX), true),
-    def("log.message.timestamp.type", Some("CreateTime"), true),
-    def("log.preallocate", Some("false"), true),
-    def("log.retention.bytes", Some("-1"), true),
-    def("log.retention.check.interval.ms", Some("300000"), false),
-    def("log.retention.hours", Some("168"), false),
-    def("log.retention.minutes", None, false),
-    def("log.retention.ms", None, true),
-    def("log.roll.hours", Some("168"), false),
-    def("log.roll.jitter.hours", Some("0"), false),
-    def("log.roll.jitter.ms", None, true),
-    def("log.roll.ms", None, true),
-    def("log.segment.bytes", Some("1073741824"), true),
-    def("log.segment.delete.delay.ms", Some("60000"), true),
-    def("message.max.bytes", Some("1048588"), true),
-    def("min.insync.replicas", Some("1"), true),
-    def("num.io.threads", Some("8"), true),
-    def("num.network.threads", Some("3"), true),
-    def("num.partitions", Some("1"), false),
-    def("offsets.topic.num.partitions", Some("50"), false),
-    def("offsets.topic.replication.factor", Some("3"), false),
-    def("queued.max.requests", Some("500"), false),
-    def("replica.lag.time.max.ms", Some("30000"), false),
-    def("reserved.broker.max.id", Some("1000"), false),
-    def("socket.request.max.bytes", Some("104857600"), false),
-    def("unclean.leader.election.enable", Some("false"), true),
-    def("zookeeper.connect", None, false),
-    def("zookeeper.session.timeout.ms", Some("18000"), false),
+    def("advertised.listeners", None, true, Kind::Str),
+    def("auto.create.topics.enable", Some("true"), false, Kind::Bool),
+    def("broker.id", Some("-1"), false, Kind::Int),
+    def(
+        "broker.id.generation.enable",
+        Some("true"),
+        false,
+        Kind::Bool,
+    ),
+    def("default.replication.factor", Some("1"), false, Kind::Int),
+    def("delete.topic.enable", Some("true"), false, Kind::Bool),
+    def(
+        "group.initial.rebalance.delay.ms",
+        Some("3000"),
+        false,
+        Kind::Int,
+    ),
+    def("listeners", Some("PLAINTEXT://:9092"), true, Kind::Str),
+    def(
+        "log.cleaner.delete.retention.ms",
+        Some("86400000"),
+        true,
+        Kind::Long,
+    ),
+    def("log.cleanup.policy", Some("delete"), true, Kind::List),
+    def("log.dir", Some("/tmp/kafka-logs"), false, Kind::Str),
+    def("log.dirs", None, false, Kind::Str),
+    def(
+        "log.flush.interval.messages",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def("log.flush.interval.ms", None, true, Kind::Long),
+    def(
+        "log.flush.scheduler.interval.ms",
+        Some(LONG_MAX),
+        false,
+        Kind::Long,
+    ),
+    def("log.index.interval.bytes", Some("4096"), true, Kind::Int),
+    def(
+        "log.index.size.max.bytes",
+        Some("10485760"),
+        true,
+        Kind::Int,
+    ),
+    def(
+        "log.message.timestamp.after.max.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.message.timestamp.before.max.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.message.timestamp.type",
+        Some("CreateTime"),
+        true,
+        Kind::Str,
+    ),
+    def("log.preallocate", Some("false"), true, Kind::Bool),
+    def("log.retention.bytes", Some("-1"), true, Kind::Long),
+    def(
+        "log.retention.check.interval.ms",
+        Some("300000"),
+        false,
+        Kind::Long,
+    ),
+    def("log.retention.hours", Some("168"), false, Kind::Int),
+    def("log.retention.minutes", None, false, Kind::Int),
+    def("log.retention.ms", None, true, Kind::Long),
+    def("log.roll.hours", Some("168"), false, Kind::Int),
+    def("log.roll.jitter.hours", Some("0"), false, Kind::Int),
+    def("log.roll.jitter.ms", None, true, Kind::Long),
+    def("log.roll.ms", None, true, Kind::Long),
+    def("log.segment.bytes", Some("1073741824"), true, Kind::Int),
+    def(
+        "log.segment.delete.delay.ms",
+        Some("60000"),
+        true,
+        Kind::Long,
+    ),
+    def("message.max.bytes", Some("1048588"), true, Kind::Int),
+    def("min.insync.replicas", Some("1"), true, Kind::Int),
+    def("num.io.threads", Some("8"), true, Kind::Int),
+    def("num.network.threads", Some("3"), true, Kind::Int),
+    def("num.partitions", Some("1"), false, Kind::Int),
+    def("offsets.topic.num.partitions", Some("50"), false, Kind::Int),
+    def(
+        "offsets.topic.replication.factor",
+        Some("3"),
+        false,
+        Kind::Short,
+    ),
+    def("queued.max.requests", Some("500"), false, Kind::Int),
+    def("replica.lag.time.max.ms", Some("30000"), false, Kind::Long),
+    def("reserved.broker.max.id", Some("1000"), false, Kind::Int),
+    def(
+        "socket.request.max.bytes",
+        Some("104857600"),
+        false,
+        Kind::Int,
+    ),
+    def(
+        "unclean.leader.election.enable",
+        Some("false"),
+        true,
+        Kind::Bool,
+    ),
+    def("zookeeper.connect", None, false, Kind::Str),
+    def(
+        "zookeeper.session.timeout.ms",
+        Some("18000"),
+        false,
+        Kind::Int,
+    ),
 ];
 
 /// The definition of `name`, if kcli knows the key.
@@ -164,6 +275,19 @@ mod tests {
             assert_eq!(find(d.name), Some(d));
         }
         assert_eq!(find("no.such.key"), None);
+    }
+
+    #[test]
+    fn canonical_values_are_kafkas_rendering() {
+        let c = |name: &str, v: &str| find(name).unwrap().canonical(v);
+        assert_eq!(c("num.io.threads", " +007 "), "7");
+        assert_eq!(c("log.retention.ms", "-01"), "-1");
+        assert_eq!(c("log.preallocate", "TRUE"), "true");
+        assert_eq!(
+            c("log.cleanup.policy", " compact ,  delete "),
+            "compact,delete"
+        );
+        assert_eq!(c("log.dirs", " /a, /b "), "/a, /b");
     }
 
     #[test]

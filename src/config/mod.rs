@@ -218,7 +218,7 @@ impl BrokerConfig {
             .iter()
             .map(|def| {
                 let (value, source) = match self.values.get(def.name) {
-                    Some((text, source)) => (Some(text.trim().to_string()), *source),
+                    Some((text, source)) => (Some(def.canonical(text)), *source),
                     None => (def.default.map(String::from), ConfigSource::Default),
                 };
                 ConfigEntry {
@@ -409,6 +409,12 @@ mod tests {
         assert_eq!(c.entries().len(), defs::CONFIG_DEFS.len());
         assert!(c.entries().iter().all(|e| !e.is_sensitive));
 
+        // Entries show values as Kafka renders the parsed value.
+        let over = pairs(&[("log.preallocate", "TRUE"), ("num.io.threads", " 04")]);
+        let c = BrokerConfig::from_sources(&[], &[], &over).unwrap();
+        assert_eq!(entry(&c, "log.preallocate").value.as_deref(), Some("true"));
+        assert_eq!(entry(&c, "num.io.threads").value.as_deref(), Some("4"));
+
         // Without a file, overrides still apply over the defaults.
         let c = BrokerConfig::load(None, &["num.io.threads=1".into()]).unwrap();
         assert_eq!(c.num_io_threads, 1);
@@ -441,6 +447,24 @@ mod tests {
         assert_eq!(c.num_io_threads, 2);
         let err = BrokerConfig::from_sources(&[], &file, &[]).unwrap_err();
         assert!(err.to_string().contains("num.io.threads"), "{err}");
+    }
+
+    proptest::proptest! {
+        /// File and override input never panics: it loads or is an error.
+        #[test]
+        fn arbitrary_input_never_panics(text in "(?s).{0,200}", arg in ".{0,60}") {
+            let _ = parse_properties(&text);
+            if let Ok(props) = parse_properties(&text) {
+                let _ = BrokerConfig::from_sources(&[], &props, &[]);
+            }
+            let _ = BrokerConfig::load(None, &[arg]);
+        }
+
+        /// Listener lists of any shape parse or are refused with a reason.
+        #[test]
+        fn arbitrary_listeners_never_panic(v in "[A-Za-z_:/\\[\\]0-9.,% -]{0,60}") {
+            let _ = BrokerConfig::from_sources(&[], &[("listeners".into(), v)], &[]);
+        }
     }
 
     #[test]
