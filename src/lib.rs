@@ -8,6 +8,8 @@
 //! - [`cluster`]: shared vocabulary: `TopicPartition`, broker ids, epochs.
 //! - [`protocol`]: Kafka's wire formats, sans-io: record batches (v2 and legacy v0/v1), and every
 //!   request and response of Kafka 3.9, generated from its JSON message specs.
+//! - [`config`]: the broker's settings: Kafka 3.9's `server.properties` keys and defaults, the
+//!   file and `--override` layers, and the list `DescribeConfigs` reports.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, checkpoints and the log manager over several log dirs.
 //!
@@ -20,5 +22,6 @@
 pub mod cli;
 pub mod cluster;
 pub mod commands;
+pub mod config;
 pub mod protocol;
 pub mod storage;

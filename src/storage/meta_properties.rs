@@ -254,8 +254,9 @@ fn java_date_utc(t: SystemTime) -> String {
 /// `Properties.load`: natural lines end at `\n`, `\r` or `\r\n`; leading ` \t\f` is skipped;
 /// `#`/`!` lines are comments; an odd number of trailing backslashes continues the line; the
 /// key ends at the first unescaped `=`, `:` or whitespace; escapes `\t \n \r \f \uXXXX` are
-/// decoded and any other escaped char stands for itself. Later keys win.
-fn load_properties(text: &str) -> Result<HashMap<String, String>, String> {
+/// decoded and any other escaped char stands for itself. Later keys win. Shared with the broker's
+/// `server.properties` reader (the `config` module), which is the same format.
+pub fn load_properties(text: &str) -> Result<HashMap<String, String>, String> {
     let is_ws = |c: char| matches!(c, ' ' | '\t' | '\u{c}');
     let mut props = HashMap::new();
     let mut lines = crate::storage::checkpoint_file::java_lines(text);

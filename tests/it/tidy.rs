@@ -15,6 +15,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("controller", &["zk", "admin", "cluster", "protocol"]),
     ("replication", &["storage", "protocol", "cluster"]),
     ("network", &["protocol", "cluster"]),
+    ("config", &["storage", "protocol", "cluster"]),
     ("cli", &[]),
 ];
 

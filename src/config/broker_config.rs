@@ -1,0 +1,658 @@
+//! The typed broker settings: one field per key of [`super::defs::CONFIG_DEFS`] with Kafka 3.9's
+//! defaults and per-key validators (`ServerConfigs`, `ServerLogConfigs`, `SocketServerConfigs`,
+//! `ReplicationConfigs`, `ZkConfigs`, `GroupCoordinatorConfig`), the cross-key checks of
+//! `KafkaConfig.validateValues`, the derived values Kafka computes from several keys (roll and
+//! retention times, log dirs), and the topic defaults the broker's `log.*` keys give.
+
+use crate::config::ConfigError;
+use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
+use crate::config::listeners::{EndPoint, parse_listeners};
+use crate::protocol::record::batch::TimestampType;
+use crate::storage::log_config::{CleanupPolicy, LogConfig};
+
+const MS_PER_MINUTE: i64 = 60 * 1000;
+const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
+
+/// The broker's settings, each field named after its Kafka key. `Option` fields are the keys
+/// whose Kafka default is `null` (unset). Built by [`super::BrokerConfig::from_sources`] and
+/// friends, which validate every value; a value here is always one Kafka would accept.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    pub advertised_listeners: Option<Vec<EndPoint>>,
+    pub auto_create_topics_enable: bool,
+    /// -1: generate one (ZooKeeper's broker id sequence, above `reserved.broker.max.id`).
+    pub broker_id: i32,
+    pub broker_id_generation_enable: bool,
+    pub default_replication_factor: i32,
+    pub delete_topic_enable: bool,
+    pub group_initial_rebalance_delay_ms: i32,
+    pub listeners: Vec<EndPoint>,
+    pub log_cleaner_delete_retention_ms: i64,
+    pub log_cleanup_policy: CleanupPolicy,
+    pub log_dir: String,
+    pub log_dirs: Option<String>,
+    pub log_flush_interval_messages: i64,
+    pub log_flush_interval_ms: Option<i64>,
+    pub log_flush_scheduler_interval_ms: i64,
+    pub log_index_interval_bytes: i32,
+    pub log_index_size_max_bytes: i32,
+    pub log_message_timestamp_after_max_ms: i64,
+    pub log_message_timestamp_before_max_ms: i64,
+    pub log_message_timestamp_type: TimestampType,
+    pub log_preallocate: bool,
+    pub log_retention_bytes: i64,
+    pub log_retention_check_interval_ms: i64,
+    pub log_retention_hours: i32,
+    pub log_retention_minutes: Option<i32>,
+    pub log_retention_ms: Option<i64>,
+    pub log_roll_hours: i32,
+    pub log_roll_jitter_hours: i32,
+    pub log_roll_jitter_ms: Option<i64>,
+    pub log_roll_ms: Option<i64>,
+    pub log_segment_bytes: i32,
+    pub log_segment_delete_delay_ms: i64,
+    pub message_max_bytes: i32,
+    pub min_insync_replicas: i32,
+    pub num_io_threads: i32,
+    pub num_network_threads: i32,
+    pub num_partitions: i32,
+    pub offsets_topic_num_partitions: i32,
+    pub offsets_topic_replication_factor: i16,
+    pub queued_max_requests: i32,
+    pub replica_lag_time_max_ms: i64,
+    pub reserved_broker_max_id: i32,
+    pub socket_request_max_bytes: i32,
+    pub unclean_leader_election_enable: bool,
+    pub zookeeper_connect: Option<String>,
+    pub zookeeper_session_timeout_ms: i32,
+}
+
+impl Default for Settings {
+    /// Kafka 3.9's defaults (the same values as the strings of `CONFIG_DEFS`, which a test
+    /// checks).
+    fn default() -> Self {
+        let plaintext_all = EndPoint {
+            listener_name: "PLAINTEXT".into(),
+            security_protocol: crate::config::listeners::SecurityProtocol::Plaintext,
+            host: None,
+            port: 9092,
+        };
+        Settings {
+            advertised_listeners: None,
+            auto_create_topics_enable: true,
+            broker_id: -1,
+            broker_id_generation_enable: true,
+            default_replication_factor: 1,
+            delete_topic_enable: true,
+            group_initial_rebalance_delay_ms: 3000,
+            listeners: vec![plaintext_all],
+            log_cleaner_delete_retention_ms: 24 * MS_PER_HOUR,
+            log_cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: false,
+            },
+            log_dir: "/tmp/kafka-logs".into(),
+            log_dirs: None,
+            log_flush_interval_messages: i64::MAX,
+            log_flush_interval_ms: None,
+            log_flush_scheduler_interval_ms: i64::MAX,
+            log_index_interval_bytes: 4096,
+            log_index_size_max_bytes: 10 * 1024 * 1024,
+            log_message_timestamp_after_max_ms: i64::MAX,
+            log_message_timestamp_before_max_ms: i64::MAX,
+            log_message_timestamp_type: TimestampType::CreateTime,
+            log_preallocate: false,
+            log_retention_bytes: -1,
+            log_retention_check_interval_ms: 5 * MS_PER_MINUTE,
+            log_retention_hours: 168,
+            log_retention_minutes: None,
+            log_retention_ms: None,
+            log_roll_hours: 168,
+            log_roll_jitter_hours: 0,
+            log_roll_jitter_ms: None,
+            log_roll_ms: None,
+            log_segment_bytes: 1024 * 1024 * 1024,
+            log_segment_delete_delay_ms: 60_000,
+            message_max_bytes: 1024 * 1024 + 12,
+            min_insync_replicas: 1,
+            num_io_threads: 8,
+            num_network_threads: 3,
+            num_partitions: 1,
+            offsets_topic_num_partitions: 50,
+            offsets_topic_replication_factor: 3,
+            queued_max_requests: 500,
+            replica_lag_time_max_ms: 30_000,
+            reserved_broker_max_id: 1000,
+            socket_request_max_bytes: 100 * 1024 * 1024,
+            unclean_leader_election_enable: false,
+            zookeeper_connect: None,
+            zookeeper_session_timeout_ms: 18_000,
+        }
+    }
+}
+
+impl Settings {
+    /// Parses `value` for the known key `key` and stores it. `Ok(false)` when kcli does not know
+    /// the key (the caller reports it); an error names the key, the value and why.
+    pub fn set(&mut self, key: &str, value: &str) -> Result<bool, ConfigError> {
+        let invalid = |reason: String| ConfigError::InvalidValue {
+            key: key.to_string(),
+            value: value.to_string(),
+            reason,
+        };
+        let int = |min| int_at_least(value, min).map_err(invalid);
+        let long = |min| long_at_least(value, min).map_err(invalid);
+        let flag = || boolean(value).map_err(invalid);
+        let optional = |s: String| (!s.is_empty()).then_some(s);
+        match key {
+            "advertised.listeners" => {
+                self.advertised_listeners = Some(parse_listeners(value, false).map_err(invalid)?)
+            }
+            "auto.create.topics.enable" => self.auto_create_topics_enable = flag()?,
+            "broker.id" => self.broker_id = int(i32::MIN)?,
+            "broker.id.generation.enable" => self.broker_id_generation_enable = flag()?,
+            "default.replication.factor" => self.default_replication_factor = int(i32::MIN)?,
+            "delete.topic.enable" => self.delete_topic_enable = flag()?,
+            "group.initial.rebalance.delay.ms" => {
+                self.group_initial_rebalance_delay_ms = int(i32::MIN)?
+            }
+            "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
+            "log.cleaner.delete.retention.ms" => self.log_cleaner_delete_retention_ms = long(0)?,
+            "log.cleanup.policy" => {
+                let mut policy = CleanupPolicy {
+                    delete: false,
+                    compact: false,
+                };
+                for item in list(value) {
+                    match item.as_str() {
+                        "delete" => policy.delete = true,
+                        "compact" => policy.compact = true,
+                        _ => return Err(invalid("String must be one of: compact, delete".into())),
+                    }
+                }
+                self.log_cleanup_policy = policy;
+            }
+            "log.dir" => self.log_dir = string(value),
+            // Set but empty is an error (no log dir), as in Kafka; it does not fall back.
+            "log.dirs" => self.log_dirs = Some(string(value)),
+            "log.flush.interval.messages" => self.log_flush_interval_messages = long(1)?,
+            "log.flush.interval.ms" => self.log_flush_interval_ms = Some(long(i64::MIN)?),
+            "log.flush.scheduler.interval.ms" => {
+                self.log_flush_scheduler_interval_ms = long(i64::MIN)?
+            }
+            "log.index.interval.bytes" => self.log_index_interval_bytes = int(0)?,
+            "log.index.size.max.bytes" => self.log_index_size_max_bytes = int(4)?,
+            "log.message.timestamp.after.max.ms" => {
+                self.log_message_timestamp_after_max_ms = long(0)?
+            }
+            "log.message.timestamp.before.max.ms" => {
+                self.log_message_timestamp_before_max_ms = long(0)?
+            }
+            "log.message.timestamp.type" => {
+                self.log_message_timestamp_type = match value.trim() {
+                    "CreateTime" => TimestampType::CreateTime,
+                    "LogAppendTime" => TimestampType::LogAppendTime,
+                    _ => {
+                        return Err(invalid(
+                            "String must be one of: CreateTime, LogAppendTime".into(),
+                        ));
+                    }
+                }
+            }
+            "log.preallocate" => self.log_preallocate = flag()?,
+            "log.retention.bytes" => self.log_retention_bytes = long(i64::MIN)?,
+            "log.retention.check.interval.ms" => self.log_retention_check_interval_ms = long(1)?,
+            "log.retention.hours" => self.log_retention_hours = int(i32::MIN)?,
+            "log.retention.minutes" => self.log_retention_minutes = Some(int(i32::MIN)?),
+            "log.retention.ms" => self.log_retention_ms = Some(long(i64::MIN)?),
+            "log.roll.hours" => self.log_roll_hours = int(1)?,
+            "log.roll.jitter.hours" => self.log_roll_jitter_hours = int(0)?,
+            "log.roll.jitter.ms" => self.log_roll_jitter_ms = Some(long(i64::MIN)?),
+            "log.roll.ms" => self.log_roll_ms = Some(long(i64::MIN)?),
+            // Kafka's `LegacyRecord.RECORD_OVERHEAD_V0`: a segment must hold one record.
+            "log.segment.bytes" => self.log_segment_bytes = int(14)?,
+            "log.segment.delete.delay.ms" => self.log_segment_delete_delay_ms = long(0)?,
+            "message.max.bytes" => self.message_max_bytes = int(0)?,
+            "min.insync.replicas" => self.min_insync_replicas = int(1)?,
+            "num.io.threads" => self.num_io_threads = int(1)?,
+            "num.network.threads" => self.num_network_threads = int(1)?,
+            "num.partitions" => self.num_partitions = int(1)?,
+            "offsets.topic.num.partitions" => self.offsets_topic_num_partitions = int(1)?,
+            "offsets.topic.replication.factor" => {
+                self.offsets_topic_replication_factor = short_at_least(value, 1).map_err(invalid)?
+            }
+            "queued.max.requests" => self.queued_max_requests = int(1)?,
+            "replica.lag.time.max.ms" => self.replica_lag_time_max_ms = long(i64::MIN)?,
+            "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,
+            "socket.request.max.bytes" => self.socket_request_max_bytes = int(1)?,
+            "unclean.leader.election.enable" => self.unclean_leader_election_enable = flag()?,
+            "zookeeper.connect" => self.zookeeper_connect = optional(string(value)),
+            "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,
+            _ => return Ok(false),
+        }
+        Ok(true)
+    }
+
+    /// `log.roll.ms`, else `log.roll.hours` in milliseconds (Kafka's `logRollTimeMillis`).
+    pub fn log_roll_time_millis(&self) -> i64 {
+        self.log_roll_ms
+            .unwrap_or(i64::from(self.log_roll_hours) * MS_PER_HOUR)
+    }
+
+    /// `log.roll.jitter.ms`, else `log.roll.jitter.hours` in milliseconds.
+    pub fn log_roll_time_jitter_millis(&self) -> i64 {
+        self.log_roll_jitter_ms
+            .unwrap_or(i64::from(self.log_roll_jitter_hours) * MS_PER_HOUR)
+    }
+
+    /// `log.retention.ms`, else `log.retention.minutes`, else `log.retention.hours`, in
+    /// milliseconds; any negative result is -1 (unlimited), as Kafka's `logRetentionTimeMillis`.
+    pub fn log_retention_time_millis(&self) -> i64 {
+        let millis = match (self.log_retention_ms, self.log_retention_minutes) {
+            (Some(ms), _) => ms,
+            (None, Some(minutes)) => i64::from(minutes) * MS_PER_MINUTE,
+            (None, None) => i64::from(self.log_retention_hours) * MS_PER_HOUR,
+        };
+        if millis < 0 { -1 } else { millis }
+    }
+
+    /// `log.flush.interval.ms`, else `log.flush.scheduler.interval.ms`.
+    pub fn log_flush_interval_millis(&self) -> i64 {
+        self.log_flush_interval_ms
+            .unwrap_or(self.log_flush_scheduler_interval_ms)
+    }
+
+    /// The log directories: `log.dirs`, else `log.dir`, split on commas, blanks dropped.
+    pub fn log_dirs(&self) -> Vec<String> {
+        self.log_dirs
+            .as_deref()
+            .unwrap_or(&self.log_dir)
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(String::from)
+            .collect()
+    }
+
+    /// The endpoints clients are told to connect to: `advertised.listeners`, else `listeners`.
+    pub fn effective_advertised_listeners(&self) -> &[EndPoint] {
+        self.advertised_listeners
+            .as_deref()
+            .unwrap_or(&self.listeners)
+    }
+
+    /// The checks of Kafka's `KafkaConfig.validateValues` that apply to a ZooKeeper-mode broker,
+    /// except that `zookeeper.connect` may be unset (kcli then keeps metadata in its embedded
+    /// store). The error names the key at fault.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let fail = |key: &str, value: String, reason: &str| {
+            Err(ConfigError::InvalidValue {
+                key: key.to_string(),
+                value,
+                reason: reason.to_string(),
+            })
+        };
+        if self.broker_id_generation_enable {
+            if self.broker_id < -1 || self.broker_id > self.reserved_broker_max_id {
+                return fail(
+                    "broker.id",
+                    self.broker_id.to_string(),
+                    "broker.id must be greater than or equal to -1 and not greater than \
+                     reserved.broker.max.id",
+                );
+            }
+        } else if self.broker_id < 0 {
+            return fail(
+                "broker.id",
+                self.broker_id.to_string(),
+                "broker.id must be greater than or equal to 0",
+            );
+        }
+        if self.log_roll_time_millis() < 1 {
+            return fail(
+                "log.roll.ms",
+                self.log_roll_time_millis().to_string(),
+                "log.roll.ms must be greater than or equal to 1",
+            );
+        }
+        if self.log_roll_time_jitter_millis() < 0 {
+            return fail(
+                "log.roll.jitter.ms",
+                self.log_roll_time_jitter_millis().to_string(),
+                "log.roll.jitter.ms must be greater than or equal to 0",
+            );
+        }
+        if self.log_retention_time_millis() == 0 {
+            let key = match (self.log_retention_ms, self.log_retention_minutes) {
+                (Some(_), _) => "log.retention.ms",
+                (None, Some(_)) => "log.retention.minutes",
+                (None, None) => "log.retention.hours",
+            };
+            return fail(
+                key,
+                "0".into(),
+                "log.retention.ms must be unlimited (-1) or, greater than or equal to 1",
+            );
+        }
+        if self.log_dirs().is_empty() {
+            return fail(
+                "log.dirs",
+                self.log_dirs.clone().unwrap_or_default(),
+                "At least one log directory must be defined via log.dirs or log.dir.",
+            );
+        }
+        if self.listeners.is_empty() {
+            return fail(
+                "listeners",
+                String::new(),
+                "at least one listener is needed",
+            );
+        }
+        let advertised = self.effective_advertised_listeners();
+        let advertised_text = || {
+            let items: Vec<String> = advertised.iter().map(ToString::to_string).collect();
+            items.join(",")
+        };
+        if advertised
+            .iter()
+            .any(|e| e.host.as_deref() == Some("0.0.0.0"))
+        {
+            return fail(
+                "advertised.listeners",
+                advertised_text(),
+                "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a \
+                 routable IP address.",
+            );
+        }
+        if advertised.iter().any(|a| {
+            !self
+                .listeners
+                .iter()
+                .any(|l| l.listener_name == a.listener_name)
+        }) {
+            return fail(
+                "advertised.listeners",
+                advertised_text(),
+                "advertised.listeners listener names must be equal to or a subset of the ones \
+                 defined in listeners",
+            );
+        }
+        Ok(())
+    }
+
+    /// The topic defaults these settings give: each topic key takes its broker synonym
+    /// (Kafka's `ServerTopicConfigSynonyms`, highest-priority synonym first, as
+    /// `LogConfig.extractLogConfigMap`), so a topic's own overrides apply on top.
+    pub fn log_config(&self) -> LogConfig {
+        LogConfig {
+            segment_bytes: self.log_segment_bytes,
+            segment_ms: self.log_roll_time_millis(),
+            segment_jitter_ms: self.log_roll_time_jitter_millis(),
+            segment_index_bytes: self.log_index_size_max_bytes,
+            index_interval_bytes: self.log_index_interval_bytes,
+            flush_messages: self.log_flush_interval_messages,
+            flush_ms: self.log_flush_interval_millis(),
+            retention_bytes: self.log_retention_bytes,
+            retention_ms: self.log_retention_time_millis(),
+            max_message_bytes: self.message_max_bytes,
+            file_delete_delay_ms: self.log_segment_delete_delay_ms,
+            delete_retention_ms: self.log_cleaner_delete_retention_ms,
+            cleanup_policy: self.log_cleanup_policy,
+            message_timestamp_type: self.log_message_timestamp_type,
+            message_timestamp_before_max_ms: self.log_message_timestamp_before_max_ms,
+            message_timestamp_after_max_ms: self.log_message_timestamp_after_max_ms,
+            min_insync_replicas: self.min_insync_replicas,
+            unclean_leader_election_enable: self.unclean_leader_election_enable,
+            preallocate: self.log_preallocate,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::defs::CONFIG_DEFS;
+
+    fn with(pairs: &[(&str, &str)]) -> Result<Settings, ConfigError> {
+        let mut s = Settings::default();
+        for (k, v) in pairs {
+            assert!(s.set(k, v)?, "unknown key {k}");
+        }
+        s.validate()?;
+        Ok(s)
+    }
+
+    #[test]
+    fn defaults_are_kafkas_and_match_the_table() {
+        let d = Settings::default();
+        d.validate().unwrap();
+        // Setting every key to the default string of the table changes nothing.
+        let mut explicit = Settings::default();
+        for def in CONFIG_DEFS {
+            if let Some(v) = def.default {
+                assert!(explicit.set(def.name, v).unwrap(), "{}", def.name);
+            }
+        }
+        assert_eq!(explicit, d);
+        // And every key of the table is one `set` knows.
+        for def in CONFIG_DEFS {
+            let mut s = Settings::default();
+            let sample = match def.name {
+                "advertised.listeners" => "PLAINTEXT://h:1",
+                _ => "1",
+            };
+            let known = s.set(def.name, def.default.unwrap_or(sample));
+            assert!(matches!(known, Ok(true)), "{}", def.name);
+        }
+        assert_eq!(d.log_roll_time_millis(), 604_800_000);
+        assert_eq!(d.log_retention_time_millis(), 604_800_000);
+        assert_eq!(d.log_dirs(), vec!["/tmp/kafka-logs"]);
+        assert_eq!(d.socket_request_max_bytes, 104_857_600);
+        assert_eq!(d.message_max_bytes, 1_048_588);
+        assert_eq!(d.effective_advertised_listeners(), d.listeners.as_slice());
+    }
+
+    #[test]
+    fn every_bad_value_names_the_key_value_and_reason() {
+        for (key, value, why) in [
+            ("broker.id", "one", "INT"),
+            ("num.io.threads", "0", "at least 1"),
+            ("num.network.threads", "-3", "at least 1"),
+            ("queued.max.requests", "0", "at least 1"),
+            ("socket.request.max.bytes", "0", "at least 1"),
+            ("num.partitions", "0", "at least 1"),
+            ("default.replication.factor", "x", "INT"),
+            ("auto.create.topics.enable", "yes", "true or false"),
+            ("delete.topic.enable", "1", "true or false"),
+            ("message.max.bytes", "-1", "at least 0"),
+            (
+                "log.message.timestamp.type",
+                "createtime",
+                "CreateTime, LogAppendTime",
+            ),
+            ("log.segment.bytes", "13", "at least 14"),
+            ("log.segment.bytes", "2147483648", "INT"),
+            ("log.roll.ms", "soon", "LONG"),
+            ("log.roll.hours", "0", "at least 1"),
+            ("log.roll.jitter.hours", "-1", "at least 0"),
+            ("log.retention.ms", "1h", "LONG"),
+            ("log.retention.minutes", "1.5", "INT"),
+            ("log.retention.hours", "", "INT"),
+            ("log.retention.bytes", "lots", "LONG"),
+            ("log.retention.check.interval.ms", "0", "at least 1"),
+            ("log.segment.delete.delay.ms", "-1", "at least 0"),
+            ("log.index.interval.bytes", "-1", "at least 0"),
+            ("log.index.size.max.bytes", "3", "at least 4"),
+            ("log.flush.interval.messages", "0", "at least 1"),
+            ("log.flush.interval.ms", "never", "LONG"),
+            ("log.cleanup.policy", "delete,archive", "compact, delete"),
+            ("log.cleaner.delete.retention.ms", "-1", "at least 0"),
+            ("log.preallocate", "maybe", "true or false"),
+            ("min.insync.replicas", "0", "at least 1"),
+            ("offsets.topic.replication.factor", "0", "at least 1"),
+            ("offsets.topic.replication.factor", "70000", "SHORT"),
+            ("group.initial.rebalance.delay.ms", "3s", "INT"),
+            ("replica.lag.time.max.ms", "x", "LONG"),
+            ("zookeeper.session.timeout.ms", "x", "INT"),
+            ("unclean.leader.election.enable", "no", "true or false"),
+            ("listeners", "localhost:9092", "unable to parse"),
+            (
+                "advertised.listeners",
+                "PLAINTEXT://h:99999",
+                "invalid port",
+            ),
+            // Cross-key checks of validateValues.
+            ("broker.id", "1001", "reserved.broker.max.id"),
+            ("broker.id", "-2", "reserved.broker.max.id"),
+            (
+                "log.roll.ms",
+                "0",
+                "log.roll.ms must be greater than or equal to 1",
+            ),
+            (
+                "log.roll.jitter.ms",
+                "-1",
+                "log.roll.jitter.ms must be greater",
+            ),
+            ("log.retention.ms", "0", "unlimited (-1)"),
+            ("log.retention.minutes", "0", "unlimited (-1)"),
+            ("log.retention.hours", "0", "unlimited (-1)"),
+            ("log.dirs", " , ", "At least one log directory"),
+            ("log.dirs", "", "At least one log directory"),
+            (
+                "advertised.listeners",
+                "PLAINTEXT://0.0.0.0:9092",
+                "0.0.0.0",
+            ),
+            ("advertised.listeners", "SSL://h:9093", "subset"),
+            ("listeners", "", "at least one listener"),
+        ] {
+            let err = with(&[(key, value)]).unwrap_err();
+            let ConfigError::InvalidValue { key: k, .. } = &err else {
+                panic!("{key}={value}: {err:?}");
+            };
+            let text = err.to_string();
+            assert_eq!(k, key, "{text}");
+            assert!(
+                text.contains(key) && text.contains(why),
+                "{key}={value}: {text}"
+            );
+        }
+        // Without id generation, any non-negative id is fine and -1 is not.
+        let s = with(&[
+            ("broker.id.generation.enable", "false"),
+            ("broker.id", "5000"),
+        ]);
+        assert_eq!(s.unwrap().broker_id, 5000);
+        let err = with(&[
+            ("broker.id.generation.enable", "false"),
+            ("broker.id", "-1"),
+        ]);
+        assert!(err.unwrap_err().to_string().contains("equal to 0"));
+    }
+
+    #[test]
+    fn retention_and_roll_units_take_the_finest_given() {
+        let s = with(&[("log.retention.hours", "2")]).unwrap();
+        assert_eq!(s.log_retention_time_millis(), 2 * MS_PER_HOUR);
+        let s = with(&[("log.retention.hours", "2"), ("log.retention.minutes", "3")]).unwrap();
+        assert_eq!(s.log_retention_time_millis(), 3 * MS_PER_MINUTE);
+        let s = with(&[
+            ("log.retention.ms", "4"),
+            ("log.retention.hours", "2"),
+            ("log.retention.minutes", "3"),
+        ])
+        .unwrap();
+        assert_eq!(s.log_retention_time_millis(), 4);
+        for unlimited in [
+            ("log.retention.ms", "-1"),
+            ("log.retention.ms", "-100"),
+            ("log.retention.minutes", "-1"),
+            ("log.retention.hours", "-1"),
+        ] {
+            let s = with(&[unlimited]).unwrap();
+            assert_eq!(s.log_retention_time_millis(), -1, "{unlimited:?}");
+            assert_eq!(s.log_config().retention_ms, -1);
+        }
+        // ms wins even over a finer-looking minutes value of 0.
+        let s = with(&[("log.retention.ms", "5"), ("log.retention.minutes", "0")]).unwrap();
+        assert_eq!(s.log_retention_time_millis(), 5);
+
+        let s = with(&[("log.roll.hours", "1")]).unwrap();
+        assert_eq!(s.log_roll_time_millis(), MS_PER_HOUR);
+        let s = with(&[("log.roll.hours", "1"), ("log.roll.ms", "1000")]).unwrap();
+        assert_eq!(s.log_roll_time_millis(), 1000);
+        let s = with(&[("log.roll.jitter.hours", "1"), ("log.roll.jitter.ms", "7")]).unwrap();
+        assert_eq!(s.log_roll_time_jitter_millis(), 7);
+    }
+
+    #[test]
+    fn log_config_maps_kafkas_synonyms() {
+        assert_eq!(Settings::default().log_config(), LogConfig::default());
+        let s = with(&[
+            ("log.segment.bytes", "1048576"),
+            ("log.roll.hours", "2"),
+            ("log.roll.jitter.ms", "10"),
+            ("log.index.size.max.bytes", "4096"),
+            ("log.index.interval.bytes", "100"),
+            ("log.flush.interval.messages", "5"),
+            ("log.flush.scheduler.interval.ms", "2000"),
+            ("log.retention.bytes", "123"),
+            ("log.retention.minutes", "10"),
+            ("message.max.bytes", "2000000"),
+            ("log.segment.delete.delay.ms", "0"),
+            ("log.cleaner.delete.retention.ms", "1"),
+            ("log.cleanup.policy", "compact, delete"),
+            ("log.message.timestamp.type", "LogAppendTime"),
+            ("log.message.timestamp.before.max.ms", "11"),
+            ("log.message.timestamp.after.max.ms", "12"),
+            ("min.insync.replicas", "2"),
+            ("unclean.leader.election.enable", "TRUE"),
+            ("log.preallocate", "true"),
+        ])
+        .unwrap();
+        let want = LogConfig {
+            segment_bytes: 1_048_576,
+            segment_ms: 2 * MS_PER_HOUR,
+            segment_jitter_ms: 10,
+            segment_index_bytes: 4096,
+            index_interval_bytes: 100,
+            flush_messages: 5,
+            flush_ms: 2000,
+            retention_bytes: 123,
+            retention_ms: 10 * MS_PER_MINUTE,
+            max_message_bytes: 2_000_000,
+            file_delete_delay_ms: 0,
+            delete_retention_ms: 1,
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: true,
+            },
+            message_timestamp_type: TimestampType::LogAppendTime,
+            message_timestamp_before_max_ms: 11,
+            message_timestamp_after_max_ms: 12,
+            min_insync_replicas: 2,
+            unclean_leader_election_enable: true,
+            preallocate: true,
+        };
+        assert_eq!(s.log_config(), want);
+        // log.flush.interval.ms wins over the scheduler interval; topic overrides apply on top.
+        let s = with(&[
+            ("log.flush.interval.ms", "3"),
+            ("log.flush.scheduler.interval.ms", "2000"),
+        ])
+        .unwrap();
+        let mut topic = std::collections::BTreeMap::new();
+        topic.insert("segment.bytes".to_string(), "4096".to_string());
+        let c = s.log_config().with_overrides(&topic).unwrap();
+        assert_eq!((c.flush_ms, c.segment_bytes), (3, 4096));
+    }
+
+    #[test]
+    fn log_dirs_fall_back_to_log_dir() {
+        let s = with(&[("log.dir", "/a")]).unwrap();
+        assert_eq!(s.log_dirs(), vec!["/a"]);
+        let s = with(&[("log.dir", "/a"), ("log.dirs", " /b , ,/c ")]).unwrap();
+        assert_eq!(s.log_dirs(), vec!["/b", "/c"]);
+    }
+}

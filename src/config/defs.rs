@@ -1,0 +1,309 @@
+//! The table of broker config keys kcli knows: Kafka 3.9's names, the default each has as Kafka
+//! writes it (the string `DescribeConfigs` reports), and whether Kafka can change it at runtime
+//! (`DynamicBrokerConfig`), which `DescribeConfigs` reports as `read_only = false`. Also the
+//! value parsers, which follow Kafka's `ConfigDef.parseType`: the value is trimmed, numbers are
+//! base 10 in the type's range, booleans are `true`/`false` in any case.
+
+/// One broker config key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConfigDef {
+    /// Kafka's key, e.g. `log.segment.bytes`.
+    pub name: &'static str,
+    /// Kafka's default as text; `None` where Kafka's default is `null`.
+    pub default: Option<&'static str>,
+    /// Kafka can update it without a restart (`DynamicBrokerConfig.AllDynamicConfigs`).
+    pub dynamic: bool,
+    /// Kafka's `ConfigDef.Type`.
+    pub kind: Kind,
+}
+
+/// Kafka's `ConfigDef.Type`s that kcli's keys use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Int,
+    Long,
+    Short,
+    Bool,
+    Str,
+    List,
+}
+
+const fn def(
+    name: &'static str,
+    default: Option<&'static str>,
+    dynamic: bool,
+    kind: Kind,
+) -> ConfigDef {
+    ConfigDef {
+        name,
+        default,
+        dynamic,
+        kind,
+    }
+}
+
+impl ConfigDef {
+    /// A valid value as Kafka's `ConfigDef.convertToString` renders the parsed value (what
+    /// `DescribeConfigs` reports): numbers in canonical form, booleans lower case, lists joined
+    /// with `,`, strings trimmed. A value that does not parse comes back trimmed.
+    pub fn canonical(&self, value: &str) -> String {
+        let trimmed = value.trim();
+        match self.kind {
+            Kind::Int | Kind::Long | Kind::Short => trimmed
+                .parse::<i64>()
+                .map_or_else(|_| trimmed.to_string(), |n| n.to_string()),
+            Kind::Bool => trimmed.to_ascii_lowercase(),
+            Kind::List => list(trimmed).join(","),
+            Kind::Str => trimmed.to_string(),
+        }
+    }
+}
+
+/// `Long.MAX_VALUE`, Kafka's "never" for flush and timestamp bounds.
+const LONG_MAX: &str = "9223372036854775807";
+
+/// Every key kcli reads, sorted by name (the order `DescribeConfigs` lists them in).
+pub const CONFIG_DEFS: &[ConfigDef] = &[
+    def("advertised.listeners", None, true, Kind::Str),
+    def("auto.create.topics.enable", Some("true"), false, Kind::Bool),
+    def("broker.id", Some("-1"), false, Kind::Int),
+    def(
+        "broker.id.generation.enable",
+        Some("true"),
+        false,
+        Kind::Bool,
+    ),
+    def("default.replication.factor", Some("1"), false, Kind::Int),
+    def("delete.topic.enable", Some("true"), false, Kind::Bool),
+    def(
+        "group.initial.rebalance.delay.ms",
+        Some("3000"),
+        false,
+        Kind::Int,
+    ),
+    def("listeners", Some("PLAINTEXT://:9092"), true, Kind::Str),
+    def(
+        "log.cleaner.delete.retention.ms",
+        Some("86400000"),
+        true,
+        Kind::Long,
+    ),
+    def("log.cleanup.policy", Some("delete"), true, Kind::List),
+    def("log.dir", Some("/tmp/kafka-logs"), false, Kind::Str),
+    def("log.dirs", None, false, Kind::Str),
+    def(
+        "log.flush.interval.messages",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def("log.flush.interval.ms", None, true, Kind::Long),
+    def(
+        "log.flush.scheduler.interval.ms",
+        Some(LONG_MAX),
+        false,
+        Kind::Long,
+    ),
+    def("log.index.interval.bytes", Some("4096"), true, Kind::Int),
+    def(
+        "log.index.size.max.bytes",
+        Some("10485760"),
+        true,
+        Kind::Int,
+    ),
+    def(
+        "log.message.timestamp.after.max.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.message.timestamp.before.max.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.message.timestamp.type",
+        Some("CreateTime"),
+        true,
+        Kind::Str,
+    ),
+    def("log.preallocate", Some("false"), true, Kind::Bool),
+    def("log.retention.bytes", Some("-1"), true, Kind::Long),
+    def(
+        "log.retention.check.interval.ms",
+        Some("300000"),
+        false,
+        Kind::Long,
+    ),
+    def("log.retention.hours", Some("168"), false, Kind::Int),
+    def("log.retention.minutes", None, false, Kind::Int),
+    def("log.retention.ms", None, true, Kind::Long),
+    def("log.roll.hours", Some("168"), false, Kind::Int),
+    def("log.roll.jitter.hours", Some("0"), false, Kind::Int),
+    def("log.roll.jitter.ms", None, true, Kind::Long),
+    def("log.roll.ms", None, true, Kind::Long),
+    def("log.segment.bytes", Some("1073741824"), true, Kind::Int),
+    def(
+        "log.segment.delete.delay.ms",
+        Some("60000"),
+        true,
+        Kind::Long,
+    ),
+    def("message.max.bytes", Some("1048588"), true, Kind::Int),
+    def("min.insync.replicas", Some("1"), true, Kind::Int),
+    def("num.io.threads", Some("8"), true, Kind::Int),
+    def("num.network.threads", Some("3"), true, Kind::Int),
+    def("num.partitions", Some("1"), false, Kind::Int),
+    def("offsets.topic.num.partitions", Some("50"), false, Kind::Int),
+    def(
+        "offsets.topic.replication.factor",
+        Some("3"),
+        false,
+        Kind::Short,
+    ),
+    def("queued.max.requests", Some("500"), false, Kind::Int),
+    def("replica.lag.time.max.ms", Some("30000"), false, Kind::Long),
+    def("reserved.broker.max.id", Some("1000"), false, Kind::Int),
+    def(
+        "socket.request.max.bytes",
+        Some("104857600"),
+        false,
+        Kind::Int,
+    ),
+    def(
+        "unclean.leader.election.enable",
+        Some("false"),
+        true,
+        Kind::Bool,
+    ),
+    def("zookeeper.connect", None, false, Kind::Str),
+    def(
+        "zookeeper.session.timeout.ms",
+        Some("18000"),
+        false,
+        Kind::Int,
+    ),
+];
+
+/// The definition of `name`, if kcli knows the key.
+pub fn find(name: &str) -> Option<&'static ConfigDef> {
+    CONFIG_DEFS
+        .binary_search_by(|d| d.name.cmp(name))
+        .ok()
+        .and_then(|i| CONFIG_DEFS.get(i))
+}
+
+/// A value that failed to parse: why, in Kafka's words where it has them.
+pub type Reason = String;
+
+/// `ConfigDef.Type.INT` with `Range.atLeast(min)` (use `i32::MIN` for no bound).
+pub fn int_at_least(value: &str, min: i32) -> Result<i32, Reason> {
+    let n: i32 = value
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of type INT".to_string())?;
+    if n < min {
+        return Err(format!("Value must be at least {min}"));
+    }
+    Ok(n)
+}
+
+/// `ConfigDef.Type.LONG` with `Range.atLeast(min)` (use `i64::MIN` for no bound).
+pub fn long_at_least(value: &str, min: i64) -> Result<i64, Reason> {
+    let n: i64 = value
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of type LONG".to_string())?;
+    if n < min {
+        return Err(format!("Value must be at least {min}"));
+    }
+    Ok(n)
+}
+
+/// `ConfigDef.Type.SHORT` with `Range.atLeast(min)`.
+pub fn short_at_least(value: &str, min: i16) -> Result<i16, Reason> {
+    let n: i16 = value
+        .trim()
+        .parse()
+        .map_err(|_| "not a number of type SHORT".to_string())?;
+    if n < min {
+        return Err(format!("Value must be at least {min}"));
+    }
+    Ok(n)
+}
+
+/// `ConfigDef.Type.BOOLEAN`: `true` or `false`, any case.
+pub fn boolean(value: &str) -> Result<bool, Reason> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err("Expected value to be either true or false".to_string()),
+    }
+}
+
+/// `ConfigDef.Type.STRING`: trimmed.
+pub fn string(value: &str) -> String {
+    value.trim().to_string()
+}
+
+/// `ConfigDef.Type.LIST`: comma-separated, items trimmed, an empty value is the empty list.
+pub fn list(value: &str) -> Vec<String> {
+    let value = value.trim();
+    if value.is_empty() {
+        return Vec::new();
+    }
+    value.split(',').map(|s| s.trim().to_string()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table_is_sorted_and_unique_so_lookups_work() {
+        for pair in CONFIG_DEFS.windows(2) {
+            assert!(
+                pair[0].name < pair[1].name,
+                "{} / {}",
+                pair[0].name,
+                pair[1].name
+            );
+        }
+        for d in CONFIG_DEFS {
+            assert_eq!(find(d.name), Some(d));
+        }
+        assert_eq!(find("no.such.key"), None);
+    }
+
+    #[test]
+    fn canonical_values_are_kafkas_rendering() {
+        let c = |name: &str, v: &str| find(name).unwrap().canonical(v);
+        assert_eq!(c("num.io.threads", " +007 "), "7");
+        assert_eq!(c("log.retention.ms", "-01"), "-1");
+        assert_eq!(c("log.preallocate", "TRUE"), "true");
+        assert_eq!(
+            c("log.cleanup.policy", " compact ,  delete "),
+            "compact,delete"
+        );
+        assert_eq!(c("log.dirs", " /a, /b "), "/a, /b");
+    }
+
+    #[test]
+    fn parsers_follow_config_def() {
+        assert_eq!(int_at_least(" 42 ", 1), Ok(42));
+        assert!(int_at_least("0", 1).unwrap_err().contains("at least 1"));
+        assert!(int_at_least("2147483648", 0).is_err());
+        assert!(int_at_least("1.5", 0).is_err());
+        assert_eq!(long_at_least("-1", i64::MIN), Ok(-1));
+        assert_eq!(short_at_least("3", 1), Ok(3));
+        assert!(short_at_least("40000", 1).is_err());
+        assert_eq!(boolean("TRUE"), Ok(true));
+        assert_eq!(boolean(" false"), Ok(false));
+        assert!(boolean("yes").is_err());
+        assert_eq!(list(" a , b,c "), vec!["a", "b", "c"]);
+        assert!(list("  ").is_empty());
+        assert_eq!(string("  x "), "x");
+    }
+}
