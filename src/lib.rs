@@ -10,6 +10,8 @@
 //!   request and response of Kafka 3.9, generated from its JSON message specs.
 //! - [`config`]: the broker's settings: Kafka 3.9's `server.properties` keys and defaults, the
 //!   file and `--override` layers, and the list `DescribeConfigs` reports.
+//! - [`network`]: the socket server: listeners, connections, the request queue and handler
+//!   tasks; writes responses with `writev` and `sendfile(2)`.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, checkpoints and the log manager over several log dirs.
 //!
@@ -23,5 +25,6 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod config;
+pub mod network;
 pub mod protocol;
 pub mod storage;

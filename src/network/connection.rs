@@ -1,0 +1,257 @@
+//! One task per connection: reads 4-byte size-prefixed frames, puts each on the request queue,
+//! waits for its response and writes it before reading the next frame. So a connection has at
+//! most one request in processing, as in Kafka (which mutes the channel while a request is out),
+//! and its responses keep request order.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Instant;
+
+use bytes::{Buf, Bytes, BytesMut};
+use tokio::io::{AsyncRead, AsyncReadExt};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, warn};
+
+use super::request::{ConnectionId, Request, Response};
+use super::transmit::write_parts;
+
+/// Bytes of a frame's size prefix: a big-endian INT32 counting the bytes after it.
+const SIZE_PREFIX: usize = 4;
+/// The read buffer grows by at least this much, so small pipelined requests share reads.
+const MIN_READ: usize = 16 * 1024;
+/// ... and by at most this much at a time: a size prefix alone never makes us allocate the whole
+/// frame; memory follows the bytes that actually arrive.
+const MAX_READ_STEP: usize = 1024 * 1024;
+
+/// A request waiting on the queue, with the way back to its connection.
+#[derive(Debug)]
+pub(crate) struct QueuedRequest {
+    pub request: Request,
+    pub reply: oneshot::Sender<Response>,
+}
+
+/// Why a connection stopped reading frames.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum FrameError {
+    #[error("negative frame size {0}")]
+    NegativeSize(i32),
+    #[error("frame of {size} bytes is larger than socket.request.max.bytes ({max})")]
+    TooLarge { size: i32, max: i32 },
+    #[error("connection closed inside a frame ({0} bytes of it read)")]
+    Truncated(usize),
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+}
+
+/// Reads the next frame's body (without its size prefix). `Ok(None)` is a clean end of stream
+/// between frames. The size is checked before anything is allocated for the body.
+///
+/// Cancel-safe: bytes read so far stay in `buf`.
+pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    max_size: i32,
+) -> Result<Option<Bytes>, FrameError> {
+    loop {
+        let mut want = SIZE_PREFIX;
+        if let Some(prefix) = buf.get(..SIZE_PREFIX) {
+            let size = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
+            if size < 0 {
+                return Err(FrameError::NegativeSize(size));
+            }
+            if size > max_size {
+                return Err(FrameError::TooLarge {
+                    size,
+                    max: max_size,
+                });
+            }
+            // size is non-negative and i32, so it fits usize on every platform we build for.
+            let size = size as usize;
+            want = SIZE_PREFIX + size;
+            if buf.len() >= want {
+                buf.advance(SIZE_PREFIX);
+                return Ok(Some(buf.split_to(size).freeze()));
+            }
+        }
+        let missing = want - buf.len();
+        buf.reserve(missing.clamp(MIN_READ, MAX_READ_STEP));
+        if reader.read_buf(buf).await? == 0 {
+            return if buf.is_empty() {
+                Ok(None)
+            } else {
+                Err(FrameError::Truncated(buf.len()))
+            };
+        }
+    }
+}
+
+/// What a connection task needs from its server.
+#[derive(Debug, Clone)]
+pub(crate) struct ConnectionContext {
+    pub id: ConnectionId,
+    pub peer: SocketAddr,
+    pub local: SocketAddr,
+    pub listener_name: Arc<str>,
+    pub socket_request_max_bytes: i32,
+    pub queue: mpsc::Sender<QueuedRequest>,
+    pub shutdown: CancellationToken,
+    pub active_connections: Arc<AtomicUsize>,
+}
+
+/// Counts a connection as active from accept until its task ends, however it ends.
+struct ActiveGuard(Arc<AtomicUsize>);
+
+impl ActiveGuard {
+    fn new(count: Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::Relaxed);
+        ActiveGuard(count)
+    }
+}
+
+impl Drop for ActiveGuard {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// Serves one connection until the peer closes it, it breaks the protocol, the handler asks to
+/// close it, or shutdown is requested while no request of it is in processing. Every error ends
+/// this connection only. The caller instruments it with a span naming the connection id and peer.
+pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext) {
+    let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
+    debug!("accepted");
+    let mut buf = BytesMut::new();
+    let reason = loop {
+        let frame = tokio::select! {
+            biased;
+            () = ctx.shutdown.cancelled() => break "shutdown",
+            frame = read_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes) => frame,
+        };
+        let frame = match frame {
+            Ok(Some(frame)) => frame,
+            Ok(None) => break "closed by peer",
+            Err(FrameError::Io(error)) => {
+                debug!(%error, "read failed");
+                break "read error";
+            }
+            Err(error @ FrameError::Truncated(_)) => {
+                debug!(%error, "truncated frame");
+                break "truncated frame";
+            }
+            Err(error) => {
+                warn!(%error, "closing connection: invalid frame");
+                break "invalid frame";
+            }
+        };
+        let (reply, response) = oneshot::channel();
+        let request = Request {
+            frame,
+            connection_id: ctx.id,
+            peer: ctx.peer,
+            local: ctx.local,
+            listener_name: Arc::clone(&ctx.listener_name),
+            received_at: Instant::now(),
+        };
+        // Waits while the queue is full: the backpressure of queued.max.requests. A request read
+        // before shutdown is still queued and answered.
+        if ctx.queue.send(QueuedRequest { request, reply }).await.is_err() {
+            break "request queue closed";
+        }
+        let mut response = match response.await {
+            Ok(response) => response,
+            Err(_) => break "request handler failed",
+        };
+        while let Response::Deferred(later) = response {
+            response = later.await;
+        }
+        match response {
+            Response::Send(parts) => {
+                if let Err(error) = write_parts(&mut stream, &parts).await {
+                    debug!(%error, "write failed");
+                    break "write error";
+                }
+            }
+            Response::NoOp => {}
+            Response::CloseConnection => break "closed by the request handler",
+            Response::Deferred(_) => {} // unreachable: resolved above
+        }
+    };
+    debug!(reason, "connection closed");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn framed(bodies: &[&[u8]]) -> Vec<u8> {
+        let mut out = Vec::new();
+        for body in bodies {
+            out.extend_from_slice(&(body.len() as i32).to_be_bytes());
+            out.extend_from_slice(body);
+        }
+        out
+    }
+
+    #[tokio::test]
+    async fn reads_pipelined_frames_then_clean_eof() {
+        let bytes = framed(&[b"one", b"", b"three"]);
+        let mut reader = &bytes[..];
+        let mut buf = BytesMut::new();
+        for want in [&b"one"[..], b"", b"three"] {
+            let frame = read_frame(&mut reader, &mut buf, 100).await.unwrap();
+            assert_eq!(frame.as_deref(), Some(want));
+        }
+        assert!(read_frame(&mut reader, &mut buf, 100).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn frames_split_across_reads() {
+        let bytes = framed(&[b"hello world"]);
+        let (mut client, mut server) = tokio::io::duplex(64);
+        let task = tokio::spawn(async move {
+            use tokio::io::AsyncWriteExt;
+            for byte in bytes {
+                client.write_all(&[byte]).await.unwrap();
+            }
+        });
+        let mut buf = BytesMut::new();
+        let frame = read_frame(&mut server, &mut buf, 100).await.unwrap();
+        assert_eq!(frame.as_deref(), Some(&b"hello world"[..]));
+        task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn rejects_negative_and_oversized_sizes_before_allocating() {
+        let mut buf = BytesMut::new();
+        let negative = (-1i32).to_be_bytes();
+        let err = read_frame(&mut &negative[..], &mut buf, 100).await;
+        assert!(matches!(err, Err(FrameError::NegativeSize(-1))));
+
+        let mut buf = BytesMut::new();
+        let huge = i32::MAX.to_be_bytes();
+        let err = read_frame(&mut &huge[..], &mut buf, 100).await;
+        assert!(matches!(err, Err(FrameError::TooLarge { size: i32::MAX, max: 100 })));
+        assert!(buf.capacity() < 1024 * 1024);
+
+        // Exactly the limit is allowed.
+        let mut buf = BytesMut::new();
+        let body = [7u8; 100];
+        let bytes = framed(&[&body]);
+        let frame = read_frame(&mut &bytes[..], &mut buf, 100).await.unwrap();
+        assert_eq!(frame.map(|f| f.len()), Some(100));
+    }
+
+    #[tokio::test]
+    async fn eof_inside_a_frame_is_truncated() {
+        let mut bytes = framed(&[b"abcdef"]);
+        bytes.truncate(7);
+        let mut buf = BytesMut::new();
+        let err = read_frame(&mut &bytes[..], &mut buf, 100).await;
+        assert!(matches!(err, Err(FrameError::Truncated(7))));
+        let err = read_frame(&mut &[0u8, 0][..], &mut BytesMut::new(), 100).await;
+        assert!(matches!(err, Err(FrameError::Truncated(2))));
+    }
+}

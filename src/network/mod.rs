@@ -1,0 +1,22 @@
+//! The network layer: Kafka's `SocketServer` and `RequestChannel`. It accepts connections, reads
+//! size-prefixed request frames, queues them for a bounded pool of handler tasks and writes the
+//! responses back, buffers with `writev` and file ranges with `sendfile(2)`.
+//!
+//! It knows nothing of Kafka's APIs: a [`RequestHandler`] (the server layer's `KafkaApis`) turns
+//! each [`Request`] frame into a [`Response`]. It uses only `protocol` and `cluster`, never
+//! `storage` or `server`.
+//!
+//! - [`socket_server`]: listeners, acceptors, the request queue and handler tasks, shutdown.
+//! - `connection`: one task per connection; framing; one request in processing at a time.
+//! - `transmit`: writing a response's parts.
+//! - [`request`]: the types passed between this layer and the handler.
+
+mod connection;
+pub mod request;
+pub mod socket_server;
+mod transmit;
+
+pub use request::{
+    ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
+};
+pub use socket_server::{BoundEndPoint, EndPoint, NetworkError, SocketServer, SocketServerConfig};

@@ -1,0 +1,320 @@
+//! Kafka's `SocketServer`: binds the listeners, runs an acceptor task per listener and a task per
+//! connection, and feeds a bounded request queue (`queued.max.requests`) to `num.io.threads`
+//! handler tasks (Kafka's `KafkaRequestHandlerPool`). Every task is tracked, so
+//! [`SocketServer::shutdown`] returns only when all of them have finished.
+//!
+//! `num.network.threads` has no counterpart: connection tasks run on the tokio runtime's workers.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::{Mutex, mpsc};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+use tracing::{Instrument, debug, error, info, warn};
+
+use super::connection::{ConnectionContext, QueuedRequest, run_connection};
+use super::request::{ConnectionId, RequestHandler};
+
+/// A listener to bind: Kafka's `EndPoint` of `listeners` (`NAME://host:port`).
+///
+/// An empty `host` binds every IPv4 interface (Kafka's `PLAINTEXT://:9092`); port 0 takes a free
+/// port, reported by [`SocketServer::bound_endpoints`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndPoint {
+    pub listener_name: String,
+    pub host: String,
+    pub port: u16,
+}
+
+impl EndPoint {
+    pub fn new(listener_name: impl Into<String>, host: impl Into<String>, port: u16) -> Self {
+        Self {
+            listener_name: listener_name.into(),
+            host: host.into(),
+            port,
+        }
+    }
+}
+
+/// A listener after binding, with the address it actually got.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BoundEndPoint {
+    pub listener_name: String,
+    pub address: SocketAddr,
+}
+
+/// The socket server's settings, under Kafka's key names in snake_case, with Kafka's defaults.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SocketServerConfig {
+    /// `listeners`; default `PLAINTEXT://127.0.0.1:9092`.
+    pub listeners: Vec<EndPoint>,
+    /// `num.io.threads`: requests handled at once, over all connections; default 8, at least 1.
+    pub num_io_threads: usize,
+    /// `queued.max.requests`: requests waiting for a handler before connections stop reading;
+    /// default 500, at least 1.
+    pub queued_max_requests: usize,
+    /// `socket.request.max.bytes`: the largest frame body accepted; a larger one closes its
+    /// connection. Default 104857600 (100 MiB), at least 1.
+    pub socket_request_max_bytes: i32,
+}
+
+impl Default for SocketServerConfig {
+    fn default() -> Self {
+        Self {
+            listeners: vec![EndPoint::new("PLAINTEXT", "127.0.0.1", 9092)],
+            num_io_threads: 8,
+            queued_max_requests: 500,
+            socket_request_max_bytes: 100 * 1024 * 1024,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkError {
+    #[error("cannot bind listener {listener_name} to {address}: {source}")]
+    Bind {
+        listener_name: String,
+        address: String,
+        #[source]
+        source: io::Error,
+    },
+    #[error("invalid value {value} for {key}: must be at least 1")]
+    InvalidConfig { key: &'static str, value: i64 },
+}
+
+/// A running socket server. Dropping it does not stop it; call [`SocketServer::shutdown`] (or
+/// cancel the token given to [`SocketServer::startup`] and then call it to wait).
+#[derive(Debug)]
+pub struct SocketServer {
+    bound: Vec<BoundEndPoint>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    active_connections: Arc<AtomicUsize>,
+    /// Weak, so that the I/O tasks see the queue close once every acceptor and connection is gone.
+    queue: mpsc::WeakSender<QueuedRequest>,
+}
+
+/// Pause after a failed accept (out of file descriptors, say), doubled up to the maximum while
+/// accepts keep failing, so a broken listener does not spin.
+const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
+const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+
+impl SocketServer {
+    /// Binds every listener, then starts the acceptors and the I/O handler tasks. Cancelling
+    /// `shutdown` starts a graceful shutdown (see [`SocketServer::shutdown`]). Nothing is
+    /// started when a listener fails to bind.
+    pub async fn startup<H: RequestHandler>(
+        config: SocketServerConfig,
+        handler: Arc<H>,
+        shutdown: CancellationToken,
+    ) -> Result<SocketServer, NetworkError> {
+        for (key, value) in [
+            ("num.io.threads", config.num_io_threads as i64),
+            ("queued.max.requests", config.queued_max_requests as i64),
+            ("socket.request.max.bytes", i64::from(config.socket_request_max_bytes)),
+        ] {
+            if value < 1 {
+                return Err(NetworkError::InvalidConfig { key, value });
+            }
+        }
+        let mut listeners = Vec::with_capacity(config.listeners.len());
+        for endpoint in &config.listeners {
+            let host = if endpoint.host.is_empty() {
+                "0.0.0.0"
+            } else {
+                endpoint.host.as_str()
+            };
+            let bind_error = |source| NetworkError::Bind {
+                listener_name: endpoint.listener_name.clone(),
+                address: format!("{host}:{}", endpoint.port),
+                source,
+            };
+            let listener = TcpListener::bind((host, endpoint.port))
+                .await
+                .map_err(bind_error)?;
+            let address = listener.local_addr().map_err(bind_error)?;
+            info!(listener = %endpoint.listener_name, %address, "listening");
+            listeners.push((endpoint.listener_name.clone(), address, listener));
+        }
+
+        let tracker = TaskTracker::new();
+        let (queue_tx, queue_rx) = mpsc::channel(config.queued_max_requests);
+        let queue_rx = Arc::new(Mutex::new(queue_rx));
+        for index in 0..config.num_io_threads {
+            tracker.spawn(io_handler(
+                index,
+                Arc::clone(&queue_rx),
+                Arc::clone(&handler),
+                tracker.clone(),
+            ));
+        }
+        let active_connections = Arc::new(AtomicUsize::new(0));
+        let next_id = Arc::new(AtomicU64::new(0));
+        let mut bound = Vec::with_capacity(listeners.len());
+        for (listener_name, address, listener) in listeners {
+            bound.push(BoundEndPoint {
+                listener_name: listener_name.clone(),
+                address,
+            });
+            let acceptor = Acceptor {
+                listener_name: Arc::from(listener_name.as_str()),
+                socket_request_max_bytes: config.socket_request_max_bytes,
+                queue: queue_tx.clone(),
+                shutdown: shutdown.clone(),
+                tracker: tracker.clone(),
+                active_connections: Arc::clone(&active_connections),
+                next_id: Arc::clone(&next_id),
+            };
+            tracker.spawn(acceptor.run(listener));
+        }
+        let queue = queue_tx.downgrade();
+        Ok(SocketServer {
+            bound,
+            shutdown,
+            tracker,
+            active_connections,
+            queue,
+        })
+    }
+
+    /// The listeners with the addresses they were bound to, in configuration order.
+    pub fn bound_endpoints(&self) -> &[BoundEndPoint] {
+        &self.bound
+    }
+
+    /// The port a listener was bound to (Kafka's `boundPort`).
+    pub fn bound_port(&self, listener_name: &str) -> Option<u16> {
+        self.bound
+            .iter()
+            .find(|b| b.listener_name == listener_name)
+            .map(|b| b.address.port())
+    }
+
+    /// Connections accepted and not yet closed.
+    pub fn active_connections(&self) -> usize {
+        self.active_connections.load(Ordering::Relaxed)
+    }
+
+    /// Requests waiting on the queue for a handler (Kafka's `RequestQueueSize` metric).
+    pub fn request_queue_size(&self) -> usize {
+        self.queue
+            .upgrade()
+            .map_or(0, |q| q.max_capacity() - q.capacity())
+    }
+
+    /// The token that stops this server; cancel it to start a shutdown from elsewhere.
+    pub fn shutdown_token(&self) -> CancellationToken {
+        self.shutdown.clone()
+    }
+
+    /// Graceful shutdown: stops accepting, closes idle connections, lets every request already
+    /// read be handled and its response written, then closes those connections too. Returns when
+    /// every task of the server has finished. Safe to call more than once.
+    pub async fn shutdown(&self) {
+        self.shutdown.cancel();
+        self.tracker.close();
+        self.tracker.wait().await;
+        debug!("socket server stopped");
+    }
+}
+
+/// Accepts connections on one listener and spawns their tasks.
+struct Acceptor {
+    listener_name: Arc<str>,
+    socket_request_max_bytes: i32,
+    queue: mpsc::Sender<QueuedRequest>,
+    shutdown: CancellationToken,
+    tracker: TaskTracker,
+    active_connections: Arc<AtomicUsize>,
+    next_id: Arc<AtomicU64>,
+}
+
+impl Acceptor {
+    async fn run(self, listener: TcpListener) {
+        let mut backoff = ACCEPT_BACKOFF_MIN;
+        loop {
+            let accepted = tokio::select! {
+                biased;
+                () = self.shutdown.cancelled() => break,
+                accepted = listener.accept() => accepted,
+            };
+            let (stream, peer) = match accepted {
+                Ok(accepted) => {
+                    backoff = ACCEPT_BACKOFF_MIN;
+                    accepted
+                }
+                Err(error) => {
+                    warn!(listener = %self.listener_name, %error, "accept failed");
+                    tokio::select! {
+                        () = self.shutdown.cancelled() => break,
+                        () = tokio::time::sleep(backoff) => {}
+                    }
+                    backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                    continue;
+                }
+            };
+            // Kafka sets TCP_NODELAY: responses are written whole, so Nagle only adds latency.
+            if let Err(error) = stream.set_nodelay(true) {
+                debug!(%peer, %error, "cannot set TCP_NODELAY");
+            }
+            let local = match stream.local_addr() {
+                Ok(local) => local,
+                Err(error) => {
+                    debug!(%peer, %error, "connection gone before it was served");
+                    continue;
+                }
+            };
+            let id = ConnectionId(self.next_id.fetch_add(1, Ordering::Relaxed));
+            let span = tracing::debug_span!("connection", %id, %peer, listener = %self.listener_name);
+            let context = ConnectionContext {
+                id,
+                peer,
+                local,
+                listener_name: Arc::clone(&self.listener_name),
+                socket_request_max_bytes: self.socket_request_max_bytes,
+                queue: self.queue.clone(),
+                shutdown: self.shutdown.clone(),
+                active_connections: Arc::clone(&self.active_connections),
+            };
+            self.tracker
+                .spawn(run_connection(stream, context).instrument(span));
+        }
+        debug!(listener = %self.listener_name, "acceptor stopped");
+    }
+}
+
+/// One of the `num.io.threads` handler tasks: takes requests off the queue and answers them. It
+/// ends when the queue is closed and drained, which happens once every acceptor and connection
+/// task has ended, so requests already queued at shutdown are still answered.
+async fn io_handler<H: RequestHandler>(
+    index: usize,
+    queue: Arc<Mutex<mpsc::Receiver<QueuedRequest>>>,
+    handler: Arc<H>,
+    tracker: TaskTracker,
+) {
+    loop {
+        // The lock is held only while waiting for the next request, never while handling it.
+        let next = queue.lock().await.recv().await;
+        let Some(QueuedRequest { request, reply }) = next else {
+            break;
+        };
+        let connection_id = request.connection_id;
+        let handler = Arc::clone(&handler);
+        // Its own task, so a panicking handler costs the request's connection (its reply is
+        // dropped, which closes it) and not this handler task.
+        let handled = tracker.spawn(async move { handler.handle(request).await });
+        match handled.await {
+            // The connection may be gone already; then there is no one to answer.
+            Ok(response) => drop(reply.send(response)),
+            Err(join_error) => {
+                error!(%connection_id, error = %join_error, "request handler failed; closing the connection");
+            }
+        }
+    }
+    debug!(index, "request handler task stopped");
+}
