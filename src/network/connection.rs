@@ -157,7 +157,12 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
         };
         // Waits while the queue is full: the backpressure of queued.max.requests. A request read
         // before shutdown is still queued and answered.
-        if ctx.queue.send(QueuedRequest { request, reply }).await.is_err() {
+        if ctx
+            .queue
+            .send(QueuedRequest { request, reply })
+            .await
+            .is_err()
+        {
             break "request queue closed";
         }
         let mut response = match response.await {
@@ -204,7 +209,12 @@ mod tests {
             let frame = read_frame(&mut reader, &mut buf, 100).await.unwrap();
             assert_eq!(frame.as_deref(), Some(want));
         }
-        assert!(read_frame(&mut reader, &mut buf, 100).await.unwrap().is_none());
+        assert!(
+            read_frame(&mut reader, &mut buf, 100)
+                .await
+                .unwrap()
+                .is_none()
+        );
     }
 
     #[tokio::test]
@@ -233,7 +243,13 @@ mod tests {
         let mut buf = BytesMut::new();
         let huge = i32::MAX.to_be_bytes();
         let err = read_frame(&mut &huge[..], &mut buf, 100).await;
-        assert!(matches!(err, Err(FrameError::TooLarge { size: i32::MAX, max: 100 })));
+        assert!(matches!(
+            err,
+            Err(FrameError::TooLarge {
+                size: i32::MAX,
+                max: 100
+            })
+        ));
         assert!(buf.capacity() < 1024 * 1024);
 
         // Exactly the limit is allowed.

@@ -116,7 +116,10 @@ impl SocketServer {
         for (key, value) in [
             ("num.io.threads", config.num_io_threads as i64),
             ("queued.max.requests", config.queued_max_requests as i64),
-            ("socket.request.max.bytes", i64::from(config.socket_request_max_bytes)),
+            (
+                "socket.request.max.bytes",
+                i64::from(config.socket_request_max_bytes),
+            ),
         ] {
             if value < 1 {
                 return Err(NetworkError::InvalidConfig { key, value });
@@ -270,7 +273,8 @@ impl Acceptor {
                 }
             };
             let id = ConnectionId(self.next_id.fetch_add(1, Ordering::Relaxed));
-            let span = tracing::debug_span!("connection", %id, %peer, listener = %self.listener_name);
+            let span =
+                tracing::debug_span!("connection", %id, %peer, listener = %self.listener_name);
             let context = ConnectionContext {
                 id,
                 peer,

@@ -88,8 +88,13 @@ async fn send_file_range(stream: &TcpStream, range: &FileRange) -> io::Result<()
         stream.writable().await?;
         let count = usize::try_from(end - offset).unwrap_or(usize::MAX);
         let sent = stream.try_io(Interest::WRITABLE, || {
-            nix::sys::sendfile::sendfile(stream.as_fd(), range.file.as_fd(), Some(&mut offset), count)
-                .map_err(io::Error::from)
+            nix::sys::sendfile::sendfile(
+                stream.as_fd(),
+                range.file.as_fd(),
+                Some(&mut offset),
+                count,
+            )
+            .map_err(io::Error::from)
         });
         match sent {
             // The file ended before the range did: the response would be corrupt.
