@@ -27,8 +27,9 @@ const LIMIT: Duration = Duration::from_secs(20);
 
 /// Frames start with a command byte:
 /// `E` echo, `S` sleep 30 ms then echo, `N` no response, `C` close, `B` wait for a gate permit
-/// then echo, `F` the handler's file range between a header and a trailer, `P` panic,
-/// `D` a deferred echo.
+/// then echo, `F` the handler's file range between a header and a trailer (`G`: a range past the
+/// file's end), `P` panic,
+/// `D` a deferred echo, `M` the frame 1000 times in 2000 parts.
 #[derive(Default)]
 struct TestHandler {
     gate: Gate,
@@ -87,8 +88,11 @@ impl RequestHandler for TestHandler {
                 self.gate.0.acquire().await.unwrap().forget();
                 echo(&frame)
             }
-            Some(b'F') => {
-                let (file, position, len) = self.file.clone().unwrap();
+            Some(cmd @ (b'F' | b'G')) => {
+                let (file, position, mut len) = self.file.clone().unwrap();
+                if *cmd == b'G' {
+                    len += 1_000_000; // past the end of the file
+                }
                 let mut head = BytesMut::new();
                 head.put_i32((3 + len + 3) as i32);
                 head.put_slice(b"hdr");
@@ -101,6 +105,18 @@ impl RequestHandler for TestHandler {
                     }),
                     ResponsePart::Bytes(Bytes::from_static(b"end")),
                 ])
+            }
+            Some(b'M') => {
+                // The frame 1000 times as separate parts (with empty ones between), so writes go
+                // out in several writev calls and partially.
+                let mut parts = vec![ResponsePart::Bytes(Bytes::from(
+                    ((frame.len() * 1000) as i32).to_be_bytes().to_vec(),
+                ))];
+                for _ in 0..1000 {
+                    parts.push(ResponsePart::Bytes(frame.clone()));
+                    parts.push(ResponsePart::Bytes(Bytes::new()));
+                }
+                Response::Send(parts)
             }
             Some(b'P') => panic!("test handler asked to panic"),
             Some(b'D') => Response::Deferred(Box::pin(async move {
@@ -322,6 +338,35 @@ async fn file_range_is_sent_byte_exact() {
             for body in client.await.unwrap() {
                 assert!(body == expected, "file bytes differ");
             }
+        }
+        // A range past the end of the file cannot be sent whole: the connection is closed
+        // after what the file had, rather than leaving the client a corrupt response.
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        send(&mut stream, b"G").await;
+        let mut got = Vec::new();
+        let _ = stream.read_to_end(&mut got).await;
+        assert_eq!(got.len(), 4 + 3 + content.len() - position as usize);
+        assert_eq!(got[7..], content[position as usize..]);
+        server.shutdown().await;
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn many_buffer_parts_are_written_whole_and_in_order() {
+    timeout(LIMIT, async {
+        let (server, address, _handler) = start(config(|_| {}), TestHandler::default()).await;
+        let mut stream = TcpStream::connect(address).await.unwrap();
+        let mut body: Vec<u8> = (0..1000u32).map(|i| (i % 251) as u8).collect();
+        body[0] = b'M';
+        for _ in 0..3 {
+            send(&mut stream, &body).await;
+            // Read slowly at first so the server's writes are partial.
+            tokio::time::sleep(Duration::from_millis(20)).await;
+            let response = receive(&mut stream).await;
+            assert_eq!(response.len(), body.len() * 1000);
+            assert!(response.chunks(body.len()).all(|chunk| chunk == body));
         }
         server.shutdown().await;
     })
