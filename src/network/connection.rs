@@ -6,7 +6,7 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -96,6 +96,7 @@ pub(crate) struct ConnectionContext {
     pub local: SocketAddr,
     pub listener_name: Arc<str>,
     pub socket_request_max_bytes: i32,
+    pub connections_max_idle: Duration,
     pub queue: mpsc::Sender<QueuedRequest>,
     pub shutdown: CancellationToken,
     pub active_connections: Arc<AtomicUsize>,
@@ -118,7 +119,8 @@ impl Drop for ActiveGuard {
 }
 
 /// Serves one connection until the peer closes it, it breaks the protocol, the handler asks to
-/// close it, or shutdown is requested while no request of it is in processing. Every error ends
+/// close it, no frame arrives for `connections.max.idle.ms` (counted from the last response, or
+/// from accept), or shutdown is requested while no request of it is in processing. Every error ends
 /// this connection only. The caller instruments it with a span naming the connection id and peer.
 pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
@@ -128,7 +130,14 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
         let frame = tokio::select! {
             biased;
             () = ctx.shutdown.cancelled() => break "shutdown",
-            frame = read_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes) => frame,
+            frame = tokio::time::timeout(
+                ctx.connections_max_idle,
+                read_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes),
+            ) => frame,
+        };
+        let frame = match frame {
+            Err(_elapsed) => break "idle longer than connections.max.idle.ms",
+            Ok(frame) => frame,
         };
         let frame = match frame {
             Ok(Some(frame)) => frame,

@@ -61,6 +61,9 @@ pub struct SocketServerConfig {
     /// `socket.request.max.bytes`: the largest frame body accepted; a larger one closes its
     /// connection. Default 104857600 (100 MiB), at least 1.
     pub socket_request_max_bytes: i32,
+    /// `connections.max.idle.ms`: a connection with no request for this long is closed.
+    /// Default 600000 (10 minutes), at least 1.
+    pub connections_max_idle_ms: u64,
 }
 
 impl Default for SocketServerConfig {
@@ -70,6 +73,7 @@ impl Default for SocketServerConfig {
             num_io_threads: 8,
             queued_max_requests: 500,
             socket_request_max_bytes: 100 * 1024 * 1024,
+            connections_max_idle_ms: 600_000,
         }
     }
 }
@@ -120,6 +124,10 @@ impl SocketServer {
                 "socket.request.max.bytes",
                 i64::from(config.socket_request_max_bytes),
             ),
+            (
+                "connections.max.idle.ms",
+                i64::try_from(config.connections_max_idle_ms).unwrap_or(i64::MAX),
+            ),
         ] {
             if value < 1 {
                 return Err(NetworkError::InvalidConfig { key, value });
@@ -167,6 +175,7 @@ impl SocketServer {
             let acceptor = Acceptor {
                 listener_name: Arc::from(listener_name.as_str()),
                 socket_request_max_bytes: config.socket_request_max_bytes,
+                connections_max_idle: Duration::from_millis(config.connections_max_idle_ms),
                 queue: queue_tx.clone(),
                 shutdown: shutdown.clone(),
                 tracker: tracker.clone(),
@@ -218,6 +227,9 @@ impl SocketServer {
     /// Graceful shutdown: stops accepting, closes idle connections, lets every request already
     /// read be handled and its response written, then closes those connections too. Returns when
     /// every task of the server has finished. Safe to call more than once.
+    ///
+    /// It waits as long as the handler takes (a deferred long poll included); a caller that must
+    /// stop in bounded time wraps it in `tokio::time::timeout`.
     pub async fn shutdown(&self) {
         self.shutdown.cancel();
         self.tracker.close();
@@ -230,6 +242,7 @@ impl SocketServer {
 struct Acceptor {
     listener_name: Arc<str>,
     socket_request_max_bytes: i32,
+    connections_max_idle: Duration,
     queue: mpsc::Sender<QueuedRequest>,
     shutdown: CancellationToken,
     tracker: TaskTracker,
@@ -281,6 +294,7 @@ impl Acceptor {
                 local,
                 listener_name: Arc::clone(&self.listener_name),
                 socket_request_max_bytes: self.socket_request_max_bytes,
+                connections_max_idle: self.connections_max_idle,
                 queue: self.queue.clone(),
                 shutdown: self.shutdown.clone(),
                 active_connections: Arc::clone(&self.active_connections),

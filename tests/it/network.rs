@@ -142,6 +142,7 @@ fn config(tweak: impl FnOnce(&mut SocketServerConfig)) -> SocketServerConfig {
         num_io_threads: 4,
         queued_max_requests: 16,
         socket_request_max_bytes: 1024,
+        connections_max_idle_ms: 600_000,
     };
     tweak(&mut config);
     config
@@ -491,6 +492,29 @@ async fn graceful_shutdown_answers_in_flight_requests_then_closes() {
         assert!(closed_by_server(&mut busy).await);
         stopping.await.unwrap();
         assert_eq!(server.active_connections(), 0);
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idle_connections_are_closed() {
+    timeout(LIMIT, async {
+        let settings = config(|c| c.connections_max_idle_ms = 300);
+        let (server, address, _handler) = start(settings, TestHandler::default()).await;
+        let mut idle = TcpStream::connect(address).await.unwrap();
+        let mut busy = TcpStream::connect(address).await.unwrap();
+        let began = Instant::now();
+        for i in 0..8 {
+            send(&mut busy, format!("E{i}").as_bytes()).await;
+            assert_eq!(receive(&mut busy).await, format!("E{i}").into_bytes());
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        assert!(closed_by_server(&mut idle).await);
+        assert!(began.elapsed() >= Duration::from_millis(300));
+        send(&mut busy, b"Estill").await;
+        assert_eq!(receive(&mut busy).await, b"Estill");
+        server.shutdown().await;
     })
     .await
     .unwrap();
