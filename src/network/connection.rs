@@ -198,7 +198,90 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+    use std::pin::Pin;
+    use std::task::{Context, Poll};
+
+    use proptest::prelude::*;
+    use tokio::io::ReadBuf;
+
     use super::*;
+
+    /// Hands out its bytes in the given pieces, one piece (or what fits) per read.
+    struct Chunked(VecDeque<Vec<u8>>);
+
+    impl AsyncRead for Chunked {
+        fn poll_read(
+            mut self: Pin<&mut Self>,
+            _cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            if let Some(mut piece) = self.0.pop_front() {
+                let n = piece.len().min(buf.remaining());
+                buf.put_slice(&piece[..n]);
+                if n < piece.len() {
+                    self.0.push_front(piece.split_off(n));
+                }
+            }
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn pieces(bytes: &[u8], cuts: &[usize]) -> Chunked {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c % (bytes.len() + 1)).collect();
+        cuts.sort_unstable();
+        let mut out = VecDeque::new();
+        let mut at = 0;
+        for cut in cuts.into_iter().chain([bytes.len()]) {
+            if cut > at {
+                out.push_back(bytes[at..cut].to_vec());
+                at = cut;
+            }
+        }
+        Chunked(out)
+    }
+
+    fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+        tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap()
+            .block_on(future)
+    }
+
+    proptest! {
+        /// However the stream is cut into reads, the same frames come out, then a clean end.
+        #[test]
+        fn any_chunking_yields_the_frames(
+            bodies in prop::collection::vec(prop::collection::vec(any::<u8>(), 0..300), 0..8),
+            cuts in prop::collection::vec(any::<usize>(), 0..20),
+        ) {
+            let slices: Vec<&[u8]> = bodies.iter().map(|b| &b[..]).collect();
+            let mut reader = pieces(&framed(&slices), &cuts);
+            let got = block_on(async {
+                let mut buf = BytesMut::new();
+                let mut got = Vec::new();
+                while let Some(frame) = read_frame(&mut reader, &mut buf, 300).await.unwrap() {
+                    got.push(frame.to_vec());
+                }
+                got
+            });
+            prop_assert_eq!(got, bodies);
+        }
+
+        /// Arbitrary bytes end in frames no larger than the limit and then an error or the end;
+        /// never a panic, never a buffer much larger than the input.
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..2000)) {
+            let mut reader = &bytes[..];
+            block_on(async {
+                let mut buf = BytesMut::new();
+                while let Ok(Some(frame)) = read_frame(&mut reader, &mut buf, 1000).await {
+                    assert!(frame.len() <= 1000);
+                }
+                assert!(buf.capacity() <= 2 * MAX_READ_STEP);
+            });
+        }
+    }
 
     fn framed(bodies: &[&[u8]]) -> Vec<u8> {
         let mut out = Vec::new();
