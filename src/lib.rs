@@ -22,3 +22,4 @@ pub mod cluster;
 pub mod commands;
 pub mod protocol;
 pub mod storage;
+pub mod zk;

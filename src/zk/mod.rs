@@ -1,0 +1,16 @@
+//! ZooKeeper: the `ZkClient` trait every metadata user talks to, the embedded in-process store
+//! that implements it for the single-node default (persisted in the data dir), and `zk_data`,
+//! Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9 writes them.
+//!
+//! Layering: this module uses only `crate::cluster`.
+
+pub mod client;
+pub mod embedded;
+mod snapshot;
+mod tree;
+pub mod zk_data;
+
+pub use client::{
+    CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
+};
+pub use embedded::{EmbeddedSession, EmbeddedStore};
