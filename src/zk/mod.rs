@@ -6,9 +6,11 @@
 
 pub mod client;
 pub mod embedded;
+mod json_order;
 mod snapshot;
 mod tree;
 pub mod zk_data;
+mod zk_paths;
 
 pub use client::{
     CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
