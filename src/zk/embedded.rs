@@ -4,26 +4,31 @@
 //! default and the test double for everything that talks to `ZkClient`.
 //!
 //! Several sessions share one store ([`EmbeddedStore::session`]). Writes hold one mutex, apply
-//! to the tree, write the snapshot (when the store has a directory) and then fire watches, so
-//! a write is durable before it is acknowledged. A snapshot that fails to write rolls the tree
-//! back and the call fails with `ZkError::Io`.
+//! to the tree, append one fsynced record to the transaction log (when the store has a
+//! directory) and then fire watches, so a write is durable before it is acknowledged. A log
+//! append that fails rolls the tree back and the call fails with `ZkError::Io`. Opening a
+//! directory loads the snapshot, replays the log and compacts both into a new snapshot.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use super::client::parent_of;
 use super::client::{CreateMode, Op, OpResult, Stat, WatchedEvent, ZkClient, ZkError, ZkFuture};
 use super::snapshot;
-use super::tree::{Tree, Trigger};
+use super::tree::{Node, Tree, Trigger};
+use super::txn_log::{self, TxnLog};
 
 /// Shared state of the store.
 #[derive(Debug)]
 struct State {
     tree: Tree,
     dir: Option<PathBuf>,
+    /// The transaction log, when the store has a directory.
+    log: Option<TxnLog>,
     /// Open sessions and where their watch events go.
     sessions: HashMap<i64, UnboundedSender<WatchedEvent>>,
     next_session: i64,
@@ -32,33 +37,90 @@ struct State {
     child_watches: HashMap<String, HashSet<i64>>,
 }
 
+/// The path an op names.
+fn op_path(op: &Op) -> &str {
+    match op {
+        Op::Check { path, .. }
+        | Op::Create { path, .. }
+        | Op::SetData { path, .. }
+        | Op::Delete { path, .. } => path,
+    }
+}
+
 impl State {
-    /// Applies `ops` atomically for `session`, persists, then fires watches.
+    /// Applies `ops` atomically for `session` under one zxid, appends them to the log, then
+    /// fires watches. On any failure the tree is restored from the undo copies of the nodes
+    /// the ops touched (each op's node and its parent).
     fn write(&mut self, session: i64, ops: &[Op]) -> Result<Vec<OpResult>, ZkError> {
-        if !self.sessions.contains_key(&session) {
-            return Err(ZkError::SessionExpired);
-        }
-        let mut scratch = self.tree.clone();
-        let zxid = scratch.zxid + 1;
+        self.check_session(session)?;
+        let zxid = self.tree.zxid + 1;
         let now = now_ms();
+        let mut undo: HashMap<String, Option<Node>> = HashMap::new();
         let mut triggers = Vec::new();
         let mut results = Vec::with_capacity(ops.len());
         for op in ops {
-            results.push(scratch.apply(op, zxid, now, session, &mut triggers)?);
+            let path = op_path(op);
+            for p in [Some(path), parent_of(path)].into_iter().flatten() {
+                if !undo.contains_key(p) {
+                    undo.insert(p.to_string(), self.tree.nodes.get(p).cloned());
+                }
+            }
+            match self.tree.apply(op, zxid, now, session, &mut triggers) {
+                Ok(r) => results.push(r),
+                Err(e) => {
+                    self.rollback(undo, &triggers);
+                    return Err(e);
+                }
+            }
         }
-        scratch.zxid = zxid;
-        self.commit(scratch, triggers)?;
+        let previous_zxid = self.tree.zxid;
+        self.tree.zxid = zxid;
+        if let Err(e) = self.persist(zxid, &triggers) {
+            self.rollback(undo, &triggers);
+            self.tree.zxid = previous_zxid;
+            return Err(e);
+        }
+        for t in triggers {
+            self.fire(&t);
+        }
         Ok(results)
     }
 
-    /// Installs `tree`, writing the snapshot first when persistent nodes may have changed.
-    fn commit(&mut self, tree: Tree, triggers: Vec<Trigger>) -> Result<(), ZkError> {
-        if let Some(dir) = &self.dir {
-            snapshot::write_atomic(dir, &snapshot::encode(&tree))?;
-        }
-        self.tree = tree;
+    fn rollback(&mut self, undo: HashMap<String, Option<Node>>, triggers: &[Trigger]) {
+        // Nodes created by the batch (sequential names included) were absent before it.
         for t in triggers {
-            self.fire(&t);
+            if !undo.contains_key(&t.path) {
+                self.tree.nodes.remove(&t.path);
+            }
+        }
+        for (path, node) in undo {
+            match node {
+                Some(node) => {
+                    self.tree.nodes.insert(path, node);
+                }
+                None => {
+                    self.tree.nodes.remove(&path);
+                }
+            }
+        }
+    }
+
+    /// Logs the nodes `triggers` name, as they are after transaction `zxid`; compacts the log
+    /// into a new snapshot once it is large.
+    fn persist(&mut self, zxid: i64, triggers: &[Trigger]) -> Result<(), ZkError> {
+        let (Some(dir), Some(log)) = (&self.dir, &mut self.log) else {
+            return Ok(());
+        };
+        let paths: BTreeSet<String> = triggers.iter().map(|t| t.path.clone()).collect();
+        log.append(&self.tree, zxid, &paths)?;
+        if log.bytes > txn_log::COMPACT_BYTES {
+            // The write is already durable in the log; a failed compaction is retried later.
+            let compacted = snapshot::write_atomic(dir, &snapshot::encode(&self.tree))
+                .and_then(|()| TxnLog::create_empty(dir));
+            match compacted {
+                Ok(fresh) => *log = fresh,
+                Err(e) => tracing::warn!(error = %e, "zk store: log compaction failed"),
+            }
         }
         Ok(())
     }
@@ -96,15 +158,19 @@ impl State {
         if !self.sessions.contains_key(&session) {
             return Ok(());
         }
-        let mut tree = self.tree.clone();
-        let paths = tree.ephemerals_of(session);
+        let paths = self.tree.ephemerals_of(session);
         let mut triggers = Vec::new();
         if !paths.is_empty() {
-            let zxid = tree.zxid + 1;
+            let zxid = self.tree.zxid + 1;
             for p in &paths {
-                tree.delete(p, -1, zxid, &mut triggers)?;
+                // Ephemerals have no children, so these deletes cannot fail.
+                self.tree.delete(p, -1, zxid, &mut triggers)?;
             }
-            tree.zxid = zxid;
+            self.tree.zxid = zxid;
+            // Only the parents' child counts are persistent state here.
+            if let Err(e) = self.persist(zxid, &triggers) {
+                tracing::warn!(error = %e, "zk store: logging a session close failed");
+            }
         }
         self.sessions.remove(&session);
         for watches in [&mut self.data_watches, &mut self.child_watches] {
@@ -113,8 +179,6 @@ impl State {
             }
             watches.retain(|_, s| !s.is_empty());
         }
-        // Ephemerals are not in the snapshot, so only the in-memory tree changes.
-        self.tree = tree;
         for t in triggers {
             self.fire(&t);
         }
@@ -139,21 +203,25 @@ impl EmbeddedStore {
     /// A store kept in `dir` (created if missing); loads the last snapshot if there is one.
     pub fn open(dir: &Path) -> Result<Self, ZkError> {
         std::fs::create_dir_all(dir).map_err(|e| ZkError::Io(e.to_string()))?;
-        let tree = snapshot::read(dir)?.unwrap_or_else(Tree::new);
-        Ok(Self::with(tree, Some(dir.to_path_buf())))
+        let mut tree = snapshot::read(dir)?.unwrap_or_else(Tree::new);
+        txn_log::replay(dir, &mut tree)?;
+        snapshot::write_atomic(dir, &snapshot::encode(&tree))?;
+        let log = TxnLog::create_empty(dir)?;
+        Ok(Self::with(tree, Some(dir.to_path_buf()), Some(log)))
     }
 
     /// A store that lives only in memory.
     pub fn in_memory() -> Self {
-        Self::with(Tree::new(), None)
+        Self::with(Tree::new(), None, None)
     }
 
-    fn with(tree: Tree, dir: Option<PathBuf>) -> Self {
+    fn with(tree: Tree, dir: Option<PathBuf>, log: Option<TxnLog>) -> Self {
         // Session ids start from the clock like ZooKeeper's, so ids differ across restarts.
         let next_session = (now_ms() << 16) | 1;
         let state = State {
             tree,
             dir,
+            log,
             sessions: HashMap::new(),
             next_session,
             data_watches: HashMap::new(),

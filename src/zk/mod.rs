@@ -9,6 +9,7 @@ pub mod embedded;
 mod json_order;
 mod snapshot;
 mod tree;
+mod txn_log;
 pub mod zk_data;
 mod zk_paths;
 

@@ -1,6 +1,7 @@
-//! The embedded store's snapshot file: every persistent znode, written atomically (temp file,
-//! fsync, rename, fsync of the directory) after each write batch, so a restart sees the last
-//! acknowledged write. Ephemeral nodes are never saved: their sessions end with the process.
+//! The embedded store's snapshot file: every persistent znode as of one zxid, written
+//! atomically (temp file, fsync, rename, fsync of the directory) when the store opens and when
+//! the transaction log (`txn_log`) is compacted. Ephemeral nodes are never saved: their
+//! sessions end with the process.
 //!
 //! Format (big-endian): magic `KZKS`, u32 format version 1, i64 last zxid, u32 node count, then
 //! per node: u32 path length, path (UTF-8), u32 data length, data, i64 czxid, i64 mzxid,
@@ -42,27 +43,47 @@ pub(crate) fn encode(tree: &Tree) -> Vec<u8> {
         out.extend_from_slice(path.as_bytes());
         out.extend_from_slice(&(node.data.len() as u32).to_be_bytes());
         out.extend_from_slice(&node.data);
-        let s = &node.stat;
-        for v in [s.czxid, s.mzxid, s.ctime, s.mtime] {
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        for v in [s.version, s.cversion, s.aversion] {
-            out.extend_from_slice(&v.to_be_bytes());
-        }
-        out.extend_from_slice(&s.pzxid.to_be_bytes());
+        put_stat(&mut out, &node.stat);
     }
     let crc = crc32c::crc32c(&out);
     out.extend_from_slice(&crc.to_be_bytes());
     out
 }
 
-/// A bounds-checked reader over the snapshot bytes.
-struct Reader<'a> {
-    buf: &'a [u8],
+/// Appends the persisted fields of a stat: czxid, mzxid, ctime, mtime, version, cversion,
+/// aversion, pzxid.
+pub(crate) fn put_stat(out: &mut Vec<u8>, s: &Stat) {
+    for v in [s.czxid, s.mzxid, s.ctime, s.mtime] {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    for v in [s.version, s.cversion, s.aversion] {
+        out.extend_from_slice(&v.to_be_bytes());
+    }
+    out.extend_from_slice(&s.pzxid.to_be_bytes());
+}
+
+/// A bounds-checked reader over the snapshot or log bytes.
+pub(crate) struct Reader<'a> {
+    pub buf: &'a [u8],
 }
 
 impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Result<&'a [u8], ZkError> {
+    /// The stat written by [`put_stat`], for a node holding `data_len` bytes.
+    pub fn stat(&mut self, data_len: usize) -> Result<Stat, ZkError> {
+        Ok(Stat {
+            czxid: self.i64()?,
+            mzxid: self.i64()?,
+            ctime: self.i64()?,
+            mtime: self.i64()?,
+            version: self.i32()?,
+            cversion: self.i32()?,
+            aversion: self.i32()?,
+            pzxid: self.i64()?,
+            data_length: i32::try_from(data_len).unwrap_or(i32::MAX),
+            ..Stat::default()
+        })
+    }
+    pub fn take(&mut self, n: usize) -> Result<&'a [u8], ZkError> {
         if self.buf.len() < n {
             return Err(corrupt("truncated"));
         }
@@ -70,26 +91,26 @@ impl<'a> Reader<'a> {
         self.buf = rest;
         Ok(head)
     }
-    fn u32(&mut self) -> Result<u32, ZkError> {
+    pub fn u32(&mut self) -> Result<u32, ZkError> {
         let b = self.take(4)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    fn i32(&mut self) -> Result<i32, ZkError> {
+    pub fn i32(&mut self) -> Result<i32, ZkError> {
         Ok(self.u32()? as i32)
     }
-    fn i64(&mut self) -> Result<i64, ZkError> {
+    pub fn i64(&mut self) -> Result<i64, ZkError> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(i64::from_be_bytes(a))
     }
-    fn bytes(&mut self) -> Result<&'a [u8], ZkError> {
+    pub fn bytes(&mut self) -> Result<&'a [u8], ZkError> {
         let len = self.u32()? as usize;
         self.take(len)
     }
 }
 
-fn corrupt(why: &str) -> ZkError {
+pub(crate) fn corrupt(why: &str) -> ZkError {
     ZkError::Io(format!("corrupt zk snapshot: {why}"))
 }
 
@@ -118,18 +139,7 @@ pub(crate) fn decode(bytes: &[u8]) -> Result<Tree, ZkError> {
             .to_string();
         validate_path(&path).map_err(|_| corrupt("bad path"))?;
         let data = r.bytes()?.to_vec();
-        let stat = Stat {
-            czxid: r.i64()?,
-            mzxid: r.i64()?,
-            ctime: r.i64()?,
-            mtime: r.i64()?,
-            version: r.i32()?,
-            cversion: r.i32()?,
-            aversion: r.i32()?,
-            pzxid: r.i64()?,
-            data_length: i32::try_from(data.len()).unwrap_or(i32::MAX),
-            ..Stat::default()
-        };
+        let stat = r.stat(data.len())?;
         tree.nodes.insert(
             path,
             Node {
