@@ -12,6 +12,7 @@ mod tree;
 mod txn_log;
 pub mod zk_data;
 mod zk_paths;
+pub mod zookeeper;
 
 pub use client::{
     CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
