@@ -10,10 +10,12 @@
 //! directory loads the snapshot, replays the log and compacts both into a new snapshot.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
+use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use nix::fcntl::{Flock, FlockArg};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use super::client::parent_of;
@@ -29,6 +31,9 @@ struct State {
     dir: Option<PathBuf>,
     /// The transaction log, when the store has a directory.
     log: Option<TxnLog>,
+    /// An exclusive `flock` on `<dir>/zk.lock`, held while the store is open: one store per
+    /// directory, even within one process.
+    _lock: Option<Flock<File>>,
     /// Open sessions and where their watch events go.
     sessions: HashMap<i64, UnboundedSender<WatchedEvent>>,
     next_session: i64,
@@ -186,6 +191,9 @@ impl State {
     }
 }
 
+/// The lock file's name inside the store's directory.
+pub const LOCK_FILE: &str = "zk.lock";
+
 fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -203,25 +211,49 @@ impl EmbeddedStore {
     /// A store kept in `dir` (created if missing); loads the last snapshot if there is one.
     pub fn open(dir: &Path) -> Result<Self, ZkError> {
         std::fs::create_dir_all(dir).map_err(|e| ZkError::Io(e.to_string()))?;
+        let lock_path = dir.join(LOCK_FILE);
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&lock_path)
+            .map_err(|e| ZkError::Io(format!("{}: {e}", lock_path.display())))?;
+        let lock = Flock::lock(file, FlockArg::LockExclusiveNonblock).map_err(|(_, e)| {
+            ZkError::Io(format!(
+                "{} is held by another store: {e}",
+                lock_path.display()
+            ))
+        })?;
         let mut tree = snapshot::read(dir)?.unwrap_or_else(Tree::new);
         txn_log::replay(dir, &mut tree)?;
         snapshot::write_atomic(dir, &snapshot::encode(&tree))?;
         let log = TxnLog::create_empty(dir)?;
-        Ok(Self::with(tree, Some(dir.to_path_buf()), Some(log)))
+        Ok(Self::with(
+            tree,
+            Some(dir.to_path_buf()),
+            Some(log),
+            Some(lock),
+        ))
     }
 
     /// A store that lives only in memory.
     pub fn in_memory() -> Self {
-        Self::with(Tree::new(), None, None)
+        Self::with(Tree::new(), None, None, None)
     }
 
-    fn with(tree: Tree, dir: Option<PathBuf>, log: Option<TxnLog>) -> Self {
+    fn with(
+        tree: Tree,
+        dir: Option<PathBuf>,
+        log: Option<TxnLog>,
+        lock: Option<Flock<File>>,
+    ) -> Self {
         // Session ids start from the clock like ZooKeeper's, so ids differ across restarts.
         let next_session = (now_ms() << 16) | 1;
         let state = State {
             tree,
             dir,
             log,
+            _lock: lock,
             sessions: HashMap::new(),
             next_session,
             data_watches: HashMap::new(),

@@ -377,3 +377,15 @@ async fn log_replay_compaction_and_torn_tail() {
     // The root's cversion counts the ephemeral's create and delete too.
     assert_eq!(c.exists("/", false).await.unwrap().unwrap().cversion, 3);
 }
+
+#[tokio::test]
+async fn one_store_per_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    assert!(matches!(
+        EmbeddedStore::open(dir.path()),
+        Err(ZkError::Io(_))
+    ));
+    drop(store);
+    EmbeddedStore::open(dir.path()).unwrap();
+}

@@ -239,4 +239,19 @@ mod tests {
         flipped[10] ^= 1;
         assert!(decode(&flipped).is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..256)) {
+            let _ = decode(&bytes);
+            // And through the log replay, with a valid-looking record frame around them.
+            let dir = tempfile::tempdir().unwrap();
+            let mut framed = (bytes.len() as u32).to_be_bytes().to_vec();
+            framed.extend_from_slice(&crc32c::crc32c(&bytes).to_be_bytes());
+            framed.extend_from_slice(&bytes);
+            std::fs::write(dir.path().join(crate::zk::txn_log::FILE_NAME), &framed).unwrap();
+            let mut tree = Tree::new();
+            let _ = crate::zk::txn_log::replay(dir.path(), &mut tree);
+        }
+    }
 }

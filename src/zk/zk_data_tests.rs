@@ -291,3 +291,21 @@ fn garbage_never_panics() {
         assert!(ProducerIdBlock::decode(bytes).is_err());
     }
 }
+
+proptest::proptest! {
+    #[test]
+    fn decoders_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..128), s in "\\PC{0,64}") {
+        for input in [&bytes[..], s.as_bytes()] {
+            let _ = BrokerRegistration::decode(input);
+            let _ = TopicAssignment::decode(input);
+            let _ = PartitionState::decode(input);
+            let _ = ControllerRegistration::decode(input);
+            let _ = ProducerIdBlock::decode(input);
+            let _ = decode_entity_config(input);
+            let _ = decode_isr_change(input);
+            let _ = decode_cluster_id(input);
+            let _ = decode_controller_epoch(input);
+        }
+        let _ = topic_id_from_string(&s);
+    }
+}
