@@ -28,3 +28,4 @@ pub mod config;
 pub mod network;
 pub mod protocol;
 pub mod storage;
+pub mod zk;

@@ -25,3 +25,4 @@ mod protocol_hostile;
 mod protocol_java_oracle;
 mod protocol_json;
 mod protocol_roundtrip;
+mod zk_zookeeper;

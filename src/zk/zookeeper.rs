@@ -1,0 +1,301 @@
+//! `ZkClient` over a real ZooKeeper ensemble, through the `zookeeper-client` crate: the
+//! ZooKeeper-mode counterpart of the embedded store. Nodes are created with open ACLs (Kafka's
+//! default when `zookeeper.set.acl=false`). One-shot watches are forwarded to this session's
+//! event channel by a small task each; session-state events are not forwarded.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use zookeeper_client as zkc;
+
+use super::client::{
+    CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
+};
+
+/// A session on a ZooKeeper ensemble. `close` (or dropping it) ends the session.
+#[derive(Debug)]
+pub struct ZooKeeperClient {
+    /// `None` once closed; every call then fails with `SessionExpired`.
+    client: Mutex<Option<zkc::Client>>,
+    session_id: i64,
+    events_tx: UnboundedSender<WatchedEvent>,
+    events_rx: Mutex<Option<UnboundedReceiver<WatchedEvent>>>,
+}
+
+fn map_err(e: zkc::Error) -> ZkError {
+    match e {
+        zkc::Error::NoNode => ZkError::NoNode(String::new()),
+        zkc::Error::NodeExists => ZkError::NodeExists(String::new()),
+        zkc::Error::BadVersion => ZkError::BadVersion(String::new()),
+        zkc::Error::NotEmpty => ZkError::NotEmpty(String::new()),
+        zkc::Error::NoChildrenForEphemerals => ZkError::NoChildrenForEphemerals(String::new()),
+        zkc::Error::SessionExpired | zkc::Error::ClientClosed => ZkError::SessionExpired,
+        zkc::Error::ConnectionLoss | zkc::Error::NoHosts => ZkError::ConnectionLoss,
+        zkc::Error::Timeout => ZkError::OperationTimeout,
+        zkc::Error::BadArguments(why) => ZkError::BadArguments((*why).to_string()),
+        other => ZkError::Io(other.to_string()),
+    }
+}
+
+/// Adds the path to the crate's path-less errors.
+fn with_path(e: zkc::Error, path: &str) -> ZkError {
+    match map_err(e) {
+        ZkError::NoNode(_) => ZkError::NoNode(path.to_string()),
+        ZkError::NodeExists(_) => ZkError::NodeExists(path.to_string()),
+        ZkError::BadVersion(_) => ZkError::BadVersion(path.to_string()),
+        ZkError::NotEmpty(_) => ZkError::NotEmpty(path.to_string()),
+        ZkError::NoChildrenForEphemerals(_) => ZkError::NoChildrenForEphemerals(path.to_string()),
+        other => other,
+    }
+}
+
+fn stat(s: &zkc::Stat) -> Stat {
+    Stat {
+        czxid: s.czxid,
+        mzxid: s.mzxid,
+        ctime: s.ctime,
+        mtime: s.mtime,
+        version: s.version,
+        cversion: s.cversion,
+        aversion: s.aversion,
+        ephemeral_owner: s.ephemeral_owner,
+        data_length: s.data_length,
+        num_children: s.num_children,
+        pzxid: s.pzxid,
+    }
+}
+
+fn options(mode: CreateMode) -> zkc::CreateOptions<'static> {
+    let mode = match mode {
+        CreateMode::Persistent => zkc::CreateMode::Persistent,
+        CreateMode::Ephemeral => zkc::CreateMode::Ephemeral,
+        CreateMode::PersistentSequential => zkc::CreateMode::PersistentSequential,
+        CreateMode::EphemeralSequential => zkc::CreateMode::EphemeralSequential,
+    };
+    mode.with_acls(zkc::Acls::anyone_all())
+}
+
+/// `None` for -1 (any version), as the crate spells it.
+fn version(v: i32) -> Option<i32> {
+    (v != -1).then_some(v)
+}
+
+impl ZooKeeperClient {
+    /// Connects to `connect` (`host:port[,host:port...][/chroot]`, Kafka's `zookeeper.connect`).
+    pub async fn connect(connect: &str, session_timeout: Duration) -> Result<Self, ZkError> {
+        let client = zkc::Client::connector()
+            .with_session_timeout(session_timeout)
+            .connect(connect)
+            .await
+            .map_err(map_err)?;
+        let session_id = client.session_id().0;
+        let (events_tx, events_rx) = unbounded_channel();
+        Ok(ZooKeeperClient {
+            client: Mutex::new(Some(client)),
+            session_id,
+            events_tx,
+            events_rx: Mutex::new(Some(events_rx)),
+        })
+    }
+
+    fn client(&self) -> Result<zkc::Client, ZkError> {
+        let guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        guard.clone().ok_or(ZkError::SessionExpired)
+    }
+
+    /// Forwards the watcher's node event to the session's channel.
+    fn forward(&self, watcher: zkc::OneshotWatcher) {
+        let tx = self.events_tx.clone();
+        tokio::spawn(async move {
+            let ev = watcher.changed().await;
+            let event_type = match ev.event_type {
+                zkc::EventType::NodeCreated => WatchedEventType::NodeCreated,
+                zkc::EventType::NodeDeleted => WatchedEventType::NodeDeleted,
+                zkc::EventType::NodeDataChanged => WatchedEventType::NodeDataChanged,
+                zkc::EventType::NodeChildrenChanged => WatchedEventType::NodeChildrenChanged,
+                zkc::EventType::Session => return,
+            };
+            let _ = tx.send(WatchedEvent {
+                event_type,
+                path: ev.path,
+            });
+        });
+    }
+}
+
+impl ZkClient for ZooKeeperClient {
+    fn session_id(&self) -> i64 {
+        self.session_id
+    }
+
+    fn take_events(&self) -> Option<UnboundedReceiver<WatchedEvent>> {
+        self.events_rx
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .take()
+    }
+
+    fn create<'a>(
+        &'a self,
+        path: &'a str,
+        data: &'a [u8],
+        mode: CreateMode,
+    ) -> ZkFuture<'a, (String, Stat)> {
+        Box::pin(async move {
+            let client = self.client()?;
+            let (st, seq) = client
+                .create(path, data, &options(mode))
+                .await
+                .map_err(|e| with_path(e, path))?;
+            let actual = if mode.is_sequential() {
+                format!("{path}{seq}")
+            } else {
+                path.to_string()
+            };
+            Ok((actual, stat(&st)))
+        })
+    }
+
+    fn get_data<'a>(&'a self, path: &'a str, watch: bool) -> ZkFuture<'a, (Vec<u8>, Stat)> {
+        Box::pin(async move {
+            let client = self.client()?;
+            if watch {
+                let (data, st, w) = client
+                    .get_and_watch_data(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?;
+                self.forward(w);
+                Ok((data, stat(&st)))
+            } else {
+                let (data, st) = client
+                    .get_data(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?;
+                Ok((data, stat(&st)))
+            }
+        })
+    }
+
+    fn set_data<'a>(&'a self, path: &'a str, data: &'a [u8], v: i32) -> ZkFuture<'a, Stat> {
+        Box::pin(async move {
+            let client = self.client()?;
+            let st = client
+                .set_data(path, data, version(v))
+                .await
+                .map_err(|e| with_path(e, path))?;
+            Ok(stat(&st))
+        })
+    }
+
+    fn delete<'a>(&'a self, path: &'a str, v: i32) -> ZkFuture<'a, ()> {
+        Box::pin(async move {
+            let client = self.client()?;
+            client
+                .delete(path, version(v))
+                .await
+                .map_err(|e| with_path(e, path))
+        })
+    }
+
+    fn get_children<'a>(&'a self, path: &'a str, watch: bool) -> ZkFuture<'a, (Vec<String>, Stat)> {
+        Box::pin(async move {
+            let client = self.client()?;
+            let (mut kids, st) = if watch {
+                let (kids, st, w) = client
+                    .get_and_watch_children(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?;
+                self.forward(w);
+                (kids, st)
+            } else {
+                client
+                    .get_children(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?
+            };
+            kids.sort();
+            Ok((kids, stat(&st)))
+        })
+    }
+
+    fn exists<'a>(&'a self, path: &'a str, watch: bool) -> ZkFuture<'a, Option<Stat>> {
+        Box::pin(async move {
+            let client = self.client()?;
+            let st = if watch {
+                let (st, w) = client
+                    .check_and_watch_stat(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?;
+                self.forward(w);
+                st
+            } else {
+                client
+                    .check_stat(path)
+                    .await
+                    .map_err(|e| with_path(e, path))?
+            };
+            Ok(st.as_ref().map(stat))
+        })
+    }
+
+    fn multi(&self, ops: Vec<Op>) -> ZkFuture<'_, Vec<OpResult>> {
+        Box::pin(async move {
+            let client = self.client()?;
+            let mut writer = client.new_multi_writer();
+            for op in &ops {
+                let added = match op {
+                    Op::Check { path, version: v } => writer.add_check_version(path, *v),
+                    Op::Create { path, data, mode } => {
+                        writer.add_create(path, data, &options(*mode))
+                    }
+                    Op::SetData {
+                        path,
+                        data,
+                        version: v,
+                    } => writer.add_set_data(path, data, version(*v)),
+                    Op::Delete { path, version: v } => writer.add_delete(path, version(*v)),
+                };
+                added.map_err(map_err)?;
+            }
+            let results = match writer.commit().await {
+                Ok(results) => results,
+                Err(zkc::MultiWriteError::OperationFailed { index, source }) => {
+                    let path = ops.get(index).map_or("", |op| match op {
+                        Op::Check { path, .. }
+                        | Op::Create { path, .. }
+                        | Op::SetData { path, .. }
+                        | Op::Delete { path, .. } => path.as_str(),
+                    });
+                    return Err(with_path(source, path));
+                }
+                Err(zkc::MultiWriteError::RequestFailed { source }) => return Err(map_err(source)),
+            };
+            results
+                .into_iter()
+                .map(|r| match r {
+                    zkc::MultiWriteResult::Check => Ok(OpResult::Check),
+                    zkc::MultiWriteResult::Delete => Ok(OpResult::Delete),
+                    zkc::MultiWriteResult::Create { path, stat: st } => Ok(OpResult::Create {
+                        path,
+                        stat: stat(&st),
+                    }),
+                    zkc::MultiWriteResult::SetData { stat: st } => {
+                        Ok(OpResult::SetData { stat: stat(&st) })
+                    }
+                    #[allow(unreachable_patterns)]
+                    _ => Err(ZkError::Other(-1)),
+                })
+                .collect()
+        })
+    }
+
+    fn close(&self) -> ZkFuture<'_, ()> {
+        Box::pin(async move {
+            // The crate closes the session when the last clone of the client is dropped.
+            let client = self.client.lock().unwrap_or_else(|e| e.into_inner()).take();
+            drop(client);
+            Ok(())
+        })
+    }
+}
