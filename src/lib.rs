@@ -14,11 +14,14 @@
 //!   tasks; writes responses with `writev` and `sendfile(2)`.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, checkpoints and the log manager over several log dirs.
+//! - [`zk`]: the `ZkClient` trait, over a real ZooKeeper or the embedded store kcli uses on its
+//!   own; Kafka's znode paths and JSON payloads.
 //!
 //! # Layering
 //!
 //! `protocol` and `cluster` depend on nothing in the crate; `storage` uses only `protocol` and
-//! `cluster`; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
+//! `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`; `config` builds on
+//! `storage`; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
 //! sources.
 
 pub mod cli;
