@@ -236,10 +236,10 @@ impl UnifiedLog {
         }
     }
 
-    /// Validates produced batches (Kafka's `LogValidator`), assigns them offsets from the log
-    /// end, stamps `leader_epoch` into them and appends them. The input is never modified: each
-    /// batch goes to the file as a patched copy of its 61-byte header followed by its untouched
-    /// records, in one gathering write.
+    /// Validates a produced batch (Kafka's `LogValidator`), assigns it offsets from the log end,
+    /// stamps `leader_epoch` into it and appends it. The input is never modified: the batch goes
+    /// to the file as a patched copy of its 61-byte header followed by its untouched records, in
+    /// one gathering write, with no allocation on the way.
     pub fn append_as_leader(
         &mut self,
         records: &[u8],
@@ -258,47 +258,42 @@ impl UnifiedLog {
             max_decompressed_bytes: super::log_segment::MAX_DECOMPRESSED_BATCH_BYTES,
         };
         let validated = log_validator::validate_records(records, &ctx)?;
-        if validated.batches.is_empty() {
-            return Ok(self.nothing_appended());
-        }
+        // The leader's validation admits exactly one batch (Kafka's LogValidator); followers
+        // append through `append_as_follower`.
+        let b = match validated.batches.as_slice() {
+            [] => return Ok(self.nothing_appended()),
+            [b] => b,
+            _ => {
+                return Err(StorageError::InvalidArgument {
+                    reason: format!(
+                        "a leader append takes one batch, not {}",
+                        validated.batches.len()
+                    ),
+                });
+            }
+        };
         self.check_batch_fits_segment(validated.total_size)?;
         let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
         let first_offset = self.log_end_offset();
-        let mut next_offset = first_offset;
-        let mut max_timestamp = NO_TIMESTAMP;
-        let mut shallow_offset_of_max_timestamp = first_offset;
-        let mut headers = Vec::with_capacity(validated.batches.len());
-        for b in &validated.batches {
-            let bytes = &records[b.position..b.position + b.size];
-            let mut header = [0u8; RECORD_BATCH_OVERHEAD];
-            header.copy_from_slice(&bytes[..RECORD_BATCH_OVERHEAD]);
-            batch::set_base_offset(&mut header, next_offset);
-            batch::set_partition_leader_epoch(&mut header, leader_epoch);
-            let last_offset = next_offset + i64::from(b.header.last_offset_delta);
-            // Kafka's `setMaxTimestamp`: the stored max timestamp is the validator's (the
-            // broker's clock under LogAppendTime); the CRC is recomputed only if it changes.
-            let batch_max_timestamp = b.max_timestamp;
-            batch::set_max_timestamp(
-                &mut header,
-                &bytes[RECORD_BATCH_OVERHEAD..],
-                self.config.message_timestamp_type,
-                batch_max_timestamp,
-            );
-            if batch_max_timestamp > max_timestamp {
-                max_timestamp = batch_max_timestamp;
-                shallow_offset_of_max_timestamp = last_offset;
-            }
-            headers.push(header);
-            next_offset = last_offset + 1;
-        }
-        let mut slices = Vec::with_capacity(2 * headers.len());
-        for (b, header) in validated.batches.iter().zip(&headers) {
-            slices.push(IoSlice::new(header));
-            slices.push(IoSlice::new(
-                &records[b.position + RECORD_BATCH_OVERHEAD..b.position + b.size],
-            ));
-        }
-        let last_offset = next_offset - 1;
+        let bytes = &records[b.position..b.position + b.size];
+        let (header_bytes, body) = bytes.split_at(RECORD_BATCH_OVERHEAD);
+        let mut header = [0u8; RECORD_BATCH_OVERHEAD];
+        header.copy_from_slice(header_bytes);
+        batch::set_base_offset(&mut header, first_offset);
+        batch::set_partition_leader_epoch(&mut header, leader_epoch);
+        // Kafka's `setMaxTimestamp`: the stored max timestamp is the validator's (the broker's
+        // clock under LogAppendTime); the CRC is recomputed only if it changes.
+        let max_timestamp = b.max_timestamp;
+        batch::set_max_timestamp(
+            &mut header,
+            body,
+            self.config.message_timestamp_type,
+            max_timestamp,
+        );
+        let last_offset = first_offset + i64::from(b.header.last_offset_delta);
+        let shallow_offset_of_max_timestamp = last_offset;
+        let next_offset = last_offset + 1;
+        let slices = [IoSlice::new(&header), IoSlice::new(body)];
         self.maybe_roll(
             validated.total_size,
             max_timestamp,
