@@ -28,6 +28,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -67,10 +68,20 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'kcli;serve' {
+            [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A `server.properties` file in Kafka''s format')
+            [CompletionResult]::new('--override', '--override', [CompletionResultType]::ParameterName, 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
         'kcli;help' {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
+            [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
         }
@@ -81,6 +92,9 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help;rebuild-index' {
+            break
+        }
+        'kcli;help;serve' {
             break
         }
         'kcli;help;help' {

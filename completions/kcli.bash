@@ -28,6 +28,9 @@ _kcli() {
             kcli,rebuild-index)
                 cmd="kcli__subcmd__rebuild__subcmd__index"
                 ;;
+            kcli,serve)
+                cmd="kcli__subcmd__serve"
+                ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
                 ;;
@@ -40,6 +43,9 @@ _kcli() {
             kcli__subcmd__help,rebuild-index)
                 cmd="kcli__subcmd__help__subcmd__rebuild__subcmd__index"
                 ;;
+            kcli__subcmd__help,serve)
+                cmd="kcli__subcmd__help__subcmd__serve"
+                ;;
             *)
                 ;;
         esac
@@ -47,7 +53,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions dump-segment rebuild-index help"
+            opts="-h -V --help --version completions dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -101,7 +107,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help)
-            opts="completions dump-segment rebuild-index help"
+            opts="completions dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -170,6 +176,20 @@ _kcli() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kcli__subcmd__help__subcmd__serve)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kcli__subcmd__rebuild__subcmd__index)
             opts="-h -V --verify --strict --dry-run --index-interval-bytes --truncate-corrupt --format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -183,6 +203,28 @@ _kcli() {
                     ;;
                 --format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__serve)
+            opts="-h -V --config --override --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --config)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --override)
+                    COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
                 *)

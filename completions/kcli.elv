@@ -25,6 +25,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand completions 'Print shell completions for kcli to stdout'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
+            cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;completions'= {
@@ -60,10 +61,19 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'kcli;serve'= {
+            cand --config 'A `server.properties` file in Kafka''s format'
+            cand --override 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`'
+            cand -h 'Print help'
+            cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
         &'kcli;help'= {
             cand completions 'Print shell completions for kcli to stdout'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
+            cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;help;completions'= {
@@ -71,6 +81,8 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;help;dump-segment'= {
         }
         &'kcli;help;rebuild-index'= {
+        }
+        &'kcli;help;serve'= {
         }
         &'kcli;help;help'= {
         }

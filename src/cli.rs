@@ -24,6 +24,23 @@ pub enum Command {
     /// PATH is a segment's .log file, a partition directory or a whole log dir. The indexes are
     /// rebuilt from the .log files with the rule a broker's recovery uses (docs/rebuild-index.md).
     RebuildIndex(RebuildIndexArgs),
+    /// Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its
+    /// cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or
+    /// SIGTERM for a clean shutdown.
+    Serve(ServeArgs),
+}
+
+/// `kcli serve`: Kafka's own way of configuring a broker, a `server.properties` file and
+/// `--override key=value`, with Kafka's key names and defaults (docs/configuration.md).
+#[derive(Debug, clap::Args)]
+pub struct ServeArgs {
+    /// A `server.properties` file in Kafka's format.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<std::path::PathBuf>,
+    /// Set one broker config, overriding the file (repeatable), e.g.
+    /// `--override listeners=PLAINTEXT://127.0.0.1:9093`.
+    #[arg(long = "override", value_name = "KEY=VALUE")]
+    pub overrides: Vec<String>,
 }
 
 /// `kcli dump-segment`: Kafka 3.9's DumpLogSegments options under the same names, plus an output

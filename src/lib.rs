@@ -12,6 +12,11 @@
 //!   file and `--override` layers, and the list `DescribeConfigs` reports.
 //! - [`network`]: the socket server: listeners, connections, the request queue and handler
 //!   tasks; writes responses with `writev` and `sendfile(2)`.
+//! - [`admin`]: administrative algorithms without I/O: replica assignment.
+//! - [`replication`]: the partitions this broker hosts: leadership, ISR, high watermark, the
+//!   purgatory's waits; the replica manager.
+//! - [`server`]: the broker: startup and shutdown, the request handlers (one per API), the
+//!   metadata cache, topic administration.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, checkpoints and the log manager over several log dirs.
 //! - [`zk`]: the `ZkClient` trait, over a real ZooKeeper or the embedded store kcli uses on its
@@ -21,14 +26,18 @@
 //!
 //! `protocol` and `cluster` depend on nothing in the crate; `storage` uses only `protocol` and
 //! `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`; `config` builds on
-//! `storage`; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
+//! `storage`; `admin` uses only `cluster`; `replication` uses `storage`, `protocol` and
+//! `cluster`; `server` wires everything; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
 //! sources.
 
+pub mod admin;
 pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod network;
 pub mod protocol;
+pub mod replication;
+pub mod server;
 pub mod storage;
 pub mod zk;

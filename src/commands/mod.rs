@@ -4,6 +4,7 @@
 mod completions;
 pub mod dump_segment;
 pub mod rebuild_index;
+pub mod serve;
 
 use crate::cli::{Cli, Command};
 
@@ -28,6 +29,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
             dump_segment::run(&args, &mut out, &mut err)
         }
         Command::RebuildIndex(args) => rebuild_index::run(&args, &mut out),
+        Command::Serve(args) => serve::run(&args),
     }
 }
 

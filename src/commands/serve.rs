@@ -1,0 +1,42 @@
+//! `kcli serve`: loads the broker config (Kafka's defaults, kcli's single-node base, the file,
+//! the overrides), reports unknown keys as Kafka does, runs the broker on a multi-threaded
+//! runtime and shuts it down cleanly on Ctrl-C or SIGTERM.
+
+use anyhow::Context;
+
+use crate::cli::ServeArgs;
+use crate::config::{BrokerConfig, KCLI_SERVE_BASE};
+use crate::server::KafkaServer;
+
+use super::Outcome;
+
+pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
+    let config =
+        BrokerConfig::load_with_base(KCLI_SERVE_BASE, args.config.as_deref(), &args.overrides)?;
+    for warning in config.warnings() {
+        tracing::warn!("{warning}");
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("kcli-broker")
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let server = KafkaServer::startup(config).await?;
+        wait_for_signal().await?;
+        server.shutdown().await?;
+        anyhow::Ok(())
+    })?;
+    Ok(Outcome::Success)
+}
+
+/// Ctrl-C (SIGINT) or SIGTERM.
+async fn wait_for_signal() -> anyhow::Result<()> {
+    use tokio::signal::unix::{SignalKind, signal};
+    let mut term = signal(SignalKind::terminate()).context("cannot listen for SIGTERM")?;
+    tokio::select! {
+        r = tokio::signal::ctrl_c() => r.context("cannot listen for Ctrl-C")?,
+        _ = term.recv() => {}
+    }
+    Ok(())
+}

@@ -1,0 +1,36 @@
+//! The purgatory's waiting, Kafka's `DelayedOperationPurgatory` reduced to what a task-per-
+//! connection broker needs: a delayed operation registers one [`Notify`] with every partition it
+//! watches, re-checks its condition, and sleeps until a partition's offsets move or its deadline
+//! passes. Registering before checking means a change in between is never missed.
+
+use std::sync::Arc;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use super::partition::Partition;
+
+/// A registration on a set of partitions, made before the condition is checked.
+#[derive(Debug)]
+pub struct PartitionWatch {
+    notify: Arc<Notify>,
+}
+
+impl PartitionWatch {
+    /// Watches `partitions` for their next change of log end or high watermark.
+    pub fn register<'a>(partitions: impl IntoIterator<Item = &'a Arc<Partition>>) -> Self {
+        let notify = Arc::new(Notify::new());
+        for p in partitions {
+            p.register_waiter(&notify);
+        }
+        PartitionWatch { notify }
+    }
+
+    /// Waits for a change on any watched partition; `false` when `deadline` passed first.
+    pub async fn wait(self, deadline: Instant) -> bool {
+        tokio::select! {
+            _ = self.notify.notified() => true,
+            _ = tokio::time::sleep_until(deadline) => false,
+        }
+    }
+}

@@ -1,0 +1,95 @@
+//! Why an operation on one partition failed. Every variant maps to the Kafka error code the
+//! response carries for that partition; only that partition fails, never the request.
+
+use crate::protocol::errors::ErrorCode;
+use crate::storage::StorageError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum PartitionError {
+    /// The broker has no replica of the partition.
+    #[error("this server does not host {topic_partition}")]
+    UnknownTopicOrPartition { topic_partition: String },
+    /// The broker hosts the partition but is not its leader.
+    #[error("broker {broker_id} is not the leader of {topic_partition}")]
+    NotLeaderOrFollower {
+        topic_partition: String,
+        broker_id: i32,
+    },
+    /// The request's leader epoch is older than the partition's.
+    #[error(
+        "leader epoch {request_epoch} of the request is older than {topic_partition}'s epoch {leader_epoch}"
+    )]
+    FencedLeaderEpoch {
+        topic_partition: String,
+        request_epoch: i32,
+        leader_epoch: i32,
+    },
+    /// The request's leader epoch is newer than the partition's.
+    #[error(
+        "leader epoch {request_epoch} of the request is newer than {topic_partition}'s epoch {leader_epoch}"
+    )]
+    UnknownLeaderEpoch {
+        topic_partition: String,
+        request_epoch: i32,
+        leader_epoch: i32,
+    },
+    /// acks=all with fewer in-sync replicas than `min.insync.replicas`.
+    #[error(
+        "the size of the current ISR {isr_size} of {topic_partition} is insufficient to satisfy the min.isr requirement of {min_isr}"
+    )]
+    NotEnoughReplicas {
+        topic_partition: String,
+        isr_size: usize,
+        min_isr: i32,
+    },
+    /// An offset asked for outside what the log holds.
+    #[error("{0}")]
+    OffsetOutOfRange(String),
+    /// The log refused or failed the operation.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
+impl PartitionError {
+    /// The Kafka error code for this failure.
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            PartitionError::UnknownTopicOrPartition { .. } => ErrorCode::UnknownTopicOrPartition,
+            PartitionError::NotLeaderOrFollower { .. } => ErrorCode::NotLeaderOrFollower,
+            PartitionError::FencedLeaderEpoch { .. } => ErrorCode::FencedLeaderEpoch,
+            PartitionError::UnknownLeaderEpoch { .. } => ErrorCode::UnknownLeaderEpoch,
+            PartitionError::NotEnoughReplicas { .. } => ErrorCode::NotEnoughReplicas,
+            PartitionError::OffsetOutOfRange(_) => ErrorCode::OffsetOutOfRange,
+            PartitionError::Storage(e) => storage_error_code(e),
+        }
+    }
+
+    /// The code as the wire's `i16`.
+    pub fn code(&self) -> i16 {
+        self.error_code().code()
+    }
+}
+
+/// Kafka's mapping of log failures to error codes (`ReplicaManager.appendToLocalLog` and
+/// `readFromLog`'s exception handlers).
+pub fn storage_error_code(e: &StorageError) -> ErrorCode {
+    match e {
+        StorageError::Validation(v) => match v.error_code() {
+            2 => ErrorCode::CorruptMessage,
+            10 => ErrorCode::MessageTooLarge,
+            32 => ErrorCode::InvalidTimestamp,
+            76 => ErrorCode::UnsupportedCompressionType,
+            87 => ErrorCode::InvalidRecord,
+            _ => ErrorCode::UnknownServerError,
+        },
+        StorageError::Record(_) | StorageError::CorruptBatch { .. } => ErrorCode::CorruptMessage,
+        StorageError::RecordBatchTooLarge { .. } => ErrorCode::RecordListTooLarge,
+        StorageError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
+        StorageError::Io { .. }
+        | StorageError::CorruptIndex { .. }
+        | StorageError::MalformedFile { .. }
+        | StorageError::IndexFull { .. }
+        | StorageError::NoSegments { .. } => ErrorCode::KafkaStorageError,
+        _ => ErrorCode::UnknownServerError,
+    }
+}

@@ -1,0 +1,23 @@
+//! Replication: the leader side of every partition this broker hosts (Kafka's `Partition` and
+//! `ReplicaManager`), and the waits of its purgatory (an acks=all produce waiting for the high
+//! watermark, a long-poll fetch waiting for data).
+//!
+//! - [`partition`]: one partition's leadership state (leader epoch, replicas, ISR), its log, the
+//!   high watermark, and the waiters woken when either log offset moves.
+//! - [`replica_manager`]: every partition of the broker; leadership changes; appends and reads
+//!   across partitions.
+//! - [`error`]: per-partition failures, each with its Kafka error code.
+//!
+//! Layering: uses `storage`, `protocol` (error codes) and `cluster` only.
+//!
+//! Locking: a partition's state mutex is taken before its log's; neither is held across an
+//! `.await`. The replica manager's map lock is never held while a partition's lock is taken.
+
+pub mod delayed;
+pub mod error;
+pub mod partition;
+pub mod replica_manager;
+
+pub use error::PartitionError;
+pub use partition::{LogOffsets, LogReadResult, Partition};
+pub use replica_manager::ReplicaManager;

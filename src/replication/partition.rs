@@ -1,0 +1,327 @@
+//! One partition hosted by this broker (Kafka's `kafka.cluster.Partition`): its leadership state
+//! as the controller last set it (leader, leader epoch, replicas, ISR), its log, and the waiters
+//! of the purgatory, which are woken whenever the log end or the high watermark moves.
+//!
+//! The high watermark is the smallest log end offset among the ISR. With the leader alone in
+//! the ISR (a single-node broker, or replication factor 1) it follows the log end at once.
+
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use tokio::sync::Notify;
+use uuid::Uuid;
+
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::storage::file_records::FileSlice;
+use crate::storage::log_manager::SharedLog;
+use crate::storage::log_reads::{
+    EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP,
+};
+use crate::storage::log_segment::TimestampAndOffset;
+use crate::storage::log_validator::AppendOrigin;
+use crate::storage::unified_log::{LogAppendInfo, UnifiedLog};
+
+use super::error::PartitionError;
+
+/// A snapshot of a partition log's offsets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LogOffsets {
+    pub log_start_offset: i64,
+    pub high_watermark: i64,
+    pub log_end_offset: i64,
+}
+
+/// What a read returned: whole batches as a slice of a segment file (for `sendfile`), and the
+/// partition's offsets at the time of the read.
+#[derive(Debug, Clone)]
+pub struct LogReadResult {
+    pub records: FileSlice,
+    pub offsets: LogOffsets,
+    /// The first batch was larger than the limit and `min_one_message` was off, so nothing
+    /// was returned although data exists.
+    pub first_entry_incomplete: bool,
+}
+
+/// The leadership state the controller gave this partition. Invariant: `isr` ⊆ `replicas`;
+/// `leader_id` is -1 or in `isr`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderAndIsr {
+    pub leader_id: BrokerId,
+    pub leader_epoch: i32,
+    /// The partition state znode's version, bumped at every leader or ISR change.
+    pub partition_epoch: i32,
+    pub replicas: Vec<BrokerId>,
+    pub isr: Vec<BrokerId>,
+}
+
+/// A hosted partition. Cheap to share (`Arc<Partition>`); all methods take `&self`.
+#[derive(Debug)]
+pub struct Partition {
+    topic_partition: TopicPartition,
+    topic_id: Option<Uuid>,
+    local_broker_id: BrokerId,
+    log: SharedLog,
+    state: Mutex<LeaderAndIsr>,
+    /// Delayed operations (long-poll fetches, acks=all produces) watching this partition; each
+    /// is notified once and removed when the log end or the high watermark moves.
+    waiters: Mutex<Vec<Arc<Notify>>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    // A panic under the lock leaves nothing half-written that later calls trust over the
+    // files; keep serving.
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl Partition {
+    pub fn new(
+        topic_partition: TopicPartition,
+        topic_id: Option<Uuid>,
+        local_broker_id: BrokerId,
+        log: SharedLog,
+        state: LeaderAndIsr,
+    ) -> Self {
+        let partition = Partition {
+            topic_partition,
+            topic_id,
+            local_broker_id,
+            log,
+            state: Mutex::new(state),
+            waiters: Mutex::new(Vec::new()),
+        };
+        partition.maybe_increment_leader_hw();
+        partition
+    }
+
+    pub fn topic_partition(&self) -> &TopicPartition {
+        &self.topic_partition
+    }
+
+    pub fn topic_id(&self) -> Option<Uuid> {
+        self.topic_id
+    }
+
+    /// The partition's log, for callers outside the request path (retention, tools).
+    pub fn log(&self) -> &SharedLog {
+        &self.log
+    }
+
+    /// The current leadership state.
+    pub fn leader_and_isr(&self) -> LeaderAndIsr {
+        lock(&self.state).clone()
+    }
+
+    /// Replaces the leadership state (a LeaderAndIsr from the controller, or the single-node
+    /// broker electing itself) and recomputes the high watermark.
+    pub fn update_leader_and_isr(&self, state: LeaderAndIsr) {
+        *lock(&self.state) = state;
+        self.maybe_increment_leader_hw();
+        self.wake_waiters();
+    }
+
+    /// Whether this broker leads the partition.
+    pub fn is_leader(&self) -> bool {
+        lock(&self.state).leader_id == self.local_broker_id
+    }
+
+    pub fn offsets(&self) -> LogOffsets {
+        offsets_of(&lock(&self.log))
+    }
+
+    /// Checks the client's view of the leader epoch (-1: no check) and that this broker leads;
+    /// returns the state it checked.
+    fn leader_state(&self, current_leader_epoch: i32) -> Result<LeaderAndIsr, PartitionError> {
+        let state = lock(&self.state).clone();
+        if current_leader_epoch >= 0 {
+            if current_leader_epoch < state.leader_epoch {
+                return Err(PartitionError::FencedLeaderEpoch {
+                    topic_partition: self.topic_partition.to_string(),
+                    request_epoch: current_leader_epoch,
+                    leader_epoch: state.leader_epoch,
+                });
+            }
+            if current_leader_epoch > state.leader_epoch {
+                return Err(PartitionError::UnknownLeaderEpoch {
+                    topic_partition: self.topic_partition.to_string(),
+                    request_epoch: current_leader_epoch,
+                    leader_epoch: state.leader_epoch,
+                });
+            }
+        }
+        if state.leader_id != self.local_broker_id {
+            return Err(PartitionError::NotLeaderOrFollower {
+                topic_partition: self.topic_partition.to_string(),
+                broker_id: self.local_broker_id,
+            });
+        }
+        Ok(state)
+    }
+
+    /// Kafka's `appendRecordsToLeader`: validates and appends one produced batch with the
+    /// current leader epoch. acks=all is refused when the ISR is smaller than
+    /// `min.insync.replicas`, before anything is written.
+    pub fn append_records_to_leader(
+        &self,
+        records: &[u8],
+        required_acks: i16,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo, PartitionError> {
+        let state = self.leader_state(-1)?;
+        let info = {
+            let mut log = lock(&self.log);
+            let min_isr = log.config().min_insync_replicas;
+            if required_acks == -1 && state.isr.len() < usize::try_from(min_isr).unwrap_or(0) {
+                return Err(PartitionError::NotEnoughReplicas {
+                    topic_partition: self.topic_partition.to_string(),
+                    isr_size: state.isr.len(),
+                    min_isr,
+                });
+            }
+            let info =
+                log.append_as_leader(records, state.leader_epoch, AppendOrigin::Client, now_ms)?;
+            self.maybe_increment_leader_hw_locked(&mut log, &state);
+            info
+        };
+        self.wake_waiters();
+        Ok(info)
+    }
+
+    /// Kafka's `readRecords` for a consumer (up to the high watermark) or a follower (up to the
+    /// log end).
+    pub fn read_records(
+        &self,
+        fetch_offset: i64,
+        current_leader_epoch: i32,
+        max_bytes: usize,
+        isolation: FetchIsolation,
+        min_one_message: bool,
+    ) -> Result<LogReadResult, PartitionError> {
+        self.leader_state(current_leader_epoch)?;
+        let log = lock(&self.log);
+        let info = log.read(fetch_offset, max_bytes, isolation, min_one_message)?;
+        Ok(LogReadResult {
+            records: info.records,
+            offsets: offsets_of(&log),
+            first_entry_incomplete: info.first_entry_incomplete,
+        })
+    }
+
+    /// ListOffsets on the leader. Consumers (`isolation` = high watermark) see the high
+    /// watermark as the latest offset and never an offset above it.
+    pub fn fetch_offset_for_timestamp(
+        &self,
+        timestamp: i64,
+        isolation: FetchIsolation,
+        current_leader_epoch: i32,
+    ) -> Result<Option<TimestampAndOffset>, PartitionError> {
+        let state = self.leader_state(current_leader_epoch)?;
+        let mut log = lock(&self.log);
+        let last_fetchable = match isolation {
+            FetchIsolation::HighWatermark => log.high_watermark(),
+            FetchIsolation::LogEnd => log.log_end_offset(),
+        };
+        match timestamp {
+            // Kafka answers "latest" with the current leader epoch, not the epoch of the record.
+            LATEST_TIMESTAMP => Ok(Some(TimestampAndOffset {
+                timestamp: NO_TIMESTAMP,
+                offset: last_fetchable,
+                leader_epoch: Some(state.leader_epoch),
+            })),
+            EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
+                Ok(log.fetch_offset_by_timestamp(timestamp)?)
+            }
+            // Records a consumer may not read yet are not found by a search.
+            _ => Ok(log
+                .fetch_offset_by_timestamp(timestamp)?
+                .filter(|t| t.offset < last_fetchable)),
+        }
+    }
+
+    /// DeleteRecords: raises the log start offset to `offset` (-1: the high watermark) and
+    /// returns the new low watermark.
+    pub fn delete_records_on_leader(&self, offset: i64) -> Result<i64, PartitionError> {
+        self.leader_state(-1)?;
+        let low_watermark = {
+            let mut log = lock(&self.log);
+            let target = if offset == -1 {
+                log.high_watermark()
+            } else {
+                offset
+            };
+            if target < 0 || target > log.high_watermark() {
+                return Err(PartitionError::OffsetOutOfRange(format!(
+                    "cannot increment the log start offset of {} to {target}: it is outside [0, {}] (the high watermark)",
+                    self.topic_partition,
+                    log.high_watermark()
+                )));
+            }
+            log.maybe_increment_log_start_offset(target)?;
+            log.log_start_offset()
+        };
+        self.wake_waiters();
+        Ok(low_watermark)
+    }
+
+    /// OffsetForLeaderEpoch: the end offset of `leader_epoch` on this leader, as
+    /// `(epoch, end_offset)`; `(-1, -1)` when the epoch is unknown.
+    pub fn last_offset_for_leader_epoch(
+        &self,
+        current_leader_epoch: i32,
+        leader_epoch: i32,
+    ) -> Result<(i32, i64), PartitionError> {
+        self.leader_state(current_leader_epoch)?;
+        let log = lock(&self.log);
+        Ok(log
+            .leader_epoch_cache()
+            .end_offset_for(leader_epoch, log.log_end_offset()))
+    }
+
+    /// Registers `waiter` to be notified at the next change of the log end or high watermark.
+    /// `Notify::notify_one` stores a permit, so a change between registering and waiting is
+    /// not lost.
+    pub fn register_waiter(&self, waiter: &Arc<Notify>) {
+        let mut waiters = lock(&self.waiters);
+        // Drop waiters that gave up (timed out): only this list still holds them.
+        waiters.retain(|w| Arc::strong_count(w) > 1);
+        waiters.push(Arc::clone(waiter));
+    }
+
+    fn wake_waiters(&self) {
+        let waiters = std::mem::take(&mut *lock(&self.waiters));
+        for w in waiters {
+            w.notify_one();
+        }
+    }
+
+    fn maybe_increment_leader_hw(&self) {
+        let state = lock(&self.state).clone();
+        let mut log = lock(&self.log);
+        self.maybe_increment_leader_hw_locked(&mut log, &state);
+    }
+
+    /// Kafka's `maybeIncrementLeaderHW`: the high watermark is the smallest log end among the
+    /// ISR. Only the local replica's log end is known until followers fetch, so with others in
+    /// the ISR it stays put.
+    fn maybe_increment_leader_hw_locked(&self, log: &mut UnifiedLog, state: &LeaderAndIsr) {
+        if state.leader_id != self.local_broker_id {
+            return;
+        }
+        let only_local = state.isr.iter().all(|id| *id == self.local_broker_id);
+        if only_local {
+            let leo = log.log_end_offset();
+            if leo > log.high_watermark()
+                && let Err(err) = log.update_high_watermark(leo)
+            {
+                tracing::error!(topic_partition = %self.topic_partition, %err, "cannot move the high watermark");
+            }
+        }
+    }
+}
+
+fn offsets_of(log: &UnifiedLog) -> LogOffsets {
+    LogOffsets {
+        log_start_offset: log.log_start_offset(),
+        high_watermark: log.high_watermark(),
+        log_end_offset: log.log_end_offset(),
+    }
+}

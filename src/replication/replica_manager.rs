@@ -1,0 +1,131 @@
+//! Kafka's `ReplicaManager`: every partition this broker hosts, created or updated when the
+//! controller (or, in single-node mode, the broker itself) makes this broker a partition's
+//! leader, and removed by StopReplica. Request handlers look partitions up here and call them.
+
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use uuid::Uuid;
+
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::storage::log_config::LogConfig;
+use crate::storage::log_manager::{LogManager, now_ms};
+use crate::storage::partition_metadata::TopicId;
+
+use super::error::PartitionError;
+use super::partition::{LeaderAndIsr, Partition};
+
+/// The broker's hosted partitions over its log manager.
+#[derive(Debug)]
+pub struct ReplicaManager {
+    local_broker_id: BrokerId,
+    log_manager: Arc<LogManager>,
+    partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+}
+
+impl ReplicaManager {
+    pub fn new(local_broker_id: BrokerId, log_manager: Arc<LogManager>) -> Self {
+        ReplicaManager {
+            local_broker_id,
+            log_manager,
+            partitions: RwLock::new(HashMap::new()),
+        }
+    }
+
+    pub fn local_broker_id(&self) -> BrokerId {
+        self.local_broker_id
+    }
+
+    pub fn log_manager(&self) -> &Arc<LogManager> {
+        &self.log_manager
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, HashMap<TopicPartition, Arc<Partition>>> {
+        self.partitions.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, HashMap<TopicPartition, Arc<Partition>>> {
+        self.partitions.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The hosted partition, if any.
+    pub fn get_partition(&self, tp: &TopicPartition) -> Option<Arc<Partition>> {
+        self.read().get(tp).cloned()
+    }
+
+    /// The hosted partition, or `UNKNOWN_TOPIC_OR_PARTITION`.
+    pub fn get_partition_or_error(
+        &self,
+        tp: &TopicPartition,
+    ) -> Result<Arc<Partition>, PartitionError> {
+        self.get_partition(tp)
+            .ok_or_else(|| PartitionError::UnknownTopicOrPartition {
+                topic_partition: tp.to_string(),
+            })
+    }
+
+    /// Every hosted partition of `topic`.
+    pub fn partitions_of(&self, topic: &str) -> Vec<Arc<Partition>> {
+        let mut out: Vec<Arc<Partition>> = self
+            .read()
+            .values()
+            .filter(|p| p.topic_partition().topic == topic)
+            .cloned()
+            .collect();
+        out.sort_by_key(|p| p.topic_partition().partition);
+        out
+    }
+
+    /// Kafka's `becomeLeaderOrFollower` for one partition: opens (or creates) its log with the
+    /// topic's config and id, and installs the leadership state. An existing partition keeps
+    /// its log and only takes the new state.
+    pub fn become_leader_or_follower(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Option<Uuid>,
+        state: LeaderAndIsr,
+        log_config: LogConfig,
+    ) -> Result<Arc<Partition>, PartitionError> {
+        if let Some(existing) = self.get_partition(tp) {
+            existing.update_leader_and_isr(state);
+            return Ok(existing);
+        }
+        let log = self.log_manager.get_or_create_log(
+            tp,
+            topic_id.map(|id| TopicId(id.as_u128())),
+            log_config,
+            now_ms(),
+        )?;
+        let partition = Arc::new(Partition::new(
+            tp.clone(),
+            topic_id,
+            self.local_broker_id,
+            log,
+            state,
+        ));
+        let mut partitions = self.write();
+        let entry = partitions
+            .entry(tp.clone())
+            .or_insert_with(|| Arc::clone(&partition));
+        Ok(Arc::clone(entry))
+    }
+
+    /// Applies a topic's new log config to its hosted partitions.
+    pub fn update_log_config(&self, topic: &str, config: &LogConfig) {
+        for p in self.partitions_of(topic) {
+            p.log()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .update_config(config.clone());
+        }
+    }
+
+    /// Kafka's `stopReplicas`: stops hosting `tp`, deleting its log when `delete`.
+    pub fn stop_replica(&self, tp: &TopicPartition, delete: bool) -> Result<(), PartitionError> {
+        self.write().remove(tp);
+        if delete {
+            self.log_manager.delete_log(tp)?;
+        }
+        Ok(())
+    }
+}

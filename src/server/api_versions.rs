@@ -1,0 +1,62 @@
+//! The APIs this broker advertises in ApiVersions, with their version ranges: exactly those it
+//! implements, among the ones Kafka 3.9 serves on a ZooKeeper-mode broker, each up to its highest
+//! stable version in the specs. Clients pick features from this list (librdkafka enables
+//! compression codecs from it), so it must never claim more than the handlers do.
+
+use crate::protocol::codec::VersionRange;
+use crate::protocol::messages::ApiKey;
+
+/// The implemented APIs and the lowest version each serves.
+const IMPLEMENTED: &[(ApiKey, i16)] = &[
+    // Produce from v0: librdkafka 2.0 (Debian's kcat) enables gzip and snappy only when the
+    // broker's minimum Produce version is 0. v0-2 carry message sets of magic 0/1, converted.
+    (ApiKey::Produce, 0),
+    // Fetch from v0: v0-3 are down-converted to magic 0/1 message sets.
+    (ApiKey::Fetch, 0),
+    (ApiKey::ListOffsets, 0),
+    (ApiKey::Metadata, 0),
+    (ApiKey::FindCoordinator, 0),
+    (ApiKey::ApiVersions, 0),
+];
+
+/// The advertised range of `key`, or `None` when it is not advertised.
+pub fn advertised(key: ApiKey) -> Option<VersionRange> {
+    let (_, min) = IMPLEMENTED.iter().find(|(k, _)| *k == key)?;
+    let info = key.info();
+    Some(VersionRange {
+        min: (*min).max(info.valid.min),
+        max: info.max_stable_version(),
+    })
+}
+
+/// Every advertised API, ordered by key as Kafka lists them.
+pub fn all_advertised() -> Vec<(ApiKey, VersionRange)> {
+    let mut out: Vec<(ApiKey, VersionRange)> = IMPLEMENTED
+        .iter()
+        .filter_map(|(k, _)| advertised(*k).map(|r| (*k, r)))
+        .collect();
+    out.sort_by_key(|(k, _)| *k as i16);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_zk_broker_apis_within_their_stable_versions() {
+        for (key, range) in all_advertised() {
+            let info = key.info();
+            assert!(
+                info.zk_broker(),
+                "{key:?} is not a ZooKeeper-mode broker API"
+            );
+            assert!(range.min <= range.max, "{key:?}");
+            assert!(info.valid.contains(range.min) && info.valid.contains(range.max));
+            assert!(range.max <= info.max_stable_version());
+        }
+        assert_eq!(advertised(ApiKey::Produce).map(|r| r.min), Some(0));
+        assert!(advertised(ApiKey::JoinGroup).is_none());
+        assert!(advertised(ApiKey::InitProducerId).is_none());
+    }
+}

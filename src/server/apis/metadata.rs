@@ -1,0 +1,190 @@
+//! Metadata (Kafka's `handleTopicMetadataRequest`): brokers on the request's listener, the
+//! cluster id and controller, and the asked-for topics with their partitions' leaders, replicas
+//! and ISR. Topics are named or (v12+) given by id; unknown named topics are auto-created when
+//! both the request and `auto.create.topics.enable` allow it. Creation is synchronous here (the
+//! broker is its own controller), so the new topic is answered with its leaders at once.
+
+use crate::network::Response;
+use crate::protocol::codec::{StrBytes, Uuid};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::ResponseKind;
+use crate::protocol::messages::metadata_request::MetadataRequest;
+use crate::protocol::messages::metadata_response::{
+    MetadataResponse, MetadataResponseBroker, MetadataResponsePartition, MetadataResponseTopic,
+};
+
+use super::super::kafka_apis::KafkaApis;
+use super::super::metadata_cache::TopicMetadata;
+use super::super::request_context::RequestContext;
+use super::super::topic_manager::{NewTopic, TopicError};
+use super::super::topic_validation::validate_topic_name;
+use super::authorized_operations::{CLUSTER_OPERATIONS, TOPIC_OPERATIONS};
+
+/// Kafka's "not requested" value of the authorized-operations fields.
+const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
+
+pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: MetadataRequest) -> Response {
+    // v0 asks for every topic with an empty list; later versions with null.
+    let all_topics = match &request.topics {
+        None => true,
+        Some(t) => t.is_empty() && ctx.api_version == 0,
+    };
+    let allow_auto_create = (ctx.api_version < 4 || request.allow_auto_topic_creation)
+        && apis.config.auto_create_topics_enable;
+    let include_topic_ops = request.include_topic_authorized_operations;
+
+    let mut topics = Vec::new();
+    if all_topics {
+        for t in apis.metadata_cache.all_topics() {
+            topics.push(topic_response(apis, &t, include_topic_ops));
+        }
+    } else {
+        for requested in request.topics.iter().flatten() {
+            let by_name = requested
+                .name
+                .as_ref()
+                .map(|n| n.to_string_lossy().into_owned());
+            let response = match by_name {
+                Some(name) => named_topic(apis, &name, allow_auto_create, include_topic_ops).await,
+                None => topic_by_id(apis, requested.topic_id, include_topic_ops),
+            };
+            topics.push(response);
+        }
+    }
+
+    let brokers = apis
+        .metadata_cache
+        .alive_brokers()
+        .into_iter()
+        .filter_map(|b| {
+            let e = b.endpoint(&ctx.listener_name)?;
+            Some(MetadataResponseBroker {
+                node_id: b.id,
+                host: StrBytes::from(e.host.as_str()),
+                port: e.port,
+                rack: b.rack.as_deref().map(StrBytes::from),
+                ..MetadataResponseBroker::default()
+            })
+        })
+        .collect();
+    let response = MetadataResponse {
+        brokers,
+        cluster_id: Some(StrBytes::from(apis.metadata_cache.cluster_id())),
+        controller_id: apis.metadata_cache.controller_id().unwrap_or(-1),
+        topics,
+        cluster_authorized_operations: if request.include_cluster_authorized_operations {
+            CLUSTER_OPERATIONS
+        } else {
+            AUTHORIZED_OPERATIONS_OMITTED
+        },
+        ..MetadataResponse::default()
+    };
+    ctx.respond(ResponseKind::Metadata(response))
+}
+
+async fn named_topic(
+    apis: &KafkaApis,
+    name: &str,
+    allow_auto_create: bool,
+    include_ops: bool,
+) -> MetadataResponseTopic {
+    if let Some(t) = apis.metadata_cache.topic(name) {
+        return topic_response(apis, &t, include_ops);
+    }
+    if let Err(_reason) = validate_topic_name(name) {
+        return topic_error(Some(name), ErrorCode::InvalidTopicException);
+    }
+    if !allow_auto_create {
+        return topic_error(Some(name), ErrorCode::UnknownTopicOrPartition);
+    }
+    let new_topic = NewTopic {
+        name: name.to_string(),
+        num_partitions: -1,
+        replication_factor: -1,
+        ..NewTopic::default()
+    };
+    match apis.topic_manager.create_topic(&new_topic, false).await {
+        // Another request created it meanwhile: answer with it.
+        Ok(_) | Err(TopicError::TopicAlreadyExists(_)) => match apis.metadata_cache.topic(name) {
+            Some(t) => topic_response(apis, &t, include_ops),
+            None => topic_error(Some(name), ErrorCode::LeaderNotAvailable),
+        },
+        Err(err) => {
+            tracing::warn!(topic = name, %err, "auto-creation failed");
+            let code = match err.error_code() {
+                // Kafka reports an impossible replication factor on auto-creation this way.
+                ErrorCode::InvalidReplicationFactor => ErrorCode::InvalidReplicationFactor,
+                ErrorCode::InvalidTopicException => ErrorCode::InvalidTopicException,
+                _ => ErrorCode::UnknownTopicOrPartition,
+            };
+            topic_error(Some(name), code)
+        }
+    }
+}
+
+fn topic_by_id(apis: &KafkaApis, id: Uuid, include_ops: bool) -> MetadataResponseTopic {
+    match apis
+        .metadata_cache
+        .topic_name(id)
+        .and_then(|n| apis.metadata_cache.topic(&n))
+    {
+        Some(t) => topic_response(apis, &t, include_ops),
+        None => MetadataResponseTopic {
+            topic_id: id,
+            ..topic_error(None, ErrorCode::UnknownTopicId)
+        },
+    }
+}
+
+fn topic_error(name: Option<&str>, code: ErrorCode) -> MetadataResponseTopic {
+    MetadataResponseTopic {
+        error_code: code.code(),
+        name: name.map(StrBytes::from),
+        topic_authorized_operations: AUTHORIZED_OPERATIONS_OMITTED,
+        ..MetadataResponseTopic::default()
+    }
+}
+
+fn topic_response(apis: &KafkaApis, t: &TopicMetadata, include_ops: bool) -> MetadataResponseTopic {
+    let alive = apis.metadata_cache.alive_broker_ids();
+    let partitions = t
+        .partitions
+        .iter()
+        .map(|(index, p)| {
+            let offline: Vec<i32> = p
+                .replicas
+                .iter()
+                .copied()
+                .filter(|r| !alive.contains(r))
+                .collect();
+            let error = if p.leader == -1 || !alive.contains(&p.leader) {
+                ErrorCode::LeaderNotAvailable
+            } else {
+                ErrorCode::None
+            };
+            MetadataResponsePartition {
+                error_code: error.code(),
+                partition_index: *index,
+                leader_id: p.leader,
+                leader_epoch: p.leader_epoch,
+                replica_nodes: p.replicas.clone(),
+                isr_nodes: p.isr.clone(),
+                offline_replicas: offline,
+                ..MetadataResponsePartition::default()
+            }
+        })
+        .collect();
+    MetadataResponseTopic {
+        error_code: ErrorCode::None.code(),
+        name: Some(StrBytes::from(t.name.as_str())),
+        topic_id: t.topic_id,
+        is_internal: t.is_internal,
+        partitions,
+        topic_authorized_operations: if include_ops {
+            TOPIC_OPERATIONS
+        } else {
+            AUTHORIZED_OPERATIONS_OMITTED
+        },
+        ..MetadataResponseTopic::default()
+    }
+}

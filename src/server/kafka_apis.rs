@@ -1,0 +1,119 @@
+//! Kafka's `KafkaApis`: the request handler the socket server calls. It decodes the header,
+//! answers ApiVersions probes of any version (KIP-511), refuses what it does not advertise as
+//! Kafka does (by closing the connection), decodes the body and hands it to the API's handler.
+//!
+//! A frame that does not decode closes its connection only; every other problem is an error
+//! code in the response.
+
+use std::sync::Arc;
+
+use tokio::sync::watch;
+
+use crate::config::BrokerConfig;
+use crate::network::{Request, RequestHandler, Response};
+use crate::protocol::codec::Reader;
+use crate::protocol::messages::{self, ApiKey, RequestKind};
+use crate::replication::ReplicaManager;
+
+use super::api_versions;
+use super::apis;
+use super::metadata_cache::MetadataCache;
+use super::request_context::RequestContext;
+use super::topic_manager::TopicManager;
+
+/// The broker's request handler and the state its handlers share.
+#[derive(Debug)]
+pub struct KafkaApis {
+    pub config: Arc<BrokerConfig>,
+    pub metadata_cache: Arc<MetadataCache>,
+    pub replica_manager: Arc<ReplicaManager>,
+    pub topic_manager: Arc<TopicManager>,
+    /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
+    /// data plane only at the end of startup.
+    ready: watch::Receiver<bool>,
+}
+
+impl KafkaApis {
+    pub fn new(
+        config: Arc<BrokerConfig>,
+        metadata_cache: Arc<MetadataCache>,
+        replica_manager: Arc<ReplicaManager>,
+        topic_manager: Arc<TopicManager>,
+        ready: watch::Receiver<bool>,
+    ) -> Self {
+        KafkaApis {
+            config,
+            metadata_cache,
+            replica_manager,
+            topic_manager,
+            ready,
+        }
+    }
+
+    async fn dispatch(&self, ctx: &RequestContext, body: RequestKind) -> Response {
+        match body {
+            RequestKind::ApiVersions(r) => apis::api_versions::handle(self, ctx, r),
+            RequestKind::Metadata(r) => apis::metadata::handle(self, ctx, r).await,
+            RequestKind::Produce(r) => apis::produce::handle(self, ctx, r).await,
+            RequestKind::Fetch(r) => apis::fetch::handle(self, ctx, r).await,
+            RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
+            RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r),
+            other => {
+                // Unreachable while `api_versions` and this match agree; a test checks that.
+                tracing::error!(api = ?other.api_key(), "advertised API without a handler");
+                Response::CloseConnection
+            }
+        }
+    }
+}
+
+impl RequestHandler for KafkaApis {
+    async fn handle(&self, request: Request) -> Response {
+        let mut ready = self.ready.clone();
+        if ready.wait_for(|r| *r).await.is_err() {
+            return Response::CloseConnection;
+        }
+        let mut r = Reader::new(request.frame.clone());
+        let header = match messages::decode_request_header(&mut r) {
+            Ok(h) => h,
+            Err(err) => {
+                tracing::debug!(peer = %request.peer, %err, "closing connection: bad request header");
+                return Response::CloseConnection;
+            }
+        };
+        let Some(api_key) = ApiKey::from_i16(header.request_api_key) else {
+            return Response::CloseConnection;
+        };
+        let ctx = RequestContext {
+            api_key,
+            api_version: header.request_api_version,
+            correlation_id: header.correlation_id,
+            client_id: header
+                .client_id
+                .as_ref()
+                .map(|c| c.to_string_lossy().into_owned())
+                .unwrap_or_default(),
+            listener_name: Arc::clone(&request.listener_name),
+            peer: request.peer,
+        };
+        let Some(range) = api_versions::advertised(api_key) else {
+            tracing::debug!(peer = %request.peer, api = ?api_key, "closing connection: API not supported");
+            return Response::CloseConnection;
+        };
+        if !range.contains(ctx.api_version) {
+            if api_key == ApiKey::ApiVersions {
+                return apis::api_versions::unsupported_version(&ctx);
+            }
+            tracing::debug!(peer = %request.peer, api = ?api_key, version = ctx.api_version, "closing connection: unsupported version");
+            return Response::CloseConnection;
+        }
+        let body = match RequestKind::decode(api_key, &mut r, ctx.api_version) {
+            Ok(body) => body,
+            Err(err) => {
+                tracing::debug!(peer = %request.peer, %err, "closing connection: undecodable request");
+                return Response::CloseConnection;
+            }
+        };
+        self.dispatch(&ctx, body).await
+    }
+}

@@ -1,0 +1,304 @@
+//! `KafkaServer`: the broker's lifecycle (Kafka's `KafkaServer.startup` and `shutdown`).
+//!
+//! Startup, in Kafka's order where it matters: open the metadata store (the embedded store,
+//! whose files `zk-snapshot`, `zk-log` and `zk.lock` sit in the first log dir beside Kafka's
+//! own checkpoint files), create the persistent paths, get or create the cluster id, load the
+//! logs, bind the listeners (requests wait until startup is done), register the broker as an
+//! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
+//! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
+//! lead their partitions, start the log manager's background jobs, and open for requests.
+//!
+//! Shutdown: stop accepting and answer the requests in flight, stop the background jobs, close
+//! every log (checkpoints, trimmed indexes, the clean-shutdown marker), close the store session
+//! (its ephemerals go).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
+
+use crate::config::BrokerConfig;
+use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
+use crate::replication::ReplicaManager;
+use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
+use crate::zk::zk_data::{self, BrokerRegistration, ControllerRegistration};
+use crate::zk::{CreateMode, EmbeddedStore, Op, OpResult, ZkClient, ZkError, recipes};
+
+use super::error::ServerError;
+use super::kafka_apis::KafkaApis;
+use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
+use super::topic_manager::TopicManager;
+
+/// A running broker.
+#[derive(Debug)]
+pub struct KafkaServer {
+    config: Arc<BrokerConfig>,
+    socket_server: SocketServer,
+    log_manager: Arc<LogManager>,
+    zk: Arc<dyn ZkClient>,
+    apis: Arc<KafkaApis>,
+    broker_epoch: i64,
+    background: CancellationToken,
+    tasks: TaskTracker,
+    _ready: watch::Sender<bool>,
+}
+
+impl KafkaServer {
+    /// Starts a broker with `config`; returns once it serves requests.
+    pub async fn startup(config: BrokerConfig) -> Result<KafkaServer, ServerError> {
+        config.validate()?;
+        if config.zookeeper_connect.is_some() {
+            return Err(ServerError::Unsupported(
+                "zookeeper.connect is set, but cluster mode is not available yet; unset it to run the single-node broker".into(),
+            ));
+        }
+        let config = Arc::new(config);
+        let log_dirs: Vec<PathBuf> = config.log_dirs().into_iter().map(PathBuf::from).collect();
+        let Some(first_dir) = log_dirs.first() else {
+            return Err(crate::storage::StorageError::NoLogDirs.into());
+        };
+        std::fs::create_dir_all(first_dir)
+            .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
+        let store = EmbeddedStore::open(first_dir)?;
+        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        recipes::ensure_persistent_paths(zk.as_ref()).await?;
+        let proposed = zk_data::topic_id_to_string(uuid::Uuid::new_v4());
+        let cluster_id = recipes::create_or_get_cluster_id(zk.as_ref(), &proposed).await?;
+
+        let mut log_config = LogManagerConfig::new(log_dirs, config.broker_id, cluster_id.clone());
+        log_config.default_log_config = config.log_config();
+        log_config.retention_check_interval_ms =
+            u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
+        let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);
+
+        let metadata_cache = Arc::new(MetadataCache::new(cluster_id.clone()));
+        let replica_manager = Arc::new(ReplicaManager::new(
+            config.broker_id,
+            Arc::clone(&log_manager),
+        ));
+        let controller_epoch = read_controller_epoch(zk.as_ref()).await? + 1;
+        let topic_manager = Arc::new(TopicManager::new(
+            Arc::clone(&zk),
+            Arc::clone(&config),
+            Arc::clone(&metadata_cache),
+            Arc::clone(&replica_manager),
+            controller_epoch,
+        ));
+        let (ready_tx, ready_rx) = watch::channel(false);
+        let apis = Arc::new(KafkaApis::new(
+            Arc::clone(&config),
+            Arc::clone(&metadata_cache),
+            Arc::clone(&replica_manager),
+            topic_manager.clone(),
+            ready_rx,
+        ));
+
+        let socket_config = SocketServerConfig {
+            listeners: config
+                .listeners
+                .iter()
+                .map(|l| {
+                    EndPoint::new(
+                        l.listener_name.clone(),
+                        l.host.clone().unwrap_or_default(),
+                        l.port,
+                    )
+                })
+                .collect(),
+            num_io_threads: usize::try_from(config.num_io_threads).unwrap_or(8),
+            queued_max_requests: usize::try_from(config.queued_max_requests).unwrap_or(500),
+            socket_request_max_bytes: config.socket_request_max_bytes,
+            ..SocketServerConfig::default()
+        };
+        let socket_server =
+            SocketServer::startup(socket_config, Arc::clone(&apis), CancellationToken::new())
+                .await?;
+
+        let endpoints = advertised_endpoints(&config, socket_server.bound_endpoints());
+        metadata_cache.set_brokers(vec![BrokerMetadata {
+            id: config.broker_id,
+            rack: None,
+            endpoints: endpoints.clone(),
+        }]);
+        let broker_epoch = register_broker(zk.as_ref(), config.broker_id, &endpoints).await?;
+        elect_controller(zk.as_ref(), config.broker_id, controller_epoch).await?;
+        metadata_cache.set_controller_id(Some(config.broker_id));
+        let topics = topic_manager.load_topics().await?;
+
+        let background = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        log_manager.spawn_background_tasks(&tasks, background.clone());
+        let _ = ready_tx.send(true);
+        tracing::info!(
+            broker_id = config.broker_id,
+            %cluster_id,
+            topics,
+            listeners = ?socket_server.bound_endpoints(),
+            "started kcli broker"
+        );
+        Ok(KafkaServer {
+            config,
+            socket_server,
+            log_manager,
+            zk,
+            apis,
+            broker_epoch,
+            background,
+            tasks,
+            _ready: ready_tx,
+        })
+    }
+
+    /// The listeners with the addresses they were bound to (port 0 resolved).
+    pub fn bound_endpoints(&self) -> &[BoundEndPoint] {
+        self.socket_server.bound_endpoints()
+    }
+
+    pub fn config(&self) -> &BrokerConfig {
+        &self.config
+    }
+
+    pub fn apis(&self) -> &Arc<KafkaApis> {
+        &self.apis
+    }
+
+    /// Shuts down cleanly: in-flight requests are answered, the logs closed with their
+    /// checkpoints and the clean-shutdown marker, the store session closed.
+    pub async fn shutdown(self) -> Result<(), ServerError> {
+        tracing::info!("shutting down");
+        self.socket_server.shutdown().await;
+        self.background.cancel();
+        self.tasks.close();
+        self.tasks.wait().await;
+        let log_manager = Arc::clone(&self.log_manager);
+        let broker_epoch = self.broker_epoch;
+        tokio::task::spawn_blocking(move || log_manager.shutdown(broker_epoch, now_ms()))
+            .await
+            .map_err(|e| ServerError::Unsupported(format!("log shutdown task failed: {e}")))??;
+        self.zk.close().await?;
+        tracing::info!("shut down cleanly");
+        Ok(())
+    }
+}
+
+/// The endpoints clients are told: `advertised.listeners` (else `listeners`), a missing host
+/// replaced by the bound address and port 0 by the bound port.
+fn advertised_endpoints(config: &BrokerConfig, bound: &[BoundEndPoint]) -> Vec<BrokerEndPoint> {
+    config
+        .effective_advertised_listeners()
+        .iter()
+        .map(|l| {
+            let bound = bound.iter().find(|b| b.listener_name == l.listener_name);
+            let host = match l.host.as_deref() {
+                Some(h) if !h.is_empty() => h.to_string(),
+                _ => bound.map_or("localhost".to_string(), |b| {
+                    if b.address.ip().is_unspecified() {
+                        "localhost".to_string()
+                    } else {
+                        b.address.ip().to_string()
+                    }
+                }),
+            };
+            let port = if l.port == 0 {
+                bound.map_or(0, |b| b.address.port())
+            } else {
+                l.port
+            };
+            BrokerEndPoint {
+                listener_name: l.listener_name.clone(),
+                host,
+                port: i32::from(port),
+            }
+        })
+        .collect()
+}
+
+async fn read_controller_epoch(zk: &dyn ZkClient) -> Result<i32, ServerError> {
+    match zk.get_data(zk_data::CONTROLLER_EPOCH_PATH, false).await {
+        Ok((data, _)) => Ok(zk_data::decode_controller_epoch(&data)?),
+        Err(ZkError::NoNode(_)) => Ok(0),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// `/brokers/ids/<id>`, ephemeral; returns the broker epoch (the node's czxid).
+async fn register_broker(
+    zk: &dyn ZkClient,
+    broker_id: i32,
+    endpoints: &[BrokerEndPoint],
+) -> Result<i64, ServerError> {
+    let registration = BrokerRegistration {
+        endpoints: endpoints
+            .iter()
+            .map(|e| zk_data::EndPoint {
+                listener_name: e.listener_name.clone(),
+                host: e.host.clone(),
+                port: e.port,
+                security_protocol: "PLAINTEXT".into(),
+            })
+            .collect(),
+        rack: None,
+        jmx_port: -1,
+        timestamp_ms: now_ms(),
+    };
+    match zk
+        .create(
+            &zk_data::broker_id_path(broker_id),
+            &registration.encode(),
+            CreateMode::Ephemeral,
+        )
+        .await
+    {
+        Ok((_, stat)) => Ok(stat.czxid),
+        Err(ZkError::NodeExists(_)) => Err(ServerError::Unsupported(format!(
+            "broker.id {broker_id} is already registered in the metadata store"
+        ))),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Kafka's `registerControllerAndIncrementControllerEpoch`: the ephemeral `/controller` and the
+/// epoch bump in one multi, fenced by the epoch node's version.
+async fn elect_controller(
+    zk: &dyn ZkClient,
+    broker_id: i32,
+    epoch: i32,
+) -> Result<(), ServerError> {
+    let registration = ControllerRegistration {
+        broker_id,
+        timestamp_ms: now_ms(),
+        kraft_controller_epoch: -1,
+    }
+    .encode();
+    let epoch_op = match zk.get_data(zk_data::CONTROLLER_EPOCH_PATH, false).await {
+        Ok((_, stat)) => Op::SetData {
+            path: zk_data::CONTROLLER_EPOCH_PATH.into(),
+            data: zk_data::encode_controller_epoch(epoch),
+            version: stat.version,
+        },
+        Err(ZkError::NoNode(_)) => Op::Create {
+            path: zk_data::CONTROLLER_EPOCH_PATH.into(),
+            data: zk_data::encode_controller_epoch(epoch),
+            mode: CreateMode::Persistent,
+        },
+        Err(e) => return Err(e.into()),
+    };
+    let ops = vec![
+        Op::Create {
+            path: zk_data::CONTROLLER_PATH.into(),
+            data: registration,
+            mode: CreateMode::Ephemeral,
+        },
+        epoch_op,
+    ];
+    match zk.multi(ops).await {
+        Ok(results) => {
+            debug_assert!(matches!(results.first(), Some(OpResult::Create { .. })));
+            tracing::info!(broker_id, epoch, "became the controller");
+            Ok(())
+        }
+        Err(e) => Err(e.into()),
+    }
+}

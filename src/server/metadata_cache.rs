@@ -1,0 +1,198 @@
+//! Kafka's `MetadataCache`: what this broker knows of the cluster, for Metadata, DescribeCluster
+//! and the topic-id lookups of Fetch and DeleteTopics. It is written by whoever learns of a
+//! change (the topic manager in single-node mode, UpdateMetadata in a cluster) and read by every
+//! request handler. Readers get cloned snapshots of what they ask for; no lock is held by a
+//! caller.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+use uuid::Uuid;
+
+use crate::cluster::BrokerId;
+
+/// One partition's leadership as the cluster last published it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionMetadata {
+    /// -1 when the partition has no leader.
+    pub leader: BrokerId,
+    pub leader_epoch: i32,
+    pub replicas: Vec<BrokerId>,
+    pub isr: Vec<BrokerId>,
+}
+
+/// A topic: its id, whether it is internal (`__consumer_offsets`), and its partitions by index.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopicMetadata {
+    pub name: String,
+    pub topic_id: Uuid,
+    pub is_internal: bool,
+    pub partitions: BTreeMap<i32, PartitionMetadata>,
+}
+
+/// One listener of a live broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerEndPoint {
+    pub listener_name: String,
+    pub host: String,
+    pub port: i32,
+}
+
+/// A live broker.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BrokerMetadata {
+    pub id: BrokerId,
+    pub rack: Option<String>,
+    pub endpoints: Vec<BrokerEndPoint>,
+}
+
+impl BrokerMetadata {
+    /// The broker's endpoint on `listener_name`, the listener the request came in on: Kafka
+    /// answers each client with the addresses of the listener it used.
+    pub fn endpoint(&self, listener_name: &str) -> Option<&BrokerEndPoint> {
+        self.endpoints
+            .iter()
+            .find(|e| e.listener_name == listener_name)
+    }
+}
+
+#[derive(Debug, Default)]
+struct Snapshot {
+    cluster_id: String,
+    controller_id: Option<BrokerId>,
+    brokers: BTreeMap<BrokerId, BrokerMetadata>,
+    topics: BTreeMap<String, TopicMetadata>,
+    topic_names: HashMap<Uuid, String>,
+}
+
+/// The cache. Invariant: `topic_names` is exactly the inverse of `topics`' ids.
+#[derive(Debug, Default)]
+pub struct MetadataCache {
+    inner: RwLock<Snapshot>,
+}
+
+impl MetadataCache {
+    pub fn new(cluster_id: String) -> Self {
+        MetadataCache {
+            inner: RwLock::new(Snapshot {
+                cluster_id,
+                ..Snapshot::default()
+            }),
+        }
+    }
+
+    fn read(&self) -> RwLockReadGuard<'_, Snapshot> {
+        self.inner.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, Snapshot> {
+        self.inner.write().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn cluster_id(&self) -> String {
+        self.read().cluster_id.clone()
+    }
+
+    pub fn controller_id(&self) -> Option<BrokerId> {
+        self.read().controller_id
+    }
+
+    pub fn set_controller_id(&self, id: Option<BrokerId>) {
+        self.write().controller_id = id;
+    }
+
+    /// Live brokers in id order.
+    pub fn alive_brokers(&self) -> Vec<BrokerMetadata> {
+        self.read().brokers.values().cloned().collect()
+    }
+
+    pub fn alive_broker_ids(&self) -> Vec<BrokerId> {
+        self.read().brokers.keys().copied().collect()
+    }
+
+    pub fn set_brokers(&self, brokers: Vec<BrokerMetadata>) {
+        self.write().brokers = brokers.into_iter().map(|b| (b.id, b)).collect();
+    }
+
+    pub fn contains_topic(&self, name: &str) -> bool {
+        self.read().topics.contains_key(name)
+    }
+
+    pub fn topic(&self, name: &str) -> Option<TopicMetadata> {
+        self.read().topics.get(name).cloned()
+    }
+
+    pub fn topic_id(&self, name: &str) -> Option<Uuid> {
+        self.read().topics.get(name).map(|t| t.topic_id)
+    }
+
+    pub fn topic_name(&self, id: Uuid) -> Option<String> {
+        self.read().topic_names.get(&id).cloned()
+    }
+
+    /// Every topic, in name order.
+    pub fn all_topics(&self) -> Vec<TopicMetadata> {
+        self.read().topics.values().cloned().collect()
+    }
+
+    pub fn topic_names(&self) -> Vec<String> {
+        self.read().topics.keys().cloned().collect()
+    }
+
+    pub fn partition(&self, topic: &str, partition: i32) -> Option<PartitionMetadata> {
+        self.read()
+            .topics
+            .get(topic)
+            .and_then(|t| t.partitions.get(&partition))
+            .cloned()
+    }
+
+    /// Adds or replaces a topic.
+    pub fn update_topic(&self, topic: TopicMetadata) {
+        let mut s = self.write();
+        if let Some(old) = s.topics.get(&topic.name).map(|t| t.topic_id) {
+            s.topic_names.remove(&old);
+        }
+        s.topic_names.insert(topic.topic_id, topic.name.clone());
+        s.topics.insert(topic.name.clone(), topic);
+    }
+
+    /// Replaces one partition of a known topic.
+    pub fn update_partition(&self, topic: &str, partition: i32, metadata: PartitionMetadata) {
+        if let Some(t) = self.write().topics.get_mut(topic) {
+            t.partitions.insert(partition, metadata);
+        }
+    }
+
+    pub fn remove_topic(&self, name: &str) -> Option<TopicMetadata> {
+        let mut s = self.write();
+        let removed = s.topics.remove(name)?;
+        s.topic_names.remove(&removed.topic_id);
+        Some(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_and_names_stay_inverse() {
+        let cache = MetadataCache::new("c".into());
+        let a = Uuid::new_v4();
+        let b = Uuid::new_v4();
+        let topic = |id| TopicMetadata {
+            name: "t".into(),
+            topic_id: id,
+            is_internal: false,
+            partitions: BTreeMap::new(),
+        };
+        cache.update_topic(topic(a));
+        cache.update_topic(topic(b));
+        assert_eq!(cache.topic_name(a), None);
+        assert_eq!(cache.topic_name(b).as_deref(), Some("t"));
+        assert!(cache.remove_topic("t").is_some());
+        assert_eq!(cache.topic_name(b), None);
+        assert!(cache.all_topics().is_empty());
+    }
+}

@@ -1,0 +1,688 @@
+//! Topic administration over ZooKeeper's layout (Kafka's `ZkAdminManager` and `AdminZkClient`),
+//! and, for the single-node broker, the controller's part of it: the broker is its only
+//! replica, so it writes each new partition's state znode with itself as leader and becomes
+//! that leader at once. In a cluster the controller does the second half.
+//!
+//! Znodes written, as Kafka writes them: `/config/topics/<t>` (the topic's config overrides),
+//! `/brokers/topics/<t>` (replica assignment and topic id), and
+//! `/brokers/topics/<t>/partitions/<p>/state` (leader, epoch, ISR). A config change also leaves
+//! a `/config/changes/config_change_N` notification.
+//!
+//! Topic creation, deletion and partition changes are serialised by one async mutex, so two
+//! clients auto-creating the same topic race for nothing.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex as StdMutex};
+
+use tokio::sync::Mutex;
+use uuid::Uuid;
+
+use crate::admin::replica_assignment::{
+    AssignmentError, AssignmentStart, assign_replicas_to_brokers,
+};
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::config::BrokerConfig;
+use crate::protocol::errors::ErrorCode;
+use crate::replication::ReplicaManager;
+use crate::replication::error::PartitionError;
+use crate::replication::partition::LeaderAndIsr;
+use crate::storage::log_config::{LogConfig, LogConfigError};
+use crate::zk::zk_data::{self, PartitionState, TopicAssignment};
+use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
+
+use super::metadata_cache::{MetadataCache, PartitionMetadata, TopicMetadata};
+use super::topic_validation::{find_collision, is_internal, validate_topic_name};
+
+/// Why a topic operation was refused; each maps to the Kafka error code of the response.
+#[derive(Debug, thiserror::Error)]
+pub enum TopicError {
+    #[error("Topic '{0}' already exists.")]
+    TopicAlreadyExists(String),
+    #[error("{0}")]
+    InvalidTopic(String),
+    #[error("{0}")]
+    InvalidPartitions(String),
+    #[error("{0}")]
+    InvalidReplicationFactor(String),
+    #[error("{0}")]
+    InvalidReplicaAssignment(String),
+    #[error("{0}")]
+    InvalidConfig(String),
+    #[error("This server does not host this topic-partition.")]
+    UnknownTopic(String),
+    #[error("Topic deletion is disabled.")]
+    TopicDeletionDisabled,
+    #[error("{0}")]
+    InvalidRequest(String),
+    #[error("metadata store: {0}")]
+    Zk(#[from] ZkError),
+    #[error("metadata store: {0}")]
+    ZkData(#[from] zk_data::ZkDataError),
+    #[error(transparent)]
+    Partition(#[from] PartitionError),
+}
+
+impl TopicError {
+    pub fn error_code(&self) -> ErrorCode {
+        match self {
+            TopicError::TopicAlreadyExists(_) => ErrorCode::TopicAlreadyExists,
+            TopicError::InvalidTopic(_) => ErrorCode::InvalidTopicException,
+            TopicError::InvalidPartitions(_) => ErrorCode::InvalidPartitions,
+            TopicError::InvalidReplicationFactor(_) => ErrorCode::InvalidReplicationFactor,
+            TopicError::InvalidReplicaAssignment(_) => ErrorCode::InvalidReplicaAssignment,
+            TopicError::InvalidConfig(_) => ErrorCode::InvalidConfig,
+            TopicError::UnknownTopic(_) => ErrorCode::UnknownTopicOrPartition,
+            TopicError::TopicDeletionDisabled => ErrorCode::TopicDeletionDisabled,
+            TopicError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            TopicError::Zk(_) | TopicError::ZkData(_) => ErrorCode::UnknownServerError,
+            TopicError::Partition(e) => e.error_code(),
+        }
+    }
+}
+
+impl From<AssignmentError> for TopicError {
+    fn from(e: AssignmentError) -> Self {
+        match e {
+            AssignmentError::InvalidPartitions => TopicError::InvalidPartitions(e.to_string()),
+            _ => TopicError::InvalidReplicationFactor(e.to_string()),
+        }
+    }
+}
+
+impl From<LogConfigError> for TopicError {
+    fn from(e: LogConfigError) -> Self {
+        TopicError::InvalidConfig(e.to_string())
+    }
+}
+
+/// A topic to create, as CreateTopics and auto-creation describe it. `-1` partitions or
+/// replication factor means the broker's default; a manual assignment replaces both.
+#[derive(Debug, Clone, Default)]
+pub struct NewTopic {
+    pub name: String,
+    pub num_partitions: i32,
+    pub replication_factor: i16,
+    pub assignment: BTreeMap<i32, Vec<BrokerId>>,
+    pub configs: BTreeMap<String, String>,
+}
+
+/// What a creation made (or would make, when validating only).
+#[derive(Debug, Clone)]
+pub struct CreatedTopic {
+    pub topic_id: Uuid,
+    pub num_partitions: i32,
+    pub replication_factor: i16,
+    pub config: LogConfig,
+}
+
+/// The topic manager. Invariant: the metadata cache and the replica manager reflect the znodes
+/// this manager wrote; the znodes are written first.
+#[derive(Debug)]
+pub struct TopicManager {
+    zk: Arc<dyn ZkClient>,
+    config: Arc<BrokerConfig>,
+    metadata_cache: Arc<MetadataCache>,
+    replica_manager: Arc<ReplicaManager>,
+    controller_epoch: i32,
+    /// Each topic's config overrides as stored in `/config/topics/<t>`.
+    overrides: StdMutex<HashMap<String, BTreeMap<String, String>>>,
+    admin_lock: Mutex<()>,
+}
+
+impl TopicManager {
+    pub fn new(
+        zk: Arc<dyn ZkClient>,
+        config: Arc<BrokerConfig>,
+        metadata_cache: Arc<MetadataCache>,
+        replica_manager: Arc<ReplicaManager>,
+        controller_epoch: i32,
+    ) -> Self {
+        TopicManager {
+            zk,
+            config,
+            metadata_cache,
+            replica_manager,
+            controller_epoch,
+            overrides: StdMutex::new(HashMap::new()),
+            admin_lock: Mutex::new(()),
+        }
+    }
+
+    fn broker_id(&self) -> BrokerId {
+        self.config.broker_id
+    }
+
+    /// The topic's config overrides (empty for an unknown topic).
+    pub fn topic_overrides(&self, topic: &str) -> BTreeMap<String, String> {
+        self.overrides
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(topic)
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    /// The topic's effective log config: the broker's `log.*` defaults with its overrides.
+    pub fn topic_log_config(&self, topic: &str) -> Result<LogConfig, TopicError> {
+        Ok(self
+            .config
+            .log_config()
+            .with_overrides(&self.topic_overrides(topic))?)
+    }
+
+    /// Loads every topic from the store into the cache and hosts its partitions, electing this
+    /// broker where it is the only live replica and the partition has no live leader.
+    pub async fn load_topics(&self) -> Result<usize, TopicError> {
+        let _guard = self.admin_lock.lock().await;
+        let (topics, _) = self.zk.get_children(zk_data::TOPICS_PATH, false).await?;
+        for topic in &topics {
+            let (data, _) = self.zk.get_data(&zk_data::topic_path(topic), false).await?;
+            let assignment = TopicAssignment::decode(&data)?;
+            let overrides = match self
+                .zk
+                .get_data(&zk_data::topic_config_path(topic), false)
+                .await
+            {
+                Ok((data, _)) => zk_data::decode_entity_config(&data)?,
+                Err(ZkError::NoNode(_)) => BTreeMap::new(),
+                Err(e) => return Err(e.into()),
+            };
+            self.set_overrides(topic, overrides);
+            let topic_id = match assignment.topic_id {
+                Some(id) => id,
+                None => self.add_topic_id(topic, &assignment).await?,
+            };
+            let mut partitions = BTreeMap::new();
+            for (p, replicas) in &assignment.partitions {
+                let tp = TopicPartition::new(topic.clone(), *p);
+                let state = self.load_or_elect(&tp, replicas).await?;
+                partitions.insert(*p, self.host_partition(&tp, topic_id, replicas, state)?);
+            }
+            self.metadata_cache.update_topic(TopicMetadata {
+                name: topic.clone(),
+                topic_id,
+                is_internal: is_internal(topic),
+                partitions,
+            });
+        }
+        Ok(topics.len())
+    }
+
+    /// A topic written by an old Kafka has no id; Kafka's controller adds one.
+    async fn add_topic_id(
+        &self,
+        topic: &str,
+        assignment: &TopicAssignment,
+    ) -> Result<Uuid, TopicError> {
+        let id = Uuid::new_v4();
+        let mut with_id = assignment.clone();
+        with_id.topic_id = Some(id);
+        self.zk
+            .set_data(&zk_data::topic_path(topic), &with_id.encode(), -1)
+            .await?;
+        Ok(id)
+    }
+
+    /// The partition's state znode; when missing, or when its leader is not alive, this broker
+    /// elects a leader among the live ISR members (first in ISR order), as the controller does
+    /// for an offline partition without unclean election.
+    async fn load_or_elect(
+        &self,
+        tp: &TopicPartition,
+        replicas: &[BrokerId],
+    ) -> Result<(PartitionState, i32), TopicError> {
+        let path = zk_data::topic_partition_state_path(tp);
+        let live = self.metadata_cache.alive_broker_ids();
+        match self.zk.get_data(&path, false).await {
+            Ok((data, stat)) => {
+                let state = PartitionState::decode(&data)?;
+                if state.leader != -1 && live.contains(&state.leader) {
+                    return Ok((state, stat.version));
+                }
+                let leader = state
+                    .isr
+                    .iter()
+                    .copied()
+                    .find(|id| live.contains(id))
+                    .unwrap_or(-1);
+                let new_state = PartitionState {
+                    leader,
+                    leader_epoch: state.leader_epoch + 1,
+                    isr: if leader == -1 {
+                        state.isr.clone()
+                    } else {
+                        state
+                            .isr
+                            .iter()
+                            .copied()
+                            .filter(|id| live.contains(id))
+                            .collect()
+                    },
+                    controller_epoch: self.controller_epoch,
+                    leader_recovery_state: 0,
+                };
+                let stat = self
+                    .zk
+                    .set_data(&path, &new_state.encode(), stat.version)
+                    .await?;
+                Ok((new_state, stat.version))
+            }
+            Err(ZkError::NoNode(_)) => {
+                let state = self.initial_state(replicas);
+                recipes::create_recursive(self.zk.as_ref(), &path, &state.encode()).await?;
+                Ok((state, 0))
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The state of a new partition: the live replicas form the ISR; the first is the leader.
+    fn initial_state(&self, replicas: &[BrokerId]) -> PartitionState {
+        let live = self.metadata_cache.alive_broker_ids();
+        let isr: Vec<BrokerId> = replicas
+            .iter()
+            .copied()
+            .filter(|id| live.contains(id))
+            .collect();
+        PartitionState {
+            leader: isr.first().copied().unwrap_or(-1),
+            leader_epoch: 0,
+            isr,
+            controller_epoch: self.controller_epoch,
+            leader_recovery_state: 0,
+        }
+    }
+
+    /// Hosts the partition locally when this broker is a replica; returns its metadata.
+    fn host_partition(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Uuid,
+        replicas: &[BrokerId],
+        (state, partition_epoch): (PartitionState, i32),
+    ) -> Result<PartitionMetadata, TopicError> {
+        if replicas.contains(&self.broker_id()) {
+            let log_config = self.topic_log_config(&tp.topic)?;
+            self.replica_manager.become_leader_or_follower(
+                tp,
+                Some(topic_id),
+                LeaderAndIsr {
+                    leader_id: state.leader,
+                    leader_epoch: state.leader_epoch,
+                    partition_epoch,
+                    replicas: replicas.to_vec(),
+                    isr: state.isr.clone(),
+                },
+                log_config,
+            )?;
+        }
+        Ok(PartitionMetadata {
+            leader: state.leader,
+            leader_epoch: state.leader_epoch,
+            replicas: replicas.to_vec(),
+            isr: state.isr,
+        })
+    }
+
+    fn set_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
+        let mut map = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
+        if overrides.is_empty() {
+            map.remove(topic);
+        } else {
+            map.insert(topic.to_string(), overrides);
+        }
+    }
+
+    /// Kafka's `ZkAdminManager.createTopics` for one topic, then (single-node) the controller's
+    /// new-partition handling.
+    pub async fn create_topic(
+        &self,
+        topic: &NewTopic,
+        validate_only: bool,
+    ) -> Result<CreatedTopic, TopicError> {
+        let _guard = self.admin_lock.lock().await;
+        validate_topic_name(&topic.name).map_err(TopicError::InvalidTopic)?;
+        if self.metadata_cache.contains_topic(&topic.name) {
+            return Err(TopicError::TopicAlreadyExists(topic.name.clone()));
+        }
+        let existing = self.metadata_cache.topic_names();
+        if let Some(other) = find_collision(&topic.name, &existing) {
+            return Err(TopicError::InvalidTopic(format!(
+                "Topic '{}' collides with existing topic: {other}",
+                topic.name
+            )));
+        }
+        let assignment = self.assignment_for(topic)?;
+        let config = self.config.log_config().with_overrides(&topic.configs)?;
+        let replication_factor = assignment
+            .values()
+            .next()
+            .map_or(0, |r| i16::try_from(r.len()).unwrap_or(i16::MAX));
+        let created = CreatedTopic {
+            topic_id: Uuid::new_v4(),
+            num_partitions: i32::try_from(assignment.len()).unwrap_or(i32::MAX),
+            replication_factor,
+            config,
+        };
+        if validate_only {
+            return Ok(created);
+        }
+        self.write_topic(&topic.name, created.topic_id, &assignment, &topic.configs)
+            .await?;
+        self.set_overrides(&topic.name, topic.configs.clone());
+        let mut partitions = BTreeMap::new();
+        for (p, replicas) in &assignment {
+            let tp = TopicPartition::new(topic.name.clone(), *p);
+            let state = self.initial_state(replicas);
+            recipes::create_recursive(
+                self.zk.as_ref(),
+                &zk_data::topic_partition_state_path(&tp),
+                &state.encode(),
+            )
+            .await?;
+            partitions.insert(
+                *p,
+                self.host_partition(&tp, created.topic_id, replicas, (state, 0))?,
+            );
+        }
+        self.metadata_cache.update_topic(TopicMetadata {
+            name: topic.name.clone(),
+            topic_id: created.topic_id,
+            is_internal: is_internal(&topic.name),
+            partitions,
+        });
+        tracing::info!(topic = %topic.name, partitions = created.num_partitions, "created topic");
+        Ok(created)
+    }
+
+    /// The replica assignment of a new topic: the manual one, checked, or Kafka's algorithm
+    /// over the live brokers with the defaults for `-1`.
+    fn assignment_for(&self, topic: &NewTopic) -> Result<BTreeMap<i32, Vec<BrokerId>>, TopicError> {
+        let brokers = self.metadata_cache.alive_broker_ids();
+        if !topic.assignment.is_empty() {
+            if topic.num_partitions != -1 || topic.replication_factor != -1 {
+                return Err(TopicError::InvalidRequest(
+                    "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.".into(),
+                ));
+            }
+            check_manual_assignment(&topic.assignment, 0, &brokers)?;
+            return Ok(topic.assignment.clone());
+        }
+        let partitions = if topic.num_partitions == -1 {
+            self.config.num_partitions
+        } else {
+            topic.num_partitions
+        };
+        let rf = if topic.replication_factor == -1 {
+            self.config.default_replication_factor
+        } else {
+            i32::from(topic.replication_factor)
+        };
+        Ok(assign_replicas_to_brokers(
+            partitions,
+            rf,
+            &brokers,
+            0,
+            AssignmentStart::random(brokers.len()),
+        )?)
+    }
+
+    async fn write_topic(
+        &self,
+        topic: &str,
+        topic_id: Uuid,
+        assignment: &BTreeMap<i32, Vec<BrokerId>>,
+        configs: &BTreeMap<String, String>,
+    ) -> Result<(), TopicError> {
+        // Kafka writes the config before the assignment, so a broker that sees the topic also
+        // sees its config.
+        let config_path = zk_data::topic_config_path(topic);
+        let config_data = zk_data::encode_entity_config(configs);
+        match recipes::create_recursive(self.zk.as_ref(), &config_path, &config_data).await {
+            Ok(()) => {}
+            Err(ZkError::NodeExists(_)) => {
+                self.zk.set_data(&config_path, &config_data, -1).await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        let data = TopicAssignment {
+            topic_id: Some(topic_id),
+            partitions: assignment.clone(),
+            ..TopicAssignment::default()
+        }
+        .encode();
+        match recipes::create_recursive(self.zk.as_ref(), &zk_data::topic_path(topic), &data).await
+        {
+            Ok(()) => Ok(()),
+            Err(ZkError::NodeExists(_)) => Err(TopicError::TopicAlreadyExists(topic.to_string())),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Deletes a topic: its partitions stop being hosted and their logs go, then its znodes.
+    /// (In a cluster the controller does this after `/admin/delete_topics/<t>` appears.)
+    pub async fn delete_topic(&self, topic: &str) -> Result<Uuid, TopicError> {
+        let _guard = self.admin_lock.lock().await;
+        if !self.config.delete_topic_enable {
+            return Err(TopicError::TopicDeletionDisabled);
+        }
+        let Some(metadata) = self.metadata_cache.topic(topic) else {
+            return Err(TopicError::UnknownTopic(topic.to_string()));
+        };
+        self.metadata_cache.remove_topic(topic);
+        for p in metadata.partitions.keys() {
+            self.replica_manager
+                .stop_replica(&TopicPartition::new(topic, *p), true)?;
+        }
+        delete_recursive(self.zk.as_ref(), &zk_data::topic_path(topic)).await?;
+        delete_recursive(self.zk.as_ref(), &zk_data::topic_config_path(topic)).await?;
+        self.set_overrides(topic, BTreeMap::new());
+        tracing::info!(topic, "deleted topic");
+        Ok(metadata.topic_id)
+    }
+
+    /// CreatePartitions for one topic: grows it to `count` partitions, with the given
+    /// assignment of the new ones or Kafka's algorithm (with the existing replication factor).
+    pub async fn create_partitions(
+        &self,
+        topic: &str,
+        count: i32,
+        new_assignment: Option<Vec<Vec<BrokerId>>>,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        let _guard = self.admin_lock.lock().await;
+        let Some(metadata) = self.metadata_cache.topic(topic) else {
+            return Err(TopicError::UnknownTopic(topic.to_string()));
+        };
+        let old_count = i32::try_from(metadata.partitions.len()).unwrap_or(i32::MAX);
+        if count < old_count {
+            return Err(TopicError::InvalidPartitions(format!(
+                "Topic currently has {old_count} partitions, which is higher than the requested {count}."
+            )));
+        }
+        if count == old_count {
+            return Err(TopicError::InvalidPartitions(format!(
+                "Topic already has {old_count} partitions."
+            )));
+        }
+        let brokers = self.metadata_cache.alive_broker_ids();
+        let added = match new_assignment {
+            Some(list) => {
+                let expected = usize::try_from(count - old_count).unwrap_or(0);
+                if list.len() != expected {
+                    return Err(TopicError::InvalidReplicaAssignment(format!(
+                        "Increasing the number of partitions by {expected} but {} assignments provided.",
+                        list.len()
+                    )));
+                }
+                let map: BTreeMap<i32, Vec<BrokerId>> = (old_count..).zip(list).collect();
+                check_manual_assignment(&map, old_count, &brokers)?;
+                map
+            }
+            None => {
+                let rf = metadata
+                    .partitions
+                    .values()
+                    .next()
+                    .map_or(1, |p| i32::try_from(p.replicas.len()).unwrap_or(1));
+                assign_replicas_to_brokers(
+                    count - old_count,
+                    rf,
+                    &brokers,
+                    old_count,
+                    AssignmentStart::random(brokers.len()),
+                )?
+            }
+        };
+        if validate_only {
+            return Ok(());
+        }
+        let mut all: BTreeMap<i32, Vec<BrokerId>> = metadata
+            .partitions
+            .iter()
+            .map(|(p, m)| (*p, m.replicas.clone()))
+            .collect();
+        all.extend(added.clone());
+        let data = TopicAssignment {
+            topic_id: Some(metadata.topic_id),
+            partitions: all,
+            ..TopicAssignment::default()
+        }
+        .encode();
+        self.zk
+            .set_data(&zk_data::topic_path(topic), &data, -1)
+            .await?;
+        for (p, replicas) in &added {
+            let tp = TopicPartition::new(topic, *p);
+            let state = self.initial_state(replicas);
+            recipes::create_recursive(
+                self.zk.as_ref(),
+                &zk_data::topic_partition_state_path(&tp),
+                &state.encode(),
+            )
+            .await?;
+            let pm = self.host_partition(&tp, metadata.topic_id, replicas, (state, 0))?;
+            self.metadata_cache.update_partition(topic, *p, pm);
+        }
+        Ok(())
+    }
+
+    /// Replaces a topic's config overrides (AlterConfigs and IncrementalAlterConfigs end
+    /// here): checks them, writes `/config/topics/<t>` and a change notification, and applies
+    /// them to the hosted logs.
+    pub async fn set_topic_overrides(
+        &self,
+        topic: &str,
+        overrides: BTreeMap<String, String>,
+        validate_only: bool,
+    ) -> Result<(), TopicError> {
+        let _guard = self.admin_lock.lock().await;
+        if !self.metadata_cache.contains_topic(topic) {
+            return Err(TopicError::UnknownTopic(topic.to_string()));
+        }
+        let config = self.config.log_config().with_overrides(&overrides)?;
+        if validate_only {
+            return Ok(());
+        }
+        let path = zk_data::topic_config_path(topic);
+        let data = zk_data::encode_entity_config(&overrides);
+        match self.zk.set_data(&path, &data, -1).await {
+            Ok(_) => {}
+            Err(ZkError::NoNode(_)) => {
+                recipes::create_recursive(self.zk.as_ref(), &path, &data).await?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+        self.zk
+            .create(
+                zk_data::CONFIG_CHANGE_PREFIX,
+                &zk_data::encode_config_change(&format!("topics/{topic}")),
+                CreateMode::PersistentSequential,
+            )
+            .await?;
+        self.set_overrides(topic, overrides);
+        self.replica_manager.update_log_config(topic, &config);
+        Ok(())
+    }
+}
+
+/// Kafka's checks of a manual assignment (`validateReplicaAssignment`): consecutive partition
+/// ids from `first`, one replication factor, no duplicate replica, only live brokers.
+fn check_manual_assignment(
+    assignment: &BTreeMap<i32, Vec<BrokerId>>,
+    first: i32,
+    brokers: &[BrokerId],
+) -> Result<(), TopicError> {
+    let mut rf = None;
+    for (i, (p, replicas)) in assignment.iter().enumerate() {
+        let expected = first + i32::try_from(i).unwrap_or(i32::MAX);
+        if *p != expected {
+            return Err(TopicError::InvalidReplicaAssignment(
+                "Partitions should be a consecutive 0-based integer sequence".into(),
+            ));
+        }
+        if replicas.is_empty() {
+            return Err(TopicError::InvalidReplicaAssignment(format!(
+                "Cannot have replication factor of 0 for partition id {p}."
+            )));
+        }
+        let mut sorted = replicas.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        if sorted.len() != replicas.len() {
+            return Err(TopicError::InvalidReplicaAssignment(format!(
+                "Duplicate brokers not allowed in replica assignment: {} for partition id {p}.",
+                join(replicas)
+            )));
+        }
+        if *rf.get_or_insert(replicas.len()) != replicas.len() {
+            return Err(TopicError::InvalidReplicaAssignment(
+                "All partitions should have the same number of replicas".to_string(),
+            ));
+        }
+        let unknown: Vec<BrokerId> = replicas
+            .iter()
+            .copied()
+            .filter(|b| !brokers.contains(b))
+            .collect();
+        if !unknown.is_empty() {
+            return Err(TopicError::InvalidReplicaAssignment(format!(
+                "Unknown broker(s) in replica assignment: {}.",
+                join(&unknown)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn join(ids: &[BrokerId]) -> String {
+    ids.iter()
+        .map(i32::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Deletes `path` and everything below it (Kafka's `deleteRecursive`); a missing node is fine.
+async fn delete_recursive(zk: &dyn ZkClient, path: &str) -> Result<(), ZkError> {
+    let mut stack = vec![path.to_string()];
+    let mut order = Vec::new();
+    while let Some(p) = stack.pop() {
+        match zk.get_children(&p, false).await {
+            Ok((children, _)) => {
+                for c in children {
+                    stack.push(format!("{p}/{c}"));
+                }
+                order.push(p);
+            }
+            Err(ZkError::NoNode(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    for p in order.iter().rev() {
+        match zk.delete(p, -1).await {
+            Ok(()) | Err(ZkError::NoNode(_)) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,81 @@
+//! Kafka's checks on topic names (`org.apache.kafka.common.internals.Topic`): legal characters,
+//! length, the reserved `.`/`..`, internal topics, and the `.`/`_` collision rule (the two map to
+//! the same metric name, so Kafka refuses a topic that differs from another only there).
+
+/// The consumer-offsets topic, internal.
+pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
+/// The transaction-state topic, internal.
+pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
+
+/// Kafka's `Topic.MAX_NAME_LENGTH`.
+pub const MAX_NAME_LENGTH: usize = 249;
+
+/// Kafka's `Topic.validate`; the message is Kafka's (`InvalidTopicException`).
+pub fn validate_topic_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("Topic name is illegal, it can't be empty".into());
+    }
+    if name == "." || name == ".." {
+        return Err("Topic name cannot be \".\" or \"..\"".into());
+    }
+    if name.len() > MAX_NAME_LENGTH {
+        return Err(format!(
+            "Topic name is illegal, it can't be longer than {MAX_NAME_LENGTH} characters, topic name: {name}"
+        ));
+    }
+    if !name
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'.' || b == b'_' || b == b'-')
+    {
+        return Err(format!(
+            "Topic name \"{name}\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether Kafka treats the topic as internal.
+pub fn is_internal(name: &str) -> bool {
+    name == GROUP_METADATA_TOPIC_NAME || name == TRANSACTION_STATE_TOPIC_NAME
+}
+
+/// `Topic.unifyCollisionChars`: `.` and `_` are the same in metric names.
+fn unify_collision_chars(name: &str) -> String {
+    name.replace('.', "_")
+}
+
+/// The existing topic `name` would collide with, if any (`Topic.hasCollision`).
+pub fn find_collision<'a>(
+    name: &str,
+    existing: impl IntoIterator<Item = &'a String>,
+) -> Option<&'a String> {
+    let unified = unify_collision_chars(name);
+    existing
+        .into_iter()
+        .find(|other| other.as_str() != name && unify_collision_chars(other) == unified)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn kafkas_rules() {
+        assert!(validate_topic_name("orders.v1_x-2").is_ok());
+        assert!(validate_topic_name("").is_err());
+        assert!(validate_topic_name("..").is_err());
+        assert!(validate_topic_name(&"a".repeat(249)).is_ok());
+        assert!(validate_topic_name(&"a".repeat(250)).is_err());
+        assert_eq!(
+            validate_topic_name("a b").unwrap_err(),
+            "Topic name \"a b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
+        );
+        let existing = ["a_b".to_string(), "c".to_string()];
+        assert_eq!(
+            find_collision("a.b", &existing).map(String::as_str),
+            Some("a_b")
+        );
+        assert_eq!(find_collision("a_b", &existing), None);
+        assert!(is_internal("__consumer_offsets"));
+    }
+}
