@@ -47,15 +47,20 @@ impl ConfigDef {
     /// `DescribeConfigs` reports): numbers in canonical form, booleans lower case, lists joined
     /// with `,`, strings trimmed. A value that does not parse comes back trimmed.
     pub fn canonical(&self, value: &str) -> String {
-        let trimmed = value.trim();
-        match self.kind {
-            Kind::Int | Kind::Long | Kind::Short => trimmed
-                .parse::<i64>()
-                .map_or_else(|_| trimmed.to_string(), |n| n.to_string()),
-            Kind::Bool => trimmed.to_ascii_lowercase(),
-            Kind::List => list(trimmed).join(","),
-            Kind::Str => trimmed.to_string(),
-        }
+        canonical_value(self.kind, value)
+    }
+}
+
+/// [`ConfigDef::canonical`] for a value of type `kind` (topic configs use it too).
+pub fn canonical_value(kind: Kind, value: &str) -> String {
+    let trimmed = value.trim();
+    match kind {
+        Kind::Int | Kind::Long | Kind::Short => trimmed
+            .parse::<i64>()
+            .map_or_else(|_| trimmed.to_string(), |n| n.to_string()),
+        Kind::Bool => trimmed.to_ascii_lowercase(),
+        Kind::List => list(trimmed).join(","),
+        Kind::Str => trimmed.to_string(),
     }
 }
 

@@ -6,6 +6,7 @@
 //! - [`broker_config`]: the typed [`Settings`], validation and the derived values, including
 //!   the topic defaults ([`LogConfig`]) the broker's `log.*` keys give.
 //! - [`listeners`]: `NAME://host:port` endpoint lists.
+//! - [`synonyms`]: broker keys that set the same value, and the broker defaults of topic keys.
 //!
 //! Unknown keys are not errors: like Kafka, which logs "The configuration 'x' was supplied but
 //! isn't a known config.", the loader collects them for the caller to report. A bad value of a
@@ -14,6 +15,7 @@
 pub mod broker_config;
 pub mod defs;
 pub mod listeners;
+pub mod synonyms;
 
 use std::collections::BTreeMap;
 use std::ops::Deref;
@@ -55,8 +57,9 @@ pub enum ConfigError {
 }
 
 /// Where a config's value came from, lowest precedence first. `DescribeConfigs` reports
-/// `Default` as `DEFAULT_CONFIG` and both others as `STATIC_BROKER_CONFIG` (Kafka merges
-/// `--override` into the file's properties).
+/// `Default` as `DEFAULT_CONFIG`, `File` and `Override` as `STATIC_BROKER_CONFIG` (Kafka merges
+/// `--override` into the file's properties), and the dynamic layers as
+/// `DYNAMIC_DEFAULT_BROKER_CONFIG` and `DYNAMIC_BROKER_CONFIG`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ConfigSource {
     /// Kafka's default, or kcli's base layer such as [`KCLI_SERVE_BASE`].
@@ -65,6 +68,10 @@ pub enum ConfigSource {
     File,
     /// A `--override key=value` argument.
     Override,
+    /// The cluster-wide dynamic config, `/config/brokers/<default>`.
+    DynamicDefault,
+    /// This broker's dynamic config, `/config/brokers/<id>`.
+    DynamicBroker,
 }
 
 /// One config as `DescribeConfigs` lists it.
@@ -189,6 +196,50 @@ impl BrokerConfig {
     /// [`LogConfig::with_overrides`].
     pub fn log_config(&self) -> LogConfig {
         self.settings.log_config()
+    }
+
+    /// The winning text of known key `name` and its layer; `None` when no layer set it.
+    pub fn value_source(&self, name: &str) -> Option<(&str, ConfigSource)> {
+        self.values
+            .get(name)
+            .map(|(text, source)| (text.as_str(), *source))
+    }
+
+    /// This configuration with Kafka's two dynamic layers on top (`DynamicBrokerConfig`'s
+    /// `updateCurrentConfig`): the cluster-wide defaults, then this broker's own. Each dynamic
+    /// key first removes its synonyms from the layers below, so the updated key wins even where
+    /// a synonym would otherwise take precedence. Keys kcli does not know have no effect (Kafka
+    /// keeps them for plugins). The result is validated as a whole.
+    pub fn with_dynamic(
+        &self,
+        cluster_default: &BTreeMap<String, String>,
+        per_broker: &BTreeMap<String, String>,
+    ) -> Result<BrokerConfig, ConfigError> {
+        let mut values = self.values.clone();
+        for (layer, source) in [
+            (cluster_default, ConfigSource::DynamicDefault),
+            (per_broker, ConfigSource::DynamicBroker),
+        ] {
+            for (key, value) in layer {
+                let Some(def) = defs::find(key) else {
+                    continue;
+                };
+                for synonym in synonyms::broker_config_synonyms(def.name, false) {
+                    values.remove(synonym);
+                }
+                values.insert(def.name, (value.clone(), source));
+            }
+        }
+        let mut settings = Settings::default();
+        for (key, (value, _)) in &values {
+            settings.set(key, value)?;
+        }
+        settings.validate()?;
+        Ok(BrokerConfig {
+            settings,
+            values,
+            unknown_keys: self.unknown_keys.clone(),
+        })
     }
 
     /// The keys kcli does not know, sorted, each with the layer whose value won.
@@ -447,6 +498,53 @@ mod tests {
         assert_eq!(c.num_io_threads, 2);
         let err = BrokerConfig::from_sources(&[], &file, &[]).unwrap_err();
         assert!(err.to_string().contains("num.io.threads"), "{err}");
+    }
+
+    #[test]
+    fn dynamic_layers_override_static_ones_and_remove_their_synonyms() {
+        let file = pairs(&[
+            ("log.retention.minutes", "5"),
+            ("log.segment.bytes", "2048"),
+        ]);
+        let c = BrokerConfig::from_sources(KCLI_SERVE_BASE, &file, &[]).unwrap();
+        let map = |p: &[(&str, &str)]| -> BTreeMap<String, String> {
+            p.iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect()
+        };
+        let cluster = map(&[("log.segment.bytes", "4096"), ("my.plugin.key", "x")]);
+        let broker = map(&[("log.retention.ms", "1000")]);
+        let d = c.with_dynamic(&cluster, &broker).unwrap();
+        assert_eq!(d.log_segment_bytes, 4096);
+        assert_eq!(d.log_retention_time_millis(), 1000);
+        // The static minutes were removed, not just outranked.
+        assert_eq!(d.log_retention_minutes, None);
+        assert_eq!(
+            d.value_source("log.segment.bytes"),
+            Some(("4096", ConfigSource::DynamicDefault))
+        );
+        assert_eq!(
+            d.value_source("log.retention.ms"),
+            Some(("1000", ConfigSource::DynamicBroker))
+        );
+        assert_eq!(d.value_source("log.retention.minutes"), None);
+        assert_eq!(
+            d.value_source("broker.id"),
+            Some(("0", ConfigSource::Default))
+        );
+        let e = entry(&d, "log.segment.bytes");
+        assert_eq!(
+            (e.source, e.is_default),
+            (ConfigSource::DynamicDefault, false)
+        );
+        // The broker's own layer wins over the cluster's.
+        let both = c
+            .with_dynamic(&cluster, &map(&[("log.segment.bytes", "8192")]))
+            .unwrap();
+        assert_eq!(both.log_segment_bytes, 8192);
+        // A bad dynamic value fails as a static one would.
+        let bad = c.with_dynamic(&map(&[("log.segment.bytes", "1")]), &BTreeMap::new());
+        assert!(bad.unwrap_err().to_string().contains("log.segment.bytes"));
     }
 
     proptest::proptest! {

@@ -42,6 +42,10 @@ pub enum PartitionError {
         isr_size: usize,
         min_isr: i32,
     },
+    /// The topic's configuration forbids the operation (DeleteRecords without the `delete`
+    /// cleanup policy).
+    #[error("{0}")]
+    PolicyViolation(String),
     /// An offset asked for outside what the log holds.
     #[error("{0}")]
     OffsetOutOfRange(String),
@@ -59,6 +63,7 @@ impl PartitionError {
             PartitionError::FencedLeaderEpoch { .. } => ErrorCode::FencedLeaderEpoch,
             PartitionError::UnknownLeaderEpoch { .. } => ErrorCode::UnknownLeaderEpoch,
             PartitionError::NotEnoughReplicas { .. } => ErrorCode::NotEnoughReplicas,
+            PartitionError::PolicyViolation(_) => ErrorCode::PolicyViolation,
             PartitionError::OffsetOutOfRange(_) => ErrorCode::OffsetOutOfRange,
             PartitionError::Storage(e) => storage_error_code(e),
         }

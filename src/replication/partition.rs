@@ -238,11 +238,17 @@ impl Partition {
     }
 
     /// DeleteRecords: raises the log start offset to `offset` (-1: the high watermark) and
-    /// returns the new low watermark.
+    /// returns the new low watermark. Refused on a topic whose cleanup policy lacks `delete`.
     pub fn delete_records_on_leader(&self, offset: i64) -> Result<i64, PartitionError> {
         self.leader_state(-1)?;
         let low_watermark = {
             let mut log = lock(&self.log);
+            if !log.config().cleanup_policy.delete {
+                return Err(PartitionError::PolicyViolation(format!(
+                    "Records of partition {} can not be deleted due to the configured policy",
+                    self.topic_partition
+                )));
+            }
             let target = if offset == -1 {
                 log.high_watermark()
             } else {

@@ -17,6 +17,15 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::Metadata, 0),
     (ApiKey::FindCoordinator, 0),
     (ApiKey::ApiVersions, 0),
+    (ApiKey::CreateTopics, 0),
+    (ApiKey::DeleteTopics, 0),
+    (ApiKey::DeleteRecords, 0),
+    (ApiKey::OffsetForLeaderEpoch, 0),
+    (ApiKey::DescribeConfigs, 0),
+    (ApiKey::AlterConfigs, 0),
+    (ApiKey::CreatePartitions, 0),
+    (ApiKey::IncrementalAlterConfigs, 0),
+    (ApiKey::DescribeCluster, 0),
 ];
 
 /// The advertised range of `key`, or `None` when it is not advertised.

@@ -17,6 +17,7 @@ use crate::replication::ReplicaManager;
 
 use super::api_versions;
 use super::apis;
+use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::metadata_cache::MetadataCache;
 use super::request_context::RequestContext;
 use super::topic_manager::TopicManager;
@@ -28,6 +29,7 @@ pub struct KafkaApis {
     pub metadata_cache: Arc<MetadataCache>,
     pub replica_manager: Arc<ReplicaManager>,
     pub topic_manager: Arc<TopicManager>,
+    pub dynamic_config: Arc<DynamicBrokerConfig>,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     ready: watch::Receiver<bool>,
@@ -39,6 +41,7 @@ impl KafkaApis {
         metadata_cache: Arc<MetadataCache>,
         replica_manager: Arc<ReplicaManager>,
         topic_manager: Arc<TopicManager>,
+        dynamic_config: Arc<DynamicBrokerConfig>,
         ready: watch::Receiver<bool>,
     ) -> Self {
         KafkaApis {
@@ -46,6 +49,7 @@ impl KafkaApis {
             metadata_cache,
             replica_manager,
             topic_manager,
+            dynamic_config,
             ready,
         }
     }
@@ -58,6 +62,19 @@ impl KafkaApis {
             RequestKind::Fetch(r) => apis::fetch::handle(self, ctx, r).await,
             RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
             RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r),
+            RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
+            RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
+            RequestKind::CreatePartitions(r) => apis::create_partitions::handle(self, ctx, r).await,
+            RequestKind::DescribeConfigs(r) => apis::describe_configs::handle(self, ctx, r),
+            RequestKind::AlterConfigs(r) => apis::alter_configs::handle(self, ctx, r).await,
+            RequestKind::IncrementalAlterConfigs(r) => {
+                apis::incremental_alter_configs::handle(self, ctx, r).await
+            }
+            RequestKind::DescribeCluster(r) => apis::describe_cluster::handle(self, ctx, r),
+            RequestKind::DeleteRecords(r) => apis::delete_records::handle(self, ctx, r),
+            RequestKind::OffsetForLeaderEpoch(r) => {
+                apis::offset_for_leader_epoch::handle(self, ctx, r)
+            }
             other => {
                 // Unreachable while `api_versions` and this match agree; a test checks that.
                 tracing::error!(api = ?other.api_key(), "advertised API without a handler");

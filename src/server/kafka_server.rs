@@ -2,8 +2,8 @@
 //!
 //! Startup, in Kafka's order where it matters: open the metadata store (the embedded store,
 //! whose files `zk-snapshot`, `zk-log` and `zk.lock` sit in the first log dir beside Kafka's
-//! own checkpoint files), create the persistent paths, get or create the cluster id, load the
-//! logs, bind the listeners (requests wait until startup is done), register the broker as an
+//! own checkpoint files), create the persistent paths, get or create the cluster id, read the
+//! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
 //! lead their partitions, start the log manager's background jobs, and open for requests.
@@ -26,6 +26,7 @@ use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::zk_data::{self, BrokerRegistration, ControllerRegistration};
 use crate::zk::{CreateMode, EmbeddedStore, Op, OpResult, ZkClient, ZkError, recipes};
 
+use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
@@ -66,9 +67,15 @@ impl KafkaServer {
         recipes::ensure_persistent_paths(zk.as_ref()).await?;
         let proposed = zk_data::topic_id_to_string(uuid::Uuid::new_v4());
         let cluster_id = recipes::create_or_get_cluster_id(zk.as_ref(), &proposed).await?;
+        // Dynamic broker configs apply from the start, as Kafka's `DynamicBrokerConfig
+        // .initialize` reads them before the log manager starts.
+        let (per_broker, cluster_default) =
+            DynamicBrokerConfig::load_persisted(zk.as_ref(), config.broker_id).await?;
+        let layers = DynamicLayers::from_persisted(&config, &per_broker, &cluster_default);
+        let current = Arc::clone(&layers.current);
 
         let mut log_config = LogManagerConfig::new(log_dirs, config.broker_id, cluster_id.clone());
-        log_config.default_log_config = config.log_config();
+        log_config.default_log_config = current.log_config();
         log_config.retention_check_interval_ms =
             u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
         let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);
@@ -81,17 +88,24 @@ impl KafkaServer {
         let controller_epoch = read_controller_epoch(zk.as_ref()).await? + 1;
         let topic_manager = Arc::new(TopicManager::new(
             Arc::clone(&zk),
-            Arc::clone(&config),
+            Arc::clone(&current),
             Arc::clone(&metadata_cache),
             Arc::clone(&replica_manager),
             controller_epoch,
         ));
+        let dynamic_config = Arc::new(DynamicBrokerConfig::new(
+            Arc::clone(&zk),
+            Arc::clone(&config),
+            layers,
+            Arc::clone(&topic_manager),
+        ));
         let (ready_tx, ready_rx) = watch::channel(false);
         let apis = Arc::new(KafkaApis::new(
-            Arc::clone(&config),
+            Arc::clone(&current),
             Arc::clone(&metadata_cache),
             Arc::clone(&replica_manager),
             topic_manager.clone(),
+            dynamic_config,
             ready_rx,
         ));
 

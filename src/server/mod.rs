@@ -9,7 +9,11 @@
 //! - [`request_context`]: what a handler knows of its request, and response framing.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
+//! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
+//! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
+//! - [`config_ops`]: AlterConfigs' shared checks and IncrementalAlterConfigs' operations.
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
+//! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
 //! - [`apis`]: one module per API.
 //!
@@ -17,11 +21,15 @@
 
 pub mod api_versions;
 pub mod apis;
+pub mod config_entries;
+pub mod config_ops;
+pub mod dynamic_broker_config;
 pub mod error;
 pub mod kafka_apis;
 pub mod kafka_server;
 pub mod metadata_cache;
 pub mod request_context;
+pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
 

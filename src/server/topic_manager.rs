@@ -12,7 +12,7 @@
 //! clients auto-creating the same topic race for nothing.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex as StdMutex};
+use std::sync::{Arc, Mutex as StdMutex, RwLock as StdRwLock};
 
 use tokio::sync::Mutex;
 use uuid::Uuid;
@@ -31,7 +31,8 @@ use crate::zk::zk_data::{self, PartitionState, TopicAssignment};
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 
 use super::metadata_cache::{MetadataCache, PartitionMetadata, TopicMetadata};
-use super::topic_validation::{find_collision, is_internal, validate_topic_name};
+use super::topic_assignment::{validate_create_assignment, validate_new_partitions};
+use super::topic_validation::{find_collisions, is_internal, validate_topic_name};
 
 /// Why a topic operation was refused; each maps to the Kafka error code of the response.
 #[derive(Debug, thiserror::Error)]
@@ -48,12 +49,17 @@ pub enum TopicError {
     InvalidReplicaAssignment(String),
     #[error("{0}")]
     InvalidConfig(String),
-    #[error("This server does not host this topic-partition.")]
+    /// A topic config that does not validate (`LogConfig.validate`).
+    #[error(transparent)]
+    TopicConfig(#[from] LogConfigError),
+    #[error("The topic '{0}' does not exist.")]
     UnknownTopic(String),
     #[error("Topic deletion is disabled.")]
     TopicDeletionDisabled,
     #[error("{0}")]
     InvalidRequest(String),
+    #[error("{0}")]
+    PolicyViolation(String),
     #[error("metadata store: {0}")]
     Zk(#[from] ZkError),
     #[error("metadata store: {0}")]
@@ -70,10 +76,11 @@ impl TopicError {
             TopicError::InvalidPartitions(_) => ErrorCode::InvalidPartitions,
             TopicError::InvalidReplicationFactor(_) => ErrorCode::InvalidReplicationFactor,
             TopicError::InvalidReplicaAssignment(_) => ErrorCode::InvalidReplicaAssignment,
-            TopicError::InvalidConfig(_) => ErrorCode::InvalidConfig,
+            TopicError::InvalidConfig(_) | TopicError::TopicConfig(_) => ErrorCode::InvalidConfig,
             TopicError::UnknownTopic(_) => ErrorCode::UnknownTopicOrPartition,
             TopicError::TopicDeletionDisabled => ErrorCode::TopicDeletionDisabled,
             TopicError::InvalidRequest(_) => ErrorCode::InvalidRequest,
+            TopicError::PolicyViolation(_) => ErrorCode::PolicyViolation,
             TopicError::Zk(_) | TopicError::ZkData(_) => ErrorCode::UnknownServerError,
             TopicError::Partition(e) => e.error_code(),
         }
@@ -89,10 +96,18 @@ impl From<AssignmentError> for TopicError {
     }
 }
 
-impl From<LogConfigError> for TopicError {
-    fn from(e: LogConfigError) -> Self {
-        TopicError::InvalidConfig(e.to_string())
+/// The most partitions one request may have the broker lay out. ZooKeeper-mode Kafka has no
+/// bound and would try to allocate whatever count a client names; kcli takes KRaft's
+/// (`MAX_RECORDS_PER_USER_OP`) and its answer, so a request cannot exhaust the broker's memory.
+pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
+
+fn check_partition_count(count: i64) -> Result<(), TopicError> {
+    if count > MAX_PARTITIONS_PER_REQUEST {
+        return Err(TopicError::PolicyViolation(
+            "Unable to perform excessively large batch operation.".into(),
+        ));
     }
+    Ok(())
 }
 
 /// A topic to create, as CreateTopics and auto-creation describe it. `-1` partitions or
@@ -126,6 +141,9 @@ pub struct TopicManager {
     controller_epoch: i32,
     /// Each topic's config overrides as stored in `/config/topics/<t>`.
     overrides: StdMutex<HashMap<String, BTreeMap<String, String>>>,
+    /// The topic defaults: the broker's `log.*` settings, static or dynamic; replaced by
+    /// [`TopicManager::update_default_log_config`].
+    default_log_config: StdRwLock<LogConfig>,
     admin_lock: Mutex<()>,
 }
 
@@ -139,11 +157,12 @@ impl TopicManager {
     ) -> Self {
         TopicManager {
             zk,
-            config,
             metadata_cache,
             replica_manager,
             controller_epoch,
             overrides: StdMutex::new(HashMap::new()),
+            default_log_config: StdRwLock::new(config.log_config()),
+            config,
             admin_lock: Mutex::new(()),
         }
     }
@@ -162,12 +181,37 @@ impl TopicManager {
             .unwrap_or_default()
     }
 
+    /// The topic defaults the broker's current `log.*` settings give.
+    pub fn default_log_config(&self) -> LogConfig {
+        self.default_log_config
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+    }
+
     /// The topic's effective log config: the broker's `log.*` defaults with its overrides.
     pub fn topic_log_config(&self, topic: &str) -> Result<LogConfig, TopicError> {
         Ok(self
-            .config
-            .log_config()
+            .default_log_config()
             .with_overrides(&self.topic_overrides(topic))?)
+    }
+
+    /// Kafka's `DynamicLogConfig.reconfigure`: new topic defaults (a dynamic broker config
+    /// changed); every hosted log takes them under its topic's own overrides.
+    pub async fn update_default_log_config(&self, defaults: LogConfig) {
+        let _guard = self.admin_lock.lock().await;
+        *self
+            .default_log_config
+            .write()
+            .unwrap_or_else(|p| p.into_inner()) = defaults.clone();
+        for topic in self.metadata_cache.topic_names() {
+            match defaults.with_overrides(&self.topic_overrides(&topic)) {
+                Ok(config) => self.replica_manager.update_log_config(&topic, &config),
+                Err(err) => {
+                    tracing::warn!(%topic, %err, "topic overrides no longer apply; keeping its config")
+                }
+            }
+        }
     }
 
     /// Loads every topic from the store into the cache and hosts its partitions, electing this
@@ -198,6 +242,10 @@ impl TopicManager {
                 let state = self.load_or_elect(&tp, replicas).await?;
                 partitions.insert(*p, self.host_partition(&tp, topic_id, replicas, state)?);
             }
+            // The log manager opened the logs found on disk with the broker defaults; they take
+            // their topic's overrides here.
+            self.replica_manager
+                .update_log_config(topic, &self.topic_log_config(topic)?);
             self.metadata_cache.update_topic(TopicMetadata {
                 name: topic.clone(),
                 topic_id,
@@ -333,30 +381,33 @@ impl TopicManager {
         }
     }
 
-    /// Kafka's `ZkAdminManager.createTopics` for one topic, then (single-node) the controller's
-    /// new-partition handling.
+    /// Kafka's `ZkAdminManager.createTopics` for one topic (its checks in its order), then
+    /// (single-node) the controller's new-partition handling.
     pub async fn create_topic(
         &self,
         topic: &NewTopic,
         validate_only: bool,
     ) -> Result<CreatedTopic, TopicError> {
         let _guard = self.admin_lock.lock().await;
-        validate_topic_name(&topic.name).map_err(TopicError::InvalidTopic)?;
         if self.metadata_cache.contains_topic(&topic.name) {
             return Err(TopicError::TopicAlreadyExists(topic.name.clone()));
         }
+        let assignment = self.assignment_for(topic)?;
+        validate_topic_name(&topic.name).map_err(TopicError::InvalidTopic)?;
         let existing = self.metadata_cache.topic_names();
-        if let Some(other) = find_collision(&topic.name, &existing) {
+        let colliding = find_collisions(&topic.name, &existing);
+        if !colliding.is_empty() {
+            let names: Vec<&str> = colliding.iter().map(|s| s.as_str()).collect();
             return Err(TopicError::InvalidTopic(format!(
-                "Topic '{}' collides with existing topic: {other}",
-                topic.name
+                "Topic '{}' collides with existing topics: {}",
+                topic.name,
+                names.join(", ")
             )));
         }
-        let assignment = self.assignment_for(topic)?;
-        let config = self.config.log_config().with_overrides(&topic.configs)?;
+        validate_create_assignment(&assignment)?;
+        let config = self.default_log_config().with_overrides(&topic.configs)?;
         let replication_factor = assignment
-            .values()
-            .next()
+            .get(&0)
             .map_or(0, |r| i16::try_from(r.len()).unwrap_or(i16::MAX));
         let created = CreatedTopic {
             topic_id: Uuid::new_v4(),
@@ -395,17 +446,15 @@ impl TopicManager {
         Ok(created)
     }
 
-    /// The replica assignment of a new topic: the manual one, checked, or Kafka's algorithm
-    /// over the live brokers with the defaults for `-1`.
+    /// The replica assignment of a new topic: the manual one (checked later, as Kafka does),
+    /// or Kafka's algorithm over the live brokers with the defaults for `-1`.
     fn assignment_for(&self, topic: &NewTopic) -> Result<BTreeMap<i32, Vec<BrokerId>>, TopicError> {
-        let brokers = self.metadata_cache.alive_broker_ids();
         if !topic.assignment.is_empty() {
             if topic.num_partitions != -1 || topic.replication_factor != -1 {
                 return Err(TopicError::InvalidRequest(
                     "Both numPartitions or replicationFactor and replicasAssignments were set. Both cannot be used at the same time.".into(),
                 ));
             }
-            check_manual_assignment(&topic.assignment, 0, &brokers)?;
             return Ok(topic.assignment.clone());
         }
         let partitions = if topic.num_partitions == -1 {
@@ -418,6 +467,8 @@ impl TopicManager {
         } else {
             i32::from(topic.replication_factor)
         };
+        check_partition_count(i64::from(partitions))?;
+        let brokers = self.metadata_cache.alive_broker_ids();
         Ok(assign_replicas_to_brokers(
             partitions,
             rf,
@@ -506,31 +557,32 @@ impl TopicManager {
             )));
         }
         let brokers = self.metadata_cache.alive_broker_ids();
+        let partition0 = metadata
+            .partitions
+            .get(&0)
+            .map(|p| p.replicas.clone())
+            .unwrap_or_default();
+        let increment = i64::from(count) - i64::from(old_count);
         let added = match new_assignment {
             Some(list) => {
-                let expected = usize::try_from(count - old_count).unwrap_or(0);
-                if list.len() != expected {
-                    return Err(TopicError::InvalidReplicaAssignment(format!(
-                        "Increasing the number of partitions by {expected} but {} assignments provided.",
-                        list.len()
-                    )));
-                }
-                let map: BTreeMap<i32, Vec<BrokerId>> = (old_count..).zip(list).collect();
-                check_manual_assignment(&map, old_count, &brokers)?;
-                map
+                validate_new_partitions(&list, increment, old_count, partition0.len(), &brokers)?
             }
             None => {
-                let rf = metadata
-                    .partitions
-                    .values()
-                    .next()
-                    .map_or(1, |p| i32::try_from(p.replicas.len()).unwrap_or(1));
+                check_partition_count(increment)?;
+                // Kafka starts at the broker of partition 0's first replica, not at random.
+                let start = partition0
+                    .first()
+                    .and_then(|first| brokers.iter().position(|b| b >= first))
+                    .unwrap_or(0);
                 assign_replicas_to_brokers(
-                    count - old_count,
-                    rf,
+                    i32::try_from(increment).unwrap_or(i32::MAX),
+                    i32::try_from(partition0.len()).unwrap_or(i32::MAX),
                     &brokers,
                     old_count,
-                    AssignmentStart::random(brokers.len()),
+                    AssignmentStart {
+                        start_index: start,
+                        replica_shift: start,
+                    },
                 )?
             }
         };
@@ -580,7 +632,7 @@ impl TopicManager {
         if !self.metadata_cache.contains_topic(topic) {
             return Err(TopicError::UnknownTopic(topic.to_string()));
         }
-        let config = self.config.log_config().with_overrides(&overrides)?;
+        let config = self.default_log_config().with_overrides(&overrides)?;
         if validate_only {
             return Ok(());
         }
@@ -604,62 +656,6 @@ impl TopicManager {
         self.replica_manager.update_log_config(topic, &config);
         Ok(())
     }
-}
-
-/// Kafka's checks of a manual assignment (`validateReplicaAssignment`): consecutive partition
-/// ids from `first`, one replication factor, no duplicate replica, only live brokers.
-fn check_manual_assignment(
-    assignment: &BTreeMap<i32, Vec<BrokerId>>,
-    first: i32,
-    brokers: &[BrokerId],
-) -> Result<(), TopicError> {
-    let mut rf = None;
-    for (i, (p, replicas)) in assignment.iter().enumerate() {
-        let expected = first + i32::try_from(i).unwrap_or(i32::MAX);
-        if *p != expected {
-            return Err(TopicError::InvalidReplicaAssignment(
-                "Partitions should be a consecutive 0-based integer sequence".into(),
-            ));
-        }
-        if replicas.is_empty() {
-            return Err(TopicError::InvalidReplicaAssignment(format!(
-                "Cannot have replication factor of 0 for partition id {p}."
-            )));
-        }
-        let mut sorted = replicas.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        if sorted.len() != replicas.len() {
-            return Err(TopicError::InvalidReplicaAssignment(format!(
-                "Duplicate brokers not allowed in replica assignment: {} for partition id {p}.",
-                join(replicas)
-            )));
-        }
-        if *rf.get_or_insert(replicas.len()) != replicas.len() {
-            return Err(TopicError::InvalidReplicaAssignment(
-                "All partitions should have the same number of replicas".to_string(),
-            ));
-        }
-        let unknown: Vec<BrokerId> = replicas
-            .iter()
-            .copied()
-            .filter(|b| !brokers.contains(b))
-            .collect();
-        if !unknown.is_empty() {
-            return Err(TopicError::InvalidReplicaAssignment(format!(
-                "Unknown broker(s) in replica assignment: {}.",
-                join(&unknown)
-            )));
-        }
-    }
-    Ok(())
-}
-
-fn join(ids: &[BrokerId]) -> String {
-    ids.iter()
-        .map(i32::to_string)
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 /// Deletes `path` and everything below it (Kafka's `deleteRecursive`); a missing node is fine.

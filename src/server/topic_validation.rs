@@ -55,6 +55,19 @@ pub fn find_collision<'a>(
         .find(|other| other.as_str() != name && unify_collision_chars(other) == unified)
 }
 
+/// Every existing topic `name` would collide with, in the order given (Kafka's
+/// `validateTopicCreate` lists them all).
+pub fn find_collisions<'a>(
+    name: &str,
+    existing: impl IntoIterator<Item = &'a String>,
+) -> Vec<&'a String> {
+    let unified = unify_collision_chars(name);
+    existing
+        .into_iter()
+        .filter(|other| other.as_str() != name && unify_collision_chars(other) == unified)
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +89,9 @@ mod tests {
             Some("a_b")
         );
         assert_eq!(find_collision("a_b", &existing), None);
+        let more = ["a_b".to_string(), "a.b".to_string(), "ab".to_string()];
+        assert_eq!(find_collisions("a_b", &more), vec!["a.b"]);
+        assert_eq!(find_collisions("a-b", &more), Vec::<&String>::new());
         assert!(is_internal("__consumer_offsets"));
     }
 }

@@ -88,12 +88,15 @@ impl Default for LogConfig {
     }
 }
 
-/// A topic config that does not parse, naming the key.
+/// A topic config that does not parse, naming the key, worded as Kafka's `LogConfig.validate`
+/// words it (clients show these messages from CreateTopics and AlterConfigs).
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum LogConfigError {
-    #[error("unknown topic config {key}")]
+    #[error("Unknown topic config name: {key}")]
     UnknownKey { key: String },
-    #[error("invalid value {value:?} for topic config {key}: {reason}")]
+    /// `ConfigException(name, value, reason)`; `value` is the text given, or the parsed value
+    /// for a range check, as Kafka shows them.
+    #[error("Invalid value {value} for configuration {key}: {reason}")]
     InvalidValue {
         key: String,
         value: String,
@@ -153,6 +156,46 @@ impl LogConfig {
     }
 }
 
+impl LogConfig {
+    /// The value of topic key `key` as Kafka's `ConfigDef.convertToString` renders it (what
+    /// `DescribeConfigs` reports); `None` for a key `set` does not know. A cleanup policy of
+    /// both is rendered `compact,delete`.
+    pub fn value_string(&self, key: &str) -> Option<String> {
+        let text = match key {
+            "segment.bytes" => self.segment_bytes.to_string(),
+            "segment.ms" => self.segment_ms.to_string(),
+            "segment.jitter.ms" => self.segment_jitter_ms.to_string(),
+            "segment.index.bytes" => self.segment_index_bytes.to_string(),
+            "index.interval.bytes" => self.index_interval_bytes.to_string(),
+            "flush.messages" => self.flush_messages.to_string(),
+            "flush.ms" => self.flush_ms.to_string(),
+            "retention.bytes" => self.retention_bytes.to_string(),
+            "retention.ms" => self.retention_ms.to_string(),
+            "max.message.bytes" => self.max_message_bytes.to_string(),
+            "file.delete.delay.ms" => self.file_delete_delay_ms.to_string(),
+            "delete.retention.ms" => self.delete_retention_ms.to_string(),
+            "cleanup.policy" => {
+                let CleanupPolicy { delete, compact } = self.cleanup_policy;
+                match (compact, delete) {
+                    (true, true) => "compact,delete",
+                    (true, false) => "compact",
+                    (false, true) => "delete",
+                    (false, false) => "",
+                }
+                .to_string()
+            }
+            "message.timestamp.type" => self.message_timestamp_type.to_string(),
+            "message.timestamp.before.max.ms" => self.message_timestamp_before_max_ms.to_string(),
+            "message.timestamp.after.max.ms" => self.message_timestamp_after_max_ms.to_string(),
+            "min.insync.replicas" => self.min_insync_replicas.to_string(),
+            "unclean.leader.election.enable" => self.unclean_leader_election_enable.to_string(),
+            "preallocate" => self.preallocate.to_string(),
+            _ => return None,
+        };
+        Some(text)
+    }
+}
+
 /// One `key=value` being parsed; the helpers name the key in their errors.
 struct Value<'a> {
     key: &'a str,
@@ -168,14 +211,23 @@ impl Value<'_> {
         }
     }
 
+    /// Kafka's range check fails on the parsed value, which its message shows.
+    fn below_min(&self, n: i64, min: i64) -> LogConfigError {
+        LogConfigError::InvalidValue {
+            key: self.key.to_string(),
+            value: n.to_string(),
+            reason: format!("Value must be at least {min}"),
+        }
+    }
+
     fn long_at_least(&self, min: i64) -> Result<i64, LogConfigError> {
         let n: i64 = self
             .value
             .trim()
             .parse()
-            .map_err(|_| self.invalid("not a number"))?;
+            .map_err(|_| self.invalid("Not a number of type LONG"))?;
         if n < min {
-            return Err(self.invalid(format!("must be at least {min}")));
+            return Err(self.below_min(n, min));
         }
         Ok(n)
     }
@@ -185,9 +237,9 @@ impl Value<'_> {
             .value
             .trim()
             .parse()
-            .map_err(|_| self.invalid("not a 32-bit number"))?;
+            .map_err(|_| self.invalid("Not a number of type INT"))?;
         if n < min {
-            return Err(self.invalid(format!("must be at least {min}")));
+            return Err(self.below_min(i64::from(n), i64::from(min)));
         }
         Ok(n)
     }
@@ -196,20 +248,32 @@ impl Value<'_> {
         match self.value.trim().to_ascii_lowercase().as_str() {
             "true" => Ok(true),
             "false" => Ok(false),
-            _ => Err(self.invalid("expected true or false")),
+            _ => Err(self.invalid("Expected value to be either true or false")),
         }
     }
 
+    /// A `LIST` of `compact`/`delete`: the empty value is the empty list (neither policy), as
+    /// Kafka 3.9 allows; an empty item is refused.
     fn cleanup_policy(&self) -> Result<CleanupPolicy, LogConfigError> {
         let mut policy = CleanupPolicy {
             delete: false,
             compact: false,
         };
-        for item in self.value.split(',').map(str::trim) {
+        let trimmed = self.value.trim();
+        if trimmed.is_empty() {
+            return Ok(policy);
+        }
+        for item in trimmed.split(',').map(str::trim) {
             match item {
                 "delete" => policy.delete = true,
                 "compact" => policy.compact = true,
-                _ => return Err(self.invalid("expected delete, compact or both")),
+                _ => {
+                    return Err(LogConfigError::InvalidValue {
+                        key: self.key.to_string(),
+                        value: item.to_string(),
+                        reason: "String must be one of: compact, delete".into(),
+                    });
+                }
             }
         }
         Ok(policy)
@@ -219,7 +283,7 @@ impl Value<'_> {
         match self.value.trim() {
             "CreateTime" => Ok(TimestampType::CreateTime),
             "LogAppendTime" => Ok(TimestampType::LogAppendTime),
-            _ => Err(self.invalid("expected CreateTime or LogAppendTime")),
+            _ => Err(self.invalid("String must be one of: CreateTime, LogAppendTime")),
         }
     }
 }
@@ -262,5 +326,74 @@ mod tests {
                 key: "no.such.key".into()
             })
         );
+    }
+
+    #[test]
+    fn errors_are_worded_as_kafkas() {
+        let mut c = LogConfig::default();
+        let err = |c: &mut LogConfig, k: &str, v: &str| c.set(k, v).unwrap_err().to_string();
+        assert_eq!(
+            err(&mut c, "no.such.key", "1"),
+            "Unknown topic config name: no.such.key"
+        );
+        assert_eq!(
+            err(&mut c, "segment.bytes", "big"),
+            "Invalid value big for configuration segment.bytes: Not a number of type INT"
+        );
+        assert_eq!(
+            err(&mut c, "segment.bytes", " 13"),
+            "Invalid value 13 for configuration segment.bytes: Value must be at least 14"
+        );
+        assert_eq!(
+            err(&mut c, "retention.ms", "x"),
+            "Invalid value x for configuration retention.ms: Not a number of type LONG"
+        );
+        assert_eq!(
+            err(&mut c, "preallocate", "yes"),
+            "Invalid value yes for configuration preallocate: Expected value to be either true or false"
+        );
+        assert_eq!(
+            err(&mut c, "cleanup.policy", "delete,archive"),
+            "Invalid value archive for configuration cleanup.policy: String must be one of: compact, delete"
+        );
+        assert_eq!(
+            err(&mut c, "message.timestamp.type", "createtime"),
+            "Invalid value createtime for configuration message.timestamp.type: String must be one of: CreateTime, LogAppendTime"
+        );
+        // Kafka 3.9 takes an empty list: neither deletion nor compaction.
+        c.set("cleanup.policy", " ").unwrap();
+        assert_eq!(
+            c.cleanup_policy,
+            CleanupPolicy {
+                delete: false,
+                compact: false
+            }
+        );
+        assert_eq!(c.value_string("cleanup.policy").as_deref(), Some(""));
+    }
+
+    #[test]
+    fn values_render_as_kafka_and_round_trip() {
+        let c = LogConfig::default();
+        assert_eq!(c.value_string("retention.ms").as_deref(), Some("604800000"));
+        assert_eq!(c.value_string("cleanup.policy").as_deref(), Some("delete"));
+        assert_eq!(
+            c.value_string("message.timestamp.type").as_deref(),
+            Some("CreateTime")
+        );
+        assert_eq!(
+            c.value_string("flush.ms").as_deref(),
+            Some("9223372036854775807")
+        );
+        assert_eq!(c.value_string("compression.type"), None);
+        let mut props = BTreeMap::new();
+        props.insert("cleanup.policy".to_string(), "delete, compact".to_string());
+        props.insert("preallocate".to_string(), "TRUE".to_string());
+        let changed = c.with_overrides(&props).unwrap();
+        assert_eq!(
+            changed.value_string("cleanup.policy").as_deref(),
+            Some("compact,delete")
+        );
+        assert_eq!(changed.value_string("preallocate").as_deref(), Some("true"));
     }
 }

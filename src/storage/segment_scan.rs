@@ -126,6 +126,17 @@ pub fn scan_segment_visiting(
                 "batch offsets up to {last_offset} lie outside the segment based at {base_offset}"
             ));
         }
+        // Offsets only grow within a log; Kafka's recovery fails on the index append of a
+        // batch that goes back (the base offset is not covered by the CRC, so a flipped bit
+        // there is only caught here).
+        if batch.base_offset() < scan.next_offset {
+            break Some(format!(
+                "batch at position {} starts at offset {} below the end {} of the batches before it",
+                entry.position,
+                batch.base_offset(),
+                scan.next_offset
+            ));
+        }
         let max_timestamp = batch.max_timestamp();
         if max_timestamp > scan.max_timestamp.timestamp {
             scan.max_timestamp = TimestampOffset {

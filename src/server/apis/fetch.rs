@@ -33,8 +33,8 @@ use crate::protocol::messages::fetch_request::{FetchPartition, FetchRequest};
 use crate::protocol::messages::fetch_response::{
     FetchResponse, FetchableTopicResponse, PartitionData,
 };
+use crate::replication::Partition;
 use crate::replication::delayed::PartitionWatch;
-use crate::replication::{Partition, PartitionError};
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_reads::FetchIsolation;
 
@@ -206,19 +206,9 @@ fn read_all(plan: &FetchPlan) -> FetchRead {
                         plan.isolation,
                         min_one_message,
                     )
-                    .map_err(|e| {
-                        if let PartitionError::OffsetOutOfRange(_)
-                        | PartitionError::Storage(
-                            crate::storage::StorageError::OffsetOutOfRange { .. },
-                        ) = &e
-                        {
-                            let o = partition.offsets();
-                            data.high_watermark = o.high_watermark;
-                            data.last_stable_offset = o.high_watermark;
-                            data.log_start_offset = o.log_start_offset;
-                        }
-                        e.error_code()
-                    })
+                    // Kafka answers every read error with -1 offsets (`createLogReadResult`);
+                    // an out-of-range consumer resets through ListOffsets.
+                    .map_err(|e| e.error_code())
             });
             match read {
                 Ok(result) => {

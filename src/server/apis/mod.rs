@@ -4,11 +4,20 @@
 //!
 //! [`KafkaApis`]: super::KafkaApis
 
+pub mod alter_configs;
 pub mod api_versions;
 mod authorized_operations;
+pub mod create_partitions;
+pub mod create_topics;
+pub mod delete_records;
+pub mod delete_topics;
+pub mod describe_cluster;
+pub mod describe_configs;
 pub mod fetch;
 pub mod find_coordinator;
+pub mod incremental_alter_configs;
 pub mod list_offsets;
 pub mod message_format;
 pub mod metadata;
+pub mod offset_for_leader_epoch;
 pub mod produce;

@@ -1,0 +1,151 @@
+#!/usr/bin/env bash
+# End-to-end broker benchmarks with real clients (docs/benchmarks.md has the figures):
+#   throughput: librdkafka's rdkafka_performance producing 100 B and 1 KiB records, acks=1 and
+#               acks=-1, to 1 and 8 partitions, against kcli serve (release), librdkafka's mock
+#               cluster (a separate process) and Apache Kafka 3.9.1 (KRaft, one node), then a
+#               librdkafka consumer reading everything back;
+#   latency:    Kafka's ProducerPerformance at a fixed 10k records/s (100 B, acks=1,
+#               linger.ms=0), median of 3 runs of LAT_SECS each (default 60);
+#   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
+# Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
+# Needs: benches/serve/build-tools.sh, tests/install-kafka-tools. Everything on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=$PWD
+tools=$root/.tools/librdkafka-bench
+perf=$tools/rdkafka_performance
+benches/serve/build-tools.sh
+tests/install-kafka-tools
+cargo build --release --quiet --bin kcli
+targets=("${@:-kcli mock kafka}")
+read -r -a targets <<<"${targets[*]}"
+COUNT_100=${COUNT_100:-2000000}
+COUNT_1K=${COUNT_1K:-500000}
+LAT_SECS=${LAT_SECS:-60}
+work=$(mktemp -d)
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
+trap cleanup EXIT
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+wait_port() { for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
+hwm_kb() { awk '/VmHWM/{print $2}' "/proc/$1/status"; }
+
+# ProducerPerformance lives in kafka-tools, which kafka_2.13 does not pull in.
+perf_cp() {
+  local dest=$root/.tools/kafka-tools-3.9.1
+  if [ ! -f "$dest/.complete" ]; then
+    mkdir -p "$dest"
+    mvn -q -B dependency:copy -Dartifact=org.apache.kafka:kafka-tools:3.9.1 -DoutputDirectory="$dest" >&2
+    touch "$dest/.complete"
+  fi
+  echo "$dest/*:$root/.tools/kafka-3.9.1/*"
+}
+
+# start_<target> PARTITIONS: sets BOOTSTRAP and BROKER_PID.
+start_kcli() {
+  local port dir; port=$(free_port); dir=$work/kcli-$RANDOM
+  "$root/target/release/kcli" serve --override "listeners=PLAINTEXT://127.0.0.1:$port" \
+    --override "log.dirs=$dir" --override "num.partitions=$1" >"$work/kcli.log" 2>&1 &
+  BROKER_PID=$!; pids+=("$BROKER_PID"); wait_port "$port"; BOOTSTRAP=127.0.0.1:$port
+}
+start_mock() {
+  "$tools/mockcluster" 1 3600 perf "$1" >"$work/mock.addr" &
+  BROKER_PID=$!; pids+=("$BROKER_PID")
+  for _ in $(seq 1 100); do [ -s "$work/mock.addr" ] && break; sleep 0.05; done
+  BOOTSTRAP=$(head -1 "$work/mock.addr")
+}
+start_kafka() {
+  local port cport dir; port=$(free_port); cport=$(free_port); dir=$work/kafka-$RANDOM
+  mkdir -p "$dir"
+  cat >"$dir/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$cport
+listeners=PLAINTEXT://127.0.0.1:$port,CONTROLLER://127.0.0.1:$cport
+advertised.listeners=PLAINTEXT://127.0.0.1:$port
+controller.listener.names=CONTROLLER
+log.dirs=$dir/data
+num.partitions=$1
+offsets.topic.replication.factor=1
+EOF
+  local cp="$root/.tools/kafka-3.9.1/*"
+  java -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \
+    -c "$dir/server.properties" >/dev/null
+  java -Xmx1g -Xms1g -cp "$cp" kafka.Kafka "$dir/server.properties" >"$work/kafka.log" 2>&1 &
+  BROKER_PID=$!; pids+=("$BROKER_PID"); wait_port "$port"; BOOTSTRAP=127.0.0.1:$port
+  sleep 2
+}
+stop_broker() { kill "$BROKER_PID" 2>/dev/null || true; wait "$BROKER_PID" 2>/dev/null || true; }
+
+# The last table row of rdkafka_performance: msgs/s and MB/s of delivered (producer) or
+# consumed records.
+produce_run() { # bootstrap topic size count acks
+  "$perf" -P -t "$2" -b "$1" -s "$3" -c "$4" -a "$5" -X linger.ms=5 -u -q 2>/dev/null |
+    awk -F'|' '/^\|/ && $2 ~ /[0-9]/ {row=$0} END {split(row,f,"|"); printf "%d msg/s %.1f MB/s", f[7], f[8]}'
+}
+consume_run() { # bootstrap topic count partitions
+  local parts; parts=$(seq -s, 0 $(($4 - 1)))
+  "$perf" -C -t "$2" -b "$1" -p "$parts" -o beginning -c "$3" -u -q -X fetch.wait.max.ms=10 2>/dev/null |
+    awk -F'|' '/^\|/ && $2 ~ /[0-9]/ {row=$0} END {split(row,f,"|"); printf "%d msg/s %.1f MB/s", f[6], f[7]}'
+}
+
+echo "| target | partitions | record | acks | produce | consume | broker CPU s | peak RSS MB |"
+echo "|---|---|---|---|---|---|---|---|"
+for target in "${targets[@]}"; do
+  for parts in 1 8; do
+    for size in 100 1024; do
+      for acks in 1 -1; do
+        count=$COUNT_100; [ "$size" = 1024 ] && count=$COUNT_1K
+        "start_$target" "$parts"
+        topic=perf
+        [ "$target" = mock ] || topic="perf-$size-$acks"
+        t0=$(cpu_ticks "$BROKER_PID")
+        p=$(produce_run "$BOOTSTRAP" "$topic" "$size" "$count" "$acks")
+        c=-
+        # The mock keeps only 5 MiB per partition: it is a producer-side ceiling only.
+        [ "$target" = mock ] || c=$(consume_run "$BOOTSTRAP" "$topic" "$count" "$parts")
+        t1=$(cpu_ticks "$BROKER_PID")
+        cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", (b-a)/hz}')
+        rss=$(($(hwm_kb "$BROKER_PID") / 1024))
+        echo "| $target | $parts | $size B | $acks | $p | $c | $cpu | $rss |"
+        stop_broker
+      done
+    done
+  done
+done
+
+echo
+echo "| target | partitions | records | peak RSS MB |"
+echo "|---|---|---|---|"
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  "start_$target" 100
+  produce_run "$BOOTSTRAP" many "1024" "$COUNT_1K" 1 >/dev/null
+  consume_run "$BOOTSTRAP" many "$COUNT_1K" 100 >/dev/null
+  echo "| $target | 100 | $COUNT_1K x 1 KiB | $(($(hwm_kb "$BROKER_PID") / 1024)) |"
+  stop_broker
+done
+
+echo
+echo "| target | p50 ms | p99 ms | p99.9 ms | (median of 3 runs, ProducerPerformance --throughput 10000, ${LAT_SECS}s) |"
+echo "|---|---|---|---|---|"
+cp=$(perf_cp)
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  results=()
+  for run in 1 2 3; do
+    "start_$target" 1
+    java -Xmx512m -cp "$cp" org.apache.kafka.tools.ProducerPerformance --topic "lat$run" \
+      --num-records $((LAT_SECS * 10000)) --record-size 100 --throughput 10000 \
+      --producer-props "bootstrap.servers=$BOOTSTRAP" acks=1 linger.ms=0 enable.idempotence=false \
+      >"$work/lat.txt" 2>/dev/null
+    # "... 50th, 99th, 99.9th" is the summary line's tail.
+    results+=("$(tail -1 "$work/lat.txt" | sed -E 's/.* ([0-9]+) ms 50th, ([0-9]+) ms 95th, ([0-9]+) ms 99th, ([0-9]+) ms 99.9th.*/\1 \3 \4/')")
+    stop_broker
+  done
+  printf '%s\n' "${results[@]}" | sort -n -k2 | sed -n 2p |
+    awk -v t="$target" '{printf "| %s | %s | %s | %s | runs: |\n", t, $1, $2, $3}'
+  printf '%s\n' "${results[@]}" | sed 's/^/  run: /'
+done

@@ -1,0 +1,211 @@
+//! Kafka's config synonyms: the broker keys that set the same value under different names
+//! (`DynamicBrokerConfig.brokerConfigSynonyms`: `log.roll.ms` and `log.roll.hours`, ...), and
+//! the broker keys each topic config takes its default from (`ServerTopicConfigSynonyms`), for
+//! the topic configs kcli's `LogConfig` implements. `DescribeConfigs` lists synonyms in this
+//! order, highest precedence first; dynamic broker updates remove a key's synonyms from the
+//! layers below so that the updated one wins.
+
+use super::defs::Kind;
+
+/// One topic config: Kafka's type for it and its broker synonyms, highest precedence first
+/// (the first is Kafka's `TOPIC_CONFIG_SYNONYMS` entry).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicConfigDef {
+    pub name: &'static str,
+    pub kind: Kind,
+    pub synonyms: &'static [&'static str],
+}
+
+const fn topic(
+    name: &'static str,
+    kind: Kind,
+    synonyms: &'static [&'static str],
+) -> TopicConfigDef {
+    TopicConfigDef {
+        name,
+        kind,
+        synonyms,
+    }
+}
+
+/// The topic configs kcli implements, sorted by name. Every name is one
+/// `LogConfig::set` accepts (a test checks it).
+pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
+    topic("cleanup.policy", Kind::List, &["log.cleanup.policy"]),
+    topic(
+        "delete.retention.ms",
+        Kind::Long,
+        &["log.cleaner.delete.retention.ms"],
+    ),
+    topic(
+        "file.delete.delay.ms",
+        Kind::Long,
+        &["log.segment.delete.delay.ms"],
+    ),
+    topic(
+        "flush.messages",
+        Kind::Long,
+        &["log.flush.interval.messages"],
+    ),
+    topic(
+        "flush.ms",
+        Kind::Long,
+        &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"],
+    ),
+    topic(
+        "index.interval.bytes",
+        Kind::Int,
+        &["log.index.interval.bytes"],
+    ),
+    topic("max.message.bytes", Kind::Int, &["message.max.bytes"]),
+    topic(
+        "message.timestamp.after.max.ms",
+        Kind::Long,
+        &["log.message.timestamp.after.max.ms"],
+    ),
+    topic(
+        "message.timestamp.before.max.ms",
+        Kind::Long,
+        &["log.message.timestamp.before.max.ms"],
+    ),
+    topic(
+        "message.timestamp.type",
+        Kind::Str,
+        &["log.message.timestamp.type"],
+    ),
+    topic("min.insync.replicas", Kind::Int, &["min.insync.replicas"]),
+    topic("preallocate", Kind::Bool, &["log.preallocate"]),
+    topic("retention.bytes", Kind::Long, &["log.retention.bytes"]),
+    topic(
+        "retention.ms",
+        Kind::Long,
+        &[
+            "log.retention.ms",
+            "log.retention.minutes",
+            "log.retention.hours",
+        ],
+    ),
+    topic("segment.bytes", Kind::Int, &["log.segment.bytes"]),
+    topic(
+        "segment.index.bytes",
+        Kind::Int,
+        &["log.index.size.max.bytes"],
+    ),
+    topic(
+        "segment.jitter.ms",
+        Kind::Long,
+        &["log.roll.jitter.ms", "log.roll.jitter.hours"],
+    ),
+    topic("segment.ms", Kind::Long, &["log.roll.ms", "log.roll.hours"]),
+    topic(
+        "unclean.leader.election.enable",
+        Kind::Bool,
+        &["unclean.leader.election.enable"],
+    ),
+];
+
+/// The definition of topic config `name`, if kcli implements it.
+pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
+    TOPIC_CONFIGS
+        .binary_search_by(|d| d.name.cmp(name))
+        .ok()
+        .and_then(|i| TOPIC_CONFIGS.get(i))
+}
+
+/// Kafka's `brokerConfigSynonyms`: the keys that give the value of broker config `name`,
+/// highest precedence first (`name` alone for most). With `match_listener_override`, a
+/// `listener.name.<listener>.<config>` key also names its base `<config>`.
+pub fn broker_config_synonyms(name: &str, match_listener_override: bool) -> Vec<&str> {
+    const ROLL: &[&str] = &["log.roll.ms", "log.roll.hours"];
+    const JITTER: &[&str] = &["log.roll.jitter.ms", "log.roll.jitter.hours"];
+    const FLUSH: &[&str] = &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"];
+    const RETENTION: &[&str] = &[
+        "log.retention.ms",
+        "log.retention.minutes",
+        "log.retention.hours",
+    ];
+    match name {
+        "log.roll.ms" | "log.roll.hours" => ROLL.to_vec(),
+        "log.roll.jitter.ms" | "log.roll.jitter.hours" => JITTER.to_vec(),
+        // Only the interval key has the scheduler interval as its default, not the reverse.
+        "log.flush.interval.ms" => FLUSH.to_vec(),
+        "log.retention.ms" | "log.retention.minutes" | "log.retention.hours" => RETENTION.to_vec(),
+        _ => match listener_base_name(name) {
+            Some(base) if match_listener_override => vec![name, base],
+            _ => vec![name],
+        },
+    }
+}
+
+/// The `<config>` of `listener.name.<listener>.<config>` (Kafka's `ListenerConfigRegex`).
+fn listener_base_name(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix("listener.name.")?;
+    let (_, base) = rest.split_once('.')?;
+    Some(base)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::defs;
+
+    #[test]
+    fn topic_table_is_sorted_and_its_synonyms_are_broker_keys() {
+        for pair in TOPIC_CONFIGS.windows(2) {
+            assert!(pair[0].name < pair[1].name, "{}", pair[1].name);
+        }
+        for t in TOPIC_CONFIGS {
+            assert_eq!(topic_config(t.name), Some(t));
+            for s in t.synonyms {
+                assert!(defs::find(s).is_some(), "{} -> {s}", t.name);
+            }
+            // The primary synonym's own synonyms are the topic's list (what Kafka's
+            // `ConfigHelper` walks when it describes a topic config).
+            assert_eq!(broker_config_synonyms(t.synonyms[0], true), t.synonyms);
+        }
+        assert_eq!(topic_config("compression.type"), None);
+    }
+
+    #[test]
+    fn every_topic_config_is_one_log_config_implements() {
+        let defaults = crate::storage::log_config::LogConfig::default();
+        for t in TOPIC_CONFIGS {
+            let value = defaults.value_string(t.name);
+            let mut c = defaults.clone();
+            let set = c.set(t.name, value.as_deref().unwrap_or_default());
+            assert!(set.is_ok(), "{}: {set:?}", t.name);
+            assert_eq!(c, defaults, "{}", t.name);
+        }
+    }
+
+    #[test]
+    fn broker_synonyms_are_kafkas() {
+        assert_eq!(
+            broker_config_synonyms("log.retention.hours", false),
+            [
+                "log.retention.ms",
+                "log.retention.minutes",
+                "log.retention.hours"
+            ]
+        );
+        assert_eq!(
+            broker_config_synonyms("log.flush.scheduler.interval.ms", true),
+            ["log.flush.scheduler.interval.ms"]
+        );
+        assert_eq!(
+            broker_config_synonyms("listener.name.internal.ssl.key.password", true),
+            [
+                "listener.name.internal.ssl.key.password",
+                "ssl.key.password"
+            ]
+        );
+        assert_eq!(
+            broker_config_synonyms("listener.name.internal.ssl.key.password", false),
+            ["listener.name.internal.ssl.key.password"]
+        );
+        assert_eq!(
+            broker_config_synonyms("num.io.threads", true),
+            ["num.io.threads"]
+        );
+    }
+}

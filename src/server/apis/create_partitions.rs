@@ -1,0 +1,74 @@
+//! CreatePartitions (Kafka's `handleCreatePartitionsRequest` and `ZkAdminManager
+//! .createPartitions`): grows each topic to `count` partitions, placing the new ones as
+//! `assignments` says (checked as Kafka checks them) or with Kafka's algorithm from partition
+//! 0's first replica; `validate_only` checks without changing anything. A topic named twice
+//! gets one INVALID_REQUEST answer.
+//!
+//! As with CreateTopics, Kafka answers REQUEST_TIMED_OUT for partitions created but not yet
+//! known everywhere when `timeout_ms` runs out, and at once for a timeout of zero or less; the
+//! single-node broker knows them at once.
+
+use crate::network::Response;
+use crate::protocol::codec::StrBytes;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::ResponseKind;
+use crate::protocol::messages::create_partitions_request::CreatePartitionsRequest;
+use crate::protocol::messages::create_partitions_response::{
+    CreatePartitionsResponse, CreatePartitionsTopicResult,
+};
+
+use super::super::kafka_apis::KafkaApis;
+use super::super::request_context::RequestContext;
+use super::create_topics::api_error;
+
+pub async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: CreatePartitionsRequest,
+) -> Response {
+    let mut results: Vec<CreatePartitionsTopicResult> = Vec::new();
+    for topic in &request.topics {
+        if results.iter().any(|r| r.name == topic.name) {
+            continue;
+        }
+        let given = request
+            .topics
+            .iter()
+            .filter(|t| t.name == topic.name)
+            .count();
+        let (code, message) = if given > 1 {
+            (
+                ErrorCode::InvalidRequest,
+                Some("Duplicate topic in request.".to_string()),
+            )
+        } else {
+            let name = topic.name.to_string_lossy().into_owned();
+            let assignments = topic
+                .assignments
+                .as_ref()
+                .map(|list| list.iter().map(|a| a.broker_ids.clone()).collect());
+            match apis
+                .topic_manager
+                .create_partitions(&name, topic.count, assignments, request.validate_only)
+                .await
+            {
+                Ok(()) if request.timeout_ms <= 0 && !request.validate_only => {
+                    (ErrorCode::RequestTimedOut, None)
+                }
+                Ok(()) => (ErrorCode::None, None),
+                Err(e) => api_error(&e),
+            }
+        };
+        results.push(CreatePartitionsTopicResult {
+            name: topic.name.clone(),
+            error_code: code.code(),
+            error_message: message.map(StrBytes::from),
+            ..CreatePartitionsTopicResult::default()
+        });
+    }
+    let response = CreatePartitionsResponse {
+        results,
+        ..CreatePartitionsResponse::default()
+    };
+    ctx.respond(ResponseKind::CreatePartitions(response))
+}

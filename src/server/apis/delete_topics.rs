@@ -1,0 +1,126 @@
+//! DeleteTopics (Kafka's `handleDeleteTopicsRequest` and `ZkAdminManager.deleteTopics`): topics
+//! by name, or (v6) by name or topic id. With `delete.topic.enable=false` every topic answers
+//! TOPIC_DELETION_DISABLED (INVALID_REQUEST before v3, which has no such code). An unknown
+//! name is UNKNOWN_TOPIC_OR_PARTITION, an unknown id UNKNOWN_TOPIC_ID; an entry with both a
+//! name and an id fails the whole request with INVALID_REQUEST, as Kafka's handler throws.
+//!
+//! Kafka marks the topics for deletion and waits up to `timeout_ms` for the controller to
+//! finish; a timeout of zero or less answers REQUEST_TIMED_OUT at once while the deletion goes
+//! on. The single-node broker deletes before it answers, so only the zero timeout gives
+//! REQUEST_TIMED_OUT.
+
+use crate::network::Response;
+use crate::protocol::codec::{StrBytes, Uuid};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::ResponseKind;
+use crate::protocol::messages::delete_topics_request::DeleteTopicsRequest;
+use crate::protocol::messages::delete_topics_response::{
+    DeletableTopicResult, DeleteTopicsResponse,
+};
+
+use super::super::kafka_apis::KafkaApis;
+use super::super::request_context::RequestContext;
+
+pub async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: DeleteTopicsRequest,
+) -> Response {
+    // Kafka's `DeleteTopicsRequest.topics()`: before v6 the names alone.
+    let topics: Vec<(Option<StrBytes>, Uuid)> = if ctx.api_version >= 6 {
+        request
+            .topics
+            .iter()
+            .map(|t| (t.name.clone(), t.topic_id))
+            .collect()
+    } else {
+        request
+            .topic_names
+            .iter()
+            .map(|n| (Some(n.clone()), Uuid::nil()))
+            .collect()
+    };
+    let all_failed = |code: ErrorCode| {
+        topics
+            .iter()
+            .map(|(name, id)| DeletableTopicResult {
+                name: name.clone(),
+                topic_id: *id,
+                error_code: code.code(),
+                ..DeletableTopicResult::default()
+            })
+            .collect::<Vec<_>>()
+    };
+    let responses = if !apis.config.delete_topic_enable {
+        all_failed(if ctx.api_version < 3 {
+            ErrorCode::InvalidRequest
+        } else {
+            ErrorCode::TopicDeletionDisabled
+        })
+    } else if topics
+        .iter()
+        .any(|(name, id)| name.is_some() && !id.is_nil())
+    {
+        all_failed(ErrorCode::InvalidRequest)
+    } else {
+        delete(apis, &topics, request.timeout_ms).await
+    };
+    let response = DeleteTopicsResponse {
+        responses,
+        ..DeleteTopicsResponse::default()
+    };
+    ctx.respond(ResponseKind::DeleteTopics(response))
+}
+
+async fn delete(
+    apis: &KafkaApis,
+    topics: &[(Option<StrBytes>, Uuid)],
+    timeout_ms: i32,
+) -> Vec<DeletableTopicResult> {
+    let mut results = Vec::with_capacity(topics.len());
+    let mut to_delete: Vec<String> = Vec::new();
+    for (name, id) in topics {
+        let resolved = if id.is_nil() {
+            name.as_ref().map(|n| n.to_string_lossy().into_owned())
+        } else {
+            apis.metadata_cache.topic_name(*id)
+        };
+        let error = match &resolved {
+            None if !id.is_nil() => ErrorCode::UnknownTopicId,
+            // Neither a name nor an id: Kafka's authorization filter drops the null name, so
+            // the entry fails authorization.
+            None => ErrorCode::TopicAuthorizationFailed,
+            Some(n) if !apis.metadata_cache.contains_topic(n) => ErrorCode::UnknownTopicOrPartition,
+            Some(n) => {
+                if !to_delete.contains(n) {
+                    to_delete.push(n.clone());
+                }
+                ErrorCode::None
+            }
+        };
+        results.push(DeletableTopicResult {
+            name: resolved.map(StrBytes::from),
+            topic_id: *id,
+            error_code: error.code(),
+            ..DeletableTopicResult::default()
+        });
+    }
+    for topic in to_delete {
+        let error = match apis.topic_manager.delete_topic(&topic).await {
+            Ok(_) if timeout_ms <= 0 => ErrorCode::RequestTimedOut,
+            Ok(_) => ErrorCode::None,
+            Err(e) => {
+                tracing::warn!(%topic, %e, "topic deletion failed");
+                e.error_code()
+            }
+        };
+        // Kafka sets the outcome on the first entry of the name.
+        if let Some(r) = results
+            .iter_mut()
+            .find(|r| r.name.as_ref().is_some_and(|n| *n == topic.as_str()))
+        {
+            r.error_code = error.code();
+        }
+    }
+    results
+}

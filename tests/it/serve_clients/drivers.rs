@@ -1,0 +1,119 @@
+//! The driver programs of tests/clients/ against `kcli serve`: kafka-python (both modes),
+//! confluent-kafka and the Java client.
+
+use super::*;
+
+/// The venv's Python, or a failure saying how to make it.
+fn venv_python() -> PathBuf {
+    let venv = repo().join(".venv");
+    assert!(
+        venv.join(".complete").exists(),
+        "the Python clients' venv is missing from {}: run tests/install-python-clients",
+        venv.display()
+    );
+    venv.join("bin/python")
+}
+
+/// Runs a driver (it prints one JSON line and exits 0, or one FAIL line on stderr) and returns
+/// its summary, which must say ok.
+fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
+    cmd.current_dir(repo());
+    let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
+    assert_eq!(code, 0, "{what} exited with {code}:\n{err}\n{out}");
+    let line = out.lines().last().unwrap_or_default();
+    let summary: serde_json::Value = serde_json::from_str(line)
+        .unwrap_or_else(|e| panic!("{what}: no JSON summary ({e}):\n{out}\n{err}"));
+    assert_eq!(summary["ok"], true, "{what}: {summary}");
+    summary
+}
+
+/// The brokers of the driver tests: the drivers were validated against Kafka 3.9.1 with this
+/// limit (confluent-kafka sends a 1 MiB record).
+fn driver_broker() -> TestBroker {
+    TestBroker::start(&[("message.max.bytes", "2000000")])
+}
+
+#[test]
+fn kafka_python_default_mode() {
+    let python = venv_python();
+    let broker = driver_broker();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/clients/kafka_python_check.py").args([
+        "--bootstrap",
+        &broker.bootstrap(),
+        "--topic",
+        "kp",
+    ]);
+    let s = run_driver(cmd, "kafka_python_check.py");
+    assert_eq!(s["partitions"], 3, "{s}");
+    assert_eq!(s["produced"], s["consumed"], "{s}");
+}
+
+/// `--api-version 0.10.1`: Produce v2 and Fetch v3 with message format v1, so the broker
+/// up-converts on the way in and down-converts on the way out.
+#[test]
+fn kafka_python_api_version_0_10_1_down_conversion() {
+    let python = venv_python();
+    let broker = driver_broker();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/clients/kafka_python_check.py").args([
+        "--bootstrap",
+        &broker.bootstrap(),
+        "--topic",
+        "kp-old",
+        "--api-version",
+        "0.10.1",
+    ]);
+    let s = run_driver(cmd, "kafka_python_check.py --api-version 0.10.1");
+    assert_eq!(s["mode"], "api_version=0.10.1", "{s}");
+    assert_eq!(s["produced"], s["consumed"], "{s}");
+}
+
+#[test]
+fn confluent_kafka_every_codec() {
+    let python = venv_python();
+    let broker = driver_broker();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/clients/confluent_kafka_check.py").args([
+        "--bootstrap",
+        &broker.bootstrap(),
+        "--topic",
+        "ck",
+    ]);
+    let s = run_driver(cmd, "confluent_kafka_check.py");
+    assert_eq!(s["produced"], s["consumed"], "{s}");
+}
+
+/// kafka-clients 3.9.1: AdminClient, KafkaProducer and a group-less KafkaConsumer
+/// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
+#[test]
+fn java_client_check() {
+    let jars = repo().join(".tools/kafka-3.9.1");
+    assert!(
+        jars.join(".complete").exists(),
+        "Kafka 3.9.1's jars are missing from {}: run tests/install-kafka-tools",
+        jars.display()
+    );
+    let broker = driver_broker();
+    let classpath = format!("{}/*", jars.display());
+    let classes = broker.scratch().join("classes");
+    let mut javac = Command::new("javac");
+    javac
+        .args(["-nowarn", "-cp", &classpath, "-d"])
+        .arg(&classes)
+        .arg(repo().join("tests/clients/java/ClientCheck.java"));
+    let (code, _, err) = run_within(javac, b"", CLIENT_LIMIT);
+    assert_eq!(code, 0, "javac: {err}");
+    let mut java = Command::new("java");
+    java.args([
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Xmx256m",
+        "-cp",
+    ])
+    .arg(format!("{}:{classpath}", classes.display()))
+    .arg("ClientCheck")
+    .arg(broker.bootstrap())
+    .arg("jc");
+    run_driver(java, "ClientCheck");
+}
