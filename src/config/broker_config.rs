@@ -2,13 +2,17 @@
 //! defaults and per-key validators (`ServerConfigs`, `ServerLogConfigs`, `SocketServerConfigs`,
 //! `ReplicationConfigs`, `ZkConfigs`, `GroupCoordinatorConfig`), the cross-key checks of
 //! `KafkaConfig.validateValues`, the derived values Kafka computes from several keys (roll and
-//! retention times, log dirs), and the topic defaults the broker's `log.*` keys give.
+//! retention times, log dirs). The topic defaults these keys give are in `super::log_defaults`.
 
 use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
 use crate::config::listeners::{EndPoint, parse_listeners};
 use crate::protocol::record::batch::TimestampType;
-use crate::storage::log_config::{CleanupPolicy, LogConfig};
+use crate::storage::log_config::{CleanupPolicy, UNSUPPORTED_COMPRESSION};
+use crate::storage::log_config_values::{
+    self as values, BrokerCompressionType, DEFAULT_MESSAGE_FORMAT_VERSION, GZIP_DEFAULT_LEVEL,
+    LZ4_DEFAULT_LEVEL, LZ4_LEVELS, ZSTD_DEFAULT_LEVEL, ZSTD_LEVELS,
+};
 
 const MS_PER_MINUTE: i64 = 60 * 1000;
 const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
@@ -23,11 +27,19 @@ pub struct Settings {
     /// -1: generate one (ZooKeeper's broker id sequence, above `reserved.broker.max.id`).
     pub broker_id: i32,
     pub broker_id_generation_enable: bool,
+    pub compression_gzip_level: i32,
+    pub compression_lz4_level: i32,
+    /// Only `producer` passes [`Settings::validate`]: kcli does not re-compress batches.
+    pub compression_type: BrokerCompressionType,
+    pub compression_zstd_level: i32,
     pub default_replication_factor: i32,
     pub delete_topic_enable: bool,
     pub group_initial_rebalance_delay_ms: i32,
     pub listeners: Vec<EndPoint>,
     pub log_cleaner_delete_retention_ms: i64,
+    pub log_cleaner_max_compaction_lag_ms: i64,
+    pub log_cleaner_min_cleanable_ratio: f64,
+    pub log_cleaner_min_compaction_lag_ms: i64,
     pub log_cleanup_policy: CleanupPolicy,
     pub log_dir: String,
     pub log_dirs: Option<String>,
@@ -36,8 +48,14 @@ pub struct Settings {
     pub log_flush_scheduler_interval_ms: i64,
     pub log_index_interval_bytes: i32,
     pub log_index_size_max_bytes: i32,
+    pub log_local_retention_bytes: i64,
+    pub log_local_retention_ms: i64,
+    pub log_message_downconversion_enable: bool,
+    /// As given; Kafka 3.x ignores it (see [`Settings::log_config`]).
+    pub log_message_format_version: String,
     pub log_message_timestamp_after_max_ms: i64,
     pub log_message_timestamp_before_max_ms: i64,
+    pub log_message_timestamp_difference_max_ms: i64,
     pub log_message_timestamp_type: TimestampType,
     pub log_preallocate: bool,
     pub log_retention_bytes: i64,
@@ -82,11 +100,18 @@ impl Default for Settings {
             auto_create_topics_enable: true,
             broker_id: -1,
             broker_id_generation_enable: true,
+            compression_gzip_level: GZIP_DEFAULT_LEVEL,
+            compression_lz4_level: LZ4_DEFAULT_LEVEL,
+            compression_type: BrokerCompressionType::Producer,
+            compression_zstd_level: ZSTD_DEFAULT_LEVEL,
             default_replication_factor: 1,
             delete_topic_enable: true,
             group_initial_rebalance_delay_ms: 3000,
             listeners: vec![plaintext_all],
             log_cleaner_delete_retention_ms: 24 * MS_PER_HOUR,
+            log_cleaner_max_compaction_lag_ms: i64::MAX,
+            log_cleaner_min_cleanable_ratio: 0.5,
+            log_cleaner_min_compaction_lag_ms: 0,
             log_cleanup_policy: CleanupPolicy {
                 delete: true,
                 compact: false,
@@ -98,8 +123,13 @@ impl Default for Settings {
             log_flush_scheduler_interval_ms: i64::MAX,
             log_index_interval_bytes: 4096,
             log_index_size_max_bytes: 10 * 1024 * 1024,
+            log_local_retention_bytes: -2,
+            log_local_retention_ms: -2,
+            log_message_downconversion_enable: true,
+            log_message_format_version: DEFAULT_MESSAGE_FORMAT_VERSION.to_string(),
             log_message_timestamp_after_max_ms: i64::MAX,
             log_message_timestamp_before_max_ms: i64::MAX,
+            log_message_timestamp_difference_max_ms: i64::MAX,
             log_message_timestamp_type: TimestampType::CreateTime,
             log_preallocate: false,
             log_retention_bytes: -1,
@@ -143,6 +173,11 @@ impl Settings {
         let int = |min| int_at_least(value, min).map_err(invalid);
         let long = |min| long_at_least(value, min).map_err(invalid);
         let flag = || boolean(value).map_err(invalid);
+        let between = |(min, max): (i32, i32)| {
+            let n = int(i32::MIN)?;
+            values::check_between(f64::from(n), i64::from(min), i64::from(max)).map_err(invalid)?;
+            Ok::<i32, ConfigError>(n)
+        };
         let optional = |s: String| (!s.is_empty()).then_some(s);
         match key {
             "advertised.listeners" => {
@@ -151,6 +186,16 @@ impl Settings {
             "auto.create.topics.enable" => self.auto_create_topics_enable = flag()?,
             "broker.id" => self.broker_id = int(i32::MIN)?,
             "broker.id.generation.enable" => self.broker_id_generation_enable = flag()?,
+            "compression.gzip.level" => {
+                let n = int(i32::MIN)?;
+                values::check_gzip_level(n).map_err(invalid)?;
+                self.compression_gzip_level = n;
+            }
+            "compression.lz4.level" => self.compression_lz4_level = between(LZ4_LEVELS)?,
+            "compression.type" => {
+                self.compression_type = BrokerCompressionType::parse(value).map_err(invalid)?
+            }
+            "compression.zstd.level" => self.compression_zstd_level = between(ZSTD_LEVELS)?,
             "default.replication.factor" => self.default_replication_factor = int(i32::MIN)?,
             "delete.topic.enable" => self.delete_topic_enable = flag()?,
             "group.initial.rebalance.delay.ms" => {
@@ -158,6 +203,18 @@ impl Settings {
             }
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
             "log.cleaner.delete.retention.ms" => self.log_cleaner_delete_retention_ms = long(0)?,
+            "log.cleaner.max.compaction.lag.ms" => {
+                self.log_cleaner_max_compaction_lag_ms = long(1)?
+            }
+            "log.cleaner.min.cleanable.ratio" => {
+                let d = values::parse_java_double(value)
+                    .ok_or_else(|| invalid("not a number of type DOUBLE".into()))?;
+                values::check_between(d, 0, 1).map_err(invalid)?;
+                self.log_cleaner_min_cleanable_ratio = d;
+            }
+            "log.cleaner.min.compaction.lag.ms" => {
+                self.log_cleaner_min_compaction_lag_ms = long(0)?
+            }
             "log.cleanup.policy" => {
                 let mut policy = CleanupPolicy {
                     delete: false,
@@ -182,11 +239,22 @@ impl Settings {
             }
             "log.index.interval.bytes" => self.log_index_interval_bytes = int(0)?,
             "log.index.size.max.bytes" => self.log_index_size_max_bytes = int(4)?,
+            "log.local.retention.bytes" => self.log_local_retention_bytes = long(-2)?,
+            "log.local.retention.ms" => self.log_local_retention_ms = long(-2)?,
+            "log.message.downconversion.enable" => self.log_message_downconversion_enable = flag()?,
+            "log.message.format.version" => {
+                let version = string(value);
+                values::check_metadata_version(&version).map_err(invalid)?;
+                self.log_message_format_version = version;
+            }
             "log.message.timestamp.after.max.ms" => {
                 self.log_message_timestamp_after_max_ms = long(0)?
             }
             "log.message.timestamp.before.max.ms" => {
                 self.log_message_timestamp_before_max_ms = long(0)?
+            }
+            "log.message.timestamp.difference.max.ms" => {
+                self.log_message_timestamp_difference_max_ms = long(0)?
             }
             "log.message.timestamp.type" => {
                 self.log_message_timestamp_type = match value.trim() {
@@ -334,6 +402,14 @@ impl Settings {
                 "log.retention.ms must be unlimited (-1) or, greater than or equal to 1",
             );
         }
+        if self.compression_type != BrokerCompressionType::Producer {
+            // Not a Kafka check: kcli cannot re-compress, so it refuses rather than ignore it.
+            return fail(
+                "compression.type",
+                self.compression_type.to_string(),
+                UNSUPPORTED_COMPRESSION,
+            );
+        }
         if self.log_dirs().is_empty() {
             return fail(
                 "log.dirs",
@@ -378,33 +454,6 @@ impl Settings {
             );
         }
         Ok(())
-    }
-
-    /// The topic defaults these settings give: each topic key takes its broker synonym
-    /// (Kafka's `ServerTopicConfigSynonyms`, highest-priority synonym first, as
-    /// `LogConfig.extractLogConfigMap`), so a topic's own overrides apply on top.
-    pub fn log_config(&self) -> LogConfig {
-        LogConfig {
-            segment_bytes: self.log_segment_bytes,
-            segment_ms: self.log_roll_time_millis(),
-            segment_jitter_ms: self.log_roll_time_jitter_millis(),
-            segment_index_bytes: self.log_index_size_max_bytes,
-            index_interval_bytes: self.log_index_interval_bytes,
-            flush_messages: self.log_flush_interval_messages,
-            flush_ms: self.log_flush_interval_millis(),
-            retention_bytes: self.log_retention_bytes,
-            retention_ms: self.log_retention_time_millis(),
-            max_message_bytes: self.message_max_bytes,
-            file_delete_delay_ms: self.log_segment_delete_delay_ms,
-            delete_retention_ms: self.log_cleaner_delete_retention_ms,
-            cleanup_policy: self.log_cleanup_policy,
-            message_timestamp_type: self.log_message_timestamp_type,
-            message_timestamp_before_max_ms: self.log_message_timestamp_before_max_ms,
-            message_timestamp_after_max_ms: self.log_message_timestamp_after_max_ms,
-            min_insync_replicas: self.min_insync_replicas,
-            unclean_leader_election_enable: self.unclean_leader_election_enable,
-            preallocate: self.log_preallocate,
-        }
     }
 }
 
@@ -584,68 +633,6 @@ mod tests {
         assert_eq!(s.log_roll_time_millis(), 1000);
         let s = with(&[("log.roll.jitter.hours", "1"), ("log.roll.jitter.ms", "7")]).unwrap();
         assert_eq!(s.log_roll_time_jitter_millis(), 7);
-    }
-
-    #[test]
-    fn log_config_maps_kafkas_synonyms() {
-        assert_eq!(Settings::default().log_config(), LogConfig::default());
-        let s = with(&[
-            ("log.segment.bytes", "1048576"),
-            ("log.roll.hours", "2"),
-            ("log.roll.jitter.ms", "10"),
-            ("log.index.size.max.bytes", "4096"),
-            ("log.index.interval.bytes", "100"),
-            ("log.flush.interval.messages", "5"),
-            ("log.flush.scheduler.interval.ms", "2000"),
-            ("log.retention.bytes", "123"),
-            ("log.retention.minutes", "10"),
-            ("message.max.bytes", "2000000"),
-            ("log.segment.delete.delay.ms", "0"),
-            ("log.cleaner.delete.retention.ms", "1"),
-            ("log.cleanup.policy", "compact, delete"),
-            ("log.message.timestamp.type", "LogAppendTime"),
-            ("log.message.timestamp.before.max.ms", "11"),
-            ("log.message.timestamp.after.max.ms", "12"),
-            ("min.insync.replicas", "2"),
-            ("unclean.leader.election.enable", "TRUE"),
-            ("log.preallocate", "true"),
-        ])
-        .unwrap();
-        let want = LogConfig {
-            segment_bytes: 1_048_576,
-            segment_ms: 2 * MS_PER_HOUR,
-            segment_jitter_ms: 10,
-            segment_index_bytes: 4096,
-            index_interval_bytes: 100,
-            flush_messages: 5,
-            flush_ms: 2000,
-            retention_bytes: 123,
-            retention_ms: 10 * MS_PER_MINUTE,
-            max_message_bytes: 2_000_000,
-            file_delete_delay_ms: 0,
-            delete_retention_ms: 1,
-            cleanup_policy: CleanupPolicy {
-                delete: true,
-                compact: true,
-            },
-            message_timestamp_type: TimestampType::LogAppendTime,
-            message_timestamp_before_max_ms: 11,
-            message_timestamp_after_max_ms: 12,
-            min_insync_replicas: 2,
-            unclean_leader_election_enable: true,
-            preallocate: true,
-        };
-        assert_eq!(s.log_config(), want);
-        // log.flush.interval.ms wins over the scheduler interval; topic overrides apply on top.
-        let s = with(&[
-            ("log.flush.interval.ms", "3"),
-            ("log.flush.scheduler.interval.ms", "2000"),
-        ])
-        .unwrap();
-        let mut topic = std::collections::BTreeMap::new();
-        topic.insert("segment.bytes".to_string(), "4096".to_string());
-        let c = s.log_config().with_overrides(&topic).unwrap();
-        assert_eq!((c.flush_ms, c.segment_bytes), (3, 4096));
     }
 
     #[test]

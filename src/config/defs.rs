@@ -4,6 +4,8 @@
 //! value parsers, which follow Kafka's `ConfigDef.parseType`: the value is trimmed, numbers are
 //! base 10 in the type's range, booleans are `true`/`false` in any case.
 
+use crate::storage::log_config_values::{java_double_string, parse_java_double};
+
 /// One broker config key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ConfigDef {
@@ -26,6 +28,7 @@ pub enum Kind {
     Bool,
     Str,
     List,
+    Double,
 }
 
 const fn def(
@@ -61,6 +64,9 @@ pub fn canonical_value(kind: Kind, value: &str) -> String {
         Kind::Bool => trimmed.to_ascii_lowercase(),
         Kind::List => list(trimmed).join(","),
         Kind::Str => trimmed.to_string(),
+        Kind::Double => {
+            parse_java_double(trimmed).map_or_else(|| trimmed.to_string(), java_double_string)
+        }
     }
 }
 
@@ -78,6 +84,10 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
         false,
         Kind::Bool,
     ),
+    def("compression.gzip.level", Some("-1"), true, Kind::Int),
+    def("compression.lz4.level", Some("9"), true, Kind::Int),
+    def("compression.type", Some("producer"), true, Kind::Str),
+    def("compression.zstd.level", Some("3"), true, Kind::Int),
     def("default.replication.factor", Some("1"), false, Kind::Int),
     def("delete.topic.enable", Some("true"), false, Kind::Bool),
     def(
@@ -90,6 +100,24 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     def(
         "log.cleaner.delete.retention.ms",
         Some("86400000"),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.cleaner.max.compaction.lag.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.cleaner.min.cleanable.ratio",
+        Some("0.5"),
+        true,
+        Kind::Double,
+    ),
+    def(
+        "log.cleaner.min.compaction.lag.ms",
+        Some("0"),
         true,
         Kind::Long,
     ),
@@ -116,6 +144,21 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
         true,
         Kind::Int,
     ),
+    def("log.local.retention.bytes", Some("-2"), true, Kind::Long),
+    def("log.local.retention.ms", Some("-2"), true, Kind::Long),
+    def(
+        "log.message.downconversion.enable",
+        Some("true"),
+        true,
+        Kind::Bool,
+    ),
+    // Not dynamic in Kafka: it would need every broker of the cluster to support the format.
+    def(
+        "log.message.format.version",
+        Some("3.0-IV1"),
+        false,
+        Kind::Str,
+    ),
     def(
         "log.message.timestamp.after.max.ms",
         Some(LONG_MAX),
@@ -124,6 +167,12 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     ),
     def(
         "log.message.timestamp.before.max.ms",
+        Some(LONG_MAX),
+        true,
+        Kind::Long,
+    ),
+    def(
+        "log.message.timestamp.difference.max.ms",
         Some(LONG_MAX),
         true,
         Kind::Long,
@@ -293,6 +342,8 @@ mod tests {
             "compact,delete"
         );
         assert_eq!(c("log.dirs", " /a, /b "), "/a, /b");
+        assert_eq!(c("log.cleaner.min.cleanable.ratio", " 0.50"), "0.5");
+        assert_eq!(c("log.cleaner.min.cleanable.ratio", "1"), "1.0");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! does. See docs/configuration.md for the supported keys.
 //!
 //! - [`defs`]: the key table (names, default strings, dynamic or read-only) and value parsers.
-//! - [`broker_config`]: the typed [`Settings`], validation and the derived values, including
-//!   the topic defaults ([`LogConfig`]) the broker's `log.*` keys give.
+//! - [`broker_config`]: the typed [`Settings`], validation and the derived values.
 //! - [`listeners`]: `NAME://host:port` endpoint lists.
+//! - [`log_defaults`]: the topic defaults the broker's keys give, and Kafka's checks of them.
 //! - [`synonyms`]: broker keys that set the same value, and the broker defaults of topic keys.
 //!
 //! Unknown keys are not errors: like Kafka, which logs "The configuration 'x' was supplied but
@@ -15,6 +15,7 @@
 pub mod broker_config;
 pub mod defs;
 pub mod listeners;
+pub mod log_defaults;
 pub mod synonyms;
 
 use std::collections::BTreeMap;
@@ -184,6 +185,7 @@ impl BrokerConfig {
             }
         }
         config.settings.validate()?;
+        config.settings.validate_log_defaults()?;
         Ok(config)
     }
 

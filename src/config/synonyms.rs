@@ -1,14 +1,16 @@
 //! Kafka's config synonyms: the broker keys that set the same value under different names
 //! (`DynamicBrokerConfig.brokerConfigSynonyms`: `log.roll.ms` and `log.roll.hours`, ...), and
 //! the broker keys each topic config takes its default from (`ServerTopicConfigSynonyms`), for
-//! the topic configs kcli's `LogConfig` implements. `DescribeConfigs` lists synonyms in this
-//! order, highest precedence first; dynamic broker updates remove a key's synonyms from the
-//! layers below so that the updated one wins.
+//! every topic config of Kafka 3.9. `DescribeConfigs` lists synonyms in this order, highest
+//! precedence first; dynamic broker updates remove a key's synonyms from the layers below so
+//! that the updated one wins.
 
 use super::defs::Kind;
 
 /// One topic config: Kafka's type for it and its broker synonyms, highest precedence first
-/// (the first is Kafka's `TOPIC_CONFIG_SYNONYMS` entry).
+/// (the first is Kafka's `TOPIC_CONFIG_SYNONYMS` entry). A few have none
+/// (`LogConfig.CONFIGS_WITH_NO_SERVER_DEFAULTS`): the throttled replica lists and the
+/// remote-log switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TopicConfigDef {
     pub name: &'static str,
@@ -28,10 +30,25 @@ const fn topic(
     }
 }
 
-/// The topic configs kcli implements, sorted by name. Every name is one
-/// `LogConfig::set` accepts (a test checks it).
+/// Every topic config, sorted by name: the names of `LogConfig::set` (a test checks it).
 pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     topic("cleanup.policy", Kind::List, &["log.cleanup.policy"]),
+    topic(
+        "compression.gzip.level",
+        Kind::Int,
+        &["compression.gzip.level"],
+    ),
+    topic(
+        "compression.lz4.level",
+        Kind::Int,
+        &["compression.lz4.level"],
+    ),
+    topic("compression.type", Kind::Str, &["compression.type"]),
+    topic(
+        "compression.zstd.level",
+        Kind::Int,
+        &["compression.zstd.level"],
+    ),
     topic(
         "delete.retention.ms",
         Kind::Long,
@@ -52,12 +69,39 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         Kind::Long,
         &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"],
     ),
+    topic("follower.replication.throttled.replicas", Kind::List, &[]),
     topic(
         "index.interval.bytes",
         Kind::Int,
         &["log.index.interval.bytes"],
     ),
+    topic("leader.replication.throttled.replicas", Kind::List, &[]),
+    topic(
+        "local.retention.bytes",
+        Kind::Long,
+        &["log.local.retention.bytes"],
+    ),
+    topic(
+        "local.retention.ms",
+        Kind::Long,
+        &["log.local.retention.ms"],
+    ),
+    topic(
+        "max.compaction.lag.ms",
+        Kind::Long,
+        &["log.cleaner.max.compaction.lag.ms"],
+    ),
     topic("max.message.bytes", Kind::Int, &["message.max.bytes"]),
+    topic(
+        "message.downconversion.enable",
+        Kind::Bool,
+        &["log.message.downconversion.enable"],
+    ),
+    topic(
+        "message.format.version",
+        Kind::Str,
+        &["log.message.format.version"],
+    ),
     topic(
         "message.timestamp.after.max.ms",
         Kind::Long,
@@ -69,12 +113,30 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
         &["log.message.timestamp.before.max.ms"],
     ),
     topic(
+        "message.timestamp.difference.max.ms",
+        Kind::Long,
+        &["log.message.timestamp.difference.max.ms"],
+    ),
+    topic(
         "message.timestamp.type",
         Kind::Str,
         &["log.message.timestamp.type"],
     ),
+    topic(
+        "min.cleanable.dirty.ratio",
+        Kind::Double,
+        &["log.cleaner.min.cleanable.ratio"],
+    ),
+    topic(
+        "min.compaction.lag.ms",
+        Kind::Long,
+        &["log.cleaner.min.compaction.lag.ms"],
+    ),
     topic("min.insync.replicas", Kind::Int, &["min.insync.replicas"]),
     topic("preallocate", Kind::Bool, &["log.preallocate"]),
+    topic("remote.log.copy.disable", Kind::Bool, &[]),
+    topic("remote.log.delete.on.disable", Kind::Bool, &[]),
+    topic("remote.storage.enable", Kind::Bool, &[]),
     topic("retention.bytes", Kind::Long, &["log.retention.bytes"]),
     topic(
         "retention.ms",
@@ -104,7 +166,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     ),
 ];
 
-/// The definition of topic config `name`, if kcli implements it.
+/// The definition of topic config `name`, if it is one.
 pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS
         .binary_search_by(|d| d.name.cmp(name))
@@ -161,9 +223,13 @@ mod tests {
             }
             // The primary synonym's own synonyms are the topic's list (what Kafka's
             // `ConfigHelper` walks when it describes a topic config).
-            assert_eq!(broker_config_synonyms(t.synonyms[0], true), t.synonyms);
+            if let Some(primary) = t.synonyms.first() {
+                assert_eq!(broker_config_synonyms(primary, true), t.synonyms);
+            }
         }
-        assert_eq!(topic_config("compression.type"), None);
+        let names: Vec<&str> = TOPIC_CONFIGS.iter().map(|t| t.name).collect();
+        assert_eq!(names, crate::storage::log_config::TOPIC_CONFIG_NAMES);
+        assert_eq!(topic_config("no.such.config"), None);
     }
 
     #[test]
@@ -171,6 +237,7 @@ mod tests {
         let defaults = crate::storage::log_config::LogConfig::default();
         for t in TOPIC_CONFIGS {
             let value = defaults.value_string(t.name);
+            assert!(value.is_some(), "{}", t.name);
             let mut c = defaults.clone();
             let set = c.set(t.name, value.as_deref().unwrap_or_default());
             assert!(set.is_ok(), "{}: {set:?}", t.name);

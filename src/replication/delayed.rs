@@ -1,12 +1,14 @@
 //! The purgatory's waiting, Kafka's `DelayedOperationPurgatory` reduced to what a task-per-
 //! connection broker needs: a delayed operation registers one [`Notify`] with every partition it
 //! watches, re-checks its condition, and sleeps until a partition's offsets move or its deadline
-//! passes. Registering before checking means a change in between is never missed.
+//! passes. Registering before checking means a change in between is never missed. At shutdown
+//! every wait ends at once, as Kafka's purgatories are drained when the broker stops.
 
 use std::sync::Arc;
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
 
 use super::partition::Partition;
 
@@ -26,11 +28,14 @@ impl PartitionWatch {
         PartitionWatch { notify }
     }
 
-    /// Waits for a change on any watched partition; `false` when `deadline` passed first.
-    pub async fn wait(self, deadline: Instant) -> bool {
+    /// Waits for a change on any watched partition; `false` when `deadline` passed first or the
+    /// broker is shutting down (`shutdown` cancelled), so that a delayed operation completes
+    /// with what it has instead of holding the shutdown up for its whole timeout.
+    pub async fn wait(self, deadline: Instant, shutdown: &CancellationToken) -> bool {
         tokio::select! {
             _ = self.notify.notified() => true,
             _ = tokio::time::sleep_until(deadline) => false,
+            _ = shutdown.cancelled() => false,
         }
     }
 }

@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 
+use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
 use crate::cluster::{BrokerId, TopicPartition};
@@ -21,6 +22,8 @@ pub struct ReplicaManager {
     local_broker_id: BrokerId,
     log_manager: Arc<LogManager>,
     partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
+    /// Cancelled when the broker starts shutting down: delayed operations stop waiting.
+    shutting_down: CancellationToken,
 }
 
 impl ReplicaManager {
@@ -29,11 +32,23 @@ impl ReplicaManager {
             local_broker_id,
             log_manager,
             partitions: RwLock::new(HashMap::new()),
+            shutting_down: CancellationToken::new(),
         }
     }
 
     pub fn local_broker_id(&self) -> BrokerId {
         self.local_broker_id
+    }
+
+    /// The token delayed operations watch: cancelled by [`ReplicaManager::begin_shutdown`].
+    pub fn shutting_down(&self) -> &CancellationToken {
+        &self.shutting_down
+    }
+
+    /// Ends every wait of the purgatory: parked fetches answer with what they have, parked
+    /// acks=all produces with what the ISR reached.
+    pub fn begin_shutdown(&self) {
+        self.shutting_down.cancel();
     }
 
     pub fn log_manager(&self) -> &Arc<LogManager> {

@@ -56,6 +56,7 @@ pub fn config_type_id(kind: Option<Kind>) -> i8 {
         Some(Kind::Int) => 3,
         Some(Kind::Short) => 4,
         Some(Kind::Long) => 5,
+        Some(Kind::Double) => 6,
         Some(Kind::List) => 7,
     }
 }
@@ -194,7 +195,8 @@ impl BrokerLevels<'_> {
     }
 
     /// Kafka's `createTopicConfigEntry`: topic config `def` of a topic whose effective config is
-    /// `config` and whose overrides are `overrides`.
+    /// `config` and whose overrides are `overrides`. A config without broker synonyms has only
+    /// its topic override as a synonym, or `DEFAULT_CONFIG` as its source.
     pub fn topic_entry(
         &self,
         def: &TopicConfigDef,
@@ -204,15 +206,18 @@ impl BrokerLevels<'_> {
         let value = match overrides.get(def.name) {
             Some(text) => Some(defs::canonical_value(def.kind, text)),
             // A list keeps the order the broker's value gave it.
-            None if def.kind == Kind::List => self
-                .layers
-                .current
-                .value_source(def.synonyms[0])
+            None if def.kind == Kind::List => def
+                .synonyms
+                .first()
+                .and_then(|primary| self.layers.current.value_source(primary))
                 .map(|(text, _)| defs::canonical_value(def.kind, text))
                 .or_else(|| config.value_string(def.name)),
             None => config.value_string(def.name),
         };
-        let mut synonyms = self.config_synonyms(def.synonyms[0], def.synonyms);
+        let mut synonyms = match def.synonyms.first() {
+            Some(primary) => self.config_synonyms(primary, def.synonyms),
+            None => Vec::new(),
+        };
         if overrides.contains_key(def.name) {
             synonyms.insert(
                 0,
@@ -347,6 +352,62 @@ mod tests {
         let e = topic(&levels, "cleanup.policy", &[]);
         assert_eq!((e.value.as_deref(), e.config_type), (Some("delete"), 7));
         assert!(!e.read_only);
+    }
+
+    #[test]
+    fn every_kafka_topic_config_is_described() {
+        let (s, layers) = setup(&[("log.cleaner.min.cleanable.ratio", "0.25")], &[], &[]);
+        let levels = BrokerLevels {
+            static_config: &s,
+            layers: &layers,
+        };
+        let overrides = map(&[
+            ("compression.type", "producer"),
+            ("leader.replication.throttled.replicas", "0:0, 1:0"),
+        ]);
+        let config = layers
+            .current
+            .log_config()
+            .with_overrides(&overrides)
+            .unwrap();
+        let entries = levels.topic_entries(&config, &overrides);
+        assert_eq!(entries.len(), 36);
+        let get = |n: &str| entries.iter().find(|e| e.name == n).unwrap();
+        let e = get("compression.type");
+        assert_eq!(
+            (e.value.as_deref(), e.source, e.config_type),
+            (Some("producer"), DYNAMIC_TOPIC_CONFIG, 2)
+        );
+        assert_eq!(
+            sources(e),
+            [
+                ("compression.type", DYNAMIC_TOPIC_CONFIG),
+                ("compression.type", DEFAULT_CONFIG)
+            ]
+        );
+        // No broker synonym: the override is the only synonym.
+        let e = get("leader.replication.throttled.replicas");
+        assert_eq!(
+            (e.value.as_deref(), e.source, e.config_type),
+            (Some("0:0,1:0"), DYNAMIC_TOPIC_CONFIG, 7)
+        );
+        assert_eq!(e.synonyms.len(), 1);
+        let e = get("remote.storage.enable");
+        assert_eq!(
+            (e.value.as_deref(), e.source, e.config_type),
+            (Some("false"), DEFAULT_CONFIG, 1)
+        );
+        assert!(e.synonyms.is_empty());
+        let e = get("min.cleanable.dirty.ratio");
+        assert_eq!(
+            (e.value.as_deref(), e.source, e.config_type),
+            (Some("0.25"), STATIC_BROKER_CONFIG, 6)
+        );
+        let e = get("message.format.version");
+        assert_eq!(
+            (e.value.as_deref(), e.source),
+            (Some("3.0-IV1"), DEFAULT_CONFIG)
+        );
     }
 
     #[test]

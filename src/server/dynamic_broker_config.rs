@@ -231,7 +231,7 @@ impl DynamicBrokerConfig {
             parse_one(k, v).map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
         }
         self.combined(props, level)
-            .map(|_| ())
+            .and_then(|c| c.validate_local_retention())
             .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))
     }
 

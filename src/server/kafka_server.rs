@@ -8,7 +8,8 @@
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
 //! lead their partitions, start the log manager's background jobs, and open for requests.
 //!
-//! Shutdown: stop accepting and answer the requests in flight, stop the background jobs, close
+//! Shutdown: end the purgatory's waits (parked fetches and produces answer with what they have),
+//! stop accepting and answer the requests in flight, stop the background jobs, close
 //! every log (checkpoints, trimmed indexes, the clean-shutdown marker), close the store session
 //! (its ephemerals go).
 
@@ -182,6 +183,9 @@ impl KafkaServer {
     /// checkpoints and the clean-shutdown marker, the store session closed.
     pub async fn shutdown(self) -> Result<(), ServerError> {
         tracing::info!("shutting down");
+        // Parked fetches and produces answer now, so the socket server's graceful stop does
+        // not wait out their timeouts.
+        self.apis.replica_manager.begin_shutdown();
         self.socket_server.shutdown().await;
         self.background.cancel();
         self.tasks.close();

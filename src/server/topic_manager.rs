@@ -49,7 +49,8 @@ pub enum TopicError {
     InvalidReplicaAssignment(String),
     #[error("{0}")]
     InvalidConfig(String),
-    /// A topic config that does not validate (`LogConfig.validate`).
+    /// A topic config that does not validate (`LogConfig.validate`), or that kcli cannot
+    /// honour.
     #[error(transparent)]
     TopicConfig(#[from] LogConfigError),
     #[error("The topic '{0}' does not exist.")]
@@ -244,8 +245,13 @@ impl TopicManager {
             }
             // The log manager opened the logs found on disk with the broker defaults; they take
             // their topic's overrides here.
-            self.replica_manager
-                .update_log_config(topic, &self.topic_log_config(topic)?);
+            let config = self.topic_log_config(topic)?;
+            if let Err(err) = config.validate_topic_values() {
+                // Stored by a broker that took it (a Kafka one, say): kept, as Kafka keeps a
+                // stored config, but kcli does not honour it, which the operator should know.
+                tracing::warn!(%topic, %err, "stored topic config is one kcli does not accept");
+            }
+            self.replica_manager.update_log_config(topic, &config);
             self.metadata_cache.update_topic(TopicMetadata {
                 name: topic.clone(),
                 topic_id,
@@ -406,6 +412,7 @@ impl TopicManager {
         }
         validate_create_assignment(&assignment)?;
         let config = self.default_log_config().with_overrides(&topic.configs)?;
+        config.validate_topic_values()?;
         let replication_factor = assignment
             .get(&0)
             .map_or(0, |r| i16::try_from(r.len()).unwrap_or(i16::MAX));
@@ -633,6 +640,7 @@ impl TopicManager {
             return Err(TopicError::UnknownTopic(topic.to_string()));
         }
         let config = self.default_log_config().with_overrides(&overrides)?;
+        config.validate_topic_values()?;
         if validate_only {
             return Ok(());
         }

@@ -20,7 +20,10 @@ use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader};
-use crate::protocol::record::records::{RecordIter, batch_records};
+use std::ops::ControlFlow;
+
+use crate::protocol::record::RecordError;
+use crate::protocol::record::record_stream::for_each_batch_record;
 
 use super::StorageError;
 use super::file_names::{self, DELETED_FILE_SUFFIX};
@@ -31,8 +34,9 @@ use super::offset_index::OffsetIndex;
 use super::segment_scan::{scan_segment, write_indexes};
 use super::time_index::{TimeIndex, TimestampOffset};
 
-/// The largest decompressed batch a timestamp search will expand (a batch is at most
-/// `max.message.bytes` compressed; this bounds what a hostile ratio can cost).
+/// The most bytes a batch may inflate to, for validation and timestamp searches (a batch is at
+/// most `max.message.bytes` compressed; this bounds the time a hostile ratio can cost: the
+/// records are walked as they inflate, so memory does not grow with it).
 pub const MAX_DECOMPRESSED_BATCH_BYTES: usize = 256 * 1024 * 1024;
 
 /// A position in the log: an offset, the segment holding it and its byte position there.
@@ -537,27 +541,29 @@ fn first_record_at_or_after(
     target: i64,
     starting_offset: i64,
 ) -> Result<Option<TimestampAndOffset>, StorageError> {
-    let records = batch_records(batch, header, MAX_DECOMPRESSED_BATCH_BYTES)?;
     let log_append_time =
         header.timestamp_type() == crate::protocol::record::batch::TimestampType::LogAppendTime;
-    for record in RecordIter::new(&records, header.records_count) {
-        let record = record?;
-        let offset = header.base_offset + i64::from(record.offset_delta);
+    let mut found = None;
+    for_each_batch_record(batch, header, MAX_DECOMPRESSED_BATCH_BYTES, |_, record| {
+        let offset = record.offset(header.base_offset);
         let timestamp = if log_append_time {
             header.max_timestamp
         } else {
-            header.base_timestamp + record.timestamp_delta
+            record.timestamp(header.base_timestamp)
         };
         if timestamp >= target && offset >= starting_offset {
             let epoch = header.partition_leader_epoch;
-            return Ok(Some(TimestampAndOffset {
+            found = Some(TimestampAndOffset {
                 timestamp,
                 offset,
                 leader_epoch: (epoch >= 0).then_some(epoch),
-            }));
+            });
+            return ControlFlow::Break(());
         }
-    }
-    Ok(None)
+        ControlFlow::Continue(())
+    })
+    .map_err(RecordError::from)?;
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -667,5 +673,32 @@ mod tests {
         assert_eq!(segment.truncate_to(5, 0).unwrap(), 3 * one);
         assert_eq!(segment.read_next_offset().unwrap(), 4);
         assert_eq!(segment.max_timestamp_so_far(), 101);
+    }
+
+    #[test]
+    fn timestamp_search_walks_compressed_batches() {
+        for codec in CompressionType::ALL {
+            let dir = tempfile::tempdir().unwrap();
+            let mut segment = LogSegment::open(dir.path(), 0, &config(), true, 0, 0).unwrap();
+            for i in 0..3i64 {
+                let mut b = RecordBatchBuilder::new(codec);
+                b.base_offset = 4 * i;
+                b.partition_leader_epoch = 7;
+                b.records = (0..4)
+                    .map(|j| SimpleRecord::new(1000 * i + 10 * j, None, Some(vec![1; 50])))
+                    .collect();
+                append(&mut segment, &b.build().unwrap());
+            }
+            let found = |ts, from| segment.find_offset_by_timestamp(ts, from).unwrap();
+            let at = |timestamp, offset| TimestampAndOffset {
+                timestamp,
+                offset,
+                leader_epoch: Some(7),
+            };
+            assert_eq!(found(1015, 0), Some(at(1020, 6)), "{codec}");
+            assert_eq!(found(0, 5), Some(at(1010, 5)), "{codec}");
+            assert_eq!(found(2030, 0), Some(at(2030, 11)), "{codec}");
+            assert_eq!(found(2031, 0), None, "{codec}");
+        }
     }
 }

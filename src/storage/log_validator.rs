@@ -2,8 +2,9 @@
 //! `ProduceRequest.validateRecords` and `UnifiedLog.analyzeAndValidateRecords` that precede it)
 //! does for a leader append of magic-2 batches.
 //!
-//! The validator only reads: it walks the batches in place (decompressing, capped, when a batch is
-//! compressed) and reports what the log must write. Offsets, the partition leader epoch and, for
+//! The validator only reads: it walks the batches in place (a compressed batch as it inflates,
+//! through a small window and capped, so a decompression bomb costs time but not memory) and
+//! reports what the log must write. Offsets, the partition leader epoch and, for
 //! `LogAppendTime` or a changed `max_timestamp`, the timestamp fields and CRC are patched by the
 //! log in a copy of the 61-byte header (see `protocol::record::batch::set_max_timestamp`); the
 //! record bytes are stored untouched.

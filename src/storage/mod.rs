@@ -6,7 +6,8 @@
 //! invariants.
 //!
 //! - [`file_names`]: segment and checkpoint file names and suffixes.
-//! - [`log_config`]: per-topic log settings with Kafka's names and defaults.
+//! - [`log_config`], [`log_config_values`]: per-topic log settings with Kafka's names, defaults
+//!   and validators.
 //! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
 //! - [`file_records`]: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
@@ -31,6 +32,7 @@ pub mod file_records;
 pub mod index_file;
 pub mod leader_epoch_cache;
 pub mod log_config;
+pub mod log_config_values;
 pub mod log_dir_lock;
 pub mod log_loader;
 pub mod log_manager;

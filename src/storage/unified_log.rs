@@ -252,8 +252,8 @@ impl UnifiedLog {
             compacted: self.config.cleanup_policy.compact,
             timestamp_type: self.config.message_timestamp_type,
             now_ms,
-            timestamp_before_max_ms: self.config.message_timestamp_before_max_ms,
-            timestamp_after_max_ms: self.config.message_timestamp_after_max_ms,
+            timestamp_before_max_ms: self.config.timestamp_before_max_ms(),
+            timestamp_after_max_ms: self.config.timestamp_after_max_ms(),
             max_message_bytes: usize::try_from(self.config.max_message_bytes).unwrap_or(0),
             max_decompressed_bytes: super::log_segment::MAX_DECOMPRESSED_BATCH_BYTES,
         };

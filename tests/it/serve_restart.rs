@@ -235,7 +235,12 @@ fn topic_config_overrides_survive_a_restart() {
     };
     let mut broker = TestBroker::start(&[]);
     let mut conn = KafkaConn::connect(broker.port());
-    let configs = [("max.message.bytes", "2000"), ("retention.ms", "123456789")];
+    let configs = [
+        ("max.message.bytes", "2000"),
+        ("retention.ms", "123456789"),
+        ("min.compaction.lag.ms", "1000"),
+        ("message.downconversion.enable", "false"),
+    ];
     let create = RequestKind::CreateTopics(CreateTopicsRequest {
         topics: vec![CreatableTopic {
             name: StrBytes::from("cfg"),

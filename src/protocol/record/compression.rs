@@ -86,7 +86,11 @@ const XERIAL_HEADER_LEN: usize = 16;
 /// snappy-java's default block size, which Kafka's producer uses.
 const XERIAL_BLOCK: usize = 32 * 1024;
 
-fn codec_err(op: &'static str, codec: CompressionType, e: impl fmt::Display) -> RecordError {
+pub(super) fn codec_err(
+    op: &'static str,
+    codec: CompressionType,
+    e: impl fmt::Display,
+) -> RecordError {
     RecordError::Codec {
         op,
         codec: codec.name(),
@@ -164,16 +168,21 @@ pub fn decompress(
             }
         }
         CompressionType::Lz4 => match super::lz4_frame::decode(data, max_output) {
-            Some(Lz4Outcome::Ok(out)) => Ok(out),
-            Some(Lz4Outcome::TooLarge) => Err(too_large(codec, max_output)),
-            Some(Lz4Outcome::Corrupt(reason)) => Err(codec_err("decompress", codec, reason)),
-            // Frames the direct decoder does not handle (linked blocks, dictionaries).
-            None => read_capped(
-                codec,
-                lz4_flex::frame::FrameDecoder::new(data),
-                data.len(),
-                max_output,
-            ),
+            Lz4Outcome::Ok(out) => Ok(out),
+            Lz4Outcome::TooLarge => Err(too_large(codec, max_output)),
+            Lz4Outcome::Corrupt(reason) => Err(codec_err("decompress", codec, reason)),
+            // From the first frame the direct decoder does not handle (linked blocks,
+            // dictionaries) on, as `record_stream` does too.
+            Lz4Outcome::Partial { out, rest } => {
+                let rest = data.get(rest..).unwrap_or_default();
+                read_capped_after(
+                    out,
+                    codec,
+                    lz4_flex::frame::FrameDecoder::new(rest),
+                    rest.len(),
+                    max_output,
+                )
+            }
         },
         CompressionType::Zstd => {
             let dec = zstd::stream::read::Decoder::with_buffer(data)
@@ -183,7 +192,7 @@ pub fn decompress(
     }
 }
 
-fn too_large(codec: CompressionType, limit: usize) -> RecordError {
+pub(super) fn too_large(codec: CompressionType, limit: usize) -> RecordError {
     RecordError::DecompressedTooLarge {
         codec: codec.name(),
         limit,
@@ -194,15 +203,27 @@ fn too_large(codec: CompressionType, limit: usize) -> RecordError {
 /// one extra byte is how an over-long stream is told apart from one that ends exactly at the cap.
 fn read_capped(
     codec: CompressionType,
+    reader: impl Read,
+    input_len: usize,
+    max_output: usize,
+) -> Result<Vec<u8>, RecordError> {
+    read_capped_after(Vec::new(), codec, reader, input_len, max_output)
+}
+
+/// [`read_capped`] appending to `out`, which counts towards the cap.
+fn read_capped_after(
+    mut out: Vec<u8>,
+    codec: CompressionType,
     mut reader: impl Read,
     input_len: usize,
     max_output: usize,
 ) -> Result<Vec<u8>, RecordError> {
     let limit = max_output.saturating_add(1);
+    let mut filled = out.len();
     // Start from a guess of the ratio; grow by doubling, clamped to the limit.
     // (`clamp` would panic when the limit is below the floor.)
-    let mut out = vec![0u8; input_len.saturating_mul(4).max(4096).min(limit)];
-    let mut filled = 0usize;
+    let guess = filled.saturating_add(input_len.saturating_mul(4).max(4096));
+    out.resize(guess.min(limit).max(filled), 0);
     loop {
         if filled == out.len() {
             if out.len() >= limit {

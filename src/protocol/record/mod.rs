@@ -2,6 +2,8 @@
 //!
 //! - [`batch`]: the magic-2 `RecordBatch` 61-byte header, its CRC-32C, in-place patches.
 //! - [`records`]: walking the records of a batch in place (zigzag varints, keys, values, headers).
+//! - [`record_stream`]: walking the records of a compressed batch as it inflates, through a small
+//!   window, skipping keys, values and headers (validation of batches that may be bombs).
 //! - [`compression`]: none, gzip, snappy (raw and xerial framing), lz4 (frame), zstd; capped
 //!   decompression.
 //! - [`legacy`]: magic 0/1 message sets (CRC-32), including compressed wrappers.
@@ -16,6 +18,7 @@ pub mod compression;
 pub mod error;
 pub mod legacy;
 mod lz4_frame;
+pub mod record_stream;
 pub mod records;
 pub mod varint;
 

@@ -123,18 +123,33 @@ fn read_bytes<'a>(
 
 #[cold]
 fn overrun(buf: &[u8], pos: usize, base: usize, what: &str, len: usize) -> RecordError {
+    overrun_at(base + pos, what, len, buf.len() - pos)
+}
+
+/// A length-prefixed field of `len` bytes at `position` with only `remain` bytes of its record
+/// left.
+#[cold]
+pub(super) fn overrun_at(position: usize, what: &str, len: usize, remain: usize) -> RecordError {
     RecordError::corrupt(
-        base + pos,
+        position,
+        format!("Found invalid record structure: {what} of {len} bytes but only {remain} remain"),
+    )
+}
+
+/// A record at `start` whose length varint says `size` when `remaining` bytes follow it.
+#[cold]
+pub(super) fn size_error(start: usize, size: i32, remaining: usize) -> RecordError {
+    RecordError::corrupt(
+        start,
         format!(
-            "Found invalid record structure: {what} of {len} bytes but only {} remain",
-            buf.len() - pos
+            "Invalid record size: expected {size} bytes in record payload, but instead the buffer has only {remaining} remaining bytes."
         ),
     )
 }
 
 /// Makes a position relative to a record body absolute within the records buffer.
 #[cold]
-fn shift(e: RecordError, base: usize) -> RecordError {
+pub(super) fn shift(e: RecordError, base: usize) -> RecordError {
     match e {
         RecordError::Corrupt { position, reason } => RecordError::Corrupt {
             position: position + base,
@@ -175,12 +190,7 @@ pub fn read_record<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Record<'a>, Rec
     let body_start = *pos;
     let remaining = buf.len() - body_start;
     if size < 0 || size as usize > remaining {
-        return Err(RecordError::corrupt(
-            start,
-            format!(
-                "Invalid record size: expected {size} bytes in record payload, but instead the buffer has only {remaining} remaining bytes."
-            ),
-        ));
+        return Err(size_error(start, size, remaining));
     }
     let body = &buf[body_start..body_start + size as usize];
     let mut p = 0usize;
@@ -346,20 +356,31 @@ pub fn for_each_record<'a>(
     Ok(())
 }
 
+/// The bytes after the 61-byte header of a v2 batch, as stored (compressed or not). `batch` is
+/// the whole batch (at least `header.size_in_bytes()` bytes; more is ignored).
+pub fn batch_body<'a>(
+    batch: &'a [u8],
+    header: &RecordBatchHeader,
+) -> Result<&'a [u8], RecordError> {
+    let size = header.size_in_bytes();
+    batch.get(RECORD_BATCH_OVERHEAD..size).ok_or_else(|| {
+        RecordError::corrupt(
+            batch.len(),
+            format!("batch of {size} bytes but only {} are present", batch.len()),
+        )
+    })
+}
+
 /// The record bytes of a v2 batch: borrowed when uncompressed, decompressed (capped) otherwise.
 /// `batch` is the whole batch (at least `header.size_in_bytes()` bytes; more is ignored).
+/// Inflating holds the whole records section: a batch that may be hostile is better walked with
+/// `record_stream::for_each_batch_record`.
 pub fn batch_records<'a>(
     batch: &'a [u8],
     header: &RecordBatchHeader,
     max_decompressed: usize,
 ) -> Result<Cow<'a, [u8]>, RecordError> {
-    let size = header.size_in_bytes();
-    let Some(body) = batch.get(RECORD_BATCH_OVERHEAD..size) else {
-        return Err(RecordError::corrupt(
-            batch.len(),
-            format!("batch of {size} bytes but only {} are present", batch.len()),
-        ));
-    };
+    let body = batch_body(batch, header)?;
     match header.compression()? {
         CompressionType::None => Ok(Cow::Borrowed(body)),
         codec => Ok(Cow::Owned(decompress(codec, body, max_decompressed)?)),

@@ -36,6 +36,30 @@ pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
     Ok(unzigzag32(raw as u32))
 }
 
+/// The zigzag varint at `pos` and the position after it, or `None` where [`read_varint`] would
+/// fail: for looking ahead where a failure is not an error, so building its message would be
+/// wasted.
+#[inline(always)]
+pub fn peek_varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
+    let b0 = *buf.get(pos)?;
+    if b0 < 0x80 {
+        return Some((unzigzag32(u32::from(b0)), pos + 1));
+    }
+    if let Some(&b1) = buf.get(pos + 1)
+        && b1 < 0x80
+    {
+        return Some((
+            unzigzag32(u32::from(b0 & 0x7f) | (u32::from(b1) << 7)),
+            pos + 2,
+        ));
+    }
+    let (raw, next) = decode_slow(buf, pos, 28);
+    if next == TRUNCATED || next == TOO_LONG {
+        return None;
+    }
+    Some((unzigzag32(raw as u32), next))
+}
+
 /// Reads a zigzag varlong (at most 10 bytes) at `*pos`, advancing `*pos` past it.
 #[inline(always)]
 pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
@@ -219,6 +243,16 @@ mod tests {
     }
 
     proptest! {
+        #[test]
+        fn peek_varint_agrees_with_read_varint(
+            bytes in proptest::collection::vec(any::<u8>(), 0..8),
+            at in 0usize..3,
+        ) {
+            let mut pos = at;
+            let read = read_varint(&bytes, &mut pos).ok().map(|v| (v, pos));
+            prop_assert_eq!(peek_varint(&bytes, at), read);
+        }
+
         #[test]
         fn varint_round_trip(v in any::<i32>()) {
             let mut out = vec![0xaa];

@@ -20,7 +20,6 @@ use crate::protocol::messages::alter_configs_request::{AlterConfigsRequest, Alte
 use crate::protocol::messages::alter_configs_response::{
     AlterConfigsResourceResponse, AlterConfigsResponse,
 };
-use crate::storage::log_config::LogConfigError;
 
 use super::super::config_ops::{
     RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC, check_entries, duplicate_resources,
@@ -186,8 +185,9 @@ pub(crate) async fn alter_topic(
         .await
     {
         Ok(()) => Ok(()),
-        // Kafka wraps a value that does not parse (a `ConfigException`) with the resource.
-        Err(TopicError::TopicConfig(e @ LogConfigError::InvalidValue { .. })) => Err((
+        // Kafka wraps a `ConfigException` (a value that does not parse, remote storage on a
+        // broker without it) with the resource.
+        Err(TopicError::TopicConfig(e)) if e.is_config_exception() => Err((
             ErrorCode::InvalidConfig,
             Some(format!(
                 "Invalid config value for resource ConfigResource(type=TOPIC, name='{topic}'): {e}"

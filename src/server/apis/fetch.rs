@@ -9,7 +9,9 @@
 //! v4 and later are the fast path: each partition's records are a range of a segment file,
 //! sent with `sendfile(2)` by the network layer; the response is encoded around placeholders
 //! whose lengths are the ranges', never copied. v0-3 read the bytes and down-convert them to
-//! magic 0/1 (`message_format`).
+//! magic 0/1 (`message_format`); a consumer fetching a topic with
+//! `message.downconversion.enable=false` that way gets UNSUPPORTED_VERSION for the partition
+//! instead, as from Kafka (whose logs are always v2 since the 3.0 format).
 //!
 //! Fetch sessions (KIP-227) are answered sessionless: session id 0 gets a full response and no
 //! session; an incremental fetch (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
@@ -57,6 +59,8 @@ struct TopicPlan {
 /// The request, resolved against the hosted partitions.
 struct FetchPlan {
     version: i16,
+    /// A replica's fetch (`replica_id >= 0`): never refused down-conversion, as in Kafka.
+    from_follower: bool,
     isolation: FetchIsolation,
     read_committed: bool,
     max_bytes: usize,
@@ -95,6 +99,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchReques
     }
     let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
     let ctx = ctx.clone();
+    let shutting_down = apis.replica_manager.shutting_down().clone();
     Response::Deferred(Box::pin(async move {
         loop {
             let watch = PartitionWatch::register(plan.hosted());
@@ -102,7 +107,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchReques
             if read.bytes >= plan.min_bytes || read.has_error {
                 return respond(&ctx, read);
             }
-            if !watch.wait(deadline).await {
+            if !watch.wait(deadline, &shutting_down).await {
                 return respond(&ctx, read_all(&plan));
             }
         }
@@ -145,6 +150,7 @@ fn resolve(apis: &KafkaApis, version: i16, replica_id: i32, request: &FetchReque
         .collect();
     FetchPlan {
         version,
+        from_follower: replica_id >= 0,
         isolation: if replica_id >= 0 {
             FetchIsolation::LogEnd
         } else {
@@ -167,6 +173,20 @@ impl FetchPlan {
         self.topics.iter().all(|t| t.partitions.is_empty())
     }
 
+    /// Kafka's `maybeConvertFetchedData`: whether the partition's answer is UNSUPPORTED_VERSION
+    /// because it would need down-conversion (v0-3) that its topic config disables.
+    fn refuses_down_conversion(&self, partition: &Result<Arc<Partition>, ErrorCode>) -> bool {
+        self.version <= 3
+            && !self.from_follower
+            && partition.as_ref().is_ok_and(|p| {
+                !p.log()
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .config()
+                    .message_downconversion_enable
+            })
+    }
+
     fn hosted(&self) -> impl Iterator<Item = &Arc<Partition>> {
         self.topics
             .iter()
@@ -185,6 +205,7 @@ fn read_all(plan: &FetchPlan) -> FetchRead {
     for topic in &plan.topics {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
         for p in &topic.partitions {
+            let refused = plan.refuses_down_conversion(&p.partition);
             let mut data = PartitionData {
                 partition_index: p.fetch.partition,
                 high_watermark: -1,
@@ -221,6 +242,10 @@ fn read_all(plan: &FetchPlan) -> FetchRead {
                         min_one_message = false;
                         limit = limit.saturating_sub(size);
                         total += size;
+                    }
+                    // A refused partition still counts what it read towards `min_bytes`, as
+                    // Kafka converts (or refuses) only once the read completes.
+                    if size > 0 && !refused {
                         match records_for(plan.version, result.records, &mut files) {
                             Ok(records) => data.records = Some(records),
                             Err(code) => {
@@ -234,6 +259,19 @@ fn read_all(plan: &FetchPlan) -> FetchRead {
                     has_error = true;
                     data.error_code = code.code();
                 }
+            }
+            if refused {
+                // Kafka's `FetchResponse.partitionResponse(tp, UNSUPPORTED_VERSION)`, in place of
+                // whatever the read gave.
+                data = PartitionData {
+                    partition_index: p.fetch.partition,
+                    error_code: ErrorCode::UnsupportedVersion.code(),
+                    high_watermark: -1,
+                    last_stable_offset: -1,
+                    log_start_offset: -1,
+                    records: Some(Bytes::new()),
+                    ..PartitionData::default()
+                };
             }
             partitions.push(data);
         }

@@ -119,6 +119,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
     let timeout = Duration::from_millis(u64::try_from(request.timeout_ms).unwrap_or(0));
     let deadline = tokio::time::Instant::now() + timeout;
     let ctx = ctx.clone();
+    let shutting_down = apis.replica_manager.shutting_down().clone();
     Response::Deferred(Box::pin(async move {
         let mut response = response;
         loop {
@@ -130,7 +131,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
             if pending.iter().all(acked) {
                 break;
             }
-            if !watch.wait(deadline).await {
+            if !watch.wait(deadline, &shutting_down).await {
                 break;
             }
         }

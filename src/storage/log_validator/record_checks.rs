@@ -2,10 +2,13 @@
 //! checks of `validateBatch` and the walk over every record (structure, offset deltas, keys on
 //! compacted topics, timestamps), with Kafka's messages and `processRecordErrors` rules.
 
+use std::ops::ControlFlow;
+
 use super::{BatchIndexError, LogValidationError, ValidatedBatch, ValidationContext, reason};
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader, TimestampType};
 use crate::protocol::record::batch_iter::BatchRef;
-use crate::protocol::record::records::{Record, batch_records, for_each_record};
+use crate::protocol::record::record_stream::{RecordSummary, WalkError, for_each_batch_record};
+use crate::protocol::record::records::{batch_body, for_each_record};
 
 /// The client-only part of `LogValidator.validateBatch`.
 pub(super) fn validate_client_batch(
@@ -44,13 +47,55 @@ pub(super) fn validate_client_batch(
     Ok(())
 }
 
-/// Kafka's `DefaultRecord.toString`.
-fn describe(r: &Record<'_>, offset: i64, timestamp: i64) -> String {
-    format!(
-        "DefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
-        r.key.map_or(0, <[u8]>::len),
-        r.value.map_or(0, <[u8]>::len)
-    )
+/// The record as Kafka's message prints it: `DefaultRecord.toString` for an uncompressed batch
+/// (a null key or value counts 0 bytes), `PartialDefaultRecord.toString` for a compressed one,
+/// which Kafka walks with `skipKeyValueIterator` (a null counts -1).
+fn describe(r: &RecordSummary, offset: i64, timestamp: i64, compressed: bool) -> String {
+    if compressed {
+        format!(
+            "PartialDefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
+            r.key_len, r.value_len
+        )
+    } else {
+        format!(
+            "DefaultRecord(offset={offset}, timestamp={timestamp}, key={} bytes, value={} bytes)",
+            r.key_len.max(0),
+            r.value_len.max(0)
+        )
+    }
+}
+
+/// Calls `f` for each record of the batch. Uncompressed records are walked in place (the hot
+/// path: nothing copied); compressed ones as they inflate, through a small window, so a batch
+/// that inflates hugely costs no more memory than a small one.
+#[inline(always)]
+fn walk_records(
+    batch: &[u8],
+    h: &RecordBatchHeader,
+    ctx: &ValidationContext,
+    in_tp: &str,
+    mut f: impl FnMut(i32, &RecordSummary),
+) -> Result<(), LogValidationError> {
+    let walked = if h.attributes & 0x07 == 0 {
+        match batch_body(batch, h) {
+            Ok(body) => for_each_record(body, h.records_count, |index, r| {
+                f(index, &RecordSummary::from(r));
+            })
+            .map_err(WalkError::Records),
+            Err(e) => Err(WalkError::Batch(e)),
+        }
+    } else {
+        for_each_batch_record(batch, h, ctx.max_decompressed_bytes, |index, r| {
+            f(index, r);
+            ControlFlow::Continue(())
+        })
+    };
+    walked.map_err(|e| match e {
+        WalkError::Batch(e) => LogValidationError::CorruptMessage {
+            message: format!("{}{in_tp}", reason(e)),
+        },
+        WalkError::Records(e) => LogValidationError::invalid(reason(e)),
+    })
 }
 
 /// Walks the records of one batch: structure, offset deltas, keys, timestamps; computes the
@@ -61,11 +106,6 @@ pub(super) fn validate_batch_records(
     ctx: &ValidationContext,
     in_tp: &str,
 ) -> Result<ValidatedBatch, LogValidationError> {
-    let body = batch_records(entry.bytes, &h, ctx.max_decompressed_bytes).map_err(|e| {
-        LogValidationError::CorruptMessage {
-            message: format!("{}{in_tp}", reason(e)),
-        }
-    })?;
     let compressed = h.attributes & 0x07 != 0;
     let batch_log_append = h.timestamp_type() == TimestampType::LogAppendTime;
     let checks = Checks {
@@ -79,17 +119,16 @@ pub(super) fn validate_batch_records(
     let mut any_problem = false;
     let mut max_ts = NO_TIMESTAMP;
     let mut max_delta = -1i32;
-    let walked = for_each_record(&body, h.records_count, |index, r| {
+    walk_records(entry.bytes, &h, ctx, in_tp, |index, r| {
         let timestamp = checks.timestamp(r);
         any_problem |= checks.problem(index, r, timestamp).is_some();
         if timestamp > max_ts {
             max_ts = timestamp;
             max_delta = r.offset_delta;
         }
-    });
-    walked.map_err(|e| LogValidationError::invalid(reason(e)))?;
+    })?;
     if any_problem {
-        return Err(collect_errors(&body, &checks, in_tp));
+        return Err(collect_errors(entry.bytes, &checks, in_tp));
     }
     let (max_timestamp, offset_delta_of_max_timestamp) =
         if ctx.timestamp_type == TimestampType::LogAppendTime {
@@ -117,7 +156,7 @@ struct Checks<'c> {
 impl Checks<'_> {
     /// The record's timestamp as Kafka reads it: the batch max timestamp under LogAppendTime.
     #[inline(always)]
-    fn timestamp(&self, r: &Record<'_>) -> i64 {
+    fn timestamp(&self, r: &RecordSummary) -> i64 {
         if self.batch_log_append {
             self.h.max_timestamp
         } else {
@@ -127,11 +166,11 @@ impl Checks<'_> {
 
     /// The first problem with a record, in Kafka's order (key before timestamp).
     #[inline(always)]
-    fn problem(&self, index: i32, r: &Record<'_>, timestamp: i64) -> Option<Problem> {
+    fn problem(&self, index: i32, r: &RecordSummary, timestamp: i64) -> Option<Problem> {
         let ctx = self.ctx;
         if r.offset_delta != index {
             Some(Problem::OffsetDelta)
-        } else if ctx.compacted && r.key.is_none() {
+        } else if ctx.compacted && !r.has_key() {
             Some(Problem::NoKey)
         } else if self.check_create_time && timestamp != NO_TIMESTAMP {
             let diff = ctx.now_ms.wrapping_sub(timestamp);
@@ -148,10 +187,10 @@ impl Checks<'_> {
 /// Second walk of a batch known to hold rejected records: every record error with its message.
 #[cold]
 #[inline(never)]
-fn collect_errors(body: &[u8], checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
+fn collect_errors(batch: &[u8], checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
     let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
     // The first walk succeeded on the same bytes, so this one cannot fail.
-    let _ = for_each_record(body, checks.h.records_count, |index, r| {
+    let _ = walk_records(batch, checks.h, checks.ctx, in_tp, |index, r| {
         let timestamp = checks.timestamp(r);
         if let Some(p) = checks.problem(index, r, timestamp) {
             push_error(
@@ -184,7 +223,7 @@ fn push_error(
     errors: &mut Vec<(bool, BatchIndexError)>,
     problem: Problem,
     index: i32,
-    r: &Record<'_>,
+    r: &RecordSummary,
     h: &RecordBatchHeader,
     timestamp: i64,
     ctx: &ValidationContext,
@@ -215,7 +254,7 @@ fn push_error(
             true,
             format!(
                 "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
-                describe(r, offset, timestamp)
+                describe(r, offset, timestamp, h.attributes & 0x07 != 0)
             ),
         ),
     };
@@ -283,6 +322,68 @@ mod tests {
                 .1
                 .contains("Producer should not set timestamp type")
         );
+    }
+
+    #[test]
+    fn compressed_records_are_described_as_kafka_walks_them() {
+        let mut c = ctx(AppendOrigin::Client);
+        c.timestamp_type = TimestampType::LogAppendTime;
+        for codec in CompressionType::ALL {
+            let mut p = builder(codec, 2);
+            p.timestamp_type = TimestampType::LogAppendTime;
+            let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
+            let expected = if codec == CompressionType::None {
+                format!(
+                    "message DefaultRecord(offset=1, timestamp={}, key=0 bytes, value=30 bytes)",
+                    NOW - 7
+                )
+            } else {
+                // Kafka skips keys and values of compressed records: a null key is -1 bytes.
+                format!(
+                    "message PartialDefaultRecord(offset=1, timestamp={}, key=-1 bytes, value=30 bytes)",
+                    NOW - 7
+                )
+            };
+            assert!(e.record_errors()[1].1.contains(&expected), "{codec}: {e:?}");
+        }
+    }
+
+    #[test]
+    fn large_inflation_under_the_cap_validates_by_streaming() {
+        // 8 MiB of zeros in a few KiB: accepted under a 16 MiB cap, refused under 4 MiB, and
+        // a malformed record behind the inflation is a record error, as in memory.
+        for codec in [
+            CompressionType::Gzip,
+            CompressionType::Lz4,
+            CompressionType::Zstd,
+        ] {
+            let mut b = RecordBatchBuilder::new(codec);
+            for _ in 0..4 {
+                b.records
+                    .push(SimpleRecord::new(NOW, None, Some(vec![0; 2 << 20])));
+            }
+            let bytes = b.build().unwrap();
+            assert!(bytes.len() < 64 << 10);
+            let mut c = ctx(AppendOrigin::Client);
+            c.max_decompressed_bytes = 16 << 20;
+            let v = validate_records(&bytes, &c).unwrap();
+            assert_eq!(v.records_count, 4);
+            c.max_decompressed_bytes = 4 << 20;
+            assert_eq!(code(validate_records(&bytes, &c)).0, 2, "{codec}");
+            let mut more = bytes.clone();
+            more[57..61].copy_from_slice(&5i32.to_be_bytes());
+            more[23..27].copy_from_slice(&4i32.to_be_bytes());
+            refresh_crc(&mut more);
+            c.max_decompressed_bytes = 16 << 20;
+            assert_eq!(
+                code(validate_records(&more, &c)),
+                (
+                    87,
+                    "Incorrect declared batch size, premature EOF reached".to_string()
+                ),
+                "{codec}"
+            );
+        }
     }
 
     #[test]

@@ -143,6 +143,95 @@ fn topics_are_created_described_altered_grown_and_deleted() {
         )
     );
 
+    // The rest of Kafka's topic configs: accepted, stored and described as overrides.
+    let more = [
+        ("compression.type", "producer"),
+        ("compression.zstd.level", "7"),
+        ("min.compaction.lag.ms", "1000"),
+        ("min.cleanable.dirty.ratio", "0.25"),
+        ("message.format.version", "2.8"),
+        ("message.downconversion.enable", "false"),
+        ("leader.replication.throttled.replicas", "0:0"),
+        ("local.retention.ms", "-2"),
+    ];
+    let with: Vec<(&str, Option<&str>)> = more.iter().map(|(k, v)| (*k, Some(*v))).collect();
+    let r = create(
+        &mut c,
+        7,
+        vec![new_topic("adm-more", 1, 1, &with)],
+        30_000,
+        false,
+    );
+    assert_eq!((r[0].error_code, text(&r[0].error_message)), (0, None));
+    let d = describe(&mut c, 4, TOPIC, "adm-more", None);
+    for (k, v) in more {
+        let e = entry(&d, k);
+        assert_eq!(
+            (text(&e.value).as_deref(), e.config_source),
+            (Some(v), 1),
+            "{k}"
+        );
+    }
+    assert_eq!(entry(&d, "min.cleanable.dirty.ratio").config_type, 6);
+    assert_eq!(
+        text(&entry(&d, "remote.storage.enable").value).as_deref(),
+        Some("false")
+    );
+    assert!(d.configs.len() >= 36, "every topic config is listed");
+    // Down-conversion disabled: Fetch v0-3 is refused for the partition, v4+ is not.
+    let fetch = |c: &mut Conn, v: i16| {
+        use kcli::protocol::messages::fetch_request as fr;
+        let request = RequestKind::Fetch(fr::FetchRequest {
+            topics: vec![fr::FetchTopic {
+                topic: s("adm-more"),
+                partitions: vec![fr::FetchPartition {
+                    partition_max_bytes: 1 << 20,
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }],
+            ..Default::default()
+        });
+        let ResponseKind::Fetch(f) = c.call(request, v) else {
+            unreachable!()
+        };
+        let p = &f.responses[0].partitions[0];
+        (p.error_code, p.high_watermark)
+    };
+    assert_eq!(fetch(&mut c, 2), (35, -1));
+    assert_eq!(fetch(&mut c, 4), (0, 0));
+    // What kcli cannot honour, and what ZooKeeper-mode Kafka refuses, with Kafka's code.
+    let r = create(
+        &mut c,
+        7,
+        vec![
+            new_topic("adm-gzip", 1, 1, &[("compression.type", Some("gzip"))]),
+            new_topic(
+                "adm-remote",
+                1,
+                1,
+                &[("remote.storage.enable", Some("true"))],
+            ),
+        ],
+        30_000,
+        false,
+    );
+    assert_eq!(r[0].error_code, 40);
+    assert!(
+        text(&r[0].error_message).is_some_and(|m| m.contains("Only `producer` is supported")),
+        "{r:?}"
+    );
+    assert_eq!(
+        (r[1].error_code, text(&r[1].error_message).as_deref()),
+        (
+            40,
+            Some(
+                "Tiered Storage functionality is disabled in the broker. Topic cannot be \
+                 configured with remote log storage."
+            )
+        )
+    );
+
     // Manual assignments.
     let mut manual = new_topic("adm-m", -1, -1, &[]);
     manual.assignments = [(0, vec![0]), (1, vec![0])]
