@@ -8,6 +8,7 @@
 #               linger.ms=0), median of 3 runs of LAT_SECS each (default 60);
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
+#        SECTIONS="throughput rss latency" (default all) picks the tables to make.
 # Needs: benches/serve/build-tools.sh, tests/install-kafka-tools. Everything on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -22,6 +23,8 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
+SECTIONS=${SECTIONS:-throughput rss latency}
+wants() { [[ " $SECTIONS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; rm -rf "$work"; }
@@ -91,6 +94,7 @@ consume_run() { # bootstrap topic count partitions: partition 0 only, to its end
     awk -F'|' '/^\|/ && $2 ~ /[0-9]/ {row=$0} END {split(row,f,"|"); printf "%d msg/s %.1f MB/s", f[6], f[7]}'
 }
 
+if wants throughput; then
 echo "| target | partitions | record | acks | produce | consume | broker CPU s | peak RSS MB |"
 echo "|---|---|---|---|---|---|---|---|"
 for target in "${targets[@]}"; do
@@ -115,7 +119,9 @@ for target in "${targets[@]}"; do
     done
   done
 done
+fi
 
+if wants rss; then
 echo
 echo "| target | partitions | records | peak RSS MB |"
 echo "|---|---|---|---|"
@@ -126,7 +132,9 @@ for target in "${targets[@]}"; do
   echo "| $target | 100 | $COUNT_1K x 1 KiB | $(($(hwm_kb "$BROKER_PID") / 1024)) |"
   stop_broker
 done
+fi
 
+if wants latency; then
 echo
 echo "| target | p50 ms | p99 ms | p99.9 ms | (median of 3 runs, ProducerPerformance --throughput 10000, ${LAT_SECS}s) |"
 echo "|---|---|---|---|---|"
@@ -148,3 +156,4 @@ for target in "${targets[@]}"; do
     awk -v t="$target" '{printf "| %s | %s | %s | %s | runs: |\n", t, $1, $2, $3}'
   printf '%s\n' "${results[@]}" | sed 's/^/  run: /'
 done
+fi
