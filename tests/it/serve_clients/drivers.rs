@@ -117,3 +117,23 @@ fn java_client_check() {
     .arg("jc");
     run_driver(java, "ClientCheck");
 }
+
+/// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without
+/// gzip.
+#[test]
+fn kafkajs_admin_and_producer() {
+    let node_modules = repo().join(".tools/node/node_modules");
+    assert!(
+        repo().join(".tools/node/.complete").exists(),
+        "kafkajs is missing from {}: run tests/install-node-clients",
+        node_modules.display()
+    );
+    let broker = driver_broker();
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", &node_modules)
+        .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
+        .arg("tests/clients/kafkajs_check.js")
+        .args(["--bootstrap", &broker.bootstrap(), "--topic", "kj"]);
+    let s = run_driver(cmd, "kafkajs_check.js");
+    assert_eq!(s["produced"], 30, "{s}");
+}
