@@ -60,6 +60,10 @@ pub struct DumpSegmentArgs {
     /// Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads.
     #[arg(long)]
     pub skip_record_metadata: bool,
+    /// Decode keys and payloads as `__consumer_offsets` records (offset commits and group
+    /// metadata, as JSON), as kafka-dump-log's --offsets-decoder; implies --print-data-log.
+    #[arg(long)]
+    pub offsets_decoder: bool,
     /// Read at most this many bytes of each .log file (Kafka's default: 2147483647, no limit).
     #[arg(long, value_name = "SIZE", default_value_t = i32::MAX, value_parser = clap::value_parser!(i32).range(0..))]
     pub max_bytes: i32,

@@ -90,6 +90,7 @@ pub fn write_record(
     out: &mut dyn Write,
     batch: &BatchInfo,
     rec: &RecordView<'_>,
+    offsets_decoder: bool,
 ) -> Result<(), SegmentError> {
     rec.check_data()?;
     let control = if batch.is_control {
@@ -144,7 +145,31 @@ pub fn write_record(
         )?,
         None => {}
     }
+    if offsets_decoder && !batch.is_control {
+        write_offsets_record(out, rec)?;
+    }
     out.write_all(b"}")?;
+    Ok(())
+}
+
+/// `offsets_key` and `offsets_value`: the `--offsets-decoder` documents as JSON values (the
+/// text format's `key:` and `payload:`); a record that does not decode has its message as the
+/// key and a null value, a tombstone a null value.
+fn write_offsets_record(out: &mut dyn Write, rec: &RecordView<'_>) -> Result<(), SegmentError> {
+    let decoded = super::offsets_decoder::decode(rec.offset, rec.key, rec.value)?;
+    let as_json = |doc: &str| {
+        if doc.starts_with('{') {
+            doc.to_string()
+        } else {
+            serde_json::Value::String(doc.to_string()).to_string()
+        }
+    };
+    write!(out, ",\"offsets_key\":{}", as_json(&decoded.key))?;
+    let value = match decoded.payload.as_deref() {
+        None | Some("<DELETE>") => "null".to_string(),
+        Some(doc) => as_json(doc),
+    };
+    write!(out, ",\"offsets_value\":{value}")?;
     Ok(())
 }
 

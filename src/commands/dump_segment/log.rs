@@ -71,6 +71,7 @@ pub fn dump_log(
     let record_opts = RecordLineOptions {
         skip_record_metadata: d.opts.skip_record_metadata,
         print_data_log: d.opts.print_data_log,
+        offsets_decoder: d.opts.offsets_decoder,
     };
     loop {
         let batch = match reader.next_batch() {
@@ -237,7 +238,7 @@ fn dump_batch(
                         line.push(b',');
                     }
                     first = false;
-                    json::write_record(&mut line, info, rec)?;
+                    json::write_record(&mut line, info, rec, d.opts.offsets_decoder)?;
                     out.write_all(&line)?;
                     Ok(())
                 });

@@ -19,6 +19,7 @@ pub mod index;
 pub mod index_dump;
 pub mod json;
 pub mod log;
+pub mod offsets_decoder;
 pub mod options;
 pub mod producer_state;
 pub mod records;

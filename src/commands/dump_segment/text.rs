@@ -4,6 +4,7 @@
 
 use std::io::Write;
 
+use super::offsets_decoder;
 use super::segment::{BatchInfo, RecordView, SegmentError, be_i16, be_i32};
 use crate::protocol::record::batch::TimestampType;
 
@@ -159,6 +160,8 @@ impl ControlRecord {
 pub struct RecordLineOptions {
     pub skip_record_metadata: bool,
     pub print_data_log: bool,
+    /// Keys and payloads as `__consumer_offsets` records.
+    pub offsets_decoder: bool,
 }
 
 /// One `| offset: …` record line (with `--skip-record-metadata`, only the key and payload).
@@ -227,13 +230,22 @@ pub fn write_record_line(
             out.write_all(b"\n")?;
             return Err(e);
         }
-        if let Some(key) = rec.key {
-            write!(out, "{prefix}key: ")?;
-            write_java_string(out, key)?;
-        }
-        if let Some(value) = rec.value {
-            out.write_all(b" payload: ")?;
-            write_java_string(out, value)?;
+        if opts.offsets_decoder {
+            // Kafka's tool dies on a keyless record, its line left unterminated.
+            let decoded = offsets_decoder::decode(rec.offset, rec.key, rec.value)?;
+            write!(out, "{prefix}key: {}", decoded.key)?;
+            if let Some(payload) = decoded.payload {
+                write!(out, " payload: {payload}")?;
+            }
+        } else {
+            if let Some(key) = rec.key {
+                write!(out, "{prefix}key: ")?;
+                write_java_string(out, key)?;
+            }
+            if let Some(value) = rec.value {
+                out.write_all(b" payload: ")?;
+                write_java_string(out, value)?;
+            }
         }
     }
     out.write_all(b"\n")?;
