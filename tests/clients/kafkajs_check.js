@@ -116,7 +116,20 @@ async function main() {
   check(meta2.topics[0].partitions.length === PARTITIONS + 1, `after createPartitions: ${JSON.stringify(meta2)}`);
 
   let consumed = 0;
-  if (args.group) consumed = await consumeAll(kafka, args.group, topic, sent);
+  if (args.group) {
+    consumed = await consumeAll(kafka, args.group, topic, sent);
+    // The consumer commits what it consumed when it stops.
+    const ends = await admin.fetchTopicOffsets(topic);
+    const [committed] = await admin.fetchOffsets({ groupId: args.group, topics: [topic] });
+    for (const end of ends) {
+      const c = committed.partitions.find((p) => p.partition === end.partition);
+      // An empty partition has nothing to commit: -1.
+      const want = end.high === '0' ? '-1' : end.high;
+      check(c && c.offset === want, `committed ${JSON.stringify(committed)} != ends ${JSON.stringify(ends)}`);
+    }
+    const groups = await admin.listGroups();
+    check(groups.groups.some((g) => g.groupId === args.group), `listGroups: ${JSON.stringify(groups)}`);
+  }
   await admin.disconnect();
   process.stdout.write(JSON.stringify({ ok: true, produced: sent.length, consumed, partitions: PARTITIONS }) + '\n');
 }
