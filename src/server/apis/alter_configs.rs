@@ -13,7 +13,6 @@
 use std::collections::BTreeMap;
 
 use crate::network::Response;
-use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::alter_configs_request::{AlterConfigsRequest, AlterConfigsResource};
@@ -22,8 +21,7 @@ use crate::protocol::messages::alter_configs_response::{
 };
 
 use super::super::config_ops::{
-    RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC, check_entries, duplicate_resources,
-    resource_type_name,
+    RESOURCE_BROKER, RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC, check_entries, resource_type_name,
 };
 use super::super::dynamic_broker_config::{DynamicConfigError, DynamicLevel};
 use super::super::kafka_apis::KafkaApis;
@@ -38,33 +36,50 @@ pub(crate) fn invalid_request(message: impl Into<String>) -> Failure {
     (ErrorCode::InvalidRequest, Some(message.into()))
 }
 
+/// The per-resource loop both AlterConfigs APIs share: each resource is answered in request
+/// order, a repeated one with INVALID_REQUEST, the others by `$alter`. A macro because the two
+/// APIs' resource and response types differ only in name, and an async closure over them would
+/// not be `Send`.
+macro_rules! alter_each_resource {
+    ($apis:expr, $request:expr, $alter:path, $response:ident) => {{
+        let request = $request;
+        let dups = $crate::server::config_ops::duplicate_resources(
+            request
+                .resources
+                .iter()
+                .map(|r| (r.resource_type, r.resource_name.as_bytes())),
+        );
+        let mut responses = Vec::with_capacity(request.resources.len());
+        for (i, resource) in request.resources.iter().enumerate() {
+            let outcome = if dups.contains(&i) {
+                Err($crate::server::apis::alter_configs::invalid_request(
+                    "Each resource must appear at most once.",
+                ))
+            } else {
+                $alter($apis, resource, request.validate_only).await
+            };
+            let (code, message) = outcome
+                .err()
+                .unwrap_or(($crate::protocol::errors::ErrorCode::None, None));
+            responses.push($response {
+                error_code: code.code(),
+                error_message: message.map($crate::protocol::codec::StrBytes::from),
+                resource_type: resource.resource_type,
+                resource_name: resource.resource_name.clone(),
+                ..$response::default()
+            });
+        }
+        responses
+    }};
+}
+pub(crate) use alter_each_resource;
+
 pub async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AlterConfigsRequest,
 ) -> Response {
-    let dups = duplicate_resources(
-        request
-            .resources
-            .iter()
-            .map(|r| (r.resource_type, r.resource_name.as_bytes())),
-    );
-    let mut responses = Vec::with_capacity(request.resources.len());
-    for (i, resource) in request.resources.iter().enumerate() {
-        let outcome = if dups.contains(&i) {
-            Err(invalid_request("Each resource must appear at most once."))
-        } else {
-            alter(apis, resource, request.validate_only).await
-        };
-        let (code, message) = outcome.err().unwrap_or((ErrorCode::None, None));
-        responses.push(AlterConfigsResourceResponse {
-            error_code: code.code(),
-            error_message: message.map(StrBytes::from),
-            resource_type: resource.resource_type,
-            resource_name: resource.resource_name.clone(),
-            ..AlterConfigsResourceResponse::default()
-        });
-    }
+    let responses = alter_each_resource!(apis, &request, alter, AlterConfigsResourceResponse);
     let response = AlterConfigsResponse {
         responses,
         ..AlterConfigsResponse::default()

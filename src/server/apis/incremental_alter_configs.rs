@@ -12,7 +12,6 @@
 use crate::config::defs::{self, Kind};
 use crate::config::synonyms::topic_config;
 use crate::network::Response;
-use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::incremental_alter_configs_request::{
@@ -25,14 +24,13 @@ use crate::storage::log_config::LogConfig;
 
 use super::super::config_ops::{
     AlterConfigOp, KeyInfo, OpError, OpType, RESOURCE_BROKER, RESOURCE_BROKER_LOGGER,
-    RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC, check_entries, duplicate_resources,
-    prepare_incremental_configs,
+    RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC, check_entries, prepare_incremental_configs,
 };
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::alter_configs::{
-    Failure, alter_broker, alter_topic, broker_level, invalid_request, only_topics_and_brokers,
-    preprocess_broker,
+    Failure, alter_broker, alter_each_resource, alter_topic, broker_level, invalid_request,
+    only_topics_and_brokers, preprocess_broker,
 };
 
 pub async fn handle(
@@ -40,28 +38,7 @@ pub async fn handle(
     ctx: &RequestContext,
     request: IncrementalAlterConfigsRequest,
 ) -> Response {
-    let dups = duplicate_resources(
-        request
-            .resources
-            .iter()
-            .map(|r| (r.resource_type, r.resource_name.as_bytes())),
-    );
-    let mut responses = Vec::with_capacity(request.resources.len());
-    for (i, resource) in request.resources.iter().enumerate() {
-        let outcome = if dups.contains(&i) {
-            Err(invalid_request("Each resource must appear at most once."))
-        } else {
-            alter(apis, resource, request.validate_only).await
-        };
-        let (code, message) = outcome.err().unwrap_or((ErrorCode::None, None));
-        responses.push(AlterConfigsResourceResponse {
-            error_code: code.code(),
-            error_message: message.map(StrBytes::from),
-            resource_type: resource.resource_type,
-            resource_name: resource.resource_name.clone(),
-            ..AlterConfigsResourceResponse::default()
-        });
-    }
+    let responses = alter_each_resource!(apis, &request, alter, AlterConfigsResourceResponse);
     let response = IncrementalAlterConfigsResponse {
         responses,
         ..IncrementalAlterConfigsResponse::default()

@@ -488,3 +488,101 @@ fn topics_are_created_described_altered_grown_and_deleted() {
     );
     b.stop();
 }
+
+/// A resource named twice is INVALID_REQUEST in both AlterConfigs APIs, each time it appears,
+/// and the other resources of the request still change.
+#[test]
+fn repeated_resources_are_refused_and_the_rest_applied() {
+    let mut b = Broker::start(&[]);
+    let mut c = b.connect();
+    for t in ["rep-a", "rep-b"] {
+        let r = create(&mut c, 7, vec![new_topic(t, 1, 1, &[])], 30_000, false);
+        assert_eq!(r[0].error_code, 0, "{t}");
+    }
+    let resource = |name: &str, value: &str| ac::AlterConfigsResource {
+        resource_type: TOPIC,
+        resource_name: s(name),
+        configs: vec![ac::AlterableConfig {
+            name: s("retention.ms"),
+            value: Some(s(value)),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let body = RequestKind::AlterConfigs(ac::AlterConfigsRequest {
+        resources: vec![
+            resource("rep-a", "1000"),
+            resource("rep-b", "2000"),
+            resource("rep-a", "3000"),
+        ],
+        ..Default::default()
+    });
+    let ResponseKind::AlterConfigs(r) = c.call(body, 2) else {
+        panic!()
+    };
+    let once = Some("Each resource must appear at most once.".to_string());
+    let answers: Vec<_> = r
+        .responses
+        .iter()
+        .map(|r| {
+            (
+                r.resource_name.to_string_lossy().into_owned(),
+                r.error_code,
+                text(&r.error_message),
+            )
+        })
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            ("rep-a".into(), 42, once.clone()),
+            ("rep-b".into(), 0, None),
+            ("rep-a".into(), 42, once.clone()),
+        ]
+    );
+    assert_eq!(
+        value_source(&mut c, TOPIC, "rep-b", "retention.ms")
+            .0
+            .as_deref(),
+        Some("2000")
+    );
+    assert_eq!(
+        value_source(&mut c, TOPIC, "rep-a", "retention.ms")
+            .0
+            .as_deref(),
+        Some("604800000"),
+        "unchanged"
+    );
+
+    let op = |name: &str| iac::AlterConfigsResource {
+        resource_type: TOPIC,
+        resource_name: s(name),
+        configs: vec![iac::AlterableConfig {
+            name: s("retention.ms"),
+            config_operation: SET,
+            value: Some(s("4000")),
+            ..Default::default()
+        }],
+        ..Default::default()
+    };
+    let body = RequestKind::IncrementalAlterConfigs(iac::IncrementalAlterConfigsRequest {
+        resources: vec![op("rep-b"), op("rep-a"), op("rep-b")],
+        ..Default::default()
+    });
+    let ResponseKind::IncrementalAlterConfigs(r) = c.call(body, 1) else {
+        panic!()
+    };
+    let codes: Vec<_> = r
+        .responses
+        .iter()
+        .map(|r| (r.error_code, text(&r.error_message)))
+        .collect();
+    assert_eq!(codes, [(42, once.clone()), (0, None), (42, once)]);
+    assert_eq!(
+        value_source(&mut c, TOPIC, "rep-a", "retention.ms")
+            .0
+            .as_deref(),
+        Some("4000")
+    );
+    b.stop();
+}
