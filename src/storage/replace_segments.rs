@@ -313,14 +313,21 @@ mod tests {
         log
     }
 
-    /// The cleaned replacement of the first three segments: one segment at 0 holding the last
-    /// batch of each of them (offsets 2, 5, 8), named `.cleaned`.
-    fn cleaned_segment(log: &UnifiedLog) -> LogSegment {
-        let mut seg =
-            LogSegment::open_with_suffix(log.dir(), 0, &config(), true, 0, T, CLEANED_FILE_SUFFIX)
-                .unwrap();
-        for (offset, key) in [(2, "k2"), (5, "k2"), (8, "k2")] {
-            let b = batch(offset, key, &format!("v{offset}"));
+    /// A cleaned segment at `base` holding one batch at each of `offsets` (key `k2`, value
+    /// `v<offset>`, as the original has them), named `.cleaned`.
+    fn cleaned_segment(log: &UnifiedLog, base: i64, offsets: &[i64]) -> LogSegment {
+        let mut seg = LogSegment::open_with_suffix(
+            log.dir(),
+            base,
+            &config(),
+            true,
+            0,
+            T,
+            CLEANED_FILE_SUFFIX,
+        )
+        .unwrap();
+        for &offset in offsets {
+            let b = batch(offset, "k2", &format!("v{offset}"));
             seg.append(offset, T + offset, offset, &[IoSlice::new(&b)])
                 .unwrap();
         }
@@ -329,9 +336,11 @@ mod tests {
         seg
     }
 
-    #[test]
-    fn a_crash_before_or_after_any_rename_leaves_the_old_or_the_new_log() {
-        let steps = 3 + 3 * 3 + 3;
+    /// Swaps `new` (base, offsets) in for the first three segments, stopping before each
+    /// rename in turn, and reopens the log as after a crash: it holds either the old records or
+    /// exactly `kept` plus the active segment's, with no temporary file left.
+    fn crash_at_every_rename(new: &[(i64, &[i64])], kept: &[i64]) {
+        let steps = 3 * new.len() + 3 * 3 + 3 * new.len();
         let mut outcomes = Vec::new();
         for stop in 0..=steps {
             let dir = tempfile::tempdir().unwrap();
@@ -340,14 +349,17 @@ mod tests {
             let before = contents(&log);
             let snapshot = log.cleaner_snapshot().unwrap();
             let old: Vec<&SegmentView> = snapshot.segments[..3].iter().collect();
-            let new = cleaned_segment(&log);
+            let segments = new
+                .iter()
+                .map(|(base, offsets)| cleaned_segment(&log, *base, offsets))
+                .collect();
             let done = log
-                .replace_segments_until(vec![new], &old, T, Some(stop).filter(|s| *s < steps))
+                .replace_segments_until(segments, &old, T, Some(stop).filter(|s| *s < steps))
                 .unwrap();
             assert_eq!(done, stop == steps);
             let expected_new: Vec<_> = before
                 .iter()
-                .filter(|(o, _, _)| [2, 5, 8, 9].contains(o))
+                .filter(|(o, _, _)| kept.contains(o) || *o == 9)
                 .cloned()
                 .collect();
             // The crash: nothing closed or flushed beyond what the protocol did.
@@ -364,7 +376,7 @@ mod tests {
             )
             .unwrap();
             let after = contents(&reopened);
-            let committed = stop >= 3;
+            let committed = stop >= 3 * new.len();
             if committed {
                 assert_eq!(after, expected_new, "stop before rename {stop}");
             } else {
@@ -385,13 +397,25 @@ mod tests {
     }
 
     #[test]
+    fn a_crash_before_or_after_any_rename_leaves_the_old_or_the_new_log() {
+        crash_at_every_rename(&[(0, &[2, 5, 8])], &[2, 5, 8]);
+    }
+
+    #[test]
+    fn an_empty_last_segment_makes_recovery_replace_every_old_segment() {
+        // The kept data ends at offset 2, below the last old segment (6): without the empty
+        // segment at 6, recovery would keep the old segments at 3 and 6 and their records.
+        crash_at_every_rename(&[(0, &[2]), (6, &[])], &[2]);
+    }
+
+    #[test]
     fn a_changed_log_refuses_the_swap() {
         let dir = tempfile::tempdir().unwrap();
         let mut log = build_log(dir.path());
         let snapshot = log.cleaner_snapshot().unwrap();
         let old: Vec<&SegmentView> = snapshot.segments[..3].iter().collect();
         log.truncate_to(4, T).unwrap();
-        let new = cleaned_segment(&log);
+        let new = cleaned_segment(&log, 0, &[2]);
         let err = log.replace_segments(vec![new], &old, T).unwrap_err();
         assert!(matches!(err, StorageError::CleaningAborted { .. }), "{err}");
         assert!(super::super::file_names::log_file(dir.path(), 0).exists());

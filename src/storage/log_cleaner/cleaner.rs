@@ -455,3 +455,80 @@ pub fn group_segments_by_size(
     }
     groups
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::file_records::FileRecords;
+
+    /// Views of segments with the given (base offset, log size, offset index bytes); the
+    /// files are sparse, their contents never read.
+    fn views(dir: &Path, specs: &[(i64, u64, usize)]) -> Vec<SegmentView> {
+        specs
+            .iter()
+            .map(|&(base, size, index)| {
+                let path = file_names::log_file(dir, base);
+                std::fs::File::create(&path).unwrap().set_len(size).unwrap();
+                SegmentView {
+                    base_offset: base,
+                    records: FileRecords::open(path, false).unwrap(),
+                    offset_index_bytes: index,
+                    time_index_bytes: index / 8 * 12,
+                    largest_timestamp: 0,
+                    first_batch_timestamp: i64::MAX,
+                    last_modified_ms: 0,
+                }
+            })
+            .collect()
+    }
+
+    fn bases(groups: &[Vec<&SegmentView>]) -> Vec<Vec<i64>> {
+        groups
+            .iter()
+            .map(|g| g.iter().map(|s| s.base_offset).collect())
+            .collect()
+    }
+
+    #[test]
+    fn groups_fill_up_to_the_segment_and_index_sizes() {
+        let dir = tempfile::tempdir().unwrap();
+        let segs = views(
+            dir.path(),
+            &[
+                (0, 400, 8),
+                (10, 400, 8),
+                (20, 300, 8),
+                (30, 500, 8),
+                (40, 0, 0),
+                (50, 100, 80),
+            ],
+        );
+        // By log size: 400+400 fits 1000, +300 does not; 300+500 fits; the empty one joins.
+        assert_eq!(
+            bases(&group_segments_by_size(&segs, 1000, 1000, 60)),
+            vec![vec![0, 10], vec![20, 30, 40, 50]]
+        );
+        // By index size: 8+8+8 fits 24 only so far; the timeindex (12 per 8) decides first.
+        assert_eq!(
+            bases(&group_segments_by_size(&segs, 10_000, 24, 60)),
+            vec![vec![0, 10], vec![20, 30, 40], vec![50]]
+        );
+        assert!(group_segments_by_size(&[], 1000, 1000, 0).is_empty());
+    }
+
+    #[test]
+    fn groups_keep_offsets_within_a_relative_int32() {
+        let dir = tempfile::tempdir().unwrap();
+        let max = i64::from(i32::MAX);
+        let segs = views(
+            dir.path(),
+            &[(0, 10, 8), (max - 5, 10, 8), (max + 1, 10, 8)],
+        );
+        // The second segment's offsets may reach max (the third one's base - 1): it fits with
+        // the first; the third's reach the first uncleanable offset, which does not.
+        assert_eq!(
+            bases(&group_segments_by_size(&segs, 10_000, 10_000, max + 100)),
+            vec![vec![0, max - 5], vec![max + 1]]
+        );
+    }
+}

@@ -493,3 +493,63 @@ fn log_to_clean(
         need_compaction_now,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::Arc;
+
+    #[test]
+    fn abort_waits_for_the_cleaner_to_stop_and_pauses_until_resumed() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().to_path_buf();
+        let manager = Arc::new(LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap());
+        let tp = TopicPartition::new("t", 0);
+        guard(&manager.state)
+            .in_progress
+            .insert(tp.clone(), LogCleaningState::InProgress);
+        let (m, t) = (Arc::clone(&manager), tp.clone());
+        let aborter = std::thread::spawn(move || m.abort_and_pause_cleaning(&t));
+        // The cleaner notices the abort between batches, then reports it done.
+        let start = std::time::Instant::now();
+        while manager.check_cleaning_aborted(&tp).is_ok() {
+            assert!(start.elapsed() < Duration::from_secs(5));
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(!aborter.is_finished());
+        manager.done_cleaning(&tp, &log_dir, 42);
+        aborter.join().unwrap();
+        assert_eq!(
+            manager.cleaning_state(&tp),
+            Some(LogCleaningState::Paused(1))
+        );
+        // An aborted cleaning records no progress.
+        assert!(manager.all_cleaner_checkpoints().is_empty());
+        manager.abort_and_pause_cleaning(&tp);
+        assert_eq!(
+            manager.cleaning_state(&tp),
+            Some(LogCleaningState::Paused(2))
+        );
+        manager.resume_cleaning(&[tp.clone(), tp.clone()]);
+        assert_eq!(manager.cleaning_state(&tp), None);
+    }
+
+    #[test]
+    fn checkpoints_are_kafkas_file_and_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().to_path_buf();
+        let manager = LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap();
+        let (a, b) = (TopicPartition::new("a", 0), TopicPartition::new("b", 3));
+        manager.update_checkpoints(&log_dir, Some((a.clone(), 10)), None);
+        manager.update_checkpoints(&log_dir, Some((b.clone(), 7)), None);
+        manager.maybe_truncate_checkpoint(&log_dir, &a, 4);
+        manager.maybe_truncate_checkpoint(&log_dir, &b, 9);
+        assert_eq!(
+            std::fs::read_to_string(log_dir.join(CLEANER_OFFSET_CHECKPOINT_FILE)).unwrap(),
+            "0\n2\na 0 4\nb 3 7\n"
+        );
+        manager.update_checkpoints(&log_dir, None, Some(&a));
+        let reread = LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap();
+        assert_eq!(reread.all_cleaner_checkpoints(), BTreeMap::from([(b, 7)]));
+    }
+}
