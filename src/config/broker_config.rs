@@ -36,10 +36,17 @@ pub struct Settings {
     pub delete_topic_enable: bool,
     pub group_initial_rebalance_delay_ms: i32,
     pub listeners: Vec<EndPoint>,
+    pub log_cleaner_backoff_ms: i64,
+    pub log_cleaner_dedupe_buffer_size: i64,
     pub log_cleaner_delete_retention_ms: i64,
+    pub log_cleaner_enable: bool,
+    pub log_cleaner_io_buffer_load_factor: f64,
+    pub log_cleaner_io_buffer_size: i32,
+    pub log_cleaner_io_max_bytes_per_second: f64,
     pub log_cleaner_max_compaction_lag_ms: i64,
     pub log_cleaner_min_cleanable_ratio: f64,
     pub log_cleaner_min_compaction_lag_ms: i64,
+    pub log_cleaner_threads: i32,
     pub log_cleanup_policy: CleanupPolicy,
     pub log_dir: String,
     pub log_dirs: Option<String>,
@@ -108,10 +115,17 @@ impl Default for Settings {
             delete_topic_enable: true,
             group_initial_rebalance_delay_ms: 3000,
             listeners: vec![plaintext_all],
+            log_cleaner_backoff_ms: 15_000,
+            log_cleaner_dedupe_buffer_size: 128 * 1024 * 1024,
             log_cleaner_delete_retention_ms: 24 * MS_PER_HOUR,
+            log_cleaner_enable: true,
+            log_cleaner_io_buffer_load_factor: 0.9,
+            log_cleaner_io_buffer_size: 512 * 1024,
+            log_cleaner_io_max_bytes_per_second: f64::MAX,
             log_cleaner_max_compaction_lag_ms: i64::MAX,
             log_cleaner_min_cleanable_ratio: 0.5,
             log_cleaner_min_compaction_lag_ms: 0,
+            log_cleaner_threads: 1,
             log_cleanup_policy: CleanupPolicy {
                 delete: true,
                 compact: false,
@@ -202,7 +216,21 @@ impl Settings {
                 self.group_initial_rebalance_delay_ms = int(i32::MIN)?
             }
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
+            "log.cleaner.backoff.ms" => self.log_cleaner_backoff_ms = long(0)?,
+            "log.cleaner.dedupe.buffer.size" => {
+                self.log_cleaner_dedupe_buffer_size = long(i64::MIN)?
+            }
             "log.cleaner.delete.retention.ms" => self.log_cleaner_delete_retention_ms = long(0)?,
+            "log.cleaner.enable" => self.log_cleaner_enable = flag()?,
+            "log.cleaner.io.buffer.load.factor" => {
+                self.log_cleaner_io_buffer_load_factor = values::parse_java_double(value)
+                    .ok_or_else(|| invalid("not a number of type DOUBLE".into()))?
+            }
+            "log.cleaner.io.buffer.size" => self.log_cleaner_io_buffer_size = int(0)?,
+            "log.cleaner.io.max.bytes.per.second" => {
+                self.log_cleaner_io_max_bytes_per_second = values::parse_java_double(value)
+                    .ok_or_else(|| invalid("not a number of type DOUBLE".into()))?
+            }
             "log.cleaner.max.compaction.lag.ms" => {
                 self.log_cleaner_max_compaction_lag_ms = long(1)?
             }
@@ -215,6 +243,7 @@ impl Settings {
             "log.cleaner.min.compaction.lag.ms" => {
                 self.log_cleaner_min_compaction_lag_ms = long(0)?
             }
+            "log.cleaner.threads" => self.log_cleaner_threads = int(0)?,
             "log.cleanup.policy" => {
                 let mut policy = CleanupPolicy {
                     delete: false,
@@ -402,6 +431,18 @@ impl Settings {
                 "log.retention.ms must be unlimited (-1) or, greater than or equal to 1",
             );
         }
+        // Kafka divides by the thread count (and fails on 0 threads); kcli runs no cleaner
+        // thread then.
+        if self.log_cleaner_threads > 0
+            && self.log_cleaner_dedupe_buffer_size / i64::from(self.log_cleaner_threads)
+                <= 1024 * 1024
+        {
+            return fail(
+                "log.cleaner.dedupe.buffer.size",
+                self.log_cleaner_dedupe_buffer_size.to_string(),
+                "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.",
+            );
+        }
         if self.compression_type != BrokerCompressionType::Producer {
             // Not a Kafka check: kcli cannot re-compress, so it refuses rather than ignore it.
             return fail(
@@ -536,6 +577,16 @@ mod tests {
             ("log.flush.interval.ms", "never", "LONG"),
             ("log.cleanup.policy", "delete,archive", "compact, delete"),
             ("log.cleaner.delete.retention.ms", "-1", "at least 0"),
+            ("log.cleaner.threads", "-1", "at least 0"),
+            ("log.cleaner.backoff.ms", "-1", "at least 0"),
+            ("log.cleaner.io.buffer.size", "-1", "at least 0"),
+            ("log.cleaner.enable", "no", "true or false"),
+            ("log.cleaner.io.buffer.load.factor", "lots", "DOUBLE"),
+            (
+                "log.cleaner.dedupe.buffer.size",
+                "1048576",
+                "at least 1MB per cleaner thread",
+            ),
             ("log.preallocate", "maybe", "true or false"),
             ("min.insync.replicas", "0", "at least 1"),
             ("offsets.topic.replication.factor", "0", "at least 1"),

@@ -5,10 +5,24 @@
 
 use crate::config::ConfigError;
 use crate::config::broker_config::Settings;
+use crate::storage::log_cleaner::CleanerConfig;
 use crate::storage::log_config::LogConfig;
 use crate::storage::log_config_values::DEFAULT_MESSAGE_FORMAT_VERSION;
 
 impl Settings {
+    /// The log cleaner's settings (Kafka's `LogCleaner.cleanerConfig`).
+    pub fn cleaner_config(&self) -> CleanerConfig {
+        CleanerConfig {
+            enable_cleaner: self.log_cleaner_enable,
+            num_threads: usize::try_from(self.log_cleaner_threads).unwrap_or(0),
+            dedupe_buffer_size: self.log_cleaner_dedupe_buffer_size,
+            dedupe_buffer_load_factor: self.log_cleaner_io_buffer_load_factor,
+            io_buffer_size: usize::try_from(self.log_cleaner_io_buffer_size).unwrap_or(0),
+            max_io_bytes_per_second: self.log_cleaner_io_max_bytes_per_second,
+            backoff_ms: u64::try_from(self.log_cleaner_backoff_ms).unwrap_or(0),
+        }
+    }
+
     /// Kafka's `LogConfig.validateBrokerLogConfigValues`, which the broker runs once at startup
     /// (a dynamic update is not checked against it, as in Kafka; topics created then are).
     pub fn validate_log_defaults(&self) -> Result<(), ConfigError> {

@@ -33,6 +33,13 @@ pub const DEFAULT_ENTITY: &str = "<default>";
 /// Kafka's dynamic keys that kcli cannot apply to a running broker.
 const NOT_UPDATABLE_HERE: &[&str] = &[
     "advertised.listeners",
+    // The cleaner's threads and buffers are set up at startup.
+    "log.cleaner.backoff.ms",
+    "log.cleaner.dedupe.buffer.size",
+    "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.io.buffer.size",
+    "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.threads",
     "listeners",
     "num.io.threads",
     "num.network.threads",

@@ -79,6 +79,7 @@ impl KafkaServer {
         log_config.default_log_config = current.log_config();
         log_config.retention_check_interval_ms =
             u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
+        log_config.cleaner = config.cleaner_config();
         let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);
 
         let metadata_cache = Arc::new(MetadataCache::new(cluster_id.clone()));

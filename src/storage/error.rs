@@ -47,6 +47,11 @@ pub enum StorageError {
     #[error("log {dir} has no segments")]
     NoSegments { dir: PathBuf },
 
+    /// The log cleaner stopped cleaning a partition: the broker is shutting down, the partition
+    /// is being deleted or truncated, or the log changed under the cleaner. Nothing was swapped.
+    #[error("cleaning of {topic_partition} was aborted")]
+    CleaningAborted { topic_partition: String },
+
     /// A replicated batch whose CRC does not match.
     #[error("corrupt record batch at byte {position} of an append to {topic_partition}")]
     CorruptBatch {

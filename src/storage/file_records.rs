@@ -236,6 +236,28 @@ impl FileRecords {
         Ok(())
     }
 
+    /// A read-only view of the file as it is now: the same open file, its size frozen. A sealed
+    /// segment is immutable, so the log cleaner reads it through a view without holding the
+    /// log's lock; a truncation meanwhile shows as a short read (an error), never as other data.
+    /// Nothing may be appended through a view.
+    pub fn snapshot(&self) -> FileRecords {
+        FileRecords {
+            path: self.path.clone(),
+            file: Arc::clone(&self.file),
+            size: self.size,
+        }
+    }
+
+    /// Sets the file's modification time (a cleaned segment keeps the age of the segments it
+    /// replaces, as Kafka's `setLastModified`).
+    pub fn set_last_modified_ms(&self, ms: i64) -> Result<(), StorageError> {
+        let time = std::time::UNIX_EPOCH
+            + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+        self.file
+            .set_modified(time)
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
     /// The file's modification time in ms since the epoch: the age of a segment without
     /// timestamps.
     pub fn last_modified_ms(&self) -> Result<i64, StorageError> {

@@ -5,8 +5,7 @@
 //! makes when a topic is created or altered, and refuses what kcli does not implement.
 //!
 //! Some keys are kept only so that a topic carries and reports them as Kafka's does: the
-//! compaction settings (for a log cleaner, which kcli does not have yet), the throttled replica
-//! lists (no effect without a replication throttle rate), `message.format.version` (ignored by
+//! throttled replica lists (no effect without a replication throttle rate), `message.format.version` (ignored by
 //! Kafka 3.x), and the tiered-storage keys (no remote storage here: `remote.storage.enable` is
 //! refused as Kafka refuses it on a broker without it).
 

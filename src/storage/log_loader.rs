@@ -3,6 +3,9 @@
 //! shutdown, every segment from the recovery point on re-validated batch by batch with the log
 //! cut at the first invalid byte.
 //!
+//! Files of an interrupted swap of cleaned segments are resolved first, as Kafka does: the swap
+//! is either completed or undone ([`complete_interrupted_swaps`]).
+//!
 //! Guarantee: every whole, valid batch before the first damaged byte survives; nothing after
 //! the damage is kept (a later segment cannot be trusted once an earlier one was torn).
 
@@ -14,6 +17,7 @@ use super::file_names::{
     self, CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, INDEX_FILE_SUFFIX, LOG_FILE_SUFFIX,
     SWAP_FILE_SUFFIX, TIME_INDEX_FILE_SUFFIX, TXN_INDEX_FILE_SUFFIX,
 };
+use super::file_records::FileRecords;
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_segment::{LogSegment, delete_if_exists};
@@ -94,18 +98,14 @@ pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
     })
 }
 
-/// Deletes `.deleted` and `.cleaned` files left by a crash, and index files whose `.log` is
-/// gone. `.swap` files belong to the log cleaner's protocol, which kcli does not run yet; they
-/// are left in place and reported.
+/// Deletes `.deleted` and `.cleaned` files left by a crash, completes an interrupted swap of
+/// cleaned segments (see [`complete_interrupted_swaps`]) and deletes index files whose `.log`
+/// is gone.
 fn remove_temp_files_and_orphan_indexes(dir: &Path) -> Result<(), StorageError> {
-    let names = list_file_names(dir)?;
-    for name in &names {
+    complete_interrupted_swaps(dir)?;
+    for name in &list_file_names(dir)? {
         let path = dir.join(name);
-        if name.ends_with(DELETED_FILE_SUFFIX) || name.ends_with(CLEANED_FILE_SUFFIX) {
-            delete_if_exists(&[path])?;
-        } else if name.ends_with(SWAP_FILE_SUFFIX) {
-            tracing::warn!(file = %path.display(), "leaving a log cleaner .swap file untouched");
-        } else if [
+        if [
             INDEX_FILE_SUFFIX,
             TIME_INDEX_FILE_SUFFIX,
             TXN_INDEX_FILE_SUFFIX,
@@ -117,6 +117,79 @@ fn remove_temp_files_and_orphan_indexes(dir: &Path) -> Result<(), StorageError> 
         {
             tracing::info!(file = %path.display(), "deleting index file without a log");
             delete_if_exists(&[path])?;
+        }
+    }
+    Ok(())
+}
+
+/// Kafka's `LogLoader` handling of the cleaner's temporary files (the protocol is in
+/// `replace_segments`):
+///
+/// 1. `.deleted` files are removed; `.cleaned` files too, and with them every `.swap` file at
+///    or above the lowest `.cleaned` offset (a swap whose commit was not complete).
+/// 2. The remaining `.swap` logs cover `[lowest base, highest end)`, where a swap segment's end
+///    is `max(next offset, base + 1)`: every other segment file in that range is one the swap
+///    replaces, and is deleted.
+/// 3. Every `.swap` file is renamed to its final name.
+pub fn complete_interrupted_swaps(dir: &Path) -> Result<(), StorageError> {
+    let names = list_file_names(dir)?;
+    let mut swaps = Vec::new();
+    let mut cleaned = Vec::new();
+    for name in names {
+        if name.ends_with(DELETED_FILE_SUFFIX) {
+            delete_if_exists(&[dir.join(&name)])?;
+        } else if name.ends_with(CLEANED_FILE_SUFFIX) {
+            cleaned.push(name);
+        } else if name.ends_with(SWAP_FILE_SUFFIX) {
+            swaps.push(name);
+        }
+    }
+    let min_cleaned = cleaned
+        .iter()
+        .filter_map(|n| file_names::offset_from_file_name(n))
+        .min()
+        .unwrap_or(i64::MAX);
+    let (invalid, valid): (Vec<String>, Vec<String>) = swaps.into_iter().partition(|n| {
+        file_names::offset_from_file_name(n).is_none_or(|offset| offset >= min_cleaned)
+    });
+    for name in invalid.iter().chain(&cleaned) {
+        tracing::info!(file = name, "deleting a file of an unfinished segment swap");
+        delete_if_exists(&[dir.join(name)])?;
+    }
+    let log_swap_suffix = format!("{LOG_FILE_SUFFIX}{SWAP_FILE_SUFFIX}");
+    let mut range = (i64::MAX, i64::MIN);
+    for name in valid.iter().filter(|n| n.ends_with(&log_swap_suffix)) {
+        let Some(base) = file_names::offset_from_file_name(name) else {
+            continue;
+        };
+        let records = FileRecords::open_read_only(dir.join(name))?;
+        let mut scanner = records.scanner(0, 64 * 1024);
+        let mut next = base;
+        while let Some(entry) = scanner.next_entry(false)? {
+            next = entry.last_offset() + 1;
+        }
+        range = (range.0.min(base), range.1.max(next.max(base + 1)));
+    }
+    for name in list_file_names(dir)? {
+        if name.ends_with(SWAP_FILE_SUFFIX) {
+            continue;
+        }
+        if let Some(offset) = file_names::offset_from_file_name(&name)
+            && offset >= range.0
+            && offset < range.1
+        {
+            tracing::info!(
+                file = name,
+                "deleting a segment file replaced by a cleaned segment"
+            );
+            delete_if_exists(&[dir.join(&name)])?;
+        }
+    }
+    for name in valid {
+        if let Some(stem) = name.strip_suffix(SWAP_FILE_SUFFIX) {
+            tracing::info!(file = name, "completing an interrupted segment swap");
+            let from = dir.join(&name);
+            std::fs::rename(&from, dir.join(stem)).map_err(|e| StorageError::io(&from, e))?;
         }
     }
     Ok(())

@@ -8,7 +8,9 @@
 //!
 //! Locking: the map of logs is one mutex, each log another; the map's lock is taken first and
 //! never held while a log's lock is waited on for long (appends and reads take only the log's).
-//! No lock is held across an `.await`.
+//! No lock is held across an `.await`. The log cleaner's state (`log_cleaner::cleaner_manager`)
+//! comes between the two: map, cleaner state, log. Deleting or truncating a log first aborts
+//! and pauses its cleaning, holding none of these locks while it waits.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -26,6 +28,7 @@ use super::file_names::{
     self, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
 };
+use super::log_cleaner::{CleanerConfig, LogCleaner, LogSource};
 use super::log_config::LogConfig;
 use super::log_dir_lock::LogDirLock;
 use super::meta_properties::MetaProperties;
@@ -60,6 +63,8 @@ pub struct LogManagerConfig {
     pub recovery_point_checkpoint_interval_ms: u64,
     /// `replica.high.watermark.checkpoint.interval.ms`.
     pub high_watermark_checkpoint_interval_ms: u64,
+    /// The `log.cleaner.*` settings.
+    pub cleaner: CleanerConfig,
 }
 
 impl LogManagerConfig {
@@ -73,6 +78,7 @@ impl LogManagerConfig {
             retention_check_interval_ms: 300_000,
             recovery_point_checkpoint_interval_ms: 60_000,
             high_watermark_checkpoint_interval_ms: 5_000,
+            cleaner: CleanerConfig::default(),
         }
     }
 }
@@ -90,6 +96,8 @@ pub struct LogManager {
     config: LogManagerConfig,
     log_dirs: Vec<LogDir>,
     logs: Mutex<BTreeMap<TopicPartition, SharedLog>>,
+    /// The log cleaner, when `log.cleaner.enable`.
+    cleaner: Option<Arc<LogCleaner>>,
 }
 
 /// Milliseconds since the Unix epoch, the clock every storage decision uses.
@@ -100,7 +108,8 @@ pub fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+/// Locks a log (or the map of logs), ignoring poisoning.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     // A panic while holding a log lock cannot leave the log half-updated in a way later
     // operations trust more than the files; keep serving rather than cascade the poison.
     mutex
@@ -155,15 +164,29 @@ impl LogManager {
                 _lock: lock,
             });
         }
+        let cleaner = if config.cleaner.enable_cleaner {
+            Some(Arc::new(LogCleaner::new(
+                config.cleaner.clone(),
+                &config.log_dirs,
+            )?))
+        } else {
+            None
+        };
         Ok(LogManager {
             config,
             log_dirs,
             logs: Mutex::new(logs),
+            cleaner,
         })
     }
 
     pub fn config(&self) -> &LogManagerConfig {
         &self.config
+    }
+
+    /// The log cleaner, when enabled.
+    pub fn cleaner(&self) -> Option<&Arc<LogCleaner>> {
+        self.cleaner.as_ref()
     }
 
     /// The log of `tp`, if this broker has one.
@@ -233,22 +256,107 @@ impl LogManager {
             return Ok(false);
         };
         let dir = lock(&log).dir().to_path_buf();
+        if let Some(cleaner) = &self.cleaner {
+            // Kafka's `abortCleaning`: no cleaner thread works on the log once this returns.
+            cleaner.manager().abort_cleaning(tp);
+            if let Some(parent) = dir.parent() {
+                cleaner.manager().update_checkpoints(parent, None, Some(tp));
+            }
+        }
         let doomed = dir.with_file_name(format!("{tp}.{}-delete", uuid::Uuid::new_v4().simple()));
         std::fs::rename(&dir, &doomed).map_err(|e| StorageError::io(&dir, e))?;
         std::fs::remove_dir_all(&doomed).map_err(|e| StorageError::io(&doomed, e))?;
         Ok(true)
     }
 
-    /// One pass of retention over every log, and removal of `.deleted` files whose delay has
-    /// passed. Returns the number of segments deleted.
+    /// One pass of retention over the logs that are not compacted (the cleaner runs the
+    /// compacted ones' retention, and with the cleaner disabled they have none, as in Kafka),
+    /// and removal of every log's `.deleted` files whose delay has passed. Returns the number
+    /// of segments deleted.
     pub fn cleanup_logs(&self, now_ms: i64) -> Result<usize, StorageError> {
-        let mut deleted = 0;
-        for (_, log) in self.all_logs() {
-            let mut log = lock(&log);
-            deleted += log.delete_old_segments(now_ms)?;
-            log.delete_due_files(now_ms)?;
+        let all = self.all_logs();
+        let deletable = match &self.cleaner {
+            // Kept from the cleaner meanwhile, should a config change make one compacted.
+            Some(cleaner) => cleaner
+                .manager()
+                .pause_cleaning_for_non_compacted_partitions(&all),
+            None => all
+                .iter()
+                .filter(|(_, log)| !lock(log).config().cleanup_policy.compact)
+                .cloned()
+                .collect(),
+        };
+        let mut outcome = Ok(0);
+        for (_, log) in &deletable {
+            match lock(log).delete_old_segments(now_ms) {
+                Ok(n) => outcome = outcome.map(|total| total + n),
+                Err(err) => {
+                    outcome = Err(err);
+                    break;
+                }
+            }
         }
-        Ok(deleted)
+        if let Some(cleaner) = &self.cleaner {
+            let tps: Vec<TopicPartition> = deletable.into_iter().map(|(tp, _)| tp).collect();
+            cleaner.manager().resume_cleaning(&tps);
+        }
+        for (_, log) in &all {
+            lock(log).delete_due_files(now_ms)?;
+        }
+        outcome
+    }
+
+    /// Truncates `tp`'s log to `offset` (a follower matching its leader) with its cleaning
+    /// aborted meanwhile, and its cleaner checkpoint brought down to the new end (Kafka's
+    /// `LogManager.truncateTo`).
+    pub fn truncate_to(
+        &self,
+        tp: &TopicPartition,
+        offset: i64,
+        now_ms: i64,
+    ) -> Result<bool, StorageError> {
+        let Some(log) = self.get_log(tp) else {
+            return Ok(false);
+        };
+        if let Some(cleaner) = &self.cleaner {
+            cleaner.manager().abort_and_pause_cleaning(tp);
+        }
+        let outcome = lock(&log).truncate_to(offset, now_ms);
+        if let Some(cleaner) = &self.cleaner {
+            let log = lock(&log);
+            if let Some(parent) = log.dir().parent() {
+                cleaner
+                    .manager()
+                    .maybe_truncate_checkpoint(parent, tp, log.log_end_offset());
+            }
+            drop(log);
+            cleaner.manager().resume_cleaning(std::slice::from_ref(tp));
+        }
+        outcome
+    }
+
+    /// Empties `tp`'s log and starts it at `new_offset`, its cleaning aborted meanwhile and its
+    /// cleaner checkpoint reset (Kafka's `truncateFullyAndStartAt`).
+    pub fn truncate_fully_and_start_at(
+        &self,
+        tp: &TopicPartition,
+        new_offset: i64,
+        now_ms: i64,
+    ) -> Result<bool, StorageError> {
+        let Some(log) = self.get_log(tp) else {
+            return Ok(false);
+        };
+        if let Some(cleaner) = &self.cleaner {
+            cleaner.manager().abort_and_pause_cleaning(tp);
+        }
+        let outcome = lock(&log).truncate_fully_and_start_at(new_offset, now_ms);
+        if let Some(cleaner) = &self.cleaner {
+            if let Some(parent) = lock(&log).dir().parent() {
+                cleaner.manager().update_checkpoints(parent, None, Some(tp));
+            }
+            cleaner.manager().resume_cleaning(std::slice::from_ref(tp));
+        }
+        outcome.map(|()| true)
     }
 
     /// fsyncs the segments that rolled since the last pass, without holding any log's lock
@@ -262,6 +370,21 @@ impl LogManager {
             lock(&log).complete_flush(&pending);
         }
         Ok(())
+    }
+
+    /// Every log with the log dir holding it.
+    fn logs_with_dirs(&self) -> Vec<(TopicPartition, SharedLog, PathBuf)> {
+        self.all_logs()
+            .into_iter()
+            .map(|(tp, log)| {
+                let dir = lock(&log)
+                    .dir()
+                    .parent()
+                    .map(Path::to_path_buf)
+                    .unwrap_or_default();
+                (tp, log, dir)
+            })
+            .collect()
     }
 
     /// Writes `recovery-point-offset-checkpoint` and `log-start-offset-checkpoint` in every log
@@ -352,8 +475,8 @@ impl LogManager {
         Ok(())
     }
 
-    /// Runs retention every `log.retention.check.interval.ms` and writes checkpoints on their
-    /// intervals until `shutdown` is cancelled. Errors are logged; the tasks keep going.
+    /// Runs retention every `log.retention.check.interval.ms`, writes checkpoints on their
+    /// intervals and runs the log cleaner's threads until `shutdown` is cancelled. Errors are logged; the tasks keep going.
     pub fn spawn_background_tasks(
         self: &Arc<Self>,
         tracker: &TaskTracker,
@@ -382,6 +505,15 @@ impl LogManager {
                 LogManager::checkpoint_high_watermarks,
             ),
         ];
+        if let Some(cleaner) = &self.cleaner {
+            let manager = Arc::downgrade(self);
+            let logs: LogSource = Arc::new(move || {
+                manager
+                    .upgrade()
+                    .map_or_else(Vec::new, |m| m.logs_with_dirs())
+            });
+            cleaner.spawn_threads(tracker, shutdown.clone(), logs);
+        }
         for (name, period, job) in jobs {
             let manager = Arc::clone(self);
             let shutdown = shutdown.clone();

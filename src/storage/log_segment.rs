@@ -108,15 +108,30 @@ impl LogSegment {
         roll_jitter_ms: i64,
         now_ms: i64,
     ) -> Result<Self, StorageError> {
-        let log = FileRecords::open(file_names::log_file(dir, base_offset), create)?;
+        Self::open_with_suffix(dir, base_offset, config, create, roll_jitter_ms, now_ms, "")
+    }
+
+    /// [`open`](Self::open) for files carrying one more suffix (`.cleaned`, `.swap`), as
+    /// Kafka's `LogSegment.open(.., fileSuffix)`.
+    pub fn open_with_suffix(
+        dir: &Path,
+        base_offset: i64,
+        config: &LogConfig,
+        create: bool,
+        roll_jitter_ms: i64,
+        now_ms: i64,
+        suffix: &str,
+    ) -> Result<Self, StorageError> {
+        let path = |p: PathBuf| file_names::with_suffix(&p, suffix);
+        let log = FileRecords::open(path(file_names::log_file(dir, base_offset)), create)?;
         let index_size = usize::try_from(config.segment_index_bytes).unwrap_or(0);
         let offset_index = OffsetIndex::open(
-            file_names::offset_index_file(dir, base_offset),
+            path(file_names::offset_index_file(dir, base_offset)),
             base_offset,
             index_size,
         )?;
         let time_index = TimeIndex::open(
-            file_names::time_index_file(dir, base_offset),
+            path(file_names::time_index_file(dir, base_offset)),
             base_offset,
             index_size,
         )?;
@@ -358,15 +373,9 @@ impl LogSegment {
         now_ms: i64,
         message_timestamp: i64,
     ) -> Result<i64, StorageError> {
-        if self.rolling_based_timestamp.is_none() {
-            let mut scanner = self.log.scanner(0, 4096);
-            if let Some(entry) = scanner.next_entry(false)? {
-                self.rolling_based_timestamp = Some(entry.batch().max_timestamp());
-            }
-        }
-        Ok(match self.rolling_based_timestamp {
-            Some(t) if t >= 0 => message_timestamp - t,
-            _ => now_ms - self.created_ms,
+        Ok(match self.first_batch_timestamp()? {
+            i64::MAX => now_ms - self.created_ms,
+            first => message_timestamp - first,
         })
     }
 
@@ -501,6 +510,66 @@ impl LogSegment {
         self.time_index.rename_to(time_path)
     }
 
+    /// Renames one of the segment's files from a name ending in `old_suffix` to the same name
+    /// ending in `new_suffix` (Kafka's `changeFileSuffixes`, one file at a time so that the
+    /// swap protocol's crash points can be tested file by file).
+    pub fn change_file_suffix(
+        &mut self,
+        file: SegmentFile,
+        old_suffix: &str,
+        new_suffix: &str,
+    ) -> Result<(), StorageError> {
+        let current = match file {
+            SegmentFile::Log => self.log.path(),
+            SegmentFile::OffsetIndex => self.offset_index.path(),
+            SegmentFile::TimeIndex => self.time_index.path(),
+        };
+        let name = current.to_string_lossy();
+        let Some(stem) = name.strip_suffix(old_suffix) else {
+            return Err(StorageError::InvalidArgument {
+                reason: format!("{name} does not end with {old_suffix:?}"),
+            });
+        };
+        let target = PathBuf::from(format!("{stem}{new_suffix}"));
+        match file {
+            SegmentFile::Log => self.log.rename_to(target),
+            SegmentFile::OffsetIndex => self.offset_index.rename_to(target),
+            SegmentFile::TimeIndex => self.time_index.rename_to(target),
+        }
+    }
+
+    /// Renames all of the segment's files from `old_suffix` to `new_suffix`.
+    pub fn change_file_suffixes(
+        &mut self,
+        old_suffix: &str,
+        new_suffix: &str,
+    ) -> Result<(), StorageError> {
+        for file in SegmentFile::ALL {
+            self.change_file_suffix(file, old_suffix, new_suffix)?;
+        }
+        Ok(())
+    }
+
+    /// The first batch's max timestamp, or `i64::MAX` when the segment has none (Kafka's
+    /// `getFirstBatchTimestamp`, what `max.compaction.lag.ms` is measured from).
+    pub fn first_batch_timestamp(&mut self) -> Result<i64, StorageError> {
+        if self.rolling_based_timestamp.is_none() {
+            let mut scanner = self.log.scanner(0, 4096);
+            if let Some(entry) = scanner.next_entry(false)? {
+                self.rolling_based_timestamp = Some(entry.batch().max_timestamp());
+            }
+        }
+        Ok(match self.rolling_based_timestamp {
+            Some(t) if t >= 0 => t,
+            _ => i64::MAX,
+        })
+    }
+
+    /// The `.log` file's modification time in ms since the epoch.
+    pub fn last_modified_ms(&self) -> Result<i64, StorageError> {
+        self.log.last_modified_ms()
+    }
+
     /// The paths of the segment's files, as they are named now.
     pub fn file_paths(&self) -> Vec<PathBuf> {
         vec![
@@ -516,6 +585,23 @@ impl LogSegment {
         drop(self);
         delete_if_exists(&paths)
     }
+}
+
+/// One of the files of a segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SegmentFile {
+    Log,
+    OffsetIndex,
+    TimeIndex,
+}
+
+impl SegmentFile {
+    /// In the order Kafka renames them: the log first, then the indexes.
+    pub const ALL: [SegmentFile; 3] = [
+        SegmentFile::Log,
+        SegmentFile::OffsetIndex,
+        SegmentFile::TimeIndex,
+    ];
 }
 
 /// Deletes files, ignoring ones already gone.

@@ -21,6 +21,8 @@
 //! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
 //!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
 //! - [`retention`]: deletion of old segments by time, size and log start offset.
+//! - [`log_cleaner`]: compaction of `cleanup.policy=compact` logs (Kafka's `LogCleaner`).
+//! - [`replace_segments`]: swapping cleaned segments into a log, crash-safe.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule.
 
@@ -31,6 +33,7 @@ pub mod file_names;
 pub mod file_records;
 pub mod index_file;
 pub mod leader_epoch_cache;
+pub mod log_cleaner;
 pub mod log_config;
 pub mod log_config_values;
 pub mod log_dir_lock;
@@ -43,6 +46,7 @@ pub mod meta_properties;
 pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
+pub mod replace_segments;
 pub mod retention;
 pub mod segment_scan;
 pub mod time_index;

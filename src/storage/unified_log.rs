@@ -708,6 +708,15 @@ impl UnifiedLog {
         Ok(())
     }
 
+    /// Queues a segment whose files are already renamed `.deleted` for removal after
+    /// `file.delete.delay.ms` (the cleaner's swap renames them one by one).
+    pub(super) fn push_pending_delete(&mut self, segment: LogSegment, now_ms: i64) {
+        self.pending_deletes.push(PendingDelete {
+            due_ms: now_ms.saturating_add(self.config.file_delete_delay_ms),
+            segment,
+        });
+    }
+
     /// Removes the `.deleted` files whose delay has passed.
     pub fn delete_due_files(&mut self, now_ms: i64) -> Result<usize, StorageError> {
         let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_deletes)

@@ -17,6 +17,7 @@ mod serve_clients;
 mod serve_restart;
 mod serve_stress;
 mod serve_support;
+mod storage_compaction;
 mod storage_disk_full;
 mod storage_log;
 mod storage_manager;

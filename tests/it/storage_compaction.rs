@@ -1,0 +1,632 @@
+//! The log cleaner on real files and in `kcli serve`: a log with many updates per key compacts to
+//! the latest value of each key at the same offsets; tombstones stay until their batch's delete
+//! horizon (`delete.retention.ms` after the cleaning that first kept them) and go at the next
+//! cleaning after it; compressed batches stay compressed with their codec and readable;
+//! `min.compaction.lag.ms` holds young segments back and `max.compaction.lag.ms` forces a
+//! cleaning below `min.cleanable.dirty.ratio`; retention still deletes for `compact,delete`; a
+//! broker compacts a topic produced over the raw protocol, keeps every key's latest value
+//! across kill -9 in the middle of (throttled) cleanings, and its cleaned segments pass
+//! `rebuild-index --verify` and `dump-segment`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use kcli::cluster::TopicPartition;
+use kcli::protocol::codec::StrBytes;
+use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
+use kcli::protocol::record::batch::RecordBatchHeader;
+use kcli::protocol::record::batch_iter::BatchIter;
+use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use kcli::protocol::record::compression::CompressionType;
+use kcli::protocol::record::records::{batch_records, for_each_record};
+use kcli::storage::log_cleaner::{CleanerConfig, LogCleaner};
+use kcli::storage::log_config::{CleanupPolicy, LogConfig};
+use kcli::storage::log_manager::SharedLog;
+use kcli::storage::log_reads::FetchIsolation;
+use kcli::storage::log_validator::AppendOrigin;
+use kcli::storage::unified_log::UnifiedLog;
+
+use crate::serve_support::{KafkaConn, TestBroker, fetch_once, produce_request, produce_result};
+use crate::storage_support::T0;
+
+/// (offset, key, value or None for a tombstone, batch codec, batch has a delete horizon).
+type Row = (i64, String, Option<String>, CompressionType, bool);
+
+fn compact_config() -> LogConfig {
+    LogConfig {
+        segment_bytes: 2048,
+        index_interval_bytes: 256,
+        segment_index_bytes: 4096,
+        file_delete_delay_ms: 0,
+        min_cleanable_dirty_ratio: 0.01,
+        cleanup_policy: CleanupPolicy {
+            delete: false,
+            compact: true,
+        },
+        ..LogConfig::default()
+    }
+}
+
+fn keyed_batch(
+    records: &[(String, Option<String>)],
+    timestamp: i64,
+    codec: CompressionType,
+) -> Vec<u8> {
+    let mut b = RecordBatchBuilder::new(codec);
+    b.records = records
+        .iter()
+        .map(|(k, v)| {
+            SimpleRecord::new(
+                timestamp,
+                Some(k.clone().into_bytes()),
+                v.clone().map(String::into_bytes),
+            )
+        })
+        .collect();
+    b.build().unwrap()
+}
+
+struct Fixture {
+    _root: tempfile::TempDir,
+    log_dir: PathBuf,
+    log: SharedLog,
+    cleaner: LogCleaner,
+}
+
+fn fixture(config: LogConfig) -> Fixture {
+    let root = tempfile::tempdir().unwrap();
+    let log_dir = root.path().to_path_buf();
+    let log = UnifiedLog::open(
+        log_dir.join("t-0"),
+        TopicPartition::new("t", 0),
+        config,
+        0,
+        0,
+        true,
+        T0,
+    )
+    .unwrap();
+    let cleaner = LogCleaner::new(
+        CleanerConfig {
+            dedupe_buffer_size: 4 << 20,
+            ..CleanerConfig::default()
+        },
+        std::slice::from_ref(&log_dir),
+    )
+    .unwrap();
+    Fixture {
+        _root: root,
+        log_dir,
+        log: Arc::new(Mutex::new(log)),
+        cleaner,
+    }
+}
+
+impl Fixture {
+    fn append(&self, batch: &[u8], now: i64) {
+        let mut log = self.log.lock().unwrap();
+        log.append_as_leader(batch, 0, AppendOrigin::Client, now)
+            .unwrap();
+        let end = log.log_end_offset();
+        log.update_high_watermark(end).unwrap();
+    }
+
+    /// One grab-and-clean at `now`, as a cleaner thread does it; whether a log was cleaned.
+    fn clean_once(&self, now: i64) -> bool {
+        let logs = vec![(
+            TopicPartition::new("t", 0),
+            Arc::clone(&self.log),
+            self.log_dir.clone(),
+        )];
+        let manager = self.cleaner.manager();
+        let Some(cleanable) = manager.grab_filthiest_compacted_log(&logs, now) else {
+            return false;
+        };
+        let mut cleaner = self.cleaner.new_cleaner(0);
+        let (end, _) = cleaner.clean(&cleanable, now, &|| Ok(())).unwrap();
+        manager.done_cleaning(&cleanable.topic_partition, &self.log_dir, end);
+        true
+    }
+
+    fn rows(&self) -> Vec<Row> {
+        rows(&self.log.lock().unwrap())
+    }
+}
+
+/// Every record of the log, read through the log's own read path.
+fn rows(log: &UnifiedLog) -> Vec<Row> {
+    let mut out = Vec::new();
+    let mut next = log.log_start_offset();
+    while next < log.log_end_offset() {
+        let info = log
+            .read(next, 1 << 20, FetchIsolation::LogEnd, true)
+            .unwrap();
+        let bytes = info.records.read_to_vec().unwrap();
+        assert!(!bytes.is_empty(), "empty read at {next}");
+        for entry in BatchIter::new(&bytes) {
+            let entry = entry.unwrap();
+            assert!(entry.is_valid(), "bad CRC at {next}");
+            let h = RecordBatchHeader::parse(entry.bytes).unwrap();
+            let codec = h.compression().unwrap();
+            let records = batch_records(entry.bytes, &h, 1 << 30).unwrap();
+            for_each_record(&records, h.records_count, |_, r| {
+                let text = |b: &[u8]| String::from_utf8(b.to_vec()).unwrap();
+                out.push((
+                    r.offset(h.base_offset),
+                    text(r.key.unwrap()),
+                    r.value.map(text),
+                    codec,
+                    h.has_delete_horizon(),
+                ));
+            })
+            .unwrap();
+            next = h.next_offset();
+        }
+    }
+    out
+}
+
+/// The latest (offset, value) of every key among `rows`.
+fn latest(rows: &[Row]) -> BTreeMap<String, (i64, Option<String>)> {
+    rows.iter()
+        .map(|(o, k, v, _, _)| (k.clone(), (*o, v.clone())))
+        .collect()
+}
+
+#[test]
+fn many_updates_per_key_compact_to_the_latest_values() {
+    let f = fixture(compact_config());
+    for round in 0..80 {
+        let records: Vec<_> = (0..5)
+            .map(|i| {
+                (
+                    format!("k{}", (round * 5 + i) % 12),
+                    Some(format!("v{round}-{i}")),
+                )
+            })
+            .collect();
+        f.append(
+            &keyed_batch(&records, T0 + round, CompressionType::None),
+            T0,
+        );
+    }
+    let before = f.rows();
+    let segments_before = f.log.lock().unwrap().number_of_segments();
+    assert!(segments_before > 3, "{segments_before} segments");
+    assert!(f.clean_once(T0));
+    let after = f.rows();
+    let log = f.log.lock().unwrap();
+    let active_base = *log.segment_base_offsets().last().unwrap();
+    drop(log);
+    // Below the active segment only each key's latest record is left; offsets never move.
+    let below =
+        |rows: &[Row]| -> Vec<Row> { rows.iter().filter(|r| r.0 < active_base).cloned().collect() };
+    let cleaned = below(&after);
+    let expected_cleaned = latest(&below(&before));
+    assert_eq!(cleaned.len(), expected_cleaned.len());
+    for (offset, key, value, _, _) in &cleaned {
+        assert_eq!(expected_cleaned[key], (*offset, value.clone()), "{key}");
+    }
+    // The active segment is untouched, and every key still reads its latest value.
+    let active = |rows: &[Row]| -> Vec<Row> {
+        rows.iter()
+            .filter(|r| r.0 >= active_base)
+            .cloned()
+            .collect()
+    };
+    assert_eq!(active(&after), active(&before));
+    assert_eq!(latest(&after), latest(&before));
+    assert!(
+        after.len() < before.len() / 2,
+        "{} of {}",
+        after.len(),
+        before.len()
+    );
+    // Groups are bounded by segment.bytes over the source segments, so full segments are
+    // cleaned one by one; the small cleaned ones merge at the next cleaning.
+    assert_eq!(f.log.lock().unwrap().number_of_segments(), segments_before);
+    // Progress is checkpointed: nothing is left to clean now.
+    let checkpoint = std::fs::read_to_string(f.log_dir.join("cleaner-offset-checkpoint")).unwrap();
+    assert!(checkpoint.starts_with("0\n1\nt 0 "), "{checkpoint}");
+    assert!(!f.clean_once(T0));
+    // The cleaned log reopens (as after a crash) with the same contents.
+    let reopened = UnifiedLog::open(
+        f.log_dir.join("t-0"),
+        TopicPartition::new("t", 0),
+        compact_config(),
+        0,
+        0,
+        false,
+        T0,
+    )
+    .unwrap();
+    assert_eq!(rows(&reopened), after);
+    drop(reopened);
+    for round in 80..160 {
+        let records: Vec<_> = (0..5)
+            .map(|i| {
+                (
+                    format!("k{}", (round * 5 + i) % 12),
+                    Some(format!("v{round}-{i}")),
+                )
+            })
+            .collect();
+        f.append(
+            &keyed_batch(&records, T0 + round, CompressionType::None),
+            T0,
+        );
+    }
+    let before = f.rows();
+    let segments = f.log.lock().unwrap().number_of_segments();
+    assert!(f.clean_once(T0));
+    // Emptied segments merge into the next group: at most its first and last base remain.
+    assert!(f.log.lock().unwrap().number_of_segments() < segments);
+    assert_eq!(latest(&f.rows()), latest(&before));
+}
+
+#[test]
+fn tombstones_go_after_delete_retention_ms() {
+    let config = LogConfig {
+        delete_retention_ms: 60_000,
+        ..compact_config()
+    };
+    let f = fixture(config);
+    let now = T0 + 1000;
+    let fill = |round: i64| {
+        for i in 0..12 {
+            let records = vec![(format!("fill{}", i % 4), Some(format!("r{round}-{i}")))];
+            f.append(&keyed_batch(&records, now, CompressionType::None), now);
+        }
+    };
+    f.append(
+        &keyed_batch(
+            &[("gone".into(), Some("v".into()))],
+            now,
+            CompressionType::None,
+        ),
+        now,
+    );
+    f.append(
+        &keyed_batch(
+            &[("gone".into(), None), ("kept".into(), Some("k".into()))],
+            now,
+            CompressionType::None,
+        ),
+        now,
+    );
+    fill(0);
+    f.log.lock().unwrap().roll(None, now).unwrap();
+    assert!(f.clean_once(now));
+    // The first cleaning keeps the tombstone and gives its batch a delete horizon.
+    let rows = f.rows();
+    let tombstone = rows.iter().find(|r| r.1 == "gone").unwrap();
+    assert_eq!(tombstone.2, None);
+    assert!(tombstone.4, "no delete horizon on {tombstone:?}");
+    // Before the horizon another cleaning still keeps it.
+    fill(1);
+    f.log.lock().unwrap().roll(None, now).unwrap();
+    assert!(f.clean_once(now + 59_000));
+    assert!(f.rows().iter().any(|r| r.1 == "gone"));
+    // Past the horizon it goes; the other record of its batch stays.
+    fill(2);
+    f.log.lock().unwrap().roll(None, now).unwrap();
+    assert!(f.clean_once(now + 60_001));
+    let rows = f.rows();
+    assert!(!rows.iter().any(|r| r.1 == "gone"), "{rows:?}");
+    assert_eq!(
+        rows.iter().find(|r| r.1 == "kept").unwrap().2.as_deref(),
+        Some("k")
+    );
+}
+
+#[test]
+fn compressed_batches_stay_compressed_and_readable() {
+    for codec in CompressionType::ALL {
+        let f = fixture(compact_config());
+        for round in 0..30 {
+            let records: Vec<_> = (0..6)
+                .map(|i| {
+                    (
+                        format!("k{}", i % 3),
+                        Some(format!("{codec}-{round}-{i}-{}", "x".repeat(40))),
+                    )
+                })
+                .collect();
+            f.append(&keyed_batch(&records, T0, codec), T0);
+        }
+        let before = f.rows();
+        assert!(f.clean_once(T0));
+        let after = f.rows();
+        assert!(after.len() < before.len(), "{codec}");
+        assert!(after.iter().all(|r| r.3 == codec), "{codec}: {after:?}");
+        assert_eq!(latest(&after), latest(&before), "{codec}");
+    }
+}
+
+#[test]
+fn compaction_lags_bound_what_is_cleaned() {
+    // Records younger than min.compaction.lag.ms are not cleaned.
+    let young = fixture(LogConfig {
+        min_compaction_lag_ms: 3_600_000,
+        ..compact_config()
+    });
+    for round in 0..30 {
+        let records = vec![("k".to_string(), Some(format!("v{round}")))];
+        young.append(&keyed_batch(&records, T0, CompressionType::None), T0);
+    }
+    let rows = young.rows().len();
+    assert!(!young.clean_once(T0 + 1000));
+    assert!(young.clean_once(T0 + 3_600_001));
+    assert!(young.rows().len() < rows);
+    // Below the dirty ratio nothing is cleaned, unless max.compaction.lag.ms has passed. (The
+    // ratio is of the cleanable part to the clean plus cleanable parts: a log never cleaned is
+    // all dirty.)
+    let lagging = fixture(LogConfig {
+        min_cleanable_dirty_ratio: 0.99,
+        max_compaction_lag_ms: 60_000,
+        ..compact_config()
+    });
+    let append_updates = |from: usize| {
+        for round in from..from + 30 {
+            let records = vec![("k".to_string(), Some(format!("v{round}")))];
+            lagging.append(&keyed_batch(&records, T0, CompressionType::None), T0);
+        }
+    };
+    append_updates(0);
+    assert!(lagging.clean_once(T0 + 1000));
+    append_updates(30);
+    let rows = lagging.rows().len();
+    assert!(!lagging.clean_once(T0 + 2000));
+    assert_eq!(lagging.rows().len(), rows);
+    assert!(lagging.clean_once(T0 + 60_001));
+    assert!(lagging.rows().len() < rows);
+}
+
+#[test]
+fn retention_still_deletes_segments_of_compact_delete_logs() {
+    let f = fixture(LogConfig {
+        retention_ms: 1000,
+        cleanup_policy: CleanupPolicy {
+            delete: true,
+            compact: true,
+        },
+        ..compact_config()
+    });
+    for round in 0..30 {
+        let records = vec![(format!("k{round}"), Some("v".repeat(100)))];
+        f.append(&keyed_batch(&records, T0, CompressionType::None), T0);
+    }
+    let segments = f.log.lock().unwrap().number_of_segments();
+    assert!(segments > 2);
+    // A cleaner pass runs the compacted logs' retention (records from 2026-01-01 are old).
+    let logs: kcli::storage::log_cleaner::LogSource = {
+        let log = Arc::clone(&f.log);
+        let dir = f.log_dir.clone();
+        Arc::new(move || vec![(TopicPartition::new("t", 0), Arc::clone(&log), dir.clone())])
+    };
+    let mut cleaner = f.cleaner.new_cleaner(0);
+    f.cleaner.do_work(
+        &mut cleaner,
+        &logs,
+        &tokio_util::sync::CancellationToken::new(),
+    );
+    let log = f.log.lock().unwrap();
+    assert!(log.log_start_offset() > 0, "nothing deleted");
+    assert!(log.number_of_segments() < segments);
+}
+
+// ---------------------------------------------------------------------------------------------
+// kcli serve
+
+const TOPIC: &str = "compacted";
+const KEYS: usize = 40;
+
+fn broker_overrides() -> Vec<(&'static str, &'static str)> {
+    vec![
+        ("log.cleanup.policy", "compact"),
+        ("log.segment.bytes", "4096"),
+        ("log.cleaner.min.cleanable.ratio", "0.01"),
+        ("log.cleaner.backoff.ms", "50"),
+        ("log.segment.delete.delay.ms", "0"),
+        ("log.cleaner.dedupe.buffer.size", "4194304"),
+    ]
+}
+
+/// Creates the topic through Metadata's auto-creation (the broker's defaults make it
+/// compacted).
+fn create_topic(conn: &mut KafkaConn) {
+    let request = RequestKind::Metadata(MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some(StrBytes::from(TOPIC)),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: true,
+        ..Default::default()
+    });
+    let start = Instant::now();
+    loop {
+        let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
+            unreachable!()
+        };
+        let t = &md.topics[0];
+        if t.error_code == 0 && t.partitions.first().is_some_and(|p| p.leader_id == 0) {
+            return;
+        }
+        assert!(start.elapsed() < Duration::from_secs(10), "{md:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Produces `rounds` batches of one update to each of `KEYS` keys; returns the last value of
+/// each key.
+fn produce_updates(
+    conn: &mut KafkaConn,
+    rounds: usize,
+    tag: &str,
+    latest: &mut BTreeMap<String, String>,
+) {
+    for round in 0..rounds {
+        let records: Vec<_> = (0..KEYS)
+            .map(|k| {
+                (
+                    format!("key-{k:03}"),
+                    Some(format!("{tag}-{round}-{k}-{}", "p".repeat(20))),
+                )
+            })
+            .collect();
+        let batch = keyed_batch(
+            &records,
+            crate::serve_support::now_ms(),
+            CompressionType::Lz4,
+        );
+        let (error, _) = produce_result(&conn.call(&produce_request(TOPIC, 0, batch, -1), 9));
+        assert_eq!(error, 0);
+        for (k, v) in records {
+            latest.insert(k, v.unwrap());
+        }
+    }
+}
+
+/// Every record of the partition over Fetch: (offset, key, value); offsets must increase.
+fn fetch_all(conn: &mut KafkaConn) -> Vec<(i64, String, String)> {
+    let mut out: Vec<(i64, String, String)> = Vec::new();
+    let mut next = 0;
+    let start = Instant::now();
+    loop {
+        let (error, hw, bytes) = fetch_once(conn, TOPIC, 0, next);
+        assert_eq!(error, 0, "fetch at {next}");
+        if next >= hw {
+            return out;
+        }
+        assert!(start.elapsed() < Duration::from_secs(30));
+        for entry in BatchIter::new(&bytes) {
+            let Ok(entry) = entry else { break };
+            assert!(entry.is_valid(), "bad CRC");
+            let h = RecordBatchHeader::parse(entry.bytes).unwrap();
+            let records = batch_records(entry.bytes, &h, 64 << 20).unwrap();
+            for_each_record(&records, h.records_count, |_, r| {
+                let offset = r.offset(h.base_offset);
+                if offset >= next {
+                    assert!(out.last().is_none_or(|l| l.0 < offset), "offsets go back");
+                    let text = |b: Option<&[u8]>| {
+                        String::from_utf8(b.unwrap_or_default().to_vec()).unwrap()
+                    };
+                    out.push((offset, text(r.key), text(r.value)));
+                }
+            })
+            .unwrap();
+            next = next.max(h.next_offset());
+        }
+    }
+}
+
+fn assert_latest_values(conn: &mut KafkaConn, latest: &BTreeMap<String, String>) -> usize {
+    let records = fetch_all(conn);
+    let mut seen: BTreeMap<String, String> = BTreeMap::new();
+    for (_, k, v) in &records {
+        seen.insert(k.clone(), v.clone());
+    }
+    assert_eq!(&seen, latest, "latest value per key");
+    records.len()
+}
+
+fn partition_dir(broker: &TestBroker) -> PathBuf {
+    broker.data_dir().join(format!("{TOPIC}-0"))
+}
+
+fn kcli(args: &[&dyn AsRef<std::ffi::OsStr>]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_kcli"))
+        .args(args.iter().map(|a| a.as_ref()))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (out.status.success(), text)
+}
+
+/// The first segment with data (a cleaning can leave an empty segment where every record was
+/// superseded, as Kafka's does; the next cleaning merges it).
+fn first_segment(dir: &Path) -> PathBuf {
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "log"))
+        .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
+        .collect();
+    logs.sort();
+    logs.remove(0)
+}
+
+#[test]
+fn serve_compacts_a_topic_and_keeps_the_latest_values_across_kill9_during_cleaning() {
+    // Throttled, so that a cleaning takes long enough to be killed in the middle.
+    let mut overrides = broker_overrides();
+    overrides.push(("log.cleaner.io.max.bytes.per.second", "100000"));
+    let mut broker = TestBroker::start(&overrides);
+    let mut conn = KafkaConn::connect(broker.port());
+    create_topic(&mut conn);
+    let mut latest = BTreeMap::new();
+    produce_updates(&mut conn, 60, "a", &mut latest);
+    let produced = 60 * KEYS;
+    // Compaction shows within a bounded time.
+    let start = Instant::now();
+    loop {
+        let count = assert_latest_values(&mut conn, &latest);
+        if count < produced / 2 {
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "not compacted: {count} of {produced}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // kill -9 at moments spread over the cleanings that new updates trigger.
+    for (i, delay_ms) in [30u64, 170, 90, 260].into_iter().enumerate() {
+        produce_updates(&mut conn, 20, &format!("r{i}"), &mut latest);
+        std::thread::sleep(Duration::from_millis(delay_ms));
+        broker.kill9();
+        broker.restart();
+        conn = KafkaConn::connect(broker.port());
+        assert_latest_values(&mut conn, &latest);
+    }
+    broker.stop();
+    let dir = partition_dir(&broker);
+    let (ok, out) = kcli(&[&"rebuild-index", &dir.as_os_str(), &"--verify"]);
+    assert!(ok, "{out}");
+    let (ok, out) = kcli(&[
+        &"dump-segment",
+        &first_segment(&dir).as_os_str(),
+        &"--deep-iteration",
+    ]);
+    assert!(ok, "{out}");
+    assert!(out.contains("compresscodec: lz4"), "{out}");
+}
+
+#[test]
+fn serve_compacts_without_throttle_and_a_clean_restart_reads_the_checkpoint() {
+    let mut broker = TestBroker::start(&broker_overrides());
+    let mut conn = KafkaConn::connect(broker.port());
+    create_topic(&mut conn);
+    let mut latest = BTreeMap::new();
+    produce_updates(&mut conn, 40, "a", &mut latest);
+    let start = Instant::now();
+    while assert_latest_values(&mut conn, &latest) >= 40 * KEYS / 2 {
+        assert!(start.elapsed() < Duration::from_secs(20), "not compacted");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    broker.stop();
+    let checkpoint =
+        std::fs::read_to_string(broker.data_dir().join("cleaner-offset-checkpoint")).unwrap();
+    assert!(checkpoint.contains(&format!("{TOPIC} 0 ")), "{checkpoint}");
+    broker.restart();
+    let mut conn = KafkaConn::connect(broker.port());
+    assert_latest_values(&mut conn, &latest);
+    broker.stop();
+}
