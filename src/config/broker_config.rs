@@ -83,10 +83,22 @@ pub struct Settings {
     pub num_partitions: i32,
     pub offsets_topic_num_partitions: i32,
     pub offsets_topic_replication_factor: i16,
+    pub producer_id_expiration_check_interval_ms: i32,
+    pub producer_id_expiration_ms: i32,
     pub queued_max_requests: i32,
     pub replica_lag_time_max_ms: i64,
     pub reserved_broker_max_id: i32,
     pub socket_request_max_bytes: i32,
+    pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i32,
+    pub transaction_max_timeout_ms: i32,
+    pub transaction_partition_verification_enable: bool,
+    pub transaction_remove_expired_transaction_cleanup_interval_ms: i32,
+    pub transaction_state_log_load_buffer_size: i32,
+    pub transaction_state_log_min_isr: i32,
+    pub transaction_state_log_num_partitions: i32,
+    pub transaction_state_log_replication_factor: i16,
+    pub transaction_state_log_segment_bytes: i32,
+    pub transactional_id_expiration_ms: i32,
     pub unclean_leader_election_enable: bool,
     pub zookeeper_connect: Option<String>,
     pub zookeeper_session_timeout_ms: i32,
@@ -164,10 +176,22 @@ impl Default for Settings {
             num_partitions: 1,
             offsets_topic_num_partitions: 50,
             offsets_topic_replication_factor: 3,
+            producer_id_expiration_check_interval_ms: 600_000,
+            producer_id_expiration_ms: 86_400_000,
             queued_max_requests: 500,
             replica_lag_time_max_ms: 30_000,
             reserved_broker_max_id: 1000,
             socket_request_max_bytes: 100 * 1024 * 1024,
+            transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
+            transaction_max_timeout_ms: 900_000,
+            transaction_partition_verification_enable: true,
+            transaction_remove_expired_transaction_cleanup_interval_ms: 3_600_000,
+            transaction_state_log_load_buffer_size: 5 * 1024 * 1024,
+            transaction_state_log_min_isr: 2,
+            transaction_state_log_num_partitions: 50,
+            transaction_state_log_replication_factor: 3,
+            transaction_state_log_segment_bytes: 100 * 1024 * 1024,
+            transactional_id_expiration_ms: 604_800_000,
             unclean_leader_election_enable: false,
             zookeeper_connect: None,
             zookeeper_session_timeout_ms: 18_000,
@@ -318,10 +342,39 @@ impl Settings {
             "offsets.topic.replication.factor" => {
                 self.offsets_topic_replication_factor = short_at_least(value, 1).map_err(invalid)?
             }
+            "producer.id.expiration.check.interval.ms" => {
+                self.producer_id_expiration_check_interval_ms = int(1)?
+            }
+            "producer.id.expiration.ms" => self.producer_id_expiration_ms = int(1)?,
             "queued.max.requests" => self.queued_max_requests = int(1)?,
             "replica.lag.time.max.ms" => self.replica_lag_time_max_ms = long(i64::MIN)?,
             "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,
             "socket.request.max.bytes" => self.socket_request_max_bytes = int(1)?,
+            "transaction.abort.timed.out.transaction.cleanup.interval.ms" => {
+                self.transaction_abort_timed_out_transaction_cleanup_interval_ms = int(1)?
+            }
+            "transaction.max.timeout.ms" => self.transaction_max_timeout_ms = int(1)?,
+            "transaction.partition.verification.enable" => {
+                self.transaction_partition_verification_enable = flag()?
+            }
+            "transaction.remove.expired.transaction.cleanup.interval.ms" => {
+                self.transaction_remove_expired_transaction_cleanup_interval_ms = int(1)?
+            }
+            "transaction.state.log.load.buffer.size" => {
+                self.transaction_state_log_load_buffer_size = int(1)?
+            }
+            "transaction.state.log.min.isr" => self.transaction_state_log_min_isr = int(1)?,
+            "transaction.state.log.num.partitions" => {
+                self.transaction_state_log_num_partitions = int(1)?
+            }
+            "transaction.state.log.replication.factor" => {
+                self.transaction_state_log_replication_factor =
+                    short_at_least(value, 1).map_err(invalid)?
+            }
+            "transaction.state.log.segment.bytes" => {
+                self.transaction_state_log_segment_bytes = int(1)?
+            }
+            "transactional.id.expiration.ms" => self.transactional_id_expiration_ms = int(1)?,
             "unclean.leader.election.enable" => self.unclean_leader_election_enable = flag()?,
             "zookeeper.connect" => self.zookeeper_connect = optional(string(value)),
             "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,

@@ -3,6 +3,7 @@
 
 use crate::protocol::errors::ErrorCode;
 use crate::storage::StorageError;
+use crate::storage::producer_state::ProducerStateError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum PartitionError {
@@ -89,6 +90,15 @@ pub fn storage_error_code(e: &StorageError) -> ErrorCode {
         },
         StorageError::Record(_) | StorageError::CorruptBatch { .. } => ErrorCode::CorruptMessage,
         StorageError::RecordBatchTooLarge { .. } => ErrorCode::RecordListTooLarge,
+        StorageError::ProducerState(p) => match p {
+            ProducerStateError::OutOfOrderSequence { .. } => ErrorCode::OutOfOrderSequenceNumber,
+            ProducerStateError::InvalidProducerEpoch { .. } => ErrorCode::InvalidProducerEpoch,
+            // Transactions are refused with the code FindCoordinator and InitProducerId use:
+            // clients treat it as fatal, never as a reason to retry.
+            ProducerStateError::TransactionsUnsupported { .. } => {
+                ErrorCode::TransactionalIdAuthorizationFailed
+            }
+        },
         StorageError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
         StorageError::Io { .. }
         | StorageError::CorruptIndex { .. }

@@ -26,6 +26,8 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::CreatePartitions, 0),
     (ApiKey::IncrementalAlterConfigs, 0),
     (ApiKey::DescribeCluster, 0),
+    // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
+    (ApiKey::InitProducerId, 0),
 ];
 
 /// The advertised range of `key`, or `None` when it is not advertised.
@@ -66,6 +68,11 @@ mod tests {
         }
         assert_eq!(advertised(ApiKey::Produce).map(|r| r.min), Some(0));
         assert!(advertised(ApiKey::JoinGroup).is_none());
-        assert!(advertised(ApiKey::InitProducerId).is_none());
+        assert_eq!(
+            advertised(ApiKey::InitProducerId),
+            Some(VersionRange { min: 0, max: 5 })
+        );
+        assert!(advertised(ApiKey::AddPartitionsToTxn).is_none());
+        assert!(advertised(ApiKey::EndTxn).is_none());
     }
 }

@@ -43,6 +43,8 @@ const NOT_UPDATABLE_HERE: &[&str] = &[
     "listeners",
     "num.io.threads",
     "num.network.threads",
+    // Read when the logs are opened; a running broker's logs keep the value they started with.
+    "producer.id.expiration.ms",
 ];
 
 /// Which dynamic layer an alteration writes.

@@ -19,6 +19,7 @@ use super::api_versions;
 use super::apis;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::metadata_cache::MetadataCache;
+use super::producer_id_manager::ProducerIdManager;
 use super::request_context::RequestContext;
 use super::topic_manager::TopicManager;
 
@@ -30,6 +31,7 @@ pub struct KafkaApis {
     pub replica_manager: Arc<ReplicaManager>,
     pub topic_manager: Arc<TopicManager>,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
+    pub producer_id_manager: Arc<ProducerIdManager>,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     ready: watch::Receiver<bool>,
@@ -42,6 +44,7 @@ impl KafkaApis {
         replica_manager: Arc<ReplicaManager>,
         topic_manager: Arc<TopicManager>,
         dynamic_config: Arc<DynamicBrokerConfig>,
+        producer_id_manager: Arc<ProducerIdManager>,
         ready: watch::Receiver<bool>,
     ) -> Self {
         KafkaApis {
@@ -50,6 +53,7 @@ impl KafkaApis {
             replica_manager,
             topic_manager,
             dynamic_config,
+            producer_id_manager,
             ready,
         }
     }
@@ -62,6 +66,7 @@ impl KafkaApis {
             RequestKind::Fetch(r) => apis::fetch::handle(self, ctx, r).await,
             RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
             RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r),
+            RequestKind::InitProducerId(r) => apis::init_producer_id::handle(self, ctx, r).await,
             RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
             RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
             RequestKind::CreatePartitions(r) => apis::create_partitions::handle(self, ctx, r).await,

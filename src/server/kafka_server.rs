@@ -31,6 +31,7 @@ use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
+use super::producer_id_manager::ProducerIdManager;
 use super::topic_manager::TopicManager;
 
 /// A running broker.
@@ -80,6 +81,9 @@ impl KafkaServer {
         log_config.retention_check_interval_ms =
             u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
         log_config.cleaner = config.cleaner_config();
+        log_config.producer_id_expiration_ms = i64::from(config.producer_id_expiration_ms);
+        log_config.producer_id_expiration_check_interval_ms =
+            u64::try_from(config.producer_id_expiration_check_interval_ms).unwrap_or(600_000);
         let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);
 
         let metadata_cache = Arc::new(MetadataCache::new(cluster_id.clone()));
@@ -101,6 +105,12 @@ impl KafkaServer {
             layers,
             Arc::clone(&topic_manager),
         ));
+        let producer_id_manager =
+            Arc::new(ProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
+        producer_id_manager
+            .startup()
+            .await
+            .map_err(|e| ServerError::Unsupported(e.to_string()))?;
         let (ready_tx, ready_rx) = watch::channel(false);
         let apis = Arc::new(KafkaApis::new(
             Arc::clone(&current),
@@ -108,6 +118,7 @@ impl KafkaServer {
             Arc::clone(&replica_manager),
             topic_manager.clone(),
             dynamic_config,
+            producer_id_manager,
             ready_rx,
         ));
 

@@ -8,6 +8,7 @@
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
+//! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
 //! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
@@ -28,6 +29,7 @@ pub mod error;
 pub mod kafka_apis;
 pub mod kafka_server;
 pub mod metadata_cache;
+pub mod producer_id_manager;
 pub mod request_context;
 pub mod topic_assignment;
 pub mod topic_manager;

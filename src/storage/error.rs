@@ -134,6 +134,10 @@ pub enum StorageError {
     #[error("invalid timestamp for {path}: {reason}")]
     InvalidTimestamp { path: PathBuf, reason: String },
 
+    /// A producer's batch refused by the leader's sequence and epoch checks.
+    #[error(transparent)]
+    ProducerState(#[from] super::producer_state::ProducerStateError),
+
     /// A call whose arguments break the callee's contract (Kafka's `IllegalArgumentException`).
     #[error("invalid argument: {reason}")]
     InvalidArgument { reason: String },

@@ -21,6 +21,8 @@ use super::file_records::FileRecords;
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_segment::{LogSegment, delete_if_exists};
+use super::producer_state::ProducerStateManager;
+use super::producer_state::rebuild::rebuild_producer_state;
 
 /// What [`load`] needs.
 #[derive(Debug)]
@@ -34,6 +36,8 @@ pub struct LoadParams<'a> {
     /// Whether the log dir had its clean-shutdown marker.
     pub had_clean_shutdown: bool,
     pub leader_epoch_cache: &'a mut LeaderEpochFileCache,
+    /// Empty on entry; loaded from the snapshots and the log on return.
+    pub producer_state: &'a mut ProducerStateManager,
     pub now_ms: i64,
 }
 
@@ -55,6 +59,7 @@ pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
         log_start_offset,
         had_clean_shutdown,
         leader_epoch_cache,
+        producer_state,
         now_ms,
     } = params;
     remove_temp_files_and_orphan_indexes(dir)?;
@@ -85,6 +90,18 @@ pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
         active.resize_indexes()?;
     }
     let first_base = segments.keys().next().copied().unwrap_or(log_start_offset);
+    // Kafka's LogLoader: stray snapshots go, then the state is rebuilt up to the log end
+    // (see `producer_state::rebuild`).
+    let bases: Vec<i64> = segments.keys().copied().collect();
+    producer_state.remove_stray_snapshots(&bases)?;
+    rebuild_producer_state(
+        producer_state,
+        &segments,
+        log_start_offset.max(first_base),
+        next_offset,
+        had_clean_shutdown,
+        now_ms,
+    )?;
     let recovery_point = if had_clean_shutdown {
         next_offset
     } else {

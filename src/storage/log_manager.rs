@@ -65,6 +65,10 @@ pub struct LogManagerConfig {
     pub high_watermark_checkpoint_interval_ms: u64,
     /// The `log.cleaner.*` settings.
     pub cleaner: CleanerConfig,
+    /// `producer.id.expiration.ms`: idle idempotent producers are forgotten after it.
+    pub producer_id_expiration_ms: i64,
+    /// `producer.id.expiration.check.interval.ms`.
+    pub producer_id_expiration_check_interval_ms: u64,
 }
 
 impl LogManagerConfig {
@@ -79,6 +83,8 @@ impl LogManagerConfig {
             recovery_point_checkpoint_interval_ms: 60_000,
             high_watermark_checkpoint_interval_ms: 5_000,
             cleaner: CleanerConfig::default(),
+            producer_id_expiration_ms: 86_400_000,
+            producer_id_expiration_check_interval_ms: 600_000,
         }
     }
 }
@@ -153,6 +159,7 @@ impl LogManager {
                     had_clean_shutdown,
                     now_ms,
                 )?;
+                log.set_producer_id_expiration_ms(config.producer_id_expiration_ms, now_ms);
                 if let Some(hw) = high_watermarks.get(&tp) {
                     log.update_high_watermark(*hw)?;
                 }
@@ -217,7 +224,8 @@ impl LogManager {
         }
         let parent = self.next_log_dir(&logs)?;
         let dir = parent.join(tp.to_string());
-        let log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
+        let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
+        log.set_producer_id_expiration_ms(self.config.producer_id_expiration_ms, now_ms);
         if let Some(topic_id) = topic_id {
             PartitionMetadataFile::new(&dir).write(topic_id)?;
         }
@@ -413,7 +421,21 @@ impl LogManager {
             OffsetCheckpointFile::new(dir.path.join(LOG_START_OFFSET_CHECKPOINT_FILE))
                 .write(&log_starts)?;
         }
+        // Kafka's `deleteSnapshotsAfterRecoveryPointCheckpoint`: producer snapshots below the
+        // checkpointed recovery point (and before the last two segments) are no longer needed.
+        for (_, log) in self.all_logs() {
+            lock(&log).delete_snapshots_after_recovery_point_checkpoint()?;
+        }
         Ok(())
+    }
+
+    /// One `producer.id.expiration.check.interval.ms` pass: every log forgets its producers
+    /// idle for `producer.id.expiration.ms`. Returns how many went.
+    pub fn remove_expired_producers(&self, now_ms: i64) -> usize {
+        self.all_logs()
+            .into_iter()
+            .map(|(_, log)| lock(&log).remove_expired_producers(now_ms))
+            .sum()
     }
 
     /// Writes `replication-offset-checkpoint` (the high watermarks) in every log dir.
@@ -483,7 +505,7 @@ impl LogManager {
         shutdown: CancellationToken,
     ) {
         let every = |ms: u64| Duration::from_millis(ms.max(1));
-        let jobs: [(&'static str, Duration, StorageJob); 4] = [
+        let jobs: [(&'static str, Duration, StorageJob); 5] = [
             (
                 "flush-log",
                 Duration::from_millis(ROLL_FLUSH_INTERVAL_MS),
@@ -503,6 +525,14 @@ impl LogManager {
                 "highwatermark-checkpoint",
                 every(self.config.high_watermark_checkpoint_interval_ms),
                 LogManager::checkpoint_high_watermarks,
+            ),
+            (
+                "PeriodicProducerExpirationCheck",
+                every(self.config.producer_id_expiration_check_interval_ms),
+                |m| {
+                    m.remove_expired_producers(now_ms());
+                    Ok(())
+                },
             ),
         ];
         if let Some(cleaner) = &self.cleaner {

@@ -17,6 +17,8 @@
 //!   retention.
 //! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
 //! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
+//! - [`producer_state`]: the idempotent producer's per-partition state and its `.snapshot`
+//!   files.
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
 //! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
 //!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
@@ -46,6 +48,7 @@ pub mod meta_properties;
 pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
+pub mod producer_state;
 pub mod replace_segments;
 pub mod retention;
 pub mod segment_scan;

@@ -122,6 +122,9 @@ impl UnifiedLog {
                     "deleting segment"
                 );
                 self.schedule_segment_deletion(segment, now_ms)?;
+                // Kafka's `deleteProducerSnapshots`: the snapshot at the segment's base goes
+                // with it.
+                self.producer_state.remove_and_delete_snapshot(*base)?;
             }
         }
         let first_base = self
@@ -133,6 +136,8 @@ impl UnifiedLog {
         if first_base > self.log_start_offset {
             self.log_start_offset = first_base;
             self.leader_epoch_cache.truncate_from_start(first_base)?;
+            self.producer_state
+                .on_log_start_offset_incremented(first_base);
         }
         Ok(deletable.len())
     }

@@ -23,6 +23,9 @@ use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
 use super::log_validator::{self, AppendOrigin, ValidationContext};
+use super::producer_state::{
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
+};
 
 /// What an append did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +67,8 @@ pub struct UnifiedLog {
     /// Set at roll to the new segment's base: the segments below it are complete and are
     /// fsynced in the background (Kafka's `flushUptoOffsetExclusive` after a roll).
     pending_flush_offset: Option<i64>,
+    /// The idempotent producers of this partition (`producer_state`).
+    pub(super) producer_state: ProducerStateManager,
 }
 
 /// Segments to fsync outside the log's lock, and the recovery point that fsync earns.
@@ -107,6 +112,11 @@ impl UnifiedLog {
         std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
         let mut leader_epoch_cache =
             LeaderEpochFileCache::open(dir.join(super::file_names::LEADER_EPOCH_CHECKPOINT_FILE))?;
+        let mut producer_state = ProducerStateManager::new(
+            &dir,
+            topic_partition.to_string(),
+            DEFAULT_PRODUCER_ID_EXPIRATION_MS,
+        )?;
         let loaded = log_loader::load(LoadParams {
             dir: &dir,
             config: &config,
@@ -114,6 +124,7 @@ impl UnifiedLog {
             log_start_offset,
             had_clean_shutdown,
             leader_epoch_cache: &mut leader_epoch_cache,
+            producer_state: &mut producer_state,
             now_ms,
         })?;
         let mut log = UnifiedLog {
@@ -138,6 +149,7 @@ impl UnifiedLog {
             unflushed_messages: 0,
             last_flush_ms: now_ms,
             pending_flush_offset: None,
+            producer_state,
         };
         log.update_log_end_offset(loaded.next_offset);
         log.leader_epoch_cache
@@ -273,6 +285,14 @@ impl UnifiedLog {
             }
         };
         self.check_batch_fits_segment(validated.total_size)?;
+        // Idempotent batches only: the plain path (producer id -1) costs one comparison here.
+        let has_producer_id = b.header.has_producer_id();
+        if has_producer_id
+            && let LeaderBatchCheck::Duplicate(duplicate) =
+                self.check_producer_batch(&b.header, origin)?
+        {
+            return Ok(self.duplicate_append_info(&duplicate));
+        }
         let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
         let first_offset = self.log_end_offset();
         let bytes = &records[b.position..b.position + b.size];
@@ -310,6 +330,13 @@ impl UnifiedLog {
         if leader_epoch >= 0 {
             self.leader_epoch_cache.assign(leader_epoch, first_offset)?;
         }
+        if has_producer_id {
+            let mut header = b.header;
+            header.max_timestamp = max_timestamp;
+            self.producer_state
+                .apply_batch(&header, first_offset, last_offset);
+        }
+        self.producer_state.update_map_end_offset(next_offset);
         self.update_log_end_offset(next_offset);
         self.after_append(validated.records_count, now_ms)?;
         Ok(LogAppendInfo {
@@ -341,6 +368,7 @@ impl UnifiedLog {
         let mut max_timestamp = NO_TIMESTAMP;
         let mut shallow_offset_of_max_timestamp = last_offset;
         let mut epochs = Vec::new();
+        let mut producer_batches = Vec::new();
         let mut records_count = 0usize;
         for entry in iter.by_ref() {
             let entry = entry?;
@@ -367,6 +395,9 @@ impl UnifiedLog {
             if let Some(header) = entry.header() {
                 records_count += usize::try_from(header.records_count).unwrap_or(0);
                 epochs.push((header.partition_leader_epoch, header.base_offset));
+                if header.has_producer_id() {
+                    producer_batches.push(header);
+                }
             }
         }
         let valid_bytes = iter.position();
@@ -393,6 +424,11 @@ impl UnifiedLog {
                 self.leader_epoch_cache.assign(epoch, base)?;
             }
         }
+        for header in &producer_batches {
+            self.producer_state
+                .apply_batch(header, header.base_offset, header.last_offset());
+        }
+        self.producer_state.update_map_end_offset(last_offset + 1);
         self.update_log_end_offset(last_offset + 1);
         self.after_append(records_count, now_ms)?;
         Ok(LogAppendInfo {
@@ -499,6 +535,10 @@ impl UnifiedLog {
         let jitter = self.roll_jitter_ms();
         let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, jitter, now_ms)?;
         self.segments.insert(new_offset, segment);
+        // A snapshot at the new base lets recovery start from this segment (Kafka's roll);
+        // it is fsynced with the rolled segments, outside the log's lock.
+        self.producer_state.update_map_end_offset(new_offset);
+        self.producer_state.take_snapshot(false)?;
         self.pending_flush_offset = Some(new_offset);
         let end = self.log_end_offset();
         self.update_log_end_offset(end);
@@ -548,6 +588,9 @@ impl UnifiedLog {
             flush
                 .index_paths
                 .push(segment.time_index().path().to_path_buf());
+        }
+        if let Some(snapshot) = self.producer_state.snapshot_file(up_to) {
+            flush.index_paths.push(snapshot.to_path_buf());
         }
         Some(flush)
     }
@@ -641,6 +684,7 @@ impl UnifiedLog {
         self.leader_epoch_cache.truncate_from_end(next)?;
         self.log_start_offset = self.log_start_offset.min(next);
         self.update_log_end_offset(next);
+        self.rebuild_producer_state_after_truncation(now_ms)?;
         Ok(true)
     }
 
@@ -663,6 +707,8 @@ impl UnifiedLog {
         )?;
         self.segments.insert(new_offset, segment);
         self.leader_epoch_cache.clear_and_flush()?;
+        self.producer_state
+            .truncate_fully_and_start_at(new_offset)?;
         self.log_start_offset = new_offset;
         self.recovery_point = new_offset;
         self.update_log_end_offset(new_offset);
@@ -690,6 +736,8 @@ impl UnifiedLog {
         self.log_start_offset = new_log_start_offset;
         self.leader_epoch_cache
             .truncate_from_start(new_log_start_offset)?;
+        self.producer_state
+            .on_log_start_offset_incremented(new_log_start_offset);
         Ok(true)
     }
 
@@ -735,6 +783,8 @@ impl UnifiedLog {
     pub fn close(&mut self, now_ms: i64) -> Result<(), StorageError> {
         let end = self.log_end_offset();
         self.flush(end, now_ms)?;
+        // A snapshot at the log end: the next start loads it instead of scanning the log.
+        self.producer_state.take_snapshot(true)?;
         self.delete_due_files(i64::MAX)?;
         // Closed segments leave the log: any later call answers NoSegments rather than
         // appending to a trimmed index.

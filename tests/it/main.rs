@@ -14,6 +14,7 @@ mod record_interop;
 mod serve_admin_raw;
 mod serve_bad_input;
 mod serve_clients;
+mod serve_idempotence;
 mod serve_restart;
 mod serve_stress;
 mod serve_support;
@@ -22,6 +23,7 @@ mod storage_disk_full;
 mod storage_log;
 mod storage_manager;
 mod storage_model;
+mod storage_producer_state;
 mod storage_support;
 mod tidy;
 #[rustfmt::skip]

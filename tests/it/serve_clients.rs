@@ -2,8 +2,8 @@
 //! (Debian's, librdkafka 2.0), the rdkafka crate (librdkafka 2.12, in-process), kafka-python
 //! and confluent-kafka through the drivers in tests/clients/ (venv from
 //! tests/install-python-clients), and the Java client (kafka-clients 3.9.1) through
-//! tests/clients/java/ClientCheck.java. Every client runs without idempotence and without a
-//! consumer group, and every record that comes back is checked exactly: keys (null and empty
+//! tests/clients/java/ClientCheck.java. Every client but the Java producer (default settings:
+//! idempotent) runs without idempotence, and none uses a consumer group, and every record that comes back is checked exactly: keys (null and empty
 //! too), values (null too), headers (repeated keys, null values), partitions, offsets and
 //! timestamps.
 //!

@@ -188,7 +188,7 @@ impl Dumper {
                 }
                 for e in entries {
                     match self.opts.format {
-                        DumpFormat::Text => writeln!(out, "{}", e.kafka_line())?,
+                        DumpFormat::Text => writeln!(out, "{}", producer_state::snapshot_line(&e))?,
                         DumpFormat::Json => {
                             out.write_all(b"{\"type\":\"producer_snapshot_entry\",\"file\":")?;
                             json::write_str(out, shown)?;

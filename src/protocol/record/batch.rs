@@ -36,6 +36,8 @@ pub const NO_TIMESTAMP: i64 = -1;
 pub const NO_PRODUCER_ID: i64 = -1;
 /// Kafka's `RecordBatch.NO_SEQUENCE`.
 pub const NO_SEQUENCE: i32 = -1;
+/// `RecordBatch.NO_PRODUCER_EPOCH`.
+pub const NO_PRODUCER_EPOCH: i16 = -1;
 
 /// Byte position of the magic byte in any log entry (v0/v1/v2).
 pub const MAGIC_OFFSET: usize = 16;
@@ -219,6 +221,18 @@ pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
             .wrapping_sub(1)
     } else {
         sequence.wrapping_add(increment)
+    }
+}
+
+/// Kafka's `DefaultRecordBatch.decrementSequence`: the inverse of [`increment_sequence`],
+/// wrapping below 0 back to `i32::MAX`.
+pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
+    if sequence < decrement {
+        i32::MAX
+            .wrapping_sub(decrement.wrapping_sub(sequence))
+            .wrapping_add(1)
+    } else {
+        sequence.wrapping_sub(decrement)
     }
 }
 

@@ -16,6 +16,7 @@ pub mod describe_configs;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod incremental_alter_configs;
+pub mod init_producer_id;
 pub mod list_offsets;
 pub mod message_format;
 pub mod metadata;

@@ -27,6 +27,7 @@ use crate::replication::delayed::PartitionWatch;
 use crate::replication::{Partition, PartitionError};
 use crate::storage::StorageError;
 use crate::storage::log_manager::now_ms;
+use crate::storage::producer_state::ProducerStateError;
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
@@ -87,6 +88,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
                 Err(failure) => {
                     any_error = true;
                     response.error_code = failure.code.code();
+                    response.log_start_offset = failure.log_start_offset;
                     if ctx.api_version >= 8 {
                         response.error_message = failure.message.map(StrBytes::from);
                         response.record_errors = failure.record_errors;
@@ -154,6 +156,8 @@ struct AppendFailure {
     code: ErrorCode,
     message: Option<String>,
     record_errors: Vec<BatchIndexAndErrorMessage>,
+    /// -1, except where Kafka's `processFailedRecord` reports the partition's log start.
+    log_start_offset: i64,
 }
 
 impl AppendFailure {
@@ -162,6 +166,7 @@ impl AppendFailure {
             code,
             message: None,
             record_errors: Vec::new(),
+            log_start_offset: -1,
         }
     }
 }
@@ -181,6 +186,12 @@ impl From<PartitionError> for AppendFailure {
                     ..BatchIndexAndErrorMessage::default()
                 })
                 .collect();
+        } else if let PartitionError::Storage(StorageError::ProducerState(p)) = &e {
+            // Kafka sends no message for sequence and epoch errors; the refusal of a
+            // transactional batch is kcli's own and says why.
+            if matches!(p, ProducerStateError::TransactionsUnsupported { .. }) {
+                failure.message = Some(p.to_string());
+            }
         } else if matches!(
             code,
             ErrorCode::InvalidRecord | ErrorCode::CorruptMessage | ErrorCode::NotEnoughReplicas
@@ -220,9 +231,8 @@ fn append(
     };
     let info = if ctx.api_version < 3 {
         let batch = message_set_to_batch(&records).map_err(|e| AppendFailure {
-            code: e.code,
             message: Some(e.message),
-            record_errors: Vec::new(),
+            ..AppendFailure::code(e.code)
         })?;
         partition.append_records_to_leader(&batch, acks, now)
     } else {
@@ -237,7 +247,15 @@ fn append(
         }
         partition.append_records_to_leader(&records, acks, now)
     }
-    .map_err(AppendFailure::from)?;
+    .map_err(|e| {
+        let producer_state = matches!(&e, PartitionError::Storage(StorageError::ProducerState(_)));
+        let mut failure = AppendFailure::from(e);
+        if producer_state {
+            // Kafka's generic failure path (`processFailedRecord`) answers the log start.
+            failure.log_start_offset = partition.offsets().log_start_offset;
+        }
+        failure
+    })?;
     Ok((partition, info))
 }
 

@@ -8,8 +8,12 @@
 // AdminClient: createTopics (3 partitions, rf 1), describeTopics, describeCluster, describeConfigs
 // (topic and broker), incrementalAlterConfigs (retention.ms, read back), createPartitions (to 4),
 // deleteRecords (partition 0 before offset 2), and at the end deleteTopics + listTopics.
-// KafkaProducer (enable.idempotence=false, acks=all): keys, a null key, a null value, headers with
-// a repeated key and a null header value, explicit timestamps, every partition. KafkaConsumer
+// KafkaProducer with the default settings (idempotence on, so InitProducerId first; acks=all):
+// keys, a null key, a null value, headers with a repeated key and a null header value, explicit
+// timestamps, every partition. Then a second idempotent producer writes three records to
+// TOPIC-idem partition 0 (left in place for the caller to inspect), and a transactional producer's
+// initTransactions() must fail fast (the broker has no transactions): its exception and how long
+// it took are reported as txn_error / txn_ms. KafkaConsumer
 // without group.id: assign + seekToBeginning, poll until everything is seen, then
 // beginningOffsets / endOffsets / offsetsForTimes.
 //
@@ -316,9 +320,8 @@ public class ClientCheck {
       Properties pp = new Properties();
       pp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
       pp.put(ProducerConfig.CLIENT_ID_CONFIG, "kcli-java-producer");
-      pp.put(ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG, false);
+      // enable.idempotence and retries stay at their defaults: the producer is idempotent.
       pp.put(ProducerConfig.ACKS_CONFIG, "all");
-      pp.put(ProducerConfig.RETRIES_CONFIG, 0);
       pp.put(ProducerConfig.LINGER_MS_CONFIG, 5);
       pp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20000);
       pp.put(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG, 15000);
@@ -491,6 +494,47 @@ public class ClientCheck {
       out.put("consumed", consumed);
       out.put("beginning_offsets", beginOut);
       out.put("end_offsets", endOut);
+
+      // -- a second idempotent producer, to TOPIC-idem partition 0 ---------------------
+      Properties ip = new Properties();
+      ip.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+      ip.put(ProducerConfig.CLIENT_ID_CONFIG, "kcli-java-idempotent");
+      ip.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 20000);
+      ip.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      ip.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      try (KafkaProducer<byte[], byte[]> idem = new KafkaProducer<>(ip)) {
+        for (int i = 0; i < 3; i++) {
+          RecordMetadata md =
+              idem.send(new ProducerRecord<>(topic + "-idem", 0, null, b("idem-" + i)))
+                  .get(CALL_S, TimeUnit.SECONDS);
+          check(md.offset() == i, "idempotent record " + i + " got offset " + md.offset());
+        }
+        idem.close(Duration.ofSeconds(10));
+      }
+      out.put("idempotent_produced", 3);
+
+      // -- a transactional producer fails fast -------------------------------------------
+      Properties tp = new Properties();
+      tp.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+      tp.put(ProducerConfig.CLIENT_ID_CONFIG, "kcli-java-transactional");
+      tp.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kcli-java-txn");
+      // A broker that made the client retry would end in a TimeoutException after this.
+      tp.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10000);
+      tp.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      tp.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+      KafkaProducer<byte[], byte[]> txn = new KafkaProducer<>(tp);
+      long txnStart = System.nanoTime();
+      String txnError = null;
+      try {
+        txn.initTransactions();
+      } catch (Exception e) {
+        txnError = e.getClass().getName() + ": " + e.getMessage();
+      }
+      long txnMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - txnStart);
+      txn.close(Duration.ofSeconds(5));
+      check(txnError != null, "initTransactions succeeded against a broker without transactions");
+      out.put("txn_error", txnError);
+      out.put("txn_ms", txnMs);
 
       // -- deleteTopics -----------------------------------------------------------------
       admin.deleteTopics(List.of(topic)).all().get(CALL_S, TimeUnit.SECONDS);

@@ -9,7 +9,7 @@
 
 mod fixtures;
 mod offsets;
-mod support;
+pub(crate) mod support;
 
 use std::path::Path;
 use std::process::Command;

@@ -84,7 +84,8 @@ fn confluent_kafka_every_codec() {
     assert_eq!(s["produced"], s["consumed"], "{s}");
 }
 
-/// kafka-clients 3.9.1: AdminClient, KafkaProducer and a group-less KafkaConsumer
+/// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
+/// transactional producer that must fail within 5 s, and a group-less KafkaConsumer
 /// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
 #[test]
 fn java_client_check() {
@@ -115,7 +116,45 @@ fn java_client_check() {
     .arg("ClientCheck")
     .arg(broker.bootstrap())
     .arg("jc");
-    run_driver(java, "ClientCheck");
+    let s = run_driver(java, "ClientCheck");
+    // The default producer is idempotent: its batches carry a producer id, epoch 0 and
+    // consecutive sequences from 0.
+    let batches = batch_headers(&broker.data_dir().join("jc-idem-0"));
+    assert!(!batches.is_empty(), "{s}");
+    let mut next_seq = 0;
+    for h in &batches {
+        assert!(h.producer_id >= 0, "not idempotent: {h:?}");
+        assert_eq!((h.producer_epoch, h.base_sequence), (0, next_seq), "{h:?}");
+        next_seq = h.last_sequence() + 1;
+    }
+    assert_eq!(next_seq, 3, "{batches:?}");
+    // The transactional producer failed at once with the broker's refusal, not a timeout.
+    let txn_error = s["txn_error"].as_str().unwrap_or_default();
+    assert!(
+        txn_error.contains("TransactionalIdAuthorizationException"),
+        "{s}"
+    );
+    assert!(s["txn_ms"].as_i64().is_some_and(|ms| ms < 5000), "{s}");
+}
+
+/// The headers of every batch in a partition directory's `.log` files, in order.
+fn batch_headers(dir: &Path) -> Vec<kcli::protocol::record::batch::RecordBatchHeader> {
+    use kcli::protocol::record::batch::RecordBatchHeader;
+    use kcli::protocol::record::batch_iter::BatchIter;
+    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let mut out = Vec::new();
+    for log in logs {
+        let bytes = std::fs::read(&log).unwrap();
+        for entry in BatchIter::new(&bytes) {
+            out.push(RecordBatchHeader::parse(entry.unwrap().bytes).unwrap());
+        }
+    }
+    out
 }
 
 /// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without

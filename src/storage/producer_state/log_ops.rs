@@ -1,0 +1,103 @@
+//! The producer state's side of `UnifiedLog`: the leader's checks and duplicate answers, the
+//! expiration pass, snapshot retention after recovery-point checkpoints, and the rebuild after
+//! a truncation. Kept out of `unified_log.rs`, which only calls in here.
+
+use crate::protocol::record::batch::RecordBatchHeader;
+
+use super::super::StorageError;
+use super::super::log_validator::AppendOrigin;
+use super::super::unified_log::{LogAppendInfo, UnifiedLog};
+use super::manager::{LeaderBatchCheck, ProducerStateManager};
+use super::rebuild::rebuild_producer_state;
+
+impl UnifiedLog {
+    /// The partition's producer state.
+    pub fn producer_state(&self) -> &ProducerStateManager {
+        &self.producer_state
+    }
+
+    /// The leader's checks of a batch with a producer id, before it gets offsets.
+    pub(in crate::storage) fn check_producer_batch(
+        &self,
+        header: &RecordBatchHeader,
+        origin: AppendOrigin,
+    ) -> Result<LeaderBatchCheck, StorageError> {
+        Ok(self
+            .producer_state
+            .check_leader_batch(header, self.log_end_offset(), origin)?)
+    }
+
+    /// What a leader answers for a retried batch: its original offsets. Kafka 3.9 also reports
+    /// the original batch's max timestamp as the log append time (`UnifiedLog.append` sets it
+    /// from the duplicate's `BatchMetadata.timestamp`), whatever the topic's timestamp type.
+    pub(in crate::storage) fn duplicate_append_info(
+        &self,
+        duplicate: &super::BatchMetadata,
+    ) -> LogAppendInfo {
+        LogAppendInfo {
+            first_offset: duplicate.first_offset(),
+            last_offset: duplicate.last_offset,
+            max_timestamp: duplicate.timestamp,
+            shallow_offset_of_max_timestamp: duplicate.last_offset,
+            log_append_time: duplicate.timestamp,
+            log_start_offset: self.log_start_offset,
+            records_count: 0,
+            valid_bytes: 0,
+        }
+    }
+
+    /// Sets `producer.id.expiration.ms` and drops the producers already expired by it (Kafka
+    /// filters them while loading a snapshot; a log is opened before the broker's setting is
+    /// applied, so this does it right after).
+    pub fn set_producer_id_expiration_ms(&mut self, ms: i64, now_ms: i64) {
+        self.producer_state.set_producer_id_expiration_ms(ms);
+        self.producer_state.remove_expired_producers(now_ms);
+    }
+
+    /// The periodic `producer.id.expiration.check.interval.ms` pass. Returns how many producers
+    /// were forgotten.
+    pub fn remove_expired_producers(&mut self, now_ms: i64) -> usize {
+        self.producer_state.remove_expired_producers(now_ms)
+    }
+
+    /// `minSnapshotsOffsetToRetain`: snapshots of the last two segments are kept (a truncation
+    /// into them needs no full rebuild), and none at or after the segment before the recovery
+    /// point is deleted (recovery starts there).
+    pub fn min_snapshots_offset_to_retain(&self) -> i64 {
+        let lower = |offset: i64| self.segments.range(..offset).next_back().map(|(b, _)| *b);
+        let active_base = self.segments.keys().next_back().copied().unwrap_or(0);
+        let two_segments_min_offset = lower(active_base).unwrap_or(active_base);
+        let recovery_point = self.recovery_point();
+        let recovery_point_offset = lower(recovery_point).unwrap_or(recovery_point);
+        recovery_point_offset.min(two_segments_min_offset)
+    }
+
+    /// `deleteSnapshotsAfterRecoveryPointCheckpoint`: deletes the snapshots below
+    /// [`min_snapshots_offset_to_retain`](Self::min_snapshots_offset_to_retain), which it
+    /// returns.
+    pub fn delete_snapshots_after_recovery_point_checkpoint(
+        &mut self,
+    ) -> Result<i64, StorageError> {
+        let min = self.min_snapshots_offset_to_retain();
+        self.producer_state.delete_snapshots_before(min)?;
+        Ok(min)
+    }
+
+    /// After a truncation to `log_end_offset`: snapshots above it go and the state is reloaded
+    /// and replayed up to it.
+    pub(in crate::storage) fn rebuild_producer_state_after_truncation(
+        &mut self,
+        now_ms: i64,
+    ) -> Result<(), StorageError> {
+        let end = self.log_end_offset();
+        let start = self.log_start_offset;
+        rebuild_producer_state(
+            &mut self.producer_state,
+            &self.segments,
+            start,
+            end,
+            false,
+            now_ms,
+        )
+    }
+}

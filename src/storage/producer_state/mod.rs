@@ -1,0 +1,24 @@
+//! The idempotent producer's state in a partition (Kafka's `ProducerStateManager` family):
+//! which producers wrote to the log, their epochs and last five batches, so that a leader can
+//! reject out-of-order or fenced batches and answer a retried batch with its original offsets;
+//! persisted in `<offset>.snapshot` files and rebuilt from them and the log's batch headers.
+//!
+//! - [`entry`]: one producer's state (`ProducerStateEntry`, `BatchMetadata`).
+//! - [`manager`]: the partition's producers, the leader checks, snapshots on disk.
+//! - [`snapshot`]: the snapshot file format, shared with `dump-segment`.
+//! - [`rebuild`]: loading and replaying at log load and after truncation.
+//! - `log_ops`: the `UnifiedLog` side: checks on leader appends, updates on follower appends,
+//!   snapshots at roll and close, expiration, snapshot retention.
+//!
+//! Lock order: the state lives inside its `UnifiedLog` and is guarded by the log's lock.
+
+pub mod entry;
+mod log_ops;
+pub mod manager;
+pub mod rebuild;
+pub mod snapshot;
+
+pub use entry::{BatchMetadata, NUM_BATCHES_TO_RETAIN, ProducerStateEntry};
+pub use manager::{
+    DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateError, ProducerStateManager,
+};

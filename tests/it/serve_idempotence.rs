@@ -1,0 +1,325 @@
+//! The idempotent producer against `kcli serve`, over the raw protocol: InitProducerId hands
+//! out ids from blocks that survive restarts; a resent batch is answered with its original
+//! offsets and not appended again; a sequence gap is OUT_OF_ORDER_SEQUENCE_NUMBER and an old
+//! epoch INVALID_PRODUCER_EPOCH; transactional ids and batches are refused with a fatal code;
+//! the state survives a clean restart and a kill -9 (a retry after either is still
+//! deduplicated); librdkafka with `enable.idempotence=true` producing through a clean broker
+//! restart loses and duplicates nothing.
+
+use kcli::protocol::codec::StrBytes;
+use kcli::protocol::messages::init_producer_id_request::InitProducerIdRequest;
+use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
+use kcli::protocol::record::batch::RecordBatchHeader;
+use kcli::protocol::record::batch_iter::BatchIter;
+use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use kcli::protocol::record::compression::CompressionType;
+
+use std::time::Duration;
+
+use rdkafka::config::ClientConfig;
+use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
+
+use crate::serve_support::{
+    KafkaConn, PRODUCE_VERSION, TestBroker, now_ms, produce_request, read_partition,
+};
+
+const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
+const INVALID_PRODUCER_EPOCH: i16 = 47;
+const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
+const INVALID_REQUEST: i16 = 42;
+
+fn create_topic(conn: &mut KafkaConn, topic: &str) {
+    let request = RequestKind::Metadata(MetadataRequest {
+        topics: Some(vec![metadata_request::MetadataRequestTopic {
+            name: Some(StrBytes::from(topic)),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: true,
+        ..Default::default()
+    });
+    let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
+        unreachable!()
+    };
+    assert_eq!(md.topics[0].error_code, 0, "{md:?}");
+}
+
+/// InitProducerId at `version`: (error code, producer id, epoch).
+fn init_producer_id(
+    conn: &mut KafkaConn,
+    version: i16,
+    transactional_id: Option<&str>,
+    producer_id: i64,
+    producer_epoch: i16,
+) -> (i16, i64, i16) {
+    let request = RequestKind::InitProducerId(InitProducerIdRequest {
+        transactional_id: transactional_id.map(StrBytes::from),
+        transaction_timeout_ms: 60_000,
+        producer_id,
+        producer_epoch,
+        ..Default::default()
+    });
+    let ResponseKind::InitProducerId(r) = conn.call(&request, version) else {
+        unreachable!()
+    };
+    (r.error_code, r.producer_id, r.producer_epoch)
+}
+
+fn idem_batch(
+    pid: i64,
+    epoch: i16,
+    base_seq: i32,
+    values: &[&str],
+    transactional: bool,
+) -> Vec<u8> {
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    b.producer_id = pid;
+    b.producer_epoch = epoch;
+    b.base_sequence = base_seq;
+    b.is_transactional = transactional;
+    let now = now_ms();
+    b.records = values
+        .iter()
+        .map(|v| SimpleRecord::new(now, None, Some(v.as_bytes().to_vec())))
+        .collect();
+    b.build().unwrap()
+}
+
+/// (error code, base offset, log start offset, error message) of a one-partition Produce.
+fn produce(conn: &mut KafkaConn, topic: &str, batch: Vec<u8>) -> (i16, i64, i64, Option<String>) {
+    let response = conn.call(&produce_request(topic, 0, batch, -1), PRODUCE_VERSION);
+    let ResponseKind::Produce(p) = response else {
+        unreachable!()
+    };
+    let r = &p.responses[0].partition_responses[0];
+    (
+        r.error_code,
+        r.base_offset,
+        r.log_start_offset,
+        r.error_message
+            .as_ref()
+            .map(|m| m.to_string_lossy().into_owned()),
+    )
+}
+
+fn values(conn: &mut KafkaConn, topic: &str) -> Vec<String> {
+    read_partition(conn, topic, 0)
+        .into_iter()
+        .map(|(_, v)| String::from_utf8(v).unwrap())
+        .collect()
+}
+
+#[test]
+fn serve_idempotence_dedup_sequence_and_epoch_errors() {
+    let broker = TestBroker::start(&[]);
+    let mut conn = KafkaConn::connect(broker.port());
+    create_topic(&mut conn, "idem");
+    let (err, pid, epoch) = init_producer_id(&mut conn, 4, None, -1, -1);
+    assert_eq!((err, epoch), (0, 0));
+    assert!(pid >= 0);
+    let (err, other, _) = init_producer_id(&mut conn, 0, None, -1, -1);
+    assert_eq!(err, 0);
+    assert_ne!(other, pid, "every call gets a new id");
+
+    let first = idem_batch(pid, 0, 0, &["a", "b"], false);
+    assert_eq!(produce(&mut conn, "idem", first.clone()).0, 0);
+    let (err, base, ..) = produce(&mut conn, "idem", idem_batch(pid, 0, 2, &["c"], false));
+    assert_eq!((err, base), (0, 2));
+    // The resent first batch: its original offsets, nothing appended.
+    let (err, base, ..) = produce(&mut conn, "idem", first);
+    assert_eq!((err, base), (0, 0));
+    // A gap.
+    let (err, base, log_start, message) =
+        produce(&mut conn, "idem", idem_batch(pid, 0, 5, &["x"], false));
+    assert_eq!(err, OUT_OF_ORDER_SEQUENCE_NUMBER);
+    assert_eq!((base, log_start, message), (-1, 0, None));
+    // A new epoch at 0 fences the old one.
+    assert_eq!(
+        produce(&mut conn, "idem", idem_batch(pid, 1, 0, &["d"], false)).0,
+        0
+    );
+    let (err, ..) = produce(&mut conn, "idem", idem_batch(pid, 0, 3, &["y"], false));
+    assert_eq!(err, INVALID_PRODUCER_EPOCH);
+    assert_eq!(values(&mut conn, "idem"), vec!["a", "b", "c", "d"]);
+
+    // KIP-360 (v3+): id and epoch given → a fresh id for a non-transactional producer;
+    // only one of them → INVALID_REQUEST.
+    let (err, bumped, epoch) = init_producer_id(&mut conn, 3, None, pid, 1);
+    assert_eq!((err, epoch), (0, 0));
+    assert!(bumped != pid && bumped != other);
+    assert_eq!(
+        init_producer_id(&mut conn, 3, None, pid, -1),
+        (INVALID_REQUEST, -1, -1)
+    );
+    // Transactions are refused with a code clients treat as fatal.
+    assert_eq!(
+        init_producer_id(&mut conn, 4, Some("txn-1"), -1, -1),
+        (TRANSACTIONAL_ID_AUTHORIZATION_FAILED, -1, -1)
+    );
+    assert_eq!(
+        init_producer_id(&mut conn, 1, Some(""), -1, -1),
+        (INVALID_REQUEST, -1, -1)
+    );
+    let (err, _, _, message) = produce(&mut conn, "idem", idem_batch(other, 0, 0, &["t"], true));
+    assert_eq!(err, TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    assert!(
+        message
+            .as_deref()
+            .unwrap_or("")
+            .contains("does not support transactions"),
+        "{message:?}"
+    );
+    assert_eq!(values(&mut conn, "idem").len(), 4);
+}
+
+#[test]
+fn serve_idempotence_state_and_ids_survive_clean_restart_and_kill9() {
+    let mut broker = TestBroker::start(&[]);
+    let mut conn = KafkaConn::connect(broker.port());
+    create_topic(&mut conn, "idem-restart");
+    let (_, pid, _) = init_producer_id(&mut conn, 4, None, -1, -1);
+    let first = idem_batch(pid, 0, 0, &["a", "b", "c"], false);
+    assert_eq!(produce(&mut conn, "idem-restart", first.clone()).1, 0);
+    drop(conn);
+
+    // Clean restart: the snapshot written at shutdown keeps the producer.
+    broker.stop();
+    broker.restart();
+    let mut conn = KafkaConn::connect(broker.port());
+    let (err, base, ..) = produce(&mut conn, "idem-restart", first.clone());
+    assert_eq!((err, base), (0, 0), "retry after a clean restart");
+    let second = idem_batch(pid, 0, 3, &["d"], false);
+    assert_eq!(produce(&mut conn, "idem-restart", second.clone()).1, 3);
+    assert_eq!(
+        produce(
+            &mut conn,
+            "idem-restart",
+            idem_batch(pid, 0, 9, &["z"], false)
+        )
+        .0,
+        OUT_OF_ORDER_SEQUENCE_NUMBER
+    );
+    // Producer ids come from a new block after a restart: never reused.
+    let (_, after_restart, _) = init_producer_id(&mut conn, 4, None, -1, -1);
+    assert!(after_restart >= pid + 1000, "{after_restart} vs {pid}");
+    drop(conn);
+
+    // kill -9: the state is rebuilt from the snapshot and the log's batch headers.
+    broker.kill9();
+    broker.restart();
+    let mut conn = KafkaConn::connect(broker.port());
+    let (err, base, ..) = produce(&mut conn, "idem-restart", second);
+    assert_eq!((err, base), (0, 3), "retry after kill -9");
+    assert_eq!(
+        produce(
+            &mut conn,
+            "idem-restart",
+            idem_batch(pid, 0, 4, &["e"], false)
+        )
+        .1,
+        4
+    );
+    assert_eq!(
+        values(&mut conn, "idem-restart"),
+        vec!["a", "b", "c", "d", "e"]
+    );
+    let (_, after_kill, _) = init_producer_id(&mut conn, 4, None, -1, -1);
+    assert!(
+        after_kill >= after_restart + 1000,
+        "{after_kill} vs {after_restart}"
+    );
+}
+
+#[test]
+fn serve_idempotence_librdkafka_through_a_clean_restart() {
+    let mut broker = TestBroker::start(&[]);
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("enable.idempotence", "true")
+        .set("linger.ms", "5")
+        .set("batch.num.messages", "20")
+        .set("message.timeout.ms", "60000")
+        .set("retry.backoff.ms", "50")
+        .set("reconnect.backoff.max.ms", "500")
+        .create()
+        .unwrap();
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let send = |from: usize, to: usize| -> Vec<DeliveryFuture> {
+        (from..to)
+            .map(|i| {
+                let value = format!("m{i:04}");
+                producer
+                    .send_result(
+                        FutureRecord::<[u8], [u8]>::to("rk-idem")
+                            .partition(0)
+                            .payload(value.as_bytes()),
+                    )
+                    .map_err(|(e, _)| e)
+                    .unwrap()
+            })
+            .collect()
+    };
+    let wait = |futures: Vec<DeliveryFuture>| -> Vec<i64> {
+        rt.block_on(async {
+            let mut offsets = Vec::new();
+            for f in futures {
+                let delivery = tokio::time::timeout(Duration::from_secs(90), f)
+                    .await
+                    .expect("no delivery report within 90 s")
+                    .expect("delivery future dropped");
+                let (partition, offset) = delivery
+                    .map(|d| (d.partition, d.offset))
+                    .unwrap_or_else(|(e, _)| panic!("delivery failed: {e}"));
+                assert_eq!(partition, 0);
+                offsets.push(offset);
+            }
+            offsets
+        })
+    };
+    let first = wait(send(0, 100));
+    assert_eq!(first, (0..100).collect::<Vec<i64>>());
+    // Messages in flight while the broker stops cleanly and starts again.
+    let pending = send(100, 300);
+    std::thread::sleep(Duration::from_millis(20));
+    broker.stop();
+    let more = send(300, 400);
+    broker.restart();
+    let mut offsets = wait(pending);
+    offsets.extend(wait(more));
+    producer.flush(Duration::from_secs(30)).unwrap();
+    // Every message acknowledged at its own offset, in order.
+    assert_eq!(offsets, (100..400).collect::<Vec<i64>>());
+    let mut conn = KafkaConn::connect(broker.port());
+    let got = values(&mut conn, "rk-idem");
+    let want: Vec<String> = (0..400).map(|i| format!("m{i:04}")).collect();
+    assert_eq!(got, want, "nothing lost, nothing duplicated");
+    // The batches on disk are librdkafka's idempotent ones: one producer id, sequences that
+    // follow on from 0 across the restart.
+    let mut next_seq = 0;
+    for h in batch_headers(&broker.data_dir().join("rk-idem-0")) {
+        assert!(h.producer_id >= 0, "{h:?}");
+        assert_eq!(h.base_sequence, next_seq, "{h:?}");
+        next_seq = h.last_sequence() + 1;
+    }
+    assert_eq!(next_seq, 400);
+}
+
+/// The headers of every batch in a partition directory's `.log` files, in order.
+fn batch_headers(dir: &std::path::Path) -> Vec<RecordBatchHeader> {
+    let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let mut out = Vec::new();
+    for log in logs {
+        let bytes = std::fs::read(&log).unwrap();
+        for entry in BatchIter::new(&bytes) {
+            out.push(RecordBatchHeader::parse(entry.unwrap().bytes).unwrap());
+        }
+    }
+    out
+}

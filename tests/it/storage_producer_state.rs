@@ -1,0 +1,316 @@
+//! The idempotent producer's state on a real partition log: duplicates answered with their
+//! original offsets, sequence and epoch errors, snapshots at roll and close, recovery with and
+//! without snapshots after clean and unclean shutdowns, truncation, snapshot retention.
+
+use std::path::Path;
+
+use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use kcli::protocol::record::compression::CompressionType;
+use kcli::storage::StorageError;
+use kcli::storage::log_validator::AppendOrigin;
+use kcli::storage::producer_state::ProducerStateError;
+use kcli::storage::producer_state::snapshot::read_snapshot;
+use kcli::storage::unified_log::UnifiedLog;
+
+use super::storage_support::{T0, open_log, read_all, small_config};
+
+/// An idempotent batch of `count` records of ~200 bytes from producer `pid`.
+fn idem_batch(pid: i64, epoch: i16, base_seq: i32, count: usize) -> Vec<u8> {
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    b.producer_id = pid;
+    b.producer_epoch = epoch;
+    b.base_sequence = base_seq;
+    b.records = (0..count)
+        .map(|i| {
+            SimpleRecord::new(
+                T0 + i as i64,
+                None,
+                Some(format!("p{pid}-s{}-{}", base_seq + i as i32, "x".repeat(200)).into_bytes()),
+            )
+        })
+        .collect();
+    b.build().unwrap()
+}
+
+fn append(log: &mut UnifiedLog, batch: &[u8]) -> Result<(i64, i64), StorageError> {
+    log.append_as_leader(batch, 0, AppendOrigin::Client, T0)
+        .map(|i| (i.first_offset, i.last_offset))
+}
+
+fn snapshot_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".snapshot"))
+        .collect();
+    names.sort();
+    names
+}
+
+/// Producer 5 writes `batches` batches of 3 records: sequences 0, 3, 6, ...
+fn write_batches(log: &mut UnifiedLog, batches: i32) {
+    for i in 0..batches {
+        append(log, &idem_batch(5, 0, i * 3, 3)).unwrap();
+    }
+}
+
+#[test]
+fn producer_state_retry_returns_original_offsets_and_appends_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    append(&mut log, &idem_batch(9, 0, 0, 1)).unwrap();
+    let first = idem_batch(5, 0, 0, 3);
+    assert_eq!(append(&mut log, &first).unwrap(), (1, 3));
+    append(&mut log, &idem_batch(5, 0, 3, 2)).unwrap();
+    let end = log.log_end_offset();
+    let info = log
+        .append_as_leader(&first, 0, AppendOrigin::Client, T0 + 99)
+        .unwrap();
+    assert_eq!((info.first_offset, info.last_offset), (1, 3));
+    // Kafka reports the original batch's timestamp as the log append time of a duplicate.
+    assert_eq!(info.log_append_time, T0 + 2);
+    assert_eq!(log.log_end_offset(), end, "nothing appended");
+    assert_eq!(read_all(&log, 0).len(), 6);
+}
+
+#[test]
+fn producer_state_gap_and_old_epoch_are_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    append(&mut log, &idem_batch(5, 1, 0, 2)).unwrap();
+    let gap = append(&mut log, &idem_batch(5, 1, 5, 1)).unwrap_err();
+    assert!(
+        matches!(
+            gap,
+            StorageError::ProducerState(ProducerStateError::OutOfOrderSequence { .. })
+        ),
+        "{gap:?}"
+    );
+    let fenced = append(&mut log, &idem_batch(5, 0, 2, 1)).unwrap_err();
+    assert!(
+        matches!(
+            fenced,
+            StorageError::ProducerState(ProducerStateError::InvalidProducerEpoch { .. })
+        ),
+        "{fenced:?}"
+    );
+    assert_eq!(log.log_end_offset(), 2, "refused batches are not appended");
+    // Non-idempotent batches are untouched by producer state.
+    append(&mut log, &idem_batch(-1, -1, -1, 2)).unwrap();
+    assert_eq!(log.producer_state().active_producers().count(), 1);
+}
+
+#[test]
+fn producer_state_roll_and_close_write_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    write_batches(&mut log, 40);
+    let bases = log.segment_base_offsets();
+    assert!(bases.len() >= 3, "{bases:?}");
+    let names = snapshot_files(dir.path());
+    for base in &bases[1..] {
+        assert!(names.contains(&format!("{base:020}.snapshot")), "{names:?}");
+    }
+    let end = log.log_end_offset();
+    log.close(T0).unwrap();
+    let at_end = dir.path().join(format!("{end:020}.snapshot"));
+    let entries = read_snapshot(&std::fs::read(at_end).unwrap()).unwrap();
+    assert_eq!(entries.len(), 1);
+    assert_eq!(entries[0].producer_id, 5);
+    assert_eq!(entries[0].last_sequence, 119);
+    assert_eq!(entries[0].last_offset, end - 1);
+    assert_eq!(entries[0].offset_delta, 2);
+}
+
+#[test]
+fn producer_state_survives_a_clean_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    write_batches(&mut log, 10);
+    let end = log.log_end_offset();
+    log.close(T0).unwrap();
+    let mut log = open_log(dir.path(), small_config(), end, true);
+    // The last batch (sequences 27..29) is still recognised; the next one follows on.
+    assert_eq!(
+        append(&mut log, &idem_batch(5, 0, 27, 3)).unwrap(),
+        (end - 3, end - 1)
+    );
+    assert_eq!(log.log_end_offset(), end);
+    assert!(append(&mut log, &idem_batch(5, 0, 31, 1)).is_err());
+    assert_eq!(
+        append(&mut log, &idem_batch(5, 0, 30, 1)).unwrap(),
+        (end, end)
+    );
+}
+
+#[test]
+fn producer_state_is_rebuilt_after_a_crash_with_and_without_snapshots() {
+    for keep_snapshots in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = open_log(dir.path(), small_config(), 0, true);
+        write_batches(&mut log, 40);
+        let end = log.log_end_offset();
+        assert!(log.number_of_segments() >= 3);
+        // A crash: no close, no snapshot at the end.
+        drop(log);
+        if !keep_snapshots {
+            for name in snapshot_files(dir.path()) {
+                std::fs::remove_file(dir.path().join(name)).unwrap();
+            }
+        }
+        let mut log = open_log(dir.path(), small_config(), 0, false);
+        assert_eq!(log.log_end_offset(), end);
+        let entry = log.producer_state().last_entry(5).unwrap();
+        assert_eq!(entry.last_seq(), 119, "keep_snapshots={keep_snapshots}");
+        assert_eq!(
+            entry.batch_metadata.len(),
+            5,
+            "replayed the last five batches"
+        );
+        // A retry of the fourth-newest batch is still deduplicated.
+        assert_eq!(
+            append(&mut log, &idem_batch(5, 0, 111, 3)).unwrap(),
+            (end - 9, end - 7)
+        );
+        assert_eq!(log.log_end_offset(), end);
+        // Loading wrote a snapshot at the log end.
+        assert!(
+            snapshot_files(dir.path()).contains(&format!("{end:020}.snapshot")),
+            "keep_snapshots={keep_snapshots}"
+        );
+    }
+}
+
+#[test]
+fn producer_state_no_snapshot_after_clean_shutdown_is_not_replayed() {
+    // Kafka's upgrade path: a cleanly shut down log without snapshots is not scanned; empty
+    // snapshots are written at the last two segments' bases and the log end.
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    write_batches(&mut log, 40);
+    let end = log.log_end_offset();
+    let bases = log.segment_base_offsets();
+    assert!(bases.len() >= 3, "{bases:?}");
+    log.close(T0).unwrap();
+    for name in snapshot_files(dir.path()) {
+        std::fs::remove_file(dir.path().join(name)).unwrap();
+    }
+    let log = open_log(dir.path(), small_config(), end, true);
+    assert!(log.producer_state().is_empty());
+    let expected: Vec<String> = [bases[bases.len() - 2], bases[bases.len() - 1], end]
+        .iter()
+        .map(|o| format!("{o:020}.snapshot"))
+        .collect();
+    assert_eq!(snapshot_files(dir.path()), expected);
+}
+
+#[test]
+fn producer_state_truncation_drops_later_batches_and_snapshots() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    write_batches(&mut log, 20);
+    let bases = log.segment_base_offsets();
+    // Truncate into the second segment, just after a batch boundary.
+    let target = bases[1] + 3 - (bases[1] % 3);
+    log.truncate_to(target, T0).unwrap();
+    assert_eq!(log.log_end_offset(), target);
+    let entry = log.producer_state().last_entry(5).unwrap();
+    assert_eq!(i64::from(entry.last_seq()), target - 1);
+    assert!(
+        log.producer_state()
+            .snapshot_offsets()
+            .iter()
+            .all(|o| *o <= target),
+        "{:?}",
+        log.producer_state().snapshot_offsets()
+    );
+    // The producer continues at the truncation point.
+    let next_seq = i32::try_from(target).unwrap();
+    assert_eq!(
+        append(&mut log, &idem_batch(5, 0, next_seq, 3)).unwrap(),
+        (target, target + 2)
+    );
+    log.truncate_fully_and_start_at(1000, T0).unwrap();
+    assert!(log.producer_state().is_empty());
+    assert!(snapshot_files(dir.path()).is_empty());
+}
+
+#[test]
+fn producer_state_snapshot_retention_keeps_the_last_two_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    write_batches(&mut log, 60);
+    let bases = log.segment_base_offsets();
+    assert!(bases.len() >= 5, "{bases:?}");
+    let end = log.log_end_offset();
+    log.flush(end, T0).unwrap();
+    let min = log
+        .delete_snapshots_after_recovery_point_checkpoint()
+        .unwrap();
+    assert_eq!(min, bases[bases.len() - 2]);
+    assert!(
+        log.producer_state()
+            .snapshot_offsets()
+            .iter()
+            .all(|o| *o >= min)
+    );
+    assert_eq!(
+        snapshot_files(dir.path()).len(),
+        log.producer_state().snapshot_offsets().len()
+    );
+}
+
+#[test]
+fn producer_state_follower_appends_update_without_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut leader = open_log(dir.path(), small_config(), 0, true);
+    append(&mut leader, &idem_batch(5, 0, 0, 2)).unwrap();
+    let bytes = leader
+        .read(
+            0,
+            1 << 20,
+            kcli::storage::log_reads::FetchIsolation::LogEnd,
+            true,
+        )
+        .unwrap()
+        .records
+        .read_to_vec()
+        .unwrap();
+    let other = tempfile::tempdir().unwrap();
+    let mut follower = open_log(other.path(), small_config(), 0, true);
+    follower.append_as_follower(&bytes, T0).unwrap();
+    let entry = follower.producer_state().last_entry(5).unwrap();
+    assert_eq!((entry.last_seq(), entry.last_data_offset()), (1, 1));
+}
+
+#[test]
+fn producer_state_snapshot_is_read_by_kafkas_dump_log_segments() {
+    use super::dump_segment::support::{kafka, kcli};
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    append(&mut log, &idem_batch(1000, 3, 0, 2)).unwrap();
+    append(&mut log, &idem_batch(2, 0, 7, 5)).unwrap();
+    append(&mut log, &idem_batch(1000, 3, 2, 3)).unwrap();
+    let end = log.log_end_offset();
+    log.close(T0).unwrap();
+    let name = format!("{end:020}.snapshot");
+    let kafka_out = kafka(dir.path(), &[&name], &[]);
+    assert!(kafka_out.status.success(), "{kafka_out:?}");
+    let stdout = String::from_utf8(kafka_out.stdout).unwrap();
+    // Kafka's own reader decodes both producers with their last batches.
+    for line in [
+        format!(
+            "producerId: 2 producerEpoch: 0 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: {ts} firstSequence: 7 lastSequence: 11 lastOffset: 6 offsetDelta: 4 timestamp: {ts}",
+            ts = T0 + 4
+        ),
+        format!(
+            "producerId: 1000 producerEpoch: 3 coordinatorEpoch: -1 currentTxnFirstOffset: OptionalLong.empty lastTimestamp: {ts} firstSequence: 2 lastSequence: 4 lastOffset: 9 offsetDelta: 2 timestamp: {ts}",
+            ts = T0 + 2
+        ),
+    ] {
+        assert!(stdout.contains(&line), "missing {line:?} in:\n{stdout}");
+    }
+    // And kcli's dump-segment, now on the shared storage code, prints the same.
+    let ours = kcli(dir.path(), &[&name], &[]);
+    assert_eq!(String::from_utf8(ours.stdout).unwrap(), stdout);
+}
