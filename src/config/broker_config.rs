@@ -35,6 +35,9 @@ pub struct Settings {
     pub default_replication_factor: i32,
     pub delete_topic_enable: bool,
     pub group_initial_rebalance_delay_ms: i32,
+    pub group_max_session_timeout_ms: i32,
+    pub group_max_size: i32,
+    pub group_min_session_timeout_ms: i32,
     pub listeners: Vec<EndPoint>,
     pub log_cleaner_backoff_ms: i64,
     pub log_cleaner_dedupe_buffer_size: i64,
@@ -81,8 +84,15 @@ pub struct Settings {
     pub num_io_threads: i32,
     pub num_network_threads: i32,
     pub num_partitions: i32,
+    pub offsets_commit_timeout_ms: i32,
+    pub offsets_load_buffer_size: i32,
+    pub offsets_metadata_max_bytes: i32,
+    pub offsets_retention_check_interval_ms: i64,
+    pub offsets_retention_minutes: i32,
+    pub offsets_topic_compression_codec: i32,
     pub offsets_topic_num_partitions: i32,
     pub offsets_topic_replication_factor: i16,
+    pub offsets_topic_segment_bytes: i32,
     pub producer_id_expiration_check_interval_ms: i32,
     pub producer_id_expiration_ms: i32,
     pub queued_max_requests: i32,
@@ -126,6 +136,9 @@ impl Default for Settings {
             default_replication_factor: 1,
             delete_topic_enable: true,
             group_initial_rebalance_delay_ms: 3000,
+            group_max_session_timeout_ms: 1_800_000,
+            group_max_size: i32::MAX,
+            group_min_session_timeout_ms: 6000,
             listeners: vec![plaintext_all],
             log_cleaner_backoff_ms: 15_000,
             log_cleaner_dedupe_buffer_size: 128 * 1024 * 1024,
@@ -174,8 +187,15 @@ impl Default for Settings {
             num_io_threads: 8,
             num_network_threads: 3,
             num_partitions: 1,
+            offsets_commit_timeout_ms: 5000,
+            offsets_load_buffer_size: 5 * 1024 * 1024,
+            offsets_metadata_max_bytes: 4096,
+            offsets_retention_check_interval_ms: 600_000,
+            offsets_retention_minutes: 7 * 24 * 60,
+            offsets_topic_compression_codec: 0,
             offsets_topic_num_partitions: 50,
             offsets_topic_replication_factor: 3,
+            offsets_topic_segment_bytes: 100 * 1024 * 1024,
             producer_id_expiration_check_interval_ms: 600_000,
             producer_id_expiration_ms: 86_400_000,
             queued_max_requests: 500,
@@ -239,6 +259,9 @@ impl Settings {
             "group.initial.rebalance.delay.ms" => {
                 self.group_initial_rebalance_delay_ms = int(i32::MIN)?
             }
+            "group.max.session.timeout.ms" => self.group_max_session_timeout_ms = int(i32::MIN)?,
+            "group.max.size" => self.group_max_size = int(1)?,
+            "group.min.session.timeout.ms" => self.group_min_session_timeout_ms = int(i32::MIN)?,
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
             "log.cleaner.backoff.ms" => self.log_cleaner_backoff_ms = long(0)?,
             "log.cleaner.dedupe.buffer.size" => {
@@ -338,7 +361,22 @@ impl Settings {
             "num.io.threads" => self.num_io_threads = int(1)?,
             "num.network.threads" => self.num_network_threads = int(1)?,
             "num.partitions" => self.num_partitions = int(1)?,
+            "offsets.commit.timeout.ms" => self.offsets_commit_timeout_ms = int(1)?,
+            "offsets.load.buffer.size" => self.offsets_load_buffer_size = int(1)?,
+            "offsets.metadata.max.bytes" => self.offsets_metadata_max_bytes = int(i32::MIN)?,
+            "offsets.retention.check.interval.ms" => {
+                self.offsets_retention_check_interval_ms = long(1)?
+            }
+            "offsets.retention.minutes" => self.offsets_retention_minutes = int(1)?,
+            "offsets.topic.compression.codec" => {
+                let n = int(i32::MIN)?;
+                if !(0..=4).contains(&n) {
+                    return Err(invalid("Unknown compression type id".into()));
+                }
+                self.offsets_topic_compression_codec = n;
+            }
             "offsets.topic.num.partitions" => self.offsets_topic_num_partitions = int(1)?,
+            "offsets.topic.segment.bytes" => self.offsets_topic_segment_bytes = int(1)?,
             "offsets.topic.replication.factor" => {
                 self.offsets_topic_replication_factor = short_at_least(value, 1).map_err(invalid)?
             }

@@ -28,6 +28,17 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::DescribeCluster, 0),
     // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
     (ApiKey::InitProducerId, 0),
+    // The classic group coordinator (src/server/group/).
+    (ApiKey::OffsetCommit, 0),
+    (ApiKey::OffsetFetch, 0),
+    (ApiKey::JoinGroup, 0),
+    (ApiKey::Heartbeat, 0),
+    (ApiKey::LeaveGroup, 0),
+    (ApiKey::SyncGroup, 0),
+    (ApiKey::DescribeGroups, 0),
+    (ApiKey::ListGroups, 0),
+    (ApiKey::DeleteGroups, 0),
+    (ApiKey::OffsetDelete, 0),
 ];
 
 /// The advertised range of `key`, or `None` when it is not advertised.
@@ -67,7 +78,26 @@ mod tests {
             assert!(range.max <= info.max_stable_version());
         }
         assert_eq!(advertised(ApiKey::Produce).map(|r| r.min), Some(0));
-        assert!(advertised(ApiKey::JoinGroup).is_none());
+        let group_apis = [
+            (ApiKey::JoinGroup, 9),
+            (ApiKey::SyncGroup, 5),
+            (ApiKey::Heartbeat, 4),
+            (ApiKey::LeaveGroup, 5),
+            (ApiKey::OffsetCommit, 9),
+            (ApiKey::OffsetFetch, 9),
+            (ApiKey::ListGroups, 5),
+            (ApiKey::DescribeGroups, 5),
+            (ApiKey::DeleteGroups, 2),
+            (ApiKey::OffsetDelete, 0),
+            (ApiKey::FindCoordinator, 6),
+        ];
+        for (key, max) in group_apis {
+            assert_eq!(
+                advertised(key),
+                Some(VersionRange { min: 0, max }),
+                "{key:?}"
+            );
+        }
         assert_eq!(
             advertised(ApiKey::InitProducerId),
             Some(VersionRange { min: 0, max: 5 })

@@ -18,6 +18,7 @@ use crate::replication::ReplicaManager;
 use super::api_versions;
 use super::apis;
 use super::dynamic_broker_config::DynamicBrokerConfig;
+use super::group::GroupCoordinator;
 use super::metadata_cache::MetadataCache;
 use super::producer_id_manager::ProducerIdManager;
 use super::request_context::RequestContext;
@@ -32,32 +33,13 @@ pub struct KafkaApis {
     pub topic_manager: Arc<TopicManager>,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
     pub producer_id_manager: Arc<ProducerIdManager>,
+    pub group_coordinator: Arc<GroupCoordinator>,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
-    ready: watch::Receiver<bool>,
+    pub ready: watch::Receiver<bool>,
 }
 
 impl KafkaApis {
-    pub fn new(
-        config: Arc<BrokerConfig>,
-        metadata_cache: Arc<MetadataCache>,
-        replica_manager: Arc<ReplicaManager>,
-        topic_manager: Arc<TopicManager>,
-        dynamic_config: Arc<DynamicBrokerConfig>,
-        producer_id_manager: Arc<ProducerIdManager>,
-        ready: watch::Receiver<bool>,
-    ) -> Self {
-        KafkaApis {
-            config,
-            metadata_cache,
-            replica_manager,
-            topic_manager,
-            dynamic_config,
-            producer_id_manager,
-            ready,
-        }
-    }
-
     async fn dispatch(&self, ctx: &RequestContext, body: RequestKind) -> Response {
         match body {
             RequestKind::ApiVersions(r) => apis::api_versions::handle(self, ctx, r),
@@ -65,7 +47,7 @@ impl KafkaApis {
             RequestKind::Produce(r) => apis::produce::handle(self, ctx, r).await,
             RequestKind::Fetch(r) => apis::fetch::handle(self, ctx, r).await,
             RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
-            RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r),
+            RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r).await,
             RequestKind::InitProducerId(r) => apis::init_producer_id::handle(self, ctx, r).await,
             RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
             RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
@@ -80,6 +62,16 @@ impl KafkaApis {
             RequestKind::OffsetForLeaderEpoch(r) => {
                 apis::offset_for_leader_epoch::handle(self, ctx, r)
             }
+            RequestKind::JoinGroup(r) => apis::join_group::handle(self, ctx, r),
+            RequestKind::SyncGroup(r) => apis::sync_group::handle(self, ctx, r),
+            RequestKind::Heartbeat(r) => apis::heartbeat::handle(self, ctx, r),
+            RequestKind::LeaveGroup(r) => apis::leave_group::handle(self, ctx, r),
+            RequestKind::OffsetCommit(r) => apis::offset_commit::handle(self, ctx, r).await,
+            RequestKind::OffsetFetch(r) => apis::offset_fetch::handle(self, ctx, r).await,
+            RequestKind::ListGroups(r) => apis::list_groups::handle(self, ctx, r),
+            RequestKind::DescribeGroups(r) => apis::describe_groups::handle(self, ctx, r),
+            RequestKind::DeleteGroups(r) => apis::delete_groups::handle(self, ctx, r),
+            RequestKind::OffsetDelete(r) => apis::offset_delete::handle(self, ctx, r),
             other => {
                 // Unreachable while `api_versions` and this match agree; a test checks that.
                 tracing::error!(api = ?other.api_key(), "advertised API without a handler");

@@ -29,10 +29,13 @@ use crate::zk::{CreateMode, EmbeddedStore, Op, OpResult, ZkClient, ZkError, reci
 
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
+use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig};
 use super::kafka_apis::KafkaApis;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::producer_id_manager::ProducerIdManager;
 use super::topic_manager::TopicManager;
+use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
+use crate::protocol::record::compression::CompressionType;
 
 /// A running broker.
 #[derive(Debug)]
@@ -111,16 +114,18 @@ impl KafkaServer {
             .startup()
             .await
             .map_err(|e| ServerError::Unsupported(e.to_string()))?;
+        let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
-        let apis = Arc::new(KafkaApis::new(
-            Arc::clone(&current),
-            Arc::clone(&metadata_cache),
-            Arc::clone(&replica_manager),
-            topic_manager.clone(),
+        let apis = Arc::new(KafkaApis {
+            config: Arc::clone(&current),
+            metadata_cache: Arc::clone(&metadata_cache),
+            replica_manager: Arc::clone(&replica_manager),
+            topic_manager: topic_manager.clone(),
             dynamic_config,
             producer_id_manager,
-            ready_rx,
-        ));
+            group_coordinator: Arc::clone(&group_coordinator),
+            ready: ready_rx,
+        });
 
         let socket_config = SocketServerConfig {
             listeners: config
@@ -153,6 +158,7 @@ impl KafkaServer {
         elect_controller(zk.as_ref(), config.broker_id, controller_epoch).await?;
         metadata_cache.set_controller_id(Some(config.broker_id));
         let topics = topic_manager.load_topics().await?;
+        group_coordinator.startup(led_offsets_partitions(&replica_manager));
 
         let background = CancellationToken::new();
         let tasks = TaskTracker::new();
@@ -198,6 +204,8 @@ impl KafkaServer {
         // Parked fetches and produces answer now, so the socket server's graceful stop does
         // not wait out their timeouts.
         self.apis.replica_manager.begin_shutdown();
+        // Parked JoinGroup/SyncGroup answers go out (NOT_COORDINATOR) and the group timers stop.
+        self.apis.group_coordinator.shutdown().await;
         self.socket_server.shutdown().await;
         self.background.cancel();
         self.tasks.close();
@@ -211,6 +219,47 @@ impl KafkaServer {
         tracing::info!("shut down cleanly");
         Ok(())
     }
+}
+
+/// The group coordinator over the offsets topic, with the `group.*` and `offsets.*` settings.
+fn new_group_coordinator(
+    config: &BrokerConfig,
+    replica_manager: &Arc<ReplicaManager>,
+    zk: &Arc<dyn ZkClient>,
+) -> Arc<GroupCoordinator> {
+    let offsets = OffsetsConfig {
+        num_partitions: config.offsets_topic_num_partitions,
+        commit_timeout_ms: i64::from(config.offsets_commit_timeout_ms),
+        metadata_max_bytes: usize::try_from(config.offsets_metadata_max_bytes).unwrap_or(0),
+        compression: CompressionType::from_id(
+            u8::try_from(config.offsets_topic_compression_codec).unwrap_or(0),
+        )
+        .unwrap_or(CompressionType::None),
+        retention_ms: i64::from(config.offsets_retention_minutes) * 60 * 1000,
+        retention_check_interval_ms: config.offsets_retention_check_interval_ms,
+        load_buffer_size: usize::try_from(config.offsets_load_buffer_size).unwrap_or(5 << 20),
+    };
+    let group = GroupConfig {
+        min_session_timeout_ms: config.group_min_session_timeout_ms,
+        max_session_timeout_ms: config.group_max_session_timeout_ms,
+        max_size: usize::try_from(config.group_max_size).unwrap_or(usize::MAX),
+        initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
+    };
+    let manager = Arc::new(GroupMetadataManager::new(
+        offsets,
+        Arc::clone(replica_manager),
+    ));
+    GroupCoordinator::new(group, manager, Arc::clone(zk))
+}
+
+/// The `__consumer_offsets` partitions this broker leads (their groups are loaded at startup).
+fn led_offsets_partitions(replica_manager: &ReplicaManager) -> Vec<i32> {
+    replica_manager
+        .partitions_of(GROUP_METADATA_TOPIC_NAME)
+        .iter()
+        .filter(|p| p.is_leader())
+        .map(|p| p.topic_partition().partition)
+        .collect()
 }
 
 /// The endpoints clients are told: `advertised.listeners` (else `listeners`), a missing host

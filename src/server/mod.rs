@@ -16,6 +16,7 @@
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
 //! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
+//! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`apis`]: one module per API.
 //!
 //! Layering: the server sits above every other module but `commands`.
@@ -26,6 +27,7 @@ pub mod config_entries;
 pub mod config_ops;
 pub mod dynamic_broker_config;
 pub mod error;
+pub mod group;
 pub mod kafka_apis;
 pub mod kafka_server;
 pub mod metadata_cache;

@@ -14,6 +14,7 @@ mod record_interop;
 mod serve_admin_raw;
 mod serve_bad_input;
 mod serve_clients;
+mod serve_groups;
 mod serve_idempotence;
 mod serve_restart;
 mod serve_stress;

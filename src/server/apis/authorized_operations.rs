@@ -48,6 +48,9 @@ pub const CLUSTER_OPERATIONS: i32 = bits(&[
     DESCRIBE,
 ]);
 
+/// A consumer group's: read, describe, delete.
+pub const GROUP_OPERATIONS: i32 = bits(&[READ, DESCRIBE, DELETE]);
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -56,5 +59,6 @@ mod tests {
     fn bit_fields() {
         assert_eq!(TOPIC_OPERATIONS, 3576);
         assert_eq!(CLUSTER_OPERATIONS, 8096);
+        assert_eq!(GROUP_OPERATIONS, 328);
     }
 }

@@ -1,7 +1,12 @@
-//! FindCoordinator: which broker coordinates a consumer group or a transactional id. A single
-//! broker coordinates every group (it leads every `__consumer_offsets` partition). Transactions
-//! are not supported: a transactional id gets a non-retriable error, so a transactional producer
-//! fails at once instead of retrying forever. v4+ look up several keys at once.
+//! FindCoordinator: which broker coordinates a consumer group or a transactional id: the leader
+//! of the group's `__consumer_offsets` partition (`partitionFor`). The first group lookup creates
+//! `__consumer_offsets` as Kafka does (`offsets.topic.num.partitions` partitions, compacted,
+//! `compression.type=producer`, `segment.bytes` = `offsets.topic.segment.bytes`); the single-node
+//! broker creates it with replication factor 1, since there is only one broker to hold it, the
+//! way Kafka's quick-start config (`offsets.topic.replication.factor=1`) does.
+//! Transactions are not supported: a transactional id gets a non-retriable error, so a
+//! transactional producer fails at once instead of retrying forever. v4+ look up several keys at
+//! once.
 
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -12,11 +17,20 @@ use crate::protocol::messages::find_coordinator_response::{Coordinator, FindCoor
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
+use super::super::topic_manager::{NewTopic, TopicError};
+use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FindCoordinatorRequest) -> Response {
+pub async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: FindCoordinatorRequest,
+) -> Response {
+    if request.key_type == GROUP {
+        ensure_offsets_topic(apis).await;
+    }
     let keys: Vec<StrBytes> = if ctx.api_version >= 4 {
         request.coordinator_keys.clone()
     } else {
@@ -49,6 +63,59 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FindCoordinatorRe
     ctx.respond(ResponseKind::FindCoordinator(response))
 }
 
+/// Creates `__consumer_offsets` if it does not exist yet, and loads its (empty) partitions.
+async fn ensure_offsets_topic(apis: &KafkaApis) {
+    if apis
+        .metadata_cache
+        .contains_topic(GROUP_METADATA_TOPIC_NAME)
+    {
+        return;
+    }
+    let config = &apis.config;
+    // Single-node mode (no zookeeper.connect): one broker can hold one replica.
+    let replication_factor = if config.zookeeper_connect.is_none() {
+        1
+    } else {
+        config.offsets_topic_replication_factor
+    };
+    let topic = NewTopic {
+        name: GROUP_METADATA_TOPIC_NAME.to_string(),
+        num_partitions: config.offsets_topic_num_partitions,
+        replication_factor,
+        configs: [
+            ("cleanup.policy", "compact".to_string()),
+            ("compression.type", "producer".to_string()),
+            (
+                "segment.bytes",
+                config.offsets_topic_segment_bytes.to_string(),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..NewTopic::default()
+    };
+    match apis.topic_manager.create_topic(&topic, false).await {
+        Ok(created) => {
+            tracing::info!(
+                partitions = created.num_partitions,
+                "created __consumer_offsets"
+            );
+            let manager = std::sync::Arc::clone(&apis.group_coordinator.manager);
+            let partitions: Vec<i32> = (0..created.num_partitions).collect();
+            // The new partitions are empty: loading them is immediate.
+            let _ = tokio::task::spawn_blocking(move || {
+                for p in partitions {
+                    manager.load_partition(p);
+                }
+            })
+            .await;
+        }
+        Err(TopicError::TopicAlreadyExists(_)) => {}
+        Err(e) => tracing::warn!(err = %e, "cannot create __consumer_offsets"),
+    }
+}
+
 fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -> Coordinator {
     let failed = |code: ErrorCode, message: &str| Coordinator {
         key: key.clone(),
@@ -62,6 +129,10 @@ fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -
     match key_type {
         GROUP => {}
         TRANSACTION => {
+            // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the Java client's TransactionManager
+            // (FindCoordinatorHandler) makes it a fatal error (TransactionalIdAuthorization-
+            // Exception), where COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR would be retried
+            // until the producer's max.block.ms.
             return failed(
                 ErrorCode::TransactionalIdAuthorizationFailed,
                 "transactions are not supported by this broker",
@@ -69,12 +140,20 @@ fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -
         }
         _ => return failed(ErrorCode::InvalidRequest, "unknown coordinator key type"),
     }
-    let me = apis.replica_manager.local_broker_id();
+    let partition = apis
+        .group_coordinator
+        .manager
+        .partition_for(&key.to_string_lossy());
+    let leader = apis
+        .metadata_cache
+        .partition(GROUP_METADATA_TOPIC_NAME, partition)
+        .map_or(-1, |p| p.leader);
+    let me = leader;
     let endpoint = apis
         .metadata_cache
         .alive_brokers()
         .into_iter()
-        .find(|b| b.id == me)
+        .find(|b| b.id == leader)
         .and_then(|b| b.endpoint(&ctx.listener_name).cloned());
     match endpoint {
         Some(e) => Coordinator {

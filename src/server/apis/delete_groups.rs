@@ -1,0 +1,34 @@
+//! DeleteGroups (Kafka's `handleDeleteGroupsRequest`), v0-2: empty groups are removed with
+//! tombstones for their offsets and metadata; a group with members is NON_EMPTY_GROUP, an
+//! unknown one GROUP_ID_NOT_FOUND.
+
+use crate::network::Response;
+use crate::protocol::codec::StrBytes;
+use crate::protocol::messages::ResponseKind;
+use crate::protocol::messages::delete_groups_request::DeleteGroupsRequest;
+use crate::protocol::messages::delete_groups_response::{
+    DeletableGroupResult, DeleteGroupsResponse,
+};
+
+use super::super::kafka_apis::KafkaApis;
+use super::super::request_context::RequestContext;
+
+pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DeleteGroupsRequest) -> Response {
+    let ids: Vec<String> = r
+        .groups_names
+        .iter()
+        .map(|g| g.to_string_lossy().into_owned())
+        .collect();
+    let results = apis.group_coordinator.delete_groups(&ids);
+    ctx.respond(ResponseKind::DeleteGroups(DeleteGroupsResponse {
+        results: results
+            .into_iter()
+            .map(|(id, e)| DeletableGroupResult {
+                group_id: StrBytes::from(id),
+                error_code: e.code(),
+                ..DeletableGroupResult::default()
+            })
+            .collect(),
+        ..DeleteGroupsResponse::default()
+    }))
+}

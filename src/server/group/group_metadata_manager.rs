@@ -1,0 +1,482 @@
+//! Kafka's `GroupMetadataManager`: the groups this broker coordinates, which `__consumer_offsets`
+//! partitions are loaded, appending offset commits, group metadata and tombstones to those
+//! partitions, and loading them back from the log.
+//!
+//! Durability: an append goes through the partition leader with acks=all semantics; a commit is
+//! answered only once the high watermark passed it (within `offsets.commit.timeout.ms`), so an
+//! acknowledged commit is in the log of every in-sync replica. With the single-node broker (RF 1)
+//! the high watermark follows the append at once.
+//!
+//! Lock order: the groups map, then one group; never the map while a group is locked. No lock
+//! is held across an `.await`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::TopicPartition;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::group_metadata_value::GroupMetadataValue;
+use crate::protocol::record::batch_iter::BatchIter;
+use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use crate::protocol::record::compression::CompressionType;
+use crate::protocol::record::records::{batch_records, for_each_record};
+use crate::replication::delayed::PartitionWatch;
+use crate::replication::{Partition, ReplicaManager};
+use crate::storage::log_manager::now_ms;
+use crate::storage::log_reads::FetchIsolation;
+
+use super::group_metadata::{GroupMetadata, GroupState};
+use super::member_metadata::MemberMetadata;
+use super::offsets_records::{self as records, OffsetAndMetadata, OffsetsKey};
+use crate::server::topic_validation::GROUP_METADATA_TOPIC_NAME;
+
+/// The `offsets.*` settings the manager uses.
+#[derive(Debug, Clone)]
+pub struct OffsetsConfig {
+    pub num_partitions: i32,
+    pub commit_timeout_ms: i64,
+    pub metadata_max_bytes: usize,
+    pub compression: CompressionType,
+    pub retention_ms: i64,
+    pub retention_check_interval_ms: i64,
+    pub load_buffer_size: usize,
+}
+
+/// Whether an offsets partition's groups are in memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadState {
+    Loading,
+    Loaded,
+}
+
+/// One group, shared by the handlers and the timers.
+pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
+
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// An append waiting for the high watermark.
+#[derive(Debug, Clone)]
+pub struct PendingAppend {
+    partition: Arc<Partition>,
+    required_offset: i64,
+}
+
+impl PendingAppend {
+    pub fn is_committed(&self) -> bool {
+        self.partition.offsets().high_watermark >= self.required_offset
+    }
+
+    /// Waits until the append is committed; REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR
+    /// when the broker shuts down first.
+    pub async fn wait(self, timeout: Duration, shutdown: &CancellationToken) -> ErrorCode {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let watch = PartitionWatch::register([&self.partition]);
+            if self.is_committed() {
+                return ErrorCode::None;
+            }
+            if !watch.wait(deadline, shutdown).await {
+                return if self.is_committed() {
+                    ErrorCode::None
+                } else if shutdown.is_cancelled() {
+                    ErrorCode::NotCoordinator
+                } else {
+                    ErrorCode::RequestTimedOut
+                };
+            }
+        }
+    }
+}
+
+/// The manager.
+#[derive(Debug)]
+pub struct GroupMetadataManager {
+    pub config: OffsetsConfig,
+    replica_manager: Arc<ReplicaManager>,
+    groups: Mutex<HashMap<String, SharedGroup>>,
+    partitions: Mutex<HashMap<i32, LoadState>>,
+}
+
+impl GroupMetadataManager {
+    pub fn new(config: OffsetsConfig, replica_manager: Arc<ReplicaManager>) -> Self {
+        GroupMetadataManager {
+            config,
+            replica_manager,
+            groups: Mutex::new(HashMap::new()),
+            partitions: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn partition_for(&self, group_id: &str) -> i32 {
+        records::partition_for(group_id, self.config.num_partitions)
+    }
+
+    fn offsets_partition(&self, index: i32) -> Option<Arc<Partition>> {
+        self.replica_manager
+            .get_partition(&TopicPartition::new(GROUP_METADATA_TOPIC_NAME, index))
+    }
+
+    pub fn is_loading(&self, group_id: &str) -> bool {
+        lock(&self.partitions).get(&self.partition_for(group_id)) == Some(&LoadState::Loading)
+    }
+
+    pub fn any_loading(&self) -> bool {
+        lock(&self.partitions)
+            .values()
+            .any(|s| *s == LoadState::Loading)
+    }
+
+    /// This broker leads the group's offsets partition and has loaded it.
+    pub fn is_coordinator_for(&self, group_id: &str) -> bool {
+        let index = self.partition_for(group_id);
+        lock(&self.partitions).get(&index) == Some(&LoadState::Loaded)
+            && self.offsets_partition(index).is_some_and(|p| p.is_leader())
+    }
+
+    pub fn get_group(&self, group_id: &str) -> Option<SharedGroup> {
+        lock(&self.groups).get(group_id).cloned()
+    }
+
+    pub fn get_or_create_group(&self, group_id: &str) -> SharedGroup {
+        Arc::clone(
+            lock(&self.groups)
+                .entry(group_id.to_string())
+                .or_insert_with(|| {
+                    Arc::new(Mutex::new(GroupMetadata::new(
+                        group_id.to_string(),
+                        GroupState::Empty,
+                        now_ms(),
+                    )))
+                }),
+        )
+    }
+
+    /// Removes `group_id` if it is still `group` (a new group of that id may have replaced it).
+    pub fn remove_group(&self, group_id: &str, group: &SharedGroup) {
+        let mut groups = lock(&self.groups);
+        if groups.get(group_id).is_some_and(|g| Arc::ptr_eq(g, group)) {
+            groups.remove(group_id);
+        }
+    }
+
+    pub fn all_groups(&self) -> Vec<SharedGroup> {
+        lock(&self.groups).values().cloned().collect()
+    }
+
+    /// Appends `records` to the group's offsets partition; the error is the partition's.
+    pub fn append(
+        &self,
+        group_id: &str,
+        records: Vec<SimpleRecord>,
+    ) -> Result<PendingAppend, ErrorCode> {
+        let Some(partition) = self.offsets_partition(self.partition_for(group_id)) else {
+            return Err(ErrorCode::UnknownTopicOrPartition);
+        };
+        let mut builder = RecordBatchBuilder::new(self.config.compression);
+        builder.records = records;
+        let batch = builder.build().map_err(|e| {
+            tracing::error!(%e, "cannot build a __consumer_offsets batch");
+            ErrorCode::UnknownServerError
+        })?;
+        match partition.append_records_to_leader(&batch, -1, now_ms()) {
+            Ok(info) => Ok(PendingAppend {
+                partition,
+                required_offset: info.last_offset + 1,
+            }),
+            Err(e) => {
+                tracing::warn!(group = group_id, err = %e, "appending to __consumer_offsets failed");
+                Err(e.error_code())
+            }
+        }
+    }
+
+    /// The group's metadata record (Kafka's `groupMetadataValue` with the assignment given, or
+    /// the members' current ones).
+    pub fn group_metadata_record(
+        group: &GroupMetadata,
+        assignment: Option<&HashMap<String, bytes::Bytes>>,
+    ) -> Option<SimpleRecord> {
+        use crate::protocol::codec::StrBytes;
+        use crate::protocol::messages::group_metadata_value::MemberMetadata as M;
+        let protocol = group.protocol_name.clone().unwrap_or_default();
+        let value = GroupMetadataValue {
+            protocol_type: StrBytes::from(group.protocol_type.clone().unwrap_or_default()),
+            generation: group.generation_id,
+            protocol: group.protocol_name.clone().map(StrBytes::from),
+            leader: group.leader_id.clone().map(StrBytes::from),
+            current_state_timestamp: group.current_state_timestamp.unwrap_or(-1),
+            members: group
+                .members
+                .iter()
+                .map(|m| M {
+                    member_id: StrBytes::from(m.member_id.clone()),
+                    group_instance_id: m.group_instance_id.clone().map(StrBytes::from),
+                    client_id: StrBytes::from(m.client_id.clone()),
+                    client_host: StrBytes::from(m.client_host.clone()),
+                    rebalance_timeout: m.rebalance_timeout_ms,
+                    session_timeout: m.session_timeout_ms,
+                    subscription: m.metadata(&protocol),
+                    assignment: assignment.map_or_else(
+                        || m.assignment.clone(),
+                        |a| a.get(&m.member_id).cloned().unwrap_or_default(),
+                    ),
+                    ..M::default()
+                })
+                .collect(),
+            ..GroupMetadataValue::default()
+        };
+        let key = records::group_metadata_key(&group.group_id).ok()?;
+        let value = records::group_metadata_value(&value).ok()?;
+        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+    }
+
+    pub fn offset_record(
+        group_id: &str,
+        tp: &TopicPartition,
+        o: &OffsetAndMetadata,
+    ) -> Option<SimpleRecord> {
+        let key = records::offset_commit_key(group_id, tp).ok()?;
+        let value = records::offset_commit_value(o).ok()?;
+        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+    }
+
+    pub fn offset_tombstone(group_id: &str, tp: &TopicPartition) -> Option<SimpleRecord> {
+        let key = records::offset_commit_key(group_id, tp).ok()?;
+        Some(SimpleRecord::new(now_ms(), Some(key), None))
+    }
+
+    pub fn group_tombstone(group_id: &str) -> Option<SimpleRecord> {
+        let key = records::group_metadata_key(group_id).ok()?;
+        Some(SimpleRecord::new(now_ms(), Some(key), None))
+    }
+
+    pub fn mark_loading(&self, index: i32) {
+        lock(&self.partitions).insert(index, LoadState::Loading);
+    }
+
+    /// Kafka's `loadGroupsAndOffsets`: reads the partition from its log start to its high
+    /// watermark and installs the groups it holds. Blocking (file reads): run it off the
+    /// runtime's workers.
+    pub fn load_partition(&self, index: i32) {
+        self.mark_loading(index);
+        let loaded = match self.offsets_partition(index) {
+            Some(p) => self.read_partition(&p),
+            None => Ok(Loaded::default()),
+        };
+        match loaded {
+            Ok(loaded) => {
+                let count = self.install(loaded);
+                if count > 0 {
+                    tracing::info!(
+                        partition = index,
+                        groups = count,
+                        "loaded __consumer_offsets partition"
+                    );
+                }
+            }
+            Err(e) => {
+                tracing::error!(partition = index, err = %e, "loading __consumer_offsets stopped at a bad record; groups after it are missing")
+            }
+        }
+        lock(&self.partitions).insert(index, LoadState::Loaded);
+    }
+
+    fn read_partition(&self, partition: &Partition) -> Result<Loaded, String> {
+        let mut loaded = Loaded::default();
+        let mut offset = partition.offsets().log_start_offset;
+        loop {
+            let hw = partition.offsets().high_watermark;
+            if offset >= hw {
+                break;
+            }
+            let read = partition
+                .read_records(
+                    offset,
+                    -1,
+                    self.config.load_buffer_size,
+                    FetchIsolation::HighWatermark,
+                    true,
+                )
+                .map_err(|e| e.to_string())?;
+            let bytes = read.records.read_to_vec().map_err(|e| e.to_string())?;
+            if bytes.is_empty() {
+                break;
+            }
+            let before = offset;
+            for batch in BatchIter::new(&bytes) {
+                let batch = batch.map_err(|e| e.to_string())?;
+                let Some(header) = batch.header() else { break };
+                offset = header.next_offset();
+                if header.is_control() {
+                    continue;
+                }
+                let body =
+                    batch_records(batch.bytes, &header, 256 << 20).map_err(|e| e.to_string())?;
+                let mut failure = None;
+                for_each_record(&body, header.records_count, |_, r| {
+                    if failure.is_none()
+                        && let Err(e) = loaded.apply(r.key, r.value)
+                    {
+                        failure = Some(e);
+                    }
+                })
+                .map_err(|e| e.to_string())?;
+                if let Some(e) = failure {
+                    return Err(e);
+                }
+            }
+            if offset <= before {
+                break;
+            }
+        }
+        Ok(loaded)
+    }
+
+    /// Installs what a load found; returns how many groups it made.
+    fn install(&self, loaded: Loaded) -> usize {
+        let now = now_ms();
+        let session_now = Instant::now();
+        let mut by_group: HashMap<String, BTreeMap<TopicPartition, OffsetAndMetadata>> =
+            HashMap::new();
+        for ((group, tp), o) in loaded.offsets {
+            if let Some(o) = o {
+                by_group.entry(group).or_default().insert(tp, o);
+            }
+        }
+        let mut made = 0;
+        let mut names: Vec<String> = loaded
+            .groups
+            .iter()
+            .filter(|(_, v)| v.is_some())
+            .map(|(k, _)| k.clone())
+            .collect();
+        names.extend(by_group.keys().cloned());
+        names.sort();
+        names.dedup();
+        let mut groups = lock(&self.groups);
+        for name in names {
+            let mut group = GroupMetadata::new(name.clone(), GroupState::Empty, now);
+            if let Some(Some(v)) = loaded.groups.get(&name) {
+                load_group_value(&mut group, v, session_now);
+            } else {
+                group.current_state_timestamp = None;
+            }
+            group.offsets = by_group.remove(&name).unwrap_or_default();
+            groups.insert(name, Arc::new(Mutex::new(group)));
+            made += 1;
+        }
+        made
+    }
+}
+
+/// Kafka's `GroupMetadata.loadGroup`: Stable with its members, or Empty.
+fn load_group_value(group: &mut GroupMetadata, v: &GroupMetadataValue, now: Instant) {
+    let protocol_type = v.protocol_type.to_string_lossy().into_owned();
+    group.protocol_type = (!protocol_type.is_empty()).then_some(protocol_type.clone());
+    group.generation_id = v.generation;
+    group.protocol_name = v
+        .protocol
+        .as_ref()
+        .map(|p| p.to_string_lossy().into_owned());
+    group.leader_id = v.leader.as_ref().map(|p| p.to_string_lossy().into_owned());
+    group.current_state_timestamp =
+        (v.current_state_timestamp != -1).then_some(v.current_state_timestamp);
+    let protocol = group.protocol_name.clone().unwrap_or_default();
+    for m in &v.members {
+        let mut member = MemberMetadata::new(
+            m.member_id.to_string_lossy().into_owned(),
+            m.group_instance_id
+                .as_ref()
+                .map(|i| i.to_string_lossy().into_owned()),
+            m.client_id.to_string_lossy().into_owned(),
+            m.client_host.to_string_lossy().into_owned(),
+            m.rebalance_timeout,
+            m.session_timeout,
+            protocol_type.clone(),
+            vec![(protocol.clone(), m.subscription.clone())],
+        );
+        member.assignment = m.assignment.clone();
+        member.heartbeat_deadline =
+            Some(now + Duration::from_millis(u64::try_from(m.session_timeout).unwrap_or(0)));
+        let leader = group.leader_id.clone();
+        group.add(member);
+        group.leader_id = leader;
+    }
+    group.state = if group.members.is_empty() {
+        GroupState::Empty
+    } else {
+        GroupState::Stable
+    };
+    group.subscribed_topics = group.compute_subscribed_topics();
+}
+
+/// What a load read: the last value of every key (`None`: a tombstone).
+#[derive(Debug, Default)]
+struct Loaded {
+    offsets: HashMap<(String, TopicPartition), Option<OffsetAndMetadata>>,
+    groups: HashMap<String, Option<GroupMetadataValue>>,
+}
+
+impl Loaded {
+    fn apply(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), String> {
+        let Some(key) = key else {
+            return Err("a __consumer_offsets record without a key".into());
+        };
+        match records::read_key(key).map_err(|e| e.to_string())? {
+            OffsetsKey::Offset {
+                group,
+                topic_partition,
+            } => {
+                let v = value
+                    .map(records::read_offset_value)
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                self.offsets.insert((group, topic_partition), v);
+            }
+            OffsetsKey::GroupMetadata { group } => {
+                let v = value
+                    .map(records::read_group_value)
+                    .transpose()
+                    .map_err(|e| e.to_string())?;
+                self.groups.insert(group, v);
+            }
+            OffsetsKey::Unknown(_) => {}
+        }
+        Ok(())
+    }
+}
+
+/// Kafka's mapping of an append error for offset commits (`storeOffsets`' callback).
+pub fn commit_error(e: ErrorCode) -> ErrorCode {
+    match e {
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        ErrorCode::MessageTooLarge
+        | ErrorCode::RecordListTooLarge
+        | ErrorCode::InvalidFetchSize => ErrorCode::InvalidCommitOffsetSize,
+        other => other,
+    }
+}
+
+/// Kafka's mapping of an append error for group metadata (`storeGroup`'s callback).
+pub fn store_group_error(e: ErrorCode) -> ErrorCode {
+    match e {
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        ErrorCode::RequestTimedOut => ErrorCode::RebalanceInProgress,
+        ErrorCode::MessageTooLarge
+        | ErrorCode::RecordListTooLarge
+        | ErrorCode::InvalidFetchSize => ErrorCode::UnknownServerError,
+        other => other,
+    }
+}

@@ -1,0 +1,24 @@
+//! The classic group coordinator (Kafka 3.9's `kafka.coordinator.group`, ZooKeeper mode; not
+//! KIP-848 consumer groups): membership and rebalances for JoinGroup/SyncGroup/Heartbeat/
+//! LeaveGroup, committed offsets, and their persistence in `__consumer_offsets`.
+//!
+//! - [`group_coordinator`]: the operations, Kafka's checks, the delayed-operation timers.
+//! - [`group_join`]: JoinGroup, static membership and the completion of a rebalance.
+//! - [`group_offsets`]: OffsetCommit/OffsetFetch, ListGroups, DescribeGroups, DeleteGroups,
+//!   OffsetDelete and offsets retention.
+//! - [`group_metadata`]: one group's state machine and data.
+//! - [`member_metadata`]: one member, with its parked JoinGroup/SyncGroup answers.
+//! - [`group_metadata_manager`]: the groups in memory, appends to and loads from the offsets
+//!   topic.
+//! - [`offsets_records`]: the keys and values of `__consumer_offsets` and `partitionFor`.
+
+pub mod group_coordinator;
+pub mod group_join;
+pub mod group_metadata;
+pub mod group_metadata_manager;
+pub mod group_offsets;
+pub mod member_metadata;
+pub mod offsets_records;
+
+pub use group_coordinator::{GroupConfig, GroupCoordinator};
+pub use group_metadata_manager::{GroupMetadataManager, OffsetsConfig};
