@@ -103,7 +103,10 @@ class KafkaPython:
     @staticmethod
     def poll(c):
         out = []
-        for tp, msgs in c.poll(timeout_ms=200).items():
+        # kafka-python 3.0.12 can lose a join that completes after poll()'s timeout has fired
+        # (seen on a loaded host: the assignment arrives, fetching never starts), so each poll
+        # gets a timeout longer than a join takes.
+        for tp, msgs in c.poll(timeout_ms=2000).items():
             out.extend((tp.partition, m.offset, m.value.decode()) for m in msgs)
         return out
 

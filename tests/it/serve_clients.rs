@@ -2,14 +2,15 @@
 //! (Debian's, librdkafka 2.0), the rdkafka crate (librdkafka 2.12, in-process), kafka-python
 //! and confluent-kafka through the drivers in tests/clients/ (venv from
 //! tests/install-python-clients), and the Java client (kafka-clients 3.9.1) through
-//! tests/clients/java/ClientCheck.java. Every client but the Java producer (default settings:
-//! idempotent) runs without idempotence, and none uses a consumer group, and every record that comes back is checked exactly: keys (null and empty
-//! too), values (null too), headers (repeated keys, null values), partitions, offsets and
-//! timestamps.
+//! tests/clients/java/ClientCheck.java, and kafkajs. Every record that comes back is checked
+//! exactly: keys (null and empty too), values (null too), headers (repeated keys, null values),
+//! partitions, offsets and timestamps. Clients run without idempotence except the Java producer
+//! (default settings: idempotent); consumer groups through the same drivers are in
+//! group_drivers.rs.
 //!
-//! One file per kind of client under serve_clients/ (kcat.rs, librdkafka.rs, drivers.rs); the
-//! helpers they share are here. A missing tool fails its test with the command that installs it
-//! (tests/run runs them all).
+//! One file per kind of client under serve_clients/ (kcat.rs, librdkafka.rs, drivers.rs,
+//! group_drivers.rs); the helpers they share are here. A missing tool fails its test with the
+//! command that installs it (tests/run runs them all).
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -152,5 +153,6 @@ fn headers_of(m: &OwnedMessage) -> Vec<(String, Option<Vec<u8>>)> {
 }
 
 mod drivers;
+mod group_drivers;
 mod kcat;
 mod librdkafka;

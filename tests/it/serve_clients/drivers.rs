@@ -4,7 +4,7 @@
 use super::*;
 
 /// The venv's Python, or a failure saying how to make it.
-fn venv_python() -> PathBuf {
+pub(super) fn venv_python() -> PathBuf {
     let venv = repo().join(".venv");
     assert!(
         venv.join(".complete").exists(),
@@ -16,7 +16,7 @@ fn venv_python() -> PathBuf {
 
 /// Runs a driver (it prints one JSON line and exits 0, or one FAIL line on stderr) and returns
 /// its summary, which must say ok.
-fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
+pub(super) fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
     cmd.current_dir(repo());
     let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
     assert_eq!(code, 0, "{what} exited with {code}:\n{err}\n{out}");

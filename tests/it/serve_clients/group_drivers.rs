@@ -1,0 +1,89 @@
+//! Consumer groups through the real-client drivers of tests/clients/: kafka-python and
+//! confluent-kafka (group_check.py), kafkajs (kafkajs_check.js --group) and the Java client with
+//! default settings (java/GroupCheck.java: an idempotent producer, members that rebalance,
+//! commits, and the admin's group calls).
+
+use super::drivers::{run_driver, venv_python};
+use super::*;
+
+fn group_broker() -> TestBroker {
+    TestBroker::start(&[
+        ("message.max.bytes", "2000000"),
+        ("group.initial.rebalance.delay.ms", "0"),
+        ("offsets.topic.num.partitions", "4"),
+    ])
+}
+
+fn python_groups(client: &str) {
+    let python = venv_python();
+    let broker = group_broker();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/clients/group_check.py").args([
+        "--client",
+        client,
+        "--bootstrap",
+        &broker.bootstrap(),
+        "--topic",
+        "gt",
+        "--group",
+        "gg",
+    ]);
+    let s = run_driver(cmd, &format!("group_check.py --client {client}"));
+    assert_eq!(s["consumed"], 400, "{s}");
+}
+
+#[test]
+fn kafka_python_consumer_groups() {
+    python_groups("kafka-python");
+}
+
+#[test]
+fn confluent_kafka_consumer_groups() {
+    python_groups("confluent-kafka");
+}
+
+#[test]
+fn kafkajs_consumer_group() {
+    let node_modules = repo().join(".tools/node/node_modules");
+    let broker = group_broker();
+    let mut cmd = Command::new("node");
+    cmd.env("NODE_PATH", &node_modules)
+        .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
+        .arg("tests/clients/kafkajs_check.js")
+        .args([
+            "--bootstrap",
+            &broker.bootstrap(),
+            "--topic",
+            "kjg",
+            "--group",
+            "kjgroup",
+        ]);
+    let s = run_driver(cmd, "kafkajs_check.js --group");
+    assert_eq!(s["consumed"], 30, "{s}");
+}
+
+#[test]
+fn java_default_producer_and_consumer_groups() {
+    let jars = repo().join(".tools/kafka-3.9.1");
+    let broker = group_broker();
+    let classpath = format!("{}/*", jars.display());
+    let classes = broker.scratch().join("classes");
+    let mut javac = Command::new("javac");
+    javac
+        .args(["-nowarn", "-cp", &classpath, "-d"])
+        .arg(&classes)
+        .arg(repo().join("tests/clients/java/GroupCheck.java"));
+    let (code, _, err) = run_within(javac, b"", CLIENT_LIMIT);
+    assert_eq!(code, 0, "javac: {err}");
+    let mut java = Command::new("java");
+    java.args([
+        "-XX:+UseSerialGC",
+        "-XX:TieredStopAtLevel=1",
+        "-Xmx256m",
+        "-cp",
+    ])
+    .arg(format!("{}:{classpath}", classes.display()))
+    .args(["GroupCheck", &broker.bootstrap(), "jg", "jgroup"]);
+    let s = run_driver(java, "GroupCheck");
+    assert_eq!(s["consumed"], 400, "{s}");
+}
