@@ -8,6 +8,7 @@
 //! few offsets partitions so the tests stay fast; every wait is bounded.
 
 mod admin;
+mod compaction;
 mod kcat;
 
 use std::time::{Duration, Instant};
