@@ -323,6 +323,55 @@ fn tombstones_go_after_delete_retention_ms() {
 }
 
 #[test]
+fn a_producers_last_batch_keeps_its_header_when_emptied() {
+    let f = fixture(compact_config());
+    let at = |base: i64, producer_id: i64, value: &str| {
+        let mut b = RecordBatchBuilder::new(CompressionType::None);
+        b.base_offset = base;
+        b.producer_id = producer_id;
+        b.producer_epoch = if producer_id >= 0 { 3 } else { -1 };
+        b.base_sequence = if producer_id >= 0 { base as i32 } else { -1 };
+        b.records = vec![SimpleRecord::new(
+            T0,
+            Some(b"a".to_vec()),
+            Some(value.as_bytes().to_vec()),
+        )];
+        b.build().unwrap()
+    };
+    {
+        let mut log = f.log.lock().unwrap();
+        for (base, pid, value) in [(0, 7, "1"), (1, 7, "2"), (2, -1, "3")] {
+            log.append_as_follower(&at(base, pid, value), T0).unwrap();
+        }
+        log.roll(None, T0).unwrap();
+        let end = log.log_end_offset();
+        log.update_high_watermark(end).unwrap();
+    }
+    assert!(f.clean_once(T0));
+    let log = f.log.lock().unwrap();
+    let bytes = log
+        .read(0, 1 << 20, FetchIsolation::LogEnd, true)
+        .unwrap()
+        .records
+        .read_to_vec()
+        .unwrap();
+    let batches: Vec<(i64, i32, i64, i32)> = BatchIter::new(&bytes)
+        .map(|e| {
+            let h = RecordBatchHeader::parse(e.unwrap().bytes).unwrap();
+            (
+                h.base_offset,
+                h.last_offset_delta,
+                h.producer_id,
+                h.records_count,
+            )
+        })
+        .collect();
+    // Producer 7's first batch goes; its last one, superseded, stays as an empty header that
+    // still carries its offsets and producer id.
+    assert_eq!(batches, vec![(1, 0, 7, 0), (2, 0, -1, 1)]);
+}
+
+#[test]
 fn compressed_batches_stay_compressed_and_readable() {
     for codec in CompressionType::ALL {
         let f = fixture(compact_config());
@@ -416,6 +465,111 @@ fn retention_still_deletes_segments_of_compact_delete_logs() {
     let log = f.log.lock().unwrap();
     assert!(log.log_start_offset() > 0, "nothing deleted");
     assert!(log.number_of_segments() < segments);
+}
+
+/// Polls `cond` every 5 ms for up to 10 s.
+fn wait_for(what: &str, mut cond: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !cond() {
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[test]
+fn truncation_and_deletion_abort_a_running_cleaning() {
+    use kcli::storage::log_cleaner::cleaner_manager::LogCleaningState;
+    use kcli::storage::log_manager::{LogManager, LogManagerConfig};
+    let root = tempfile::tempdir().unwrap();
+    let mut config = LogManagerConfig::new(vec![root.path().to_path_buf()], 1, "c");
+    // Throttled to 20 KB/s, so that a cleaning of ~60 KB lasts seconds.
+    config.cleaner = CleanerConfig {
+        dedupe_buffer_size: 4 << 20,
+        backoff_ms: 10,
+        max_io_bytes_per_second: 20_000.0,
+        ..CleanerConfig::default()
+    };
+    let manager = Arc::new(LogManager::startup(config, T0).unwrap());
+    let tp = TopicPartition::new("t", 0);
+    let fill = |log: &SharedLog| {
+        let mut log = log.lock().unwrap();
+        for round in 0..150 {
+            let records: Vec<_> = (0..4)
+                .map(|i| (format!("k{i}"), Some(format!("{round}-{}", "v".repeat(80)))))
+                .collect();
+            log.append_as_leader(
+                &keyed_batch(&records, T0, CompressionType::None),
+                0,
+                AppendOrigin::Client,
+                T0,
+            )
+            .unwrap();
+        }
+        let end = log.log_end_offset();
+        log.update_high_watermark(end).unwrap();
+    };
+    let log = manager
+        .get_or_create_log(&tp, None, compact_config(), T0)
+        .unwrap();
+    fill(&log);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let tracker = tokio_util::task::TaskTracker::new();
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    {
+        let _guard = runtime.enter();
+        manager.spawn_background_tasks(&tracker, shutdown.clone());
+    }
+    let cleaner = Arc::clone(manager.cleaner().unwrap());
+    let state = || cleaner.manager().cleaning_state(&tp);
+    wait_for("a cleaning", || {
+        state() == Some(LogCleaningState::InProgress)
+    });
+    // Truncation (of the active segment here) waits for the cleaning to stop, then lets it
+    // start again.
+    let end = log.lock().unwrap().log_end_offset();
+    let started = Instant::now();
+    assert!(manager.truncate_to(&tp, end - 4, T0).unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(log.lock().unwrap().log_end_offset(), end - 4);
+    assert_ne!(state(), Some(LogCleaningState::Aborted));
+    let no_cleaned_files = |dir: &Path| {
+        std::fs::read_dir(dir).map_or(true, |entries| {
+            entries
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .all(|n| !n.ends_with(".cleaned") && !n.ends_with(".swap"))
+        })
+    };
+    assert!(no_cleaned_files(&root.path().join("t-0")));
+    // It resumes and runs again; deleting the partition aborts it as well.
+    wait_for("the cleaning to restart", || {
+        state() == Some(LogCleaningState::InProgress)
+    });
+    let started = Instant::now();
+    assert!(manager.delete_log(&tp).unwrap());
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(state(), None);
+    assert!(!root.path().join("t-0").exists());
+    shutdown.cancel();
+    tracker.close();
+    runtime.block_on(tracker.wait());
+    let checkpoint =
+        std::fs::read_to_string(root.path().join("cleaner-offset-checkpoint")).unwrap_or_default();
+    assert!(!checkpoint.contains("t 0"), "{checkpoint}");
 }
 
 // ---------------------------------------------------------------------------------------------

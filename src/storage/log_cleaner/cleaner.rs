@@ -386,12 +386,20 @@ fn is_last_of_producer(header: &RecordBatchHeader, producers: &HashMap<i64, Last
 }
 
 /// The last batch of each producer id in the whole log (kcli keeps no producer state, so every
-/// producer id found counts as active, which errs on keeping a batch header).
+/// producer id found counts as active, which errs on keeping a batch header). The active
+/// segment may be truncated meanwhile: a read that fails there ends its scan.
 fn last_records_of_producers(log: &LogSnapshot) -> Result<HashMap<i64, LastRecord>, StorageError> {
     let mut out: HashMap<i64, LastRecord> = HashMap::new();
+    let active = log.active_base_offset();
     for segment in &log.segments {
         let mut scanner = segment.records.scanner(0, 64 * 1024);
-        while let Some(entry) = scanner.next_entry(false)? {
+        loop {
+            let entry = match scanner.next_entry(false) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(_) if segment.base_offset == active => break,
+                Err(err) => return Err(err),
+            };
             let Some(header) = entry.batch().header() else {
                 continue;
             };
