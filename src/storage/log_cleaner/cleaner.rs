@@ -137,7 +137,12 @@ impl Cleaner {
         for segment in log.segments_in(start, end) {
             check_done()?;
             let mut scanner = segment.records.scanner(0, self.io_buffer_size);
+            let mut batches = 0u64;
             while let Some(entry) = scanner.next_entry(true)? {
+                batches += 1;
+                if batches.is_multiple_of(64) {
+                    check_done()?;
+                }
                 self.throttler
                     .maybe_throttle(entry.size as u64, &|| check_done().is_err());
                 let last_offset = entry.last_offset();
