@@ -8,7 +8,7 @@
 //! `.tools/kafka-3.9.1/`; without them these tests fail (they never skip).
 
 mod fixtures;
-mod support;
+pub(crate) mod support;
 
 use std::path::Path;
 use std::process::Command;
