@@ -3,20 +3,16 @@
 //! horizon (`delete.retention.ms` after the cleaning that first kept them) and go at the next
 //! cleaning after it; compressed batches stay compressed with their codec and readable;
 //! `min.compaction.lag.ms` holds young segments back and `max.compaction.lag.ms` forces a
-//! cleaning below `min.cleanable.dirty.ratio`; retention still deletes for `compact,delete`; a
-//! broker compacts a topic produced over the raw protocol, keeps every key's latest value
-//! across kill -9 in the middle of (throttled) cleanings, and its cleaned segments pass
-//! `rebuild-index --verify` and `dump-segment`.
+//! cleaning below `min.cleanable.dirty.ratio`; retention still deletes for `compact,delete`;
+//! truncation and deletion abort a running cleaning; Kafka's DumpLogSegments reads cleaned
+//! segments as kcli does. `serve` runs the cleaner in `kcli serve`, with kill -9.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use kcli::cluster::TopicPartition;
-use kcli::protocol::codec::StrBytes;
-use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
 use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
@@ -29,8 +25,9 @@ use kcli::storage::log_reads::FetchIsolation;
 use kcli::storage::log_validator::AppendOrigin;
 use kcli::storage::unified_log::UnifiedLog;
 
-use crate::serve_support::{KafkaConn, TestBroker, fetch_once, produce_request, produce_result};
 use crate::storage_support::T0;
+
+mod serve;
 
 /// (offset, key, value or None for a tombstone, batch codec, batch has a delete horizon).
 type Row = (i64, String, Option<String>, CompressionType, bool);
@@ -50,7 +47,7 @@ fn compact_config() -> LogConfig {
     }
 }
 
-fn keyed_batch(
+pub(super) fn keyed_batch(
     records: &[(String, Option<String>)],
     timestamp: i64,
     codec: CompressionType,
@@ -634,217 +631,4 @@ fn truncation_and_deletion_abort_a_running_cleaning() {
     let checkpoint =
         std::fs::read_to_string(root.path().join("cleaner-offset-checkpoint")).unwrap_or_default();
     assert!(!checkpoint.contains("t 0"), "{checkpoint}");
-}
-
-// ---------------------------------------------------------------------------------------------
-// kcli serve
-
-const TOPIC: &str = "compacted";
-const KEYS: usize = 40;
-
-fn broker_overrides() -> Vec<(&'static str, &'static str)> {
-    vec![
-        ("log.cleanup.policy", "compact"),
-        ("log.segment.bytes", "4096"),
-        ("log.cleaner.min.cleanable.ratio", "0.01"),
-        ("log.cleaner.backoff.ms", "50"),
-        ("log.segment.delete.delay.ms", "0"),
-        ("log.cleaner.dedupe.buffer.size", "4194304"),
-    ]
-}
-
-/// Creates the topic through Metadata's auto-creation (the broker's defaults make it
-/// compacted).
-fn create_topic(conn: &mut KafkaConn) {
-    let request = RequestKind::Metadata(MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some(StrBytes::from(TOPIC)),
-            ..Default::default()
-        }]),
-        allow_auto_topic_creation: true,
-        ..Default::default()
-    });
-    let start = Instant::now();
-    loop {
-        let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
-            unreachable!()
-        };
-        let t = &md.topics[0];
-        if t.error_code == 0 && t.partitions.first().is_some_and(|p| p.leader_id == 0) {
-            return;
-        }
-        assert!(start.elapsed() < Duration::from_secs(10), "{md:?}");
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
-/// Produces `rounds` batches of one update to each of `KEYS` keys; returns the last value of
-/// each key.
-fn produce_updates(
-    conn: &mut KafkaConn,
-    rounds: usize,
-    tag: &str,
-    latest: &mut BTreeMap<String, String>,
-) {
-    for round in 0..rounds {
-        let records: Vec<_> = (0..KEYS)
-            .map(|k| {
-                (
-                    format!("key-{k:03}"),
-                    Some(format!("{tag}-{round}-{k}-{}", "p".repeat(20))),
-                )
-            })
-            .collect();
-        let batch = keyed_batch(
-            &records,
-            crate::serve_support::now_ms(),
-            CompressionType::Lz4,
-        );
-        let (error, _) = produce_result(&conn.call(&produce_request(TOPIC, 0, batch, -1), 9));
-        assert_eq!(error, 0);
-        for (k, v) in records {
-            latest.insert(k, v.unwrap());
-        }
-    }
-}
-
-/// Every record of the partition over Fetch: (offset, key, value); offsets must increase.
-fn fetch_all(conn: &mut KafkaConn) -> Vec<(i64, String, String)> {
-    let mut out: Vec<(i64, String, String)> = Vec::new();
-    let mut next = 0;
-    let start = Instant::now();
-    loop {
-        let (error, hw, bytes) = fetch_once(conn, TOPIC, 0, next);
-        assert_eq!(error, 0, "fetch at {next}");
-        if next >= hw {
-            return out;
-        }
-        assert!(start.elapsed() < Duration::from_secs(30));
-        for entry in BatchIter::new(&bytes) {
-            let Ok(entry) = entry else { break };
-            assert!(entry.is_valid(), "bad CRC");
-            let h = RecordBatchHeader::parse(entry.bytes).unwrap();
-            let records = batch_records(entry.bytes, &h, 64 << 20).unwrap();
-            for_each_record(&records, h.records_count, |_, r| {
-                let offset = r.offset(h.base_offset);
-                if offset >= next {
-                    assert!(out.last().is_none_or(|l| l.0 < offset), "offsets go back");
-                    let text = |b: Option<&[u8]>| {
-                        String::from_utf8(b.unwrap_or_default().to_vec()).unwrap()
-                    };
-                    out.push((offset, text(r.key), text(r.value)));
-                }
-            })
-            .unwrap();
-            next = next.max(h.next_offset());
-        }
-    }
-}
-
-fn assert_latest_values(conn: &mut KafkaConn, latest: &BTreeMap<String, String>) -> usize {
-    let records = fetch_all(conn);
-    let mut seen: BTreeMap<String, String> = BTreeMap::new();
-    for (_, k, v) in &records {
-        seen.insert(k.clone(), v.clone());
-    }
-    assert_eq!(&seen, latest, "latest value per key");
-    records.len()
-}
-
-fn partition_dir(broker: &TestBroker) -> PathBuf {
-    broker.data_dir().join(format!("{TOPIC}-0"))
-}
-
-fn kcli(args: &[&dyn AsRef<std::ffi::OsStr>]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_kcli"))
-        .args(args.iter().map(|a| a.as_ref()))
-        .output()
-        .unwrap();
-    let text = format!(
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    (out.status.success(), text)
-}
-
-/// The first segment with data (a cleaning can leave an empty segment where every record was
-/// superseded, as Kafka's does; the next cleaning merges it).
-fn first_segment(dir: &Path) -> PathBuf {
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "log"))
-        .filter(|p| std::fs::metadata(p).unwrap().len() > 0)
-        .collect();
-    logs.sort();
-    logs.remove(0)
-}
-
-#[test]
-fn serve_compacts_a_topic_and_keeps_the_latest_values_across_kill9_during_cleaning() {
-    // Throttled, so that a cleaning takes long enough to be killed in the middle.
-    let mut overrides = broker_overrides();
-    overrides.push(("log.cleaner.io.max.bytes.per.second", "100000"));
-    let mut broker = TestBroker::start(&overrides);
-    let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn);
-    let mut latest = BTreeMap::new();
-    produce_updates(&mut conn, 60, "a", &mut latest);
-    let produced = 60 * KEYS;
-    // Compaction shows within a bounded time.
-    let start = Instant::now();
-    loop {
-        let count = assert_latest_values(&mut conn, &latest);
-        if count < produced / 2 {
-            break;
-        }
-        assert!(
-            start.elapsed() < Duration::from_secs(20),
-            "not compacted: {count} of {produced}"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    // kill -9 at moments spread over the cleanings that new updates trigger.
-    for (i, delay_ms) in [30u64, 170, 90, 260].into_iter().enumerate() {
-        produce_updates(&mut conn, 20, &format!("r{i}"), &mut latest);
-        std::thread::sleep(Duration::from_millis(delay_ms));
-        broker.kill9();
-        broker.restart();
-        conn = KafkaConn::connect(broker.port());
-        assert_latest_values(&mut conn, &latest);
-    }
-    broker.stop();
-    let dir = partition_dir(&broker);
-    let (ok, out) = kcli(&[&"rebuild-index", &dir.as_os_str(), &"--verify"]);
-    assert!(ok, "{out}");
-    let (ok, out) = kcli(&[
-        &"dump-segment",
-        &first_segment(&dir).as_os_str(),
-        &"--deep-iteration",
-    ]);
-    assert!(ok, "{out}");
-    assert!(out.contains("compresscodec: lz4"), "{out}");
-}
-
-#[test]
-fn serve_compacts_without_throttle_and_a_clean_restart_reads_the_checkpoint() {
-    let mut broker = TestBroker::start(&broker_overrides());
-    let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn);
-    let mut latest = BTreeMap::new();
-    produce_updates(&mut conn, 40, "a", &mut latest);
-    let start = Instant::now();
-    while assert_latest_values(&mut conn, &latest) >= 40 * KEYS / 2 {
-        assert!(start.elapsed() < Duration::from_secs(20), "not compacted");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    broker.stop();
-    let checkpoint =
-        std::fs::read_to_string(broker.data_dir().join("cleaner-offset-checkpoint")).unwrap();
-    assert!(checkpoint.contains(&format!("{TOPIC} 0 ")), "{checkpoint}");
-    broker.restart();
-    let mut conn = KafkaConn::connect(broker.port());
-    assert_latest_values(&mut conn, &latest);
-    broker.stop();
 }
