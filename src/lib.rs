@@ -18,7 +18,8 @@
 //! - [`server`]: the broker: startup and shutdown, the request handlers (one per API), the
 //!   metadata cache, topic administration.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
-//!   recovery, retention, checkpoints and the log manager over several log dirs.
+//!   recovery, retention, compaction (the log cleaner), checkpoints and the log manager over
+//!   several log dirs.
 //! - [`zk`]: the `ZkClient` trait, over a real ZooKeeper or the embedded store kcli uses on its
 //!   own; Kafka's znode paths and JSON payloads.
 //!

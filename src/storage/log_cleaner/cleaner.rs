@@ -137,7 +137,12 @@ impl Cleaner {
         for segment in log.segments_in(start, end) {
             check_done()?;
             let mut scanner = segment.records.scanner(0, self.io_buffer_size);
+            let mut batches = 0u64;
             while let Some(entry) = scanner.next_entry(true)? {
+                batches += 1;
+                if batches.is_multiple_of(64) {
+                    check_done()?;
+                }
                 self.throttler
                     .maybe_throttle(entry.size as u64, &|| check_done().is_err());
                 let last_offset = entry.last_offset();
@@ -386,12 +391,20 @@ fn is_last_of_producer(header: &RecordBatchHeader, producers: &HashMap<i64, Last
 }
 
 /// The last batch of each producer id in the whole log (kcli keeps no producer state, so every
-/// producer id found counts as active, which errs on keeping a batch header).
+/// producer id found counts as active, which errs on keeping a batch header). The active
+/// segment may be truncated meanwhile: a read that fails there ends its scan.
 fn last_records_of_producers(log: &LogSnapshot) -> Result<HashMap<i64, LastRecord>, StorageError> {
     let mut out: HashMap<i64, LastRecord> = HashMap::new();
+    let active = log.active_base_offset();
     for segment in &log.segments {
         let mut scanner = segment.records.scanner(0, 64 * 1024);
-        while let Some(entry) = scanner.next_entry(false)? {
+        loop {
+            let entry = match scanner.next_entry(false) {
+                Ok(Some(entry)) => entry,
+                Ok(None) => break,
+                Err(_) if segment.base_offset == active => break,
+                Err(err) => return Err(err),
+            };
             let Some(header) = entry.batch().header() else {
                 continue;
             };

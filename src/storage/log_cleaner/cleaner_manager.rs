@@ -293,14 +293,15 @@ impl LogCleanerManager {
     /// A cleaning ended: a completed one records `end_offset` as the first dirty offset; an
     /// aborted one becomes paused and wakes whoever waits for it.
     pub fn done_cleaning(&self, tp: &TopicPartition, log_dir: &Path, end_offset: i64) {
-        let state_now = guard(&self.state).in_progress.get(tp).copied();
-        match state_now {
+        // One critical section: an abort arriving in between would otherwise be lost.
+        let mut state = guard(&self.state);
+        match state.in_progress.get(tp).copied() {
             Some(LogCleaningState::InProgress) => {
-                self.update_checkpoints(log_dir, Some((tp.clone(), end_offset)), None);
-                guard(&self.state).in_progress.remove(tp);
+                write_checkpoint(&mut state, log_dir, Some((tp.clone(), end_offset)), None);
+                state.in_progress.remove(tp);
             }
             Some(LogCleaningState::Aborted) => {
-                guard(&self.state)
+                state
                     .in_progress
                     .insert(tp.clone(), LogCleaningState::Paused(1));
                 self.paused.notify_all();
@@ -340,17 +341,7 @@ impl LogCleanerManager {
         update: Option<(TopicPartition, i64)>,
         remove: Option<&TopicPartition>,
     ) {
-        let mut state = guard(&self.state);
-        let offsets = state.checkpoints.entry(log_dir.to_path_buf()).or_default();
-        if let Some(tp) = remove {
-            offsets.remove(tp);
-        }
-        if let Some((tp, offset)) = update {
-            offsets.insert(tp, offset);
-        }
-        if let Err(err) = checkpoint_file(log_dir).write(offsets) {
-            tracing::error!(%err, "failed to write the cleaner offset checkpoint");
-        }
+        write_checkpoint(&mut guard(&self.state), log_dir, update, remove);
     }
 
     /// After a truncation to `offset`: a first dirty offset above it comes down to it (Kafka's
@@ -391,6 +382,25 @@ impl LogCleanerManager {
         state
             .uncleanable
             .retain(|_, partitions| !partitions.is_empty());
+    }
+}
+
+/// [`LogCleanerManager::update_checkpoints`] under the state's lock.
+fn write_checkpoint(
+    state: &mut State,
+    log_dir: &Path,
+    update: Option<(TopicPartition, i64)>,
+    remove: Option<&TopicPartition>,
+) {
+    let offsets = state.checkpoints.entry(log_dir.to_path_buf()).or_default();
+    if let Some(tp) = remove {
+        offsets.remove(tp);
+    }
+    if let Some((tp, offset)) = update {
+        offsets.insert(tp, offset);
+    }
+    if let Err(err) = checkpoint_file(log_dir).write(offsets) {
+        tracing::error!(%err, "failed to write the cleaner offset checkpoint");
     }
 }
 

@@ -258,3 +258,23 @@ impl LogCleaner {
             .done_cleaning(tp, &cleanable.log_dir, end_offset);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn defaults_are_kafkas_and_memory_is_shared_out_among_threads() {
+        let config = CleanerConfig::default();
+        assert_eq!(config.offset_map_memory(), 128 * 1024 * 1024);
+        assert_eq!(config.io_buffer_per_thread(), 256 * 1024);
+        let four = CleanerConfig {
+            num_threads: 4,
+            dedupe_buffer_size: i64::MAX,
+            ..CleanerConfig::default()
+        };
+        // At most Int.MaxValue bytes per thread, as Kafka's `SkimpyOffsetMap` takes an int.
+        assert_eq!(four.offset_map_memory(), i32::MAX as usize);
+        assert_eq!(four.io_buffer_per_thread(), 64 * 1024);
+    }
+}
