@@ -1,7 +1,8 @@
 //! Opening a partition directory (Kafka's `LogLoader.load`): leftover temporary files removed,
 //! segments loaded in offset order, broken or missing indexes rebuilt, and, after an unclean
 //! shutdown, every segment from the recovery point on re-validated batch by batch with the log
-//! cut at the first invalid byte.
+//! cut at the first invalid byte. Last, the producer state is rebuilt from the newest snapshot
+//! and the batches after it (`producer_state::rebuild`).
 //!
 //! Guarantee: every whole, valid batch before the first damaged byte survives; nothing after
 //! the damage is kept (a later segment cannot be trusted once an earlier one was torn).
