@@ -500,3 +500,41 @@ fn producer_state_matches_kafkas_producer_state_manager() {
         "snapshot bytes"
     );
 }
+
+#[test]
+fn producer_state_log_manager_expires_producers_and_retires_old_snapshots() {
+    use kcli::cluster::TopicPartition;
+    use kcli::storage::log_manager::{LogManager, LogManagerConfig};
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = LogManagerConfig::new(vec![dir.path().to_path_buf()], 1, "kcli-test");
+    config.default_log_config = small_config();
+    config.producer_id_expiration_ms = 60_000;
+    let manager = LogManager::startup(config.clone(), T0).unwrap();
+    let tp = TopicPartition::new("t", 0);
+    let log = manager
+        .get_or_create_log(&tp, None, small_config(), T0)
+        .unwrap();
+    {
+        let mut log = log.lock().unwrap();
+        write_batches(&mut log, 60);
+        let end = log.log_end_offset();
+        log.flush(end, T0).unwrap();
+        assert!(log.producer_state().snapshot_offsets().len() >= 5);
+    }
+    // The recovery-point checkpoint retires the snapshots before the last two segments.
+    manager.checkpoint_log_recovery_offsets_and_start().unwrap();
+    {
+        let log = log.lock().unwrap();
+        let bases = log.segment_base_offsets();
+        let min = bases[bases.len() - 2];
+        let kept = log.producer_state().snapshot_offsets();
+        assert!(
+            !kept.is_empty() && kept.iter().all(|o| *o >= min),
+            "{kept:?} {bases:?}"
+        );
+    }
+    // producer.id.expiration.ms from the manager's config applies to its logs.
+    assert_eq!(manager.remove_expired_producers(T0 + 59_000), 0);
+    assert_eq!(manager.remove_expired_producers(T0 + 61_000), 1);
+    manager.shutdown(1, T0).unwrap();
+}
