@@ -49,7 +49,12 @@ fn snapshot_files(dir: &Path) -> Vec<String> {
 
 /// Producer 5 writes `batches` batches of 3 records: sequences 0, 3, 6, ...
 fn write_batches(log: &mut UnifiedLog, batches: i32) {
-    for i in 0..batches {
+    write_batches_from(log, 0, batches);
+}
+
+/// Producer 5's batches `from..from + batches` of 3 records each.
+fn write_batches_from(log: &mut UnifiedLog, from: i32, batches: i32) {
+    for i in from..from + batches {
         append(log, &idem_batch(5, 0, i * 3, 3)).unwrap();
     }
 }
@@ -162,22 +167,69 @@ fn producer_state_is_rebuilt_after_a_crash_with_and_without_snapshots() {
         assert_eq!(log.log_end_offset(), end);
         let entry = log.producer_state().last_entry(5).unwrap();
         assert_eq!(entry.last_seq(), 119, "keep_snapshots={keep_snapshots}");
+        // As in Kafka, each recovered segment leaves a snapshot at its end and the log's state
+        // is loaded from the last one, which keeps each producer's newest batch only.
         assert_eq!(
             entry.batch_metadata.len(),
-            5,
-            "replayed the last five batches"
-        );
-        // A retry of the fourth-newest batch is still deduplicated.
-        assert_eq!(
-            append(&mut log, &idem_batch(5, 0, 111, 3)).unwrap(),
-            (end - 9, end - 7)
-        );
-        assert_eq!(log.log_end_offset(), end);
-        // Loading wrote a snapshot at the log end.
-        assert!(
-            snapshot_files(dir.path()).contains(&format!("{end:020}.snapshot")),
+            1,
             "keep_snapshots={keep_snapshots}"
         );
+        let mut expected: Vec<String> = log.segment_base_offsets()[1..]
+            .iter()
+            .chain([end].iter())
+            .map(|o| format!("{o:020}.snapshot"))
+            .collect();
+        expected.dedup();
+        assert_eq!(
+            snapshot_files(dir.path()),
+            expected,
+            "keep_snapshots={keep_snapshots}"
+        );
+        // A retry of the newest batch is still deduplicated; an older one is out of order.
+        assert_eq!(
+            append(&mut log, &idem_batch(5, 0, 117, 3)).unwrap(),
+            (end - 3, end - 1)
+        );
+        assert!(matches!(
+            append(&mut log, &idem_batch(5, 0, 111, 3)),
+            Err(StorageError::ProducerState(
+                ProducerStateError::OutOfOrderSequence { .. }
+            ))
+        ));
+        assert_eq!(log.log_end_offset(), end);
+        assert_eq!(
+            append(&mut log, &idem_batch(5, 0, 120, 1)).unwrap(),
+            (end, end)
+        );
+    }
+}
+
+/// Only the segments from the recovery point on are recovered: the state before them comes
+/// from the snapshot at their base (or a replay of the flushed segments when it is gone).
+#[test]
+fn producer_state_crash_recovers_from_the_recovery_point() {
+    for keep_snapshots in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let mut log = open_log(dir.path(), small_config(), 0, true);
+        write_batches(&mut log, 40);
+        append(&mut log, &idem_batch(8, 2, 0, 1)).unwrap();
+        let bases = log.segment_base_offsets();
+        let active = *bases.last().unwrap();
+        log.flush(active, T0).unwrap();
+        write_batches_from(&mut log, 40, 5);
+        let end = log.log_end_offset();
+        drop(log);
+        if !keep_snapshots {
+            for name in snapshot_files(dir.path()) {
+                std::fs::remove_file(dir.path().join(name)).unwrap();
+            }
+        }
+        let log = open_log(dir.path(), small_config(), active, false);
+        assert_eq!(log.log_end_offset(), end);
+        let p5 = log.producer_state().last_entry(5).unwrap();
+        assert_eq!(p5.last_seq(), 134, "keep_snapshots={keep_snapshots}");
+        let p8 = log.producer_state().last_entry(8).unwrap();
+        assert_eq!((p8.producer_epoch, p8.last_seq()), (2, 0));
     }
 }
 
