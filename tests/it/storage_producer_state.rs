@@ -590,3 +590,33 @@ fn producer_state_log_manager_expires_producers_and_retires_old_snapshots() {
     assert_eq!(manager.remove_expired_producers(T0 + 61_000), 1);
     manager.shutdown(1, T0).unwrap();
 }
+
+#[test]
+fn producer_state_retention_deletes_the_snapshots_of_deleted_segments() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = kcli::storage::log_config::LogConfig {
+        retention_bytes: 20 * 1024,
+        ..small_config()
+    };
+    let mut log = open_log(dir.path(), config.clone(), 0, true);
+    write_batches(&mut log, 60);
+    let end = log.log_end_offset();
+    log.update_high_watermark(end).unwrap();
+    let before = log.segment_base_offsets();
+    assert!(log.delete_old_segments(T0).unwrap() > 0);
+    let after = log.segment_base_offsets();
+    let first = after[0];
+    assert!(first > before[0] && log.log_start_offset() == first);
+    for gone in before.iter().filter(|b| **b < first && **b > 0) {
+        assert!(
+            !snapshot_files(dir.path()).contains(&format!("{gone:020}.snapshot")),
+            "snapshot of deleted segment {gone} still there"
+        );
+    }
+    // The producer is still known: retention does not forget producers.
+    assert_eq!(log.producer_state().last_entry(5).unwrap().last_seq(), 179);
+    assert_eq!(
+        append(&mut log, &idem_batch(5, 0, 180, 1)).unwrap(),
+        (end, end)
+    );
+}
