@@ -11,6 +11,9 @@
 //! names: 105× their size, counting every realloc) decode to more than twice their size, as they
 //! do in Java; `dense_valid_frames_cost_their_decoded_size` bounds those by the decoded size. The
 //! 2× bound is about what a frame can make the decoder reserve beyond what it really carries.
+//!
+//! It also checks that a leader append allocates nothing beyond its validation result, with or
+//! without a producer id (the idempotence checks stay off the allocator).
 
 // A GlobalAlloc impl is unsafe by definition; it only forwards to the system allocator.
 #![allow(unsafe_code)]
@@ -173,4 +176,84 @@ fn dense_valid_frames_cost_their_decoded_size() {
         n as f64 / len as f64
     );
     assert!(n <= 3 * element * count as usize + bound(len), "{n} bytes");
+}
+
+/// The plain produce path stays as lean as it was before producer state existed: a leader
+/// append of a batch without a producer id allocates exactly what the validator's result
+/// takes, nothing for the idempotence checks; a steady idempotent producer's append adds no
+/// allocation either (its five-batch window is reused).
+#[test]
+fn leader_appends_allocate_only_the_validation_result() {
+    use kcli::cluster::TopicPartition;
+    use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+    use kcli::protocol::record::compression::CompressionType;
+    use kcli::storage::log_config::LogConfig;
+    use kcli::storage::log_validator::{AppendOrigin, ValidationContext, validate_records};
+    use kcli::storage::unified_log::UnifiedLog;
+    const NOW: i64 = 1_767_225_600_000;
+    let batch = |pid: i64, seq: i32| {
+        let mut b = RecordBatchBuilder::new(CompressionType::None);
+        b.producer_id = pid;
+        b.producer_epoch = if pid < 0 { -1 } else { 0 };
+        b.base_sequence = seq;
+        b.records = (0..10)
+            .map(|i| SimpleRecord::new(NOW + i, None, Some(vec![b'x'; 100])))
+            .collect();
+        b.build().unwrap()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // No index entries (their appends allocate a little, the same for every batch), so the
+    // comparison sees the append path alone.
+    let config = LogConfig {
+        index_interval_bytes: i32::MAX,
+        ..LogConfig::default()
+    };
+    let mut log = UnifiedLog::open(
+        dir.path().to_path_buf(),
+        TopicPartition::new("t", 0),
+        config.clone(),
+        0,
+        0,
+        true,
+        NOW,
+    )
+    .unwrap();
+    let plain = batch(-1, -1);
+    // The first append records leader epoch 0 (a checkpoint write); later ones do not.
+    log.append_as_leader(&plain, 0, AppendOrigin::Client, NOW)
+        .unwrap();
+    let ctx = ValidationContext {
+        origin: AppendOrigin::Client,
+        compacted: false,
+        timestamp_type: config.message_timestamp_type,
+        now_ms: NOW,
+        timestamp_before_max_ms: config.timestamp_before_max_ms(),
+        timestamp_after_max_ms: config.timestamp_after_max_ms(),
+        max_message_bytes: usize::try_from(config.max_message_bytes).unwrap(),
+        max_decompressed_bytes: 1 << 30,
+    };
+    let (validation, _) = allocated_by(|| validate_records(&plain, &ctx).unwrap());
+    assert!(validation > 0);
+    let (append, _) = allocated_by(|| {
+        log.append_as_leader(&plain, 0, AppendOrigin::Client, NOW)
+            .unwrap()
+    });
+    assert_eq!(append, validation, "plain append beyond validation");
+    // An idempotent producer: its first batch creates its entry; from the sixth on the
+    // window of five is full and recycled.
+    for seq in 0..6 {
+        log.append_as_leader(&batch(7, seq * 10), 0, AppendOrigin::Client, NOW)
+            .unwrap();
+    }
+    let next = batch(7, 60);
+    let (idem_validation, _) = allocated_by(|| validate_records(&next, &ctx).unwrap());
+    assert_eq!(idem_validation, validation);
+    let (idempotent, _) = allocated_by(|| {
+        log.append_as_leader(&next, 0, AppendOrigin::Client, NOW)
+            .unwrap()
+    });
+    assert_eq!(
+        idempotent, validation,
+        "idempotent append beyond validation"
+    );
 }

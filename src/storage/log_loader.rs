@@ -1,7 +1,8 @@
 //! Opening a partition directory (Kafka's `LogLoader.load`): leftover temporary files removed,
 //! segments loaded in offset order, broken or missing indexes rebuilt, and, after an unclean
 //! shutdown, every segment from the recovery point on re-validated batch by batch with the log
-//! cut at the first invalid byte.
+//! cut at the first invalid byte. Last, the producer state is rebuilt from the newest snapshot
+//! and the batches after it (`producer_state::rebuild`).
 //!
 //! Files of an interrupted swap of cleaned segments are resolved first, as Kafka does: the swap
 //! is either completed or undone ([`complete_interrupted_swaps`]).
@@ -63,11 +64,23 @@ pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
         now_ms,
     } = params;
     remove_temp_files_and_orphan_indexes(dir)?;
-    let mut segments = load_segment_files(dir, config, leader_epoch_cache, now_ms)?;
+    let mut recovery = Recovery {
+        dir,
+        log_start_offset,
+        leader_epoch_cache,
+        producer_state,
+        now_ms,
+    };
+    let mut segments = load_segment_files(config, &mut recovery)?;
 
     if !had_clean_shutdown {
-        recover_from(dir, &mut segments, recovery_point, leader_epoch_cache)?;
+        recover_from(&mut segments, recovery_point, &mut recovery)?;
     }
+    let Recovery {
+        leader_epoch_cache,
+        producer_state,
+        ..
+    } = recovery;
 
     let mut next_offset = match segments.values().next_back() {
         Some(active) => active.read_next_offset()?,
@@ -212,13 +225,22 @@ pub fn complete_interrupted_swaps(dir: &Path) -> Result<(), StorageError> {
     Ok(())
 }
 
+/// What recovering a segment needs besides the segments.
+struct Recovery<'a> {
+    dir: &'a Path,
+    log_start_offset: i64,
+    leader_epoch_cache: &'a mut LeaderEpochFileCache,
+    /// The log's own producer state; recoveries use fresh ones beside it, as Kafka does.
+    producer_state: &'a mut ProducerStateManager,
+    now_ms: i64,
+}
+
 /// Opens every segment; a segment with a missing or insane index is rebuilt on the spot.
 fn load_segment_files(
-    dir: &Path,
     config: &LogConfig,
-    leader_epoch_cache: &mut LeaderEpochFileCache,
-    now_ms: i64,
+    recovery: &mut Recovery<'_>,
 ) -> Result<BTreeMap<i64, LogSegment>, StorageError> {
+    let dir = recovery.dir;
     let mut segments = BTreeMap::new();
     for name in list_file_names(dir)? {
         if !name.ends_with(LOG_FILE_SUFFIX) {
@@ -229,7 +251,7 @@ fn load_segment_files(
         };
         let indexes_present = file_names::offset_index_file(dir, base_offset).exists()
             && file_names::time_index_file(dir, base_offset).exists();
-        let mut segment = LogSegment::open(dir, base_offset, config, false, 0, now_ms)?;
+        let segment = LogSegment::open(dir, base_offset, config, false, 0, recovery.now_ms)?;
         let needs_rebuild = if !indexes_present {
             tracing::info!(segment = %name, "index file missing, rebuilding the indexes");
             true
@@ -239,10 +261,10 @@ fn load_segment_files(
         } else {
             false
         };
-        if needs_rebuild {
-            recover_segment(&mut segment, leader_epoch_cache)?;
-        }
         segments.insert(base_offset, segment);
+        if needs_rebuild {
+            recover_segment(&mut segments, base_offset, recovery)?;
+        }
     }
     Ok(segments)
 }
@@ -250,21 +272,18 @@ fn load_segment_files(
 /// Recovers every segment holding offsets at or above `recovery_point`; after the first one
 /// that had to be cut, the later ones are deleted.
 fn recover_from(
-    dir: &Path,
     segments: &mut BTreeMap<i64, LogSegment>,
     recovery_point: i64,
-    leader_epoch_cache: &mut LeaderEpochFileCache,
+    recovery: &mut Recovery<'_>,
 ) -> Result<(), StorageError> {
+    let dir = recovery.dir;
     let from = segments
         .range(..=recovery_point)
         .next_back()
         .map_or(i64::MIN, |(base, _)| *base);
     let unflushed: Vec<i64> = segments.range(from..).map(|(base, _)| *base).collect();
     for (i, base) in unflushed.iter().enumerate() {
-        let Some(segment) = segments.get_mut(base) else {
-            continue;
-        };
-        let truncated = recover_segment(segment, leader_epoch_cache)?;
+        let truncated = recover_segment(segments, *base, recovery)?;
         if truncated > 0 {
             tracing::warn!(dir = %dir.display(), base_offset = base, truncated, "corrupt or torn data, log truncated");
             for later in &unflushed[i + 1..] {
@@ -279,13 +298,44 @@ fn recover_from(
     Ok(())
 }
 
+/// Kafka's `LogLoader.recoverSegment`: a fresh producer state is brought to the segment's base
+/// (which deletes the snapshots above it: they are not trusted past a recovery), the segment is
+/// re-validated and its indexes rebuilt, and the state replayed over it is snapshotted at its
+/// end, so the next segment's recovery starts from there.
 fn recover_segment(
-    segment: &mut LogSegment,
-    cache: &mut LeaderEpochFileCache,
+    segments: &mut BTreeMap<i64, LogSegment>,
+    base: i64,
+    recovery: &mut Recovery<'_>,
 ) -> Result<u64, StorageError> {
+    let mut state = ProducerStateManager::new(
+        recovery.dir,
+        recovery.producer_state.topic_partition().to_string(),
+        recovery.producer_state.producer_id_expiration_ms(),
+    )?;
+    rebuild_producer_state(
+        &mut state,
+        segments,
+        recovery.log_start_offset,
+        base,
+        false,
+        recovery.now_ms,
+    )?;
+    let Some(segment) = segments.get_mut(&base) else {
+        return Ok(0);
+    };
     // Only epochs newer than the cache's latest are added (`LogSegment.recover`); the caller
     // truncates the cache to the recovered log end afterwards.
-    segment.recover(Some(cache))
+    let truncated = segment.recover(Some(&mut *recovery.leader_epoch_cache))?;
+    let end = segment.read_next_offset()?;
+    rebuild_producer_state(
+        &mut state,
+        segments,
+        recovery.log_start_offset,
+        end,
+        false,
+        recovery.now_ms,
+    )?;
+    Ok(truncated)
 }
 
 /// The file names in `dir`, sorted (so segments load in offset order).

@@ -250,28 +250,8 @@ fn read_v2_record<'a>(
     })
 }
 
-/// Kafka's `DefaultRecordBatch.incrementSequence`: wraps past `i32::MAX` to 0. Java's int
-/// arithmetic wraps, so every step here wraps too (deltas come from the file).
-pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
-    if sequence > i32::MAX.wrapping_sub(increment) {
-        increment
-            .wrapping_sub(i32::MAX.wrapping_sub(sequence))
-            .wrapping_sub(1)
-    } else {
-        sequence.wrapping_add(increment)
-    }
-}
-
-/// Kafka's `DefaultRecordBatch.decrementSequence`, wrapping like Java.
-pub fn decrement_sequence(sequence: i32, decrement: i32) -> i32 {
-    if sequence < decrement {
-        i32::MAX
-            .wrapping_sub(decrement.wrapping_sub(sequence))
-            .wrapping_add(1)
-    } else {
-        sequence.wrapping_sub(decrement)
-    }
-}
+// Kafka's `DefaultRecordBatch.incrementSequence` / `decrementSequence`, shared with the broker.
+pub use crate::protocol::record::batch::{decrement_sequence, increment_sequence};
 
 /// A varint length followed by that many bytes; a negative length is null (`Utils.readBytes`).
 fn read_sized<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, String> {

@@ -347,6 +347,12 @@ mod tests {
         assert_eq!(increment_sequence(i32::MAX, 1), 0);
         assert_eq!(increment_sequence(i32::MAX - 2, 5), 2);
         assert_eq!(increment_sequence(5, 3), 8);
+        assert_eq!(decrement_sequence(0, 1), i32::MAX);
+        assert_eq!(decrement_sequence(2, 5), i32::MAX - 2);
+        assert_eq!(decrement_sequence(8, 3), 5);
+        for (s, d) in [(i32::MAX - 2, 5), (7, 0), (i32::MAX, 1)] {
+            assert_eq!(decrement_sequence(increment_sequence(s, d), d), s);
+        }
     }
 
     #[test]

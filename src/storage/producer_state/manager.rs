@@ -89,6 +89,10 @@ impl ProducerStateManager {
         })
     }
 
+    pub fn topic_partition(&self) -> &str {
+        &self.topic_partition
+    }
+
     pub fn producer_id_expiration_ms(&self) -> i64 {
         self.producer_id_expiration_ms
     }

@@ -11,9 +11,9 @@
 // KafkaProducer with the default settings (idempotence on, so InitProducerId first; acks=all):
 // keys, a null key, a null value, headers with a repeated key and a null header value, explicit
 // timestamps, every partition. Then a second idempotent producer writes three records to
-// TOPIC-idem partition 0 (left in place for the caller to inspect), and a transactional producer's
-// initTransactions() must fail fast (the broker has no transactions): its exception and how long
-// it took are reported as txn_error / txn_ms. KafkaConsumer
+// TOPIC-idem partition 0 (left in place for the caller to inspect), and a transactional producer
+// calls initTransactions() (max.block.ms 10 s): its exception ("none" if it succeeded) and how
+// long it took are reported as txn_error / txn_ms; kcli, without transactions, must refuse fast. KafkaConsumer
 // without group.id: assign + seekToBeginning, poll until everything is seen, then
 // beginningOffsets / endOffsets / offsetsForTimes.
 //
@@ -532,8 +532,9 @@ public class ClientCheck {
       }
       long txnMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - txnStart);
       txn.close(Duration.ofSeconds(5));
-      check(txnError != null, "initTransactions succeeded against a broker without transactions");
-      out.put("txn_error", txnError);
+      // Reported, not checked: on kcli it must be a fast fatal refusal (the caller checks);
+      // on a Kafka broker with transactions it succeeds ("none").
+      out.put("txn_error", txnError == null ? "none" : txnError);
       out.put("txn_ms", txnMs);
 
       // -- deleteTopics -----------------------------------------------------------------

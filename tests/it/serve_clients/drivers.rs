@@ -128,12 +128,12 @@ fn java_client_check() {
         next_seq = h.last_sequence() + 1;
     }
     assert_eq!(next_seq, 3, "{batches:?}");
-    // The transactional producer failed at once with the broker's refusal, not a timeout.
+    // The transactional producer failed at once with the broker's refusal, not a timeout
+    // (today TransactionalIdAuthorizationException, from FindCoordinator's answer; any fatal
+    // refusal that names transactions will do).
     let txn_error = s["txn_error"].as_str().unwrap_or_default();
-    assert!(
-        txn_error.contains("TransactionalIdAuthorizationException"),
-        "{s}"
-    );
+    assert!(!txn_error.contains("Timeout"), "{s}");
+    assert!(txn_error.to_lowercase().contains("transaction"), "{s}");
     assert!(s["txn_ms"].as_i64().is_some_and(|ms| ms < 5000), "{s}");
 }
 
