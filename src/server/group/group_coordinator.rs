@@ -126,9 +126,14 @@ impl GroupCoordinator {
         })
     }
 
+    /// Accepts requests (Kafka's `isActive`); [`GroupCoordinator::startup`] does it too.
+    pub fn activate(&self) {
+        self.active.store(true, Ordering::SeqCst);
+    }
+
     /// Starts the timers and loads `partitions` (the offsets partitions this broker leads).
     pub fn startup(&self, partitions: Vec<i32>) {
-        self.active.store(true, Ordering::SeqCst);
+        self.activate();
         for p in &partitions {
             self.manager.mark_loading(*p);
         }
