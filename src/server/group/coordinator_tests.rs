@@ -390,3 +390,50 @@ async fn expired_offsets_get_tombstones_and_their_empty_group_goes() {
     assert!(again.fetch_offsets("old", None).1.is_empty());
     assert_eq!(again.fetch_offsets("fresh", None).1.len(), 1);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_member_id_handed_out_expires_unless_used_within_the_session_timeout() {
+    let f = fixture(0, 10);
+    let c = &f.coordinator;
+    let mut p = params("", 500);
+    p.require_known_member_id = true;
+    let first = ready(&mut c.handle_join_group(p.clone())).unwrap();
+    assert_eq!(first.error, ErrorCode::MemberIdRequired);
+    // Used in time: the member joins with it.
+    p.member_id = first.member_id.clone();
+    let joined = ready(&mut c.handle_join_group(p.clone())).unwrap();
+    assert_eq!(
+        (joined.error, joined.member_id),
+        (ErrorCode::None, first.member_id)
+    );
+    // Not used in time: forgotten.
+    let mut q = params("", 500);
+    q.require_known_member_id = true;
+    let second = ready(&mut c.handle_join_group(q.clone())).unwrap();
+    advance(c, 501).await;
+    q.member_id = second.member_id;
+    let late = ready(&mut c.handle_join_group(q)).unwrap();
+    assert_eq!(late.error, ErrorCode::UnknownMemberId);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_replaced_static_leader_skips_the_assignment_from_join_group_v9() {
+    let f = fixture(0, 10);
+    let c = &f.coordinator;
+    let mut p = params("", 10_000);
+    p.group_instance_id = Some("i".into());
+    p.support_skipping_assignment = true;
+    let a = ready(&mut c.handle_join_group(p.clone())).unwrap();
+    assert_eq!(sync(c, 1, &a.member_id), ErrorCode::None);
+    let b = ready(&mut c.handle_join_group(p)).unwrap();
+    assert_eq!(b.error, ErrorCode::None);
+    assert_ne!(b.member_id, a.member_id);
+    assert_eq!(b.generation_id, 1, "a stable group keeps its generation");
+    assert!(b.skip_assignment);
+    assert_eq!(b.leader_id, b.member_id);
+    assert_eq!(b.members.len(), 1);
+    assert_eq!(
+        c.handle_heartbeat("g", &a.member_id, Some("i"), 1),
+        ErrorCode::FencedInstanceId
+    );
+}
