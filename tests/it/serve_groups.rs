@@ -683,3 +683,113 @@ fn fetch_retrying(port: u16, group: &str, topic: &str) -> (i64, String) {
         std::thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// One member's whole life (join, sync, heartbeat, commit, fetch, leave) at every version of
+/// every API it uses: each version's encoding of requests and answers is exercised end to end.
+#[test]
+fn groups_every_version_of_the_member_apis() {
+    let broker = TestBroker::start(FAST);
+    let mut conn = KafkaConn::connect(broker.port());
+    produce(&mut conn, "ev", 1);
+    find_coordinator(&mut conn, "x");
+    for v in 0..=9i16 {
+        let group = format!("v{v}");
+        let mut j = join_response(conn.call(&join_request(&group, "", None, 10_000), v));
+        if v >= 4 {
+            assert_eq!(j.error_code, ErrorCode::MemberIdRequired.code(), "v{v}");
+            j = join_response(conn.call(&join_request(&group, &id(&j), None, 10_000), v));
+        }
+        assert_eq!(
+            (j.error_code, j.generation_id),
+            (0, 1),
+            "JoinGroup v{v}: {j:?}"
+        );
+        let member = id(&j);
+        let sv = v.min(5);
+        let mut req = sync_request(&group, 1, &member, &[(&member, "mine")]);
+        if let RequestKind::SyncGroup(r) = &mut req {
+            r.protocol_type = Some(s("consumer"));
+            r.protocol_name = Some(s("range"));
+        }
+        let ResponseKind::SyncGroup(sr) = conn.call(&req, sv) else {
+            panic!()
+        };
+        assert_eq!(
+            (sr.error_code, sr.assignment),
+            (0, Bytes::from("mine")),
+            "SyncGroup v{sv}"
+        );
+        let hb = conn.call(
+            &RequestKind::Heartbeat(HeartbeatRequest {
+                group_id: s(&group),
+                generation_id: 1,
+                member_id: s(&member),
+                ..Default::default()
+            }),
+            v.min(4),
+        );
+        let ResponseKind::Heartbeat(hb) = hb else {
+            panic!()
+        };
+        assert_eq!(hb.error_code, 0, "Heartbeat v{}", v.min(4));
+        let (generation, committer) = if v == 0 {
+            (-1, "")
+        } else {
+            (1, member.as_str())
+        };
+        let ResponseKind::OffsetCommit(c) = conn.call(
+            &commit_request(
+                &group,
+                generation,
+                committer,
+                "ev",
+                &[(0, i64::from(v) + 100, "")],
+            ),
+            v,
+        ) else {
+            panic!()
+        };
+        assert_eq!(c.topics[0].partitions[0].error_code, 0, "OffsetCommit v{v}");
+        let fetched = if v >= 8 {
+            let r = conn.call(
+                &RequestKind::OffsetFetch(OffsetFetchRequest {
+                    groups: vec![OffsetFetchRequestGroup {
+                        group_id: s(&group),
+                        topics: None,
+                        ..Default::default()
+                    }],
+                    ..Default::default()
+                }),
+                v,
+            );
+            let ResponseKind::OffsetFetch(r) = r else {
+                panic!()
+            };
+            r.groups[0].topics[0].partitions[0].committed_offset
+        } else {
+            fetch_offsets(&mut conn, v, &group, "ev", &[0]).1[0].0
+        };
+        assert_eq!(fetched, i64::from(v) + 100, "OffsetFetch v{v}");
+        let lv = v.min(5);
+        let leave = if lv < 3 {
+            LeaveGroupRequest {
+                group_id: s(&group),
+                member_id: s(&member),
+                ..Default::default()
+            }
+        } else {
+            LeaveGroupRequest {
+                group_id: s(&group),
+                members: vec![MemberIdentity {
+                    member_id: s(&member),
+                    ..Default::default()
+                }],
+                ..Default::default()
+            }
+        };
+        let ResponseKind::LeaveGroup(l) = conn.call(&RequestKind::LeaveGroup(leave), lv) else {
+            panic!()
+        };
+        assert_eq!(l.error_code, 0, "LeaveGroup v{lv}");
+    }
+}
