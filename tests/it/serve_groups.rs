@@ -511,6 +511,33 @@ fn groups_static_member_replacement_keeps_its_assignment_and_fences_the_old_one(
         ErrorCode::FencedInstanceId.code()
     );
     assert_eq!(heartbeat(&mut b, "static", 1, &new, Some("i1")), 0);
+    // Administrative removal by instance id alone (LeaveGroup v4, no member id).
+    let r = a.call(
+        &RequestKind::LeaveGroup(LeaveGroupRequest {
+            group_id: s("static"),
+            members: vec![
+                MemberIdentity {
+                    group_instance_id: Some(s("i1")),
+                    ..Default::default()
+                },
+                MemberIdentity {
+                    group_instance_id: Some(s("i9")),
+                    ..Default::default()
+                },
+            ],
+            ..Default::default()
+        }),
+        4,
+    );
+    let ResponseKind::LeaveGroup(r) = r else {
+        panic!()
+    };
+    let codes: Vec<i16> = r.members.iter().map(|m| m.error_code).collect();
+    assert_eq!(codes, vec![0, ErrorCode::UnknownMemberId.code()]);
+    assert_eq!(
+        heartbeat(&mut b, "static", 1, &new, Some("i1")),
+        ErrorCode::UnknownMemberId.code()
+    );
 }
 
 #[test]
