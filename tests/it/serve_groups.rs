@@ -9,6 +9,7 @@
 
 mod admin;
 mod kcat;
+mod librdkafka;
 
 use std::time::{Duration, Instant};
 
