@@ -543,3 +543,34 @@ fn groups_static_member_replacement_keeps_its_assignment_and_fences_the_old_one(
         ErrorCode::UnknownMemberId.code()
     );
 }
+
+/// A clean shutdown answers a parked JoinGroup (NOT_COORDINATOR, so the client looks for the
+/// coordinator again) instead of leaving it to the rebalance timeout.
+#[test]
+fn groups_shutdown_answers_parked_joins() {
+    let mut broker = TestBroker::start(FAST);
+    let mut a = KafkaConn::connect(broker.port());
+    find_coordinator(&mut a, "sd");
+    let ma = id(&join_new(&mut a, "sd", 10_000));
+    sync(&mut a, "sd", 1, &ma, &[]);
+    let mut b = KafkaConn::connect(broker.port());
+    let first = join_response(b.call(&join_request("sd", "", None, 10_000), JOIN_VERSION));
+    let mut long = join_request("sd", &id(&first), None, 10_000);
+    if let RequestKind::JoinGroup(j) = &mut long {
+        j.rebalance_timeout_ms = 60_000;
+    }
+    b.send(&long, JOIN_VERSION).unwrap();
+    let waiter = std::thread::spawn(move || {
+        b.recv(kcli::protocol::messages::ApiKey::JoinGroup, JOIN_VERSION)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    broker.stop_within(Duration::from_secs(10));
+    let (_, r) = waiter
+        .join()
+        .unwrap()
+        .expect("the parked JoinGroup was answered");
+    assert_eq!(
+        join_response(r).error_code,
+        ErrorCode::NotCoordinator.code()
+    );
+}
