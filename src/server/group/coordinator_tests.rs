@@ -437,3 +437,25 @@ async fn a_replaced_static_leader_skips_the_assignment_from_join_group_v9() {
         ErrorCode::FencedInstanceId
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_group_over_capacity_after_a_load_rebalances_down_to_the_limit() {
+    let f = fixture(0, 10);
+    let c = &f.coordinator;
+    let a = ready(&mut c.handle_join_group(params("", 10_000))).unwrap();
+    sync(c, 1, &a.member_id);
+    let mut b = c.handle_join_group(params("", 10_000));
+    let mut a2 = c.handle_join_group(params(&a.member_id, 10_000));
+    let (a2, b) = (ready(&mut a2).unwrap(), ready(&mut b).unwrap());
+    assert_eq!((a2.generation_id, b.generation_id), (2, 2));
+    sync(c, 2, &a.member_id);
+    // Reloaded under group.max.size = 1: the next tick starts a rebalance.
+    let small = coordinator_over(&f.replica_manager, &f.zk, 0, 1);
+    small.tick(Instant::now());
+    assert_eq!(small.describe_group("g").1.state, "PreparingRebalance");
+    let mut first = small.handle_join_group(params(&a.member_id, 10_000));
+    let refused = ready(&mut small.handle_join_group(params(&b.member_id, 10_000))).unwrap();
+    assert_eq!(refused.error, ErrorCode::GroupMaxSizeReached);
+    let first = ready(&mut first).expect("the group completes with the one member left");
+    assert_eq!((first.error, first.members.len()), (ErrorCode::None, 1));
+}

@@ -404,6 +404,12 @@ impl GroupCoordinator {
         if group.is(GroupState::Dead) {
             return;
         }
+        // A group loaded with more members than `group.max.size` allows rebalances; the
+        // members beyond the limit are refused when they rejoin (Kafka's `onGroupLoaded`).
+        if group.is(GroupState::Stable) && group.size() > self.group_config.max_size {
+            tracing::info!(group = %group.group_id, members = group.size(), "group is over capacity; rebalancing");
+            self.prepare_rebalance(group, now);
+        }
         let expired_pending: Vec<String> = group
             .pending_members
             .iter()
