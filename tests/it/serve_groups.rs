@@ -306,6 +306,9 @@ pub fn produce(conn: &mut KafkaConn, topic: &str, partitions: i32) {
 fn groups_member_id_required_round_trip_and_single_member_generation() {
     let broker = TestBroker::start(FAST);
     let mut conn = KafkaConn::connect(broker.port());
+    // Before any FindCoordinator there is no offsets topic: this broker coordinates nothing.
+    let early = join_response(conn.call(&join_request("g", "", None, 10_000), 4));
+    assert_eq!(early.error_code, ErrorCode::NotCoordinator.code());
     assert_eq!(find_coordinator(&mut conn, "g"), 0);
     let first = join_response(conn.call(&join_request("g", "", None, 10_000), 4));
     assert_eq!(first.error_code, ErrorCode::MemberIdRequired.code());
