@@ -2,7 +2,9 @@
 //! MEMBER_ID_REQUIRED round trip, rebalances with two members, heartbeats during a rebalance,
 //! session timeouts, static members, offsets (v0 through ZooKeeper paths, v8 multi-group),
 //! the admin APIs, offsets surviving restarts and kill -9, and Kafka's own DumpLogSegments
-//! decoding what we wrote. kcat -G consumers are in serve_groups/kcat.rs.
+//! decoding what we wrote. Submodules: offsets.rs (offsets, restarts, every version),
+//! admin.rs (the admin APIs, FindCoordinator, DumpLogSegments), kcat.rs (kcat -G consumers),
+//! librdkafka.rs (the rdkafka crate as a group consumer).
 //!
 //! Brokers run with `group.initial.rebalance.delay.ms=0`, a small minimum session timeout and
 //! few offsets partitions so the tests stay fast; every wait is bounded.
@@ -10,6 +12,8 @@
 mod admin;
 mod compaction;
 mod kcat;
+mod librdkafka;
+mod offsets;
 
 use std::time::{Duration, Instant};
 
@@ -303,6 +307,9 @@ pub fn produce(conn: &mut KafkaConn, topic: &str, partitions: i32) {
 fn groups_member_id_required_round_trip_and_single_member_generation() {
     let broker = TestBroker::start(FAST);
     let mut conn = KafkaConn::connect(broker.port());
+    // Before any FindCoordinator there is no offsets topic: this broker coordinates nothing.
+    let early = join_response(conn.call(&join_request("g", "", None, 10_000), 4));
+    assert_eq!(early.error_code, ErrorCode::NotCoordinator.code());
     assert_eq!(find_coordinator(&mut conn, "g"), 0);
     let first = join_response(conn.call(&join_request("g", "", None, 10_000), 4));
     assert_eq!(first.error_code, ErrorCode::MemberIdRequired.code());
@@ -512,175 +519,62 @@ fn groups_static_member_replacement_keeps_its_assignment_and_fences_the_old_one(
         ErrorCode::FencedInstanceId.code()
     );
     assert_eq!(heartbeat(&mut b, "static", 1, &new, Some("i1")), 0);
-}
-
-#[test]
-fn groups_commit_and_fetch_offsets_in_every_store() {
-    let broker = TestBroker::start(FAST);
-    let mut conn = KafkaConn::connect(broker.port());
-    produce(&mut conn, "ct", 1);
-    find_coordinator(&mut conn, "simple");
-    // A simple consumer (generation -1, no member id) commits for an unknown group.
-    assert_eq!(
-        commit(&mut conn, 2, "simple", "ct", &[(0, 42, "meta")]),
-        vec![0]
-    );
-    assert_eq!(
-        fetch_offsets(&mut conn, 1, "simple", "ct", &[0]).1,
-        vec![(42, "meta".to_string(), 0)]
-    );
-    // Nothing committed: -1, no error.
-    assert_eq!(
-        fetch_offsets(&mut conn, 5, "nobody", "ct", &[0]).1,
-        vec![(-1, String::new(), 0)]
-    );
-    // Unknown topic, too much metadata.
-    assert_eq!(
-        commit(&mut conn, 8, "simple", "no-such-topic", &[(0, 1, "")]),
-        vec![ErrorCode::UnknownTopicOrPartition.code()]
-    );
-    let big = "m".repeat(5000);
-    assert_eq!(
-        commit(&mut conn, 8, "simple", "ct", &[(0, 7, &big)]),
-        vec![ErrorCode::OffsetMetadataTooLarge.code()]
-    );
-    // v0 goes to ZooKeeper's paths, apart from the offsets topic.
-    assert_eq!(
-        commit(&mut conn, 0, "zk-group", "ct", &[(0, 9, "")]),
-        vec![0]
-    );
-    assert_eq!(
-        fetch_offsets(&mut conn, 0, "zk-group", "ct", &[0]).1,
-        vec![(9, String::new(), 0)]
-    );
-    assert_eq!(
-        fetch_offsets(&mut conn, 1, "zk-group", "ct", &[0]).1[0].0,
-        -1
-    );
-    assert_eq!(fetch_offsets(&mut conn, 0, "simple", "ct", &[0]).1[0].0, -1);
-    // v8: several groups in one request; null topics = everything the group has.
-    assert_eq!(commit(&mut conn, 8, "second", "ct", &[(0, 5, "")]), vec![0]);
-    let r = conn.call(
-        &RequestKind::OffsetFetch(OffsetFetchRequest {
-            groups: vec![
-                OffsetFetchRequestGroup {
-                    group_id: s("simple"),
-                    topics: None,
+    // Administrative removal by instance id alone (LeaveGroup v4, no member id).
+    let r = a.call(
+        &RequestKind::LeaveGroup(LeaveGroupRequest {
+            group_id: s("static"),
+            members: vec![
+                MemberIdentity {
+                    group_instance_id: Some(s("i1")),
                     ..Default::default()
                 },
-                OffsetFetchRequestGroup {
-                    group_id: s("second"),
-                    topics: Some(vec![OffsetFetchRequestTopics {
-                        name: s("ct"),
-                        partition_indexes: vec![0],
-                        ..Default::default()
-                    }]),
+                MemberIdentity {
+                    group_instance_id: Some(s("i9")),
                     ..Default::default()
                 },
             ],
             ..Default::default()
         }),
-        8,
+        4,
     );
-    let ResponseKind::OffsetFetch(r) = r else {
+    let ResponseKind::LeaveGroup(r) = r else {
         panic!()
     };
-    let got: Vec<(String, i64)> = r
-        .groups
-        .iter()
-        .flat_map(|g| {
-            g.topics.iter().flat_map(|t| t.partitions.iter()).map(|p| {
-                (
-                    g.group_id.to_string_lossy().into_owned(),
-                    p.committed_offset,
-                )
-            })
-        })
-        .collect();
+    let codes: Vec<i16> = r.members.iter().map(|m| m.error_code).collect();
+    assert_eq!(codes, vec![0, ErrorCode::UnknownMemberId.code()]);
     assert_eq!(
-        got,
-        vec![("simple".to_string(), 42), ("second".to_string(), 5)]
-    );
-    // A member of a live group must name itself: a simple commit is refused.
-    let j = join_new(&mut conn, "live", 10_000);
-    let r = conn.call(&commit_request("live", -1, "", "ct", &[(0, 1, "")]), 8);
-    let ResponseKind::OffsetCommit(r) = r else {
-        panic!()
-    };
-    assert_eq!(
-        r.topics[0].partitions[0].error_code,
+        heartbeat(&mut b, "static", 1, &new, Some("i1")),
         ErrorCode::UnknownMemberId.code()
     );
-    let r = conn.call(
-        &commit_request("live", j.generation_id, &id(&j), "ct", &[(0, 1, "")]),
-        8,
-    );
-    let ResponseKind::OffsetCommit(r) = r else {
-        panic!()
-    };
-    // Between JoinGroup and SyncGroup a member's commit waits for the rebalance to finish.
-    assert_eq!(
-        r.topics[0].partitions[0].error_code,
-        ErrorCode::RebalanceInProgress.code()
-    );
-    sync(&mut conn, "live", j.generation_id, &id(&j), &[]);
-    let r = conn.call(
-        &commit_request("live", j.generation_id, &id(&j), "ct", &[(0, 3, "")]),
-        8,
-    );
-    let ResponseKind::OffsetCommit(r) = r else {
-        panic!()
-    };
-    assert_eq!(r.topics[0].partitions[0].error_code, 0);
-    assert_eq!(fetch_offsets(&mut conn, 7, "live", "ct", &[0]).1[0].0, 3);
 }
 
+/// A clean shutdown answers a parked JoinGroup (NOT_COORDINATOR, so the client looks for the
+/// coordinator again) instead of leaving it to the rebalance timeout.
 #[test]
-fn groups_offsets_survive_a_clean_restart_and_kill_9() {
+fn groups_shutdown_answers_parked_joins() {
     let mut broker = TestBroker::start(FAST);
-    let mut conn = KafkaConn::connect(broker.port());
-    produce(&mut conn, "dur", 1);
-    find_coordinator(&mut conn, "d");
-    assert_eq!(
-        commit(&mut conn, 8, "d", "dur", &[(0, 11, "first")]),
-        vec![0]
-    );
-    drop(conn);
-    broker.stop();
-    broker.restart();
-    assert_eq!(
-        fetch_retrying(broker.port(), "d", "dur"),
-        (11, "first".to_string())
-    );
-    let mut conn = KafkaConn::connect(broker.port());
-    assert_eq!(
-        commit(&mut conn, 8, "d", "dur", &[(0, 12, "second")]),
-        vec![0]
-    );
-    drop(conn);
-    broker.kill9();
-    broker.restart();
-    assert_eq!(
-        fetch_retrying(broker.port(), "d", "dur"),
-        (12, "second".to_string())
-    );
-}
-
-/// OffsetFetch v7 of partition 0, retried while the coordinator loads (as a client does).
-fn fetch_retrying(port: u16, group: &str, topic: &str) -> (i64, String) {
-    let mut conn = KafkaConn::connect(port);
-    let deadline = Instant::now() + Duration::from_secs(20);
-    loop {
-        let (e, rows) = fetch_offsets(&mut conn, 7, group, topic, &[0]);
-        if e == 0 {
-            return (rows[0].0, rows[0].1.clone());
-        }
-        assert!(
-            e == ErrorCode::CoordinatorLoadInProgress.code()
-                || e == ErrorCode::NotCoordinator.code(),
-            "{e}"
-        );
-        assert!(Instant::now() < deadline, "still loading");
-        std::thread::sleep(Duration::from_millis(100));
+    let mut a = KafkaConn::connect(broker.port());
+    find_coordinator(&mut a, "sd");
+    let ma = id(&join_new(&mut a, "sd", 10_000));
+    sync(&mut a, "sd", 1, &ma, &[]);
+    let mut b = KafkaConn::connect(broker.port());
+    let first = join_response(b.call(&join_request("sd", "", None, 10_000), JOIN_VERSION));
+    let mut long = join_request("sd", &id(&first), None, 10_000);
+    if let RequestKind::JoinGroup(j) = &mut long {
+        j.rebalance_timeout_ms = 60_000;
     }
+    b.send(&long, JOIN_VERSION).unwrap();
+    let waiter = std::thread::spawn(move || {
+        b.recv(kcli::protocol::messages::ApiKey::JoinGroup, JOIN_VERSION)
+    });
+    std::thread::sleep(Duration::from_millis(200));
+    broker.stop_within(Duration::from_secs(10));
+    let (_, r) = waiter
+        .join()
+        .unwrap()
+        .expect("the parked JoinGroup was answered");
+    assert_eq!(
+        join_response(r).error_code,
+        ErrorCode::NotCoordinator.code()
+    );
 }

@@ -126,9 +126,14 @@ impl GroupCoordinator {
         })
     }
 
+    /// Accepts requests (Kafka's `isActive`); [`GroupCoordinator::startup`] does it too.
+    pub fn activate(&self) {
+        self.active.store(true, Ordering::SeqCst);
+    }
+
     /// Starts the timers and loads `partitions` (the offsets partitions this broker leads).
     pub fn startup(&self, partitions: Vec<i32>) {
-        self.active.store(true, Ordering::SeqCst);
+        self.activate();
         for p in &partitions {
             self.manager.mark_loading(*p);
         }
@@ -398,6 +403,12 @@ impl GroupCoordinator {
     fn tick_group(&self, shared: &SharedGroup, group: &mut GroupMetadata, now: Instant) {
         if group.is(GroupState::Dead) {
             return;
+        }
+        // A group loaded with more members than `group.max.size` allows rebalances; the
+        // members beyond the limit are refused when they rejoin (Kafka's `onGroupLoaded`).
+        if group.is(GroupState::Stable) && group.size() > self.group_config.max_size {
+            tracing::info!(group = %group.group_id, members = group.size(), "group is over capacity; rebalancing");
+            self.prepare_rebalance(group, now);
         }
         let expired_pending: Vec<String> = group
             .pending_members

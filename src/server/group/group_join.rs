@@ -90,7 +90,7 @@ impl GroupCoordinator {
         } else if unknown {
             self.do_new_member_join(&shared, &mut group, p, tx, now);
         } else {
-            self.do_current_member_join(&shared, &mut group, p, tx, now);
+            self.do_current_member_join(&mut group, p, tx, now);
         }
         if group.is(GroupState::PreparingRebalance) {
             self.try_complete_join(&shared, &mut group, now);
@@ -175,7 +175,6 @@ impl GroupCoordinator {
 
     fn do_current_member_join(
         &self,
-        shared: &SharedGroup,
         group: &mut GroupMetadata,
         p: JoinParams,
         tx: oneshot::Sender<JoinGroupResult>,
@@ -234,10 +233,7 @@ impl GroupCoordinator {
                 let result = current(group, false);
                 let _ = tx.send(result);
             }
-            GroupState::Empty | GroupState::Dead => {
-                let _ = shared;
-                reply(tx, ErrorCode::UnknownMemberId)
-            }
+            GroupState::Empty | GroupState::Dead => reply(tx, ErrorCode::UnknownMemberId),
         }
     }
 

@@ -7,8 +7,9 @@
 //! acknowledged commit is in the log of every in-sync replica. With the single-node broker (RF 1)
 //! the high watermark follows the append at once.
 //!
-//! Lock order: the groups map, then one group; never the map while a group is locked. No lock
-//! is held across an `.await`.
+//! Lock order: one group, then the groups map (removing a dead group); nothing locks a group
+//! while holding the map, which is only held to look up, insert or remove. No lock is held
+//! across an `.await`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex, MutexGuard};

@@ -20,5 +20,8 @@ pub mod group_offsets;
 pub mod member_metadata;
 pub mod offsets_records;
 
+#[cfg(test)]
+mod coordinator_tests;
+
 pub use group_coordinator::{GroupConfig, GroupCoordinator};
 pub use group_metadata_manager::{GroupMetadataManager, OffsetsConfig};

@@ -187,6 +187,11 @@ mod tests {
         assert_eq!(partition_for("console-consumer-12345", 50), 6);
     }
 
+    // The goldens below are the bytes Kafka 3.9.1's `GroupMetadataManager.offsetCommitKey`,
+    // `offsetCommitValue`, `groupMetadataKey` and `groupMetadataValue` produce for the same
+    // values (tests/fixtures/java/offsets_goldens.jsh prints them; the group value's state
+    // timestamp, the clock there, is replaced by 7).
+
     #[test]
     fn offset_commit_key_and_value_golden() {
         let tp = TopicPartition::new("t", 3);

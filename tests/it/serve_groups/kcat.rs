@@ -31,6 +31,17 @@ impl Member {
         group: &str,
         topic: &str,
     ) -> Member {
+        Self::start_with(broker, dir, name, group, topic, &[])
+    }
+
+    fn start_with(
+        broker: &TestBroker,
+        dir: &std::path::Path,
+        name: &str,
+        group: &str,
+        topic: &str,
+        extra: &[&str],
+    ) -> Member {
         let out = dir.join(format!("{name}.out"));
         let err = dir.join(format!("{name}.err"));
         let child = Command::new("kcat")
@@ -57,6 +68,7 @@ impl Member {
                 "-X",
                 "heartbeat.interval.ms=500",
             ])
+            .args(extra)
             .stdin(Stdio::null())
             .stdout(File::create(&out).unwrap())
             .stderr(File::create(&err).unwrap())
@@ -246,4 +258,47 @@ fn kcat_group_of_three_shares_partitions_rebalances_on_leave_and_resumes_after_r
     assert_no_duplicates(&consumed);
     let old: Vec<&String> = consumed.iter().filter(|v| !v.starts_with('c')).collect();
     assert!(old.is_empty(), "consumed again after the restart: {old:?}");
+}
+
+/// The cooperative protocol (incremental rebalances, KIP-429) needs nothing of the coordinator
+/// but the classic protocol: two cooperative-sticky members share the topic, and when one
+/// leaves the other takes its partitions.
+#[test]
+fn kcat_cooperative_sticky_members_share_and_take_over_partitions() {
+    let broker = TestBroker::start(&[
+        ("group.initial.rebalance.delay.ms", "0"),
+        ("offsets.topic.num.partitions", "5"),
+        ("num.partitions", "6"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let coop = ["-X", "partition.assignment.strategy=cooperative-sticky"];
+    let first: Vec<String> = (0..300).map(|i| format!("a{i}")).collect();
+    produce_values(&broker, "coop", &first[..1]);
+    let mut conn = KafkaConn::connect(broker.port());
+    let mut m1 = Member::start_with(&broker, dir.path(), "c1", "coop-group", "coop", &coop);
+    let m2 = Member::start_with(&broker, dir.path(), "c2", "coop-group", "coop", &coop);
+    let assignment = wait_stable(&mut conn, "coop-group", 2);
+    let deadline = Instant::now() + WAIT;
+    let mut assignment = assignment;
+    // An incremental rebalance may take two rounds before both members hold three partitions.
+    while !assignment.values().all(|p| p.len() == 3) {
+        assert!(Instant::now() < deadline, "{assignment:?}");
+        std::thread::sleep(Duration::from_millis(200));
+        assignment = wait_stable(&mut conn, "coop-group", 2);
+    }
+    produce_values(&broker, "coop", &first[1..]);
+    let expected: BTreeSet<String> = first.iter().cloned().collect();
+    assert_no_duplicates(&wait_consumed(&[&m1, &m2], &expected));
+    m1.stop();
+    let assignment = wait_stable(&mut conn, "coop-group", 1);
+    assert_eq!(
+        assignment.values().next().unwrap().len(),
+        6,
+        "{assignment:?}"
+    );
+    let second: Vec<String> = (0..100).map(|i| format!("b{i}")).collect();
+    produce_values(&broker, "coop", &second);
+    let mut expected = expected;
+    expected.extend(second);
+    assert_no_duplicates(&wait_consumed(&[&m1, &m2], &expected));
 }
