@@ -331,13 +331,15 @@ impl LogManager {
         }
         let outcome = lock(&log).truncate_to(offset, now_ms);
         if let Some(cleaner) = &self.cleaner {
-            let log = lock(&log);
-            if let Some(parent) = log.dir().parent() {
-                cleaner
-                    .manager()
-                    .maybe_truncate_checkpoint(parent, tp, log.log_end_offset());
+            // Read under the log's lock, released before the cleaner's state is taken (the lock
+            // order is the cleaner's state, then a log).
+            let (dir, end) = {
+                let log = lock(&log);
+                (log.dir().to_path_buf(), log.log_end_offset())
+            };
+            if let Some(parent) = dir.parent() {
+                cleaner.manager().maybe_truncate_checkpoint(parent, tp, end);
             }
-            drop(log);
             cleaner.manager().resume_cleaning(std::slice::from_ref(tp));
         }
         outcome
@@ -359,7 +361,8 @@ impl LogManager {
         }
         let outcome = lock(&log).truncate_fully_and_start_at(new_offset, now_ms);
         if let Some(cleaner) = &self.cleaner {
-            if let Some(parent) = lock(&log).dir().parent() {
+            let dir = lock(&log).dir().to_path_buf();
+            if let Some(parent) = dir.parent() {
                 cleaner.manager().update_checkpoints(parent, None, Some(tp));
             }
             cleaner.manager().resume_cleaning(std::slice::from_ref(tp));

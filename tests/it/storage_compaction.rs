@@ -4,7 +4,8 @@
 //! cleaning after it; compressed batches stay compressed with their codec and readable;
 //! `min.compaction.lag.ms` holds young segments back and `max.compaction.lag.ms` forces a
 //! cleaning below `min.cleanable.dirty.ratio`; retention still deletes for `compact,delete`;
-//! truncation and deletion abort a running cleaning; Kafka's DumpLogSegments reads cleaned
+//! random workloads keep every key's latest record against a model; truncation and deletion
+//! abort a running cleaning; Kafka's DumpLogSegments reads cleaned
 //! segments as kcli does. `serve` runs the cleaner in `kcli serve`, with kill -9.
 
 use std::collections::BTreeMap;
@@ -366,6 +367,102 @@ fn a_producers_last_batch_keeps_its_header_when_emptied() {
     // Producer 7's first batch goes; its last one, superseded, stays as an empty header that
     // still carries its offsets and producer id.
     assert_eq!(batches, vec![(1, 0, 7, 0), (2, 0, -1, 1)]);
+}
+
+/// Random workloads (keys, tombstones, codecs, rolls) against a model of the latest record per
+/// key, cleaned repeatedly while the clock passes delete horizons: every record left is one
+/// that was produced at that offset; every key's last record is its latest unless that was a
+/// tombstone old enough to go; offsets only increase; a reopened log reads the same.
+#[test]
+fn random_workloads_keep_the_latest_record_of_every_key() {
+    use rand::{Rng, SeedableRng};
+    let (mut cleanings, mut tombstones_gone) = (0, 0);
+    for seed in 0..8u64 {
+        let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+        let delete_retention_ms = 10_000;
+        let f = fixture(LogConfig {
+            delete_retention_ms,
+            segment_bytes: rng.random_range(600..3000),
+            ..compact_config()
+        });
+        let mut produced: BTreeMap<i64, (String, Option<String>)> = BTreeMap::new();
+        let mut now = T0;
+        for step in 0..60 {
+            let codec = CompressionType::ALL[rng.random_range(0..5)];
+            let records: Vec<(String, Option<String>)> = (0..rng.random_range(1..6))
+                .map(|i| {
+                    let key = format!("k{}", rng.random_range(0..15));
+                    let value = rng.random_bool(0.8).then(|| format!("{seed}-{step}-{i}"));
+                    (key, value)
+                })
+                .collect();
+            let first = f.log.lock().unwrap().log_end_offset();
+            f.append(&keyed_batch(&records, now, codec), now);
+            for (i, r) in records.into_iter().enumerate() {
+                produced.insert(first + i as i64, r);
+            }
+            if rng.random_bool(0.1) {
+                f.log.lock().unwrap().roll(None, now).unwrap();
+            }
+            if rng.random_bool(0.2) {
+                now += rng.random_range(0..2 * delete_retention_ms);
+                cleanings += usize::from(f.clean_once(now));
+                check_against_model(&f.rows(), &produced, seed);
+            }
+        }
+        let rows = f.rows();
+        tombstones_gone += check_against_model(&rows, &produced, seed);
+        let reopened = UnifiedLog::open(
+            f.log_dir.join("t-0"),
+            TopicPartition::new("t", 0),
+            f.log.lock().unwrap().config().clone(),
+            0,
+            0,
+            false,
+            T0,
+        )
+        .unwrap();
+        assert_eq!(self::rows(&reopened), rows, "seed {seed}");
+    }
+    // The workloads did compact, and did outlive some tombstones.
+    assert!(
+        cleanings > 8 && tombstones_gone > 0,
+        "{cleanings} cleanings, {tombstones_gone} tombstones gone"
+    );
+}
+
+/// Checks `rows` against what was produced; returns how many keys are gone (their latest
+/// record a tombstone that was removed).
+fn check_against_model(
+    rows: &[Row],
+    produced: &BTreeMap<i64, (String, Option<String>)>,
+    seed: u64,
+) -> usize {
+    let mut last = -1;
+    for (offset, key, value, _, _) in rows {
+        assert!(*offset > last, "seed {seed}: offsets go back at {offset}");
+        last = *offset;
+        assert_eq!(
+            produced.get(offset),
+            Some(&(key.clone(), value.clone())),
+            "seed {seed}: offset {offset}"
+        );
+    }
+    let expected: BTreeMap<&String, (i64, &Option<String>)> =
+        produced.iter().map(|(o, (k, v))| (k, (*o, v))).collect();
+    let got: BTreeMap<&String, (i64, &Option<String>)> =
+        rows.iter().map(|(o, k, v, _, _)| (k, (*o, v))).collect();
+    let mut gone = 0;
+    for (key, (offset, value)) in &expected {
+        match got.get(key) {
+            Some(found) => assert_eq!(found, &(*offset, *value), "seed {seed}: {key}"),
+            None => {
+                assert!(value.is_none(), "seed {seed}: {key} lost its latest value");
+                gone += 1;
+            }
+        }
+    }
+    gone
 }
 
 #[test]

@@ -191,14 +191,19 @@ impl LogCleaner {
         };
         let deletable = self.manager.deletable_logs(&logs);
         for (tp, log) in &deletable {
-            let mut log = lock(log);
-            if let Err(err) = log
-                .delete_old_segments(now)
-                .and_then(|_| log.delete_due_files(now))
-            {
+            let (outcome, dir) = {
+                let mut log = lock(log);
+                let outcome = log
+                    .delete_old_segments(now)
+                    .and_then(|_| log.delete_due_files(now));
+                (outcome, log.dir().to_path_buf())
+            };
+            // The log's lock is released first: the lock order is the cleaner's state, then a
+            // log.
+            if let Err(err) = outcome {
                 tracing::warn!(topic_partition = %tp, %err, "retention of a compacted log failed, marking it uncleanable");
-                if let Some(dir) = log.dir().parent() {
-                    self.manager.mark_partition_uncleanable(dir, tp);
+                if let Some(parent) = dir.parent() {
+                    self.manager.mark_partition_uncleanable(parent, tp);
                 }
             }
         }

@@ -32,12 +32,13 @@ pub struct SkimpyOffsetMap {
 }
 
 impl SkimpyOffsetMap {
-    /// A map in `memory` bytes (`memory / 24` slots). The memory is allocated zeroed, so pages
-    /// the probes never touch cost nothing.
+    /// A map in `memory` bytes (`memory / 24` slots). The memory is allocated at the first use
+    /// (a broker without compacted topics never takes it), zeroed, so pages the probes never
+    /// touch cost nothing.
     pub fn new(memory: usize) -> Self {
         let slots = memory / BYTES_PER_ENTRY;
         SkimpyOffsetMap {
-            bytes: vec![0; slots * BYTES_PER_ENTRY],
+            bytes: Vec::new(),
             slots,
             entries: 0,
             lookups: 0,
@@ -84,9 +85,10 @@ impl SkimpyOffsetMap {
         }
     }
 
-    /// Empties the map: a fresh zeroed block (cheaper than writing zeros over touched pages).
+    /// Empties the map: its block is released, and a fresh zeroed one taken at the next use
+    /// (cheaper than writing zeros over the touched pages).
     pub fn clear(&mut self) {
-        self.bytes = vec![0; self.slots * BYTES_PER_ENTRY];
+        self.bytes = Vec::new();
         self.entries = 0;
         self.lookups = 0;
         self.probes = 0;
@@ -99,6 +101,7 @@ impl SkimpyOffsetMap {
         if self.slots == 0 {
             return false;
         }
+        self.ensure_allocated();
         self.lookups += 1;
         let hash = self.hash(key);
         let mut attempt = 0;
@@ -128,6 +131,7 @@ impl SkimpyOffsetMap {
         if self.slots == 0 {
             return -1;
         }
+        self.ensure_allocated();
         self.lookups += 1;
         let hash = self.hash(key);
         for attempt in 0..self.max_attempts() {
@@ -142,6 +146,12 @@ impl SkimpyOffsetMap {
             }
         }
         -1
+    }
+
+    fn ensure_allocated(&mut self) {
+        if self.bytes.len() != self.slots * BYTES_PER_ENTRY {
+            self.bytes = vec![0; self.slots * BYTES_PER_ENTRY];
+        }
     }
 
     /// Once the hash's bytes are used up probing goes linear; this bounds a search of a full

@@ -86,6 +86,6 @@ mod tests {
         limited.maybe_throttle(20_000, &|| false);
         let took = start.elapsed();
         assert!(took >= Duration::from_millis(390), "{took:?}");
-        assert!(took < Duration::from_millis(1000), "{took:?}");
+        assert!(took < Duration::from_secs(3), "{took:?}");
     }
 }
