@@ -43,8 +43,6 @@ const NOT_UPDATABLE_HERE: &[&str] = &[
     "listeners",
     "num.io.threads",
     "num.network.threads",
-    // Read when the logs are opened; a running broker's logs keep the value they started with.
-    "producer.id.expiration.ms",
 ];
 
 /// Which dynamic layer an alteration writes.
@@ -298,6 +296,7 @@ impl DynamicBrokerConfig {
             .combined(&props, level)
             .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
         let log_config = current.log_config();
+        let producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         {
             let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
             match level {
@@ -310,6 +309,14 @@ impl DynamicBrokerConfig {
         self.topic_manager
             .update_default_log_config(log_config)
             .await;
+        // Kafka's `ProducerStateManagerConfig` reconfiguration.
+        self.topic_manager
+            .replica_manager()
+            .log_manager()
+            .set_producer_id_expiration_ms(
+                producer_id_expiration_ms,
+                crate::storage::log_manager::now_ms(),
+            );
         Ok(())
     }
 }

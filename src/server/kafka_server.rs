@@ -84,7 +84,8 @@ impl KafkaServer {
         log_config.retention_check_interval_ms =
             u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
         log_config.cleaner = config.cleaner_config();
-        log_config.producer_id_expiration_ms = i64::from(config.producer_id_expiration_ms);
+        // Dynamic in Kafka: the stored dynamic layers apply from the start.
+        log_config.producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         log_config.producer_id_expiration_check_interval_ms =
             u64::try_from(config.producer_id_expiration_check_interval_ms).unwrap_or(600_000);
         let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);

@@ -199,6 +199,11 @@ impl TopicManager {
 
     /// Kafka's `DynamicLogConfig.reconfigure`: new topic defaults (a dynamic broker config
     /// changed); every hosted log takes them under its topic's own overrides.
+    /// The replica manager whose partitions this manager hosts.
+    pub fn replica_manager(&self) -> &Arc<ReplicaManager> {
+        &self.replica_manager
+    }
+
     pub async fn update_default_log_config(&self, defaults: LogConfig) {
         let _guard = self.admin_lock.lock().await;
         *self

@@ -14,6 +14,7 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -104,6 +105,8 @@ pub struct LogManager {
     logs: Mutex<BTreeMap<TopicPartition, SharedLog>>,
     /// The log cleaner, when `log.cleaner.enable`.
     cleaner: Option<Arc<LogCleaner>>,
+    /// `producer.id.expiration.ms` in force (dynamic in Kafka): new logs take it.
+    producer_id_expiration_ms: AtomicI64,
 }
 
 /// Milliseconds since the Unix epoch, the clock every storage decision uses.
@@ -180,6 +183,7 @@ impl LogManager {
             None
         };
         Ok(LogManager {
+            producer_id_expiration_ms: AtomicI64::new(config.producer_id_expiration_ms),
             config,
             log_dirs,
             logs: Mutex::new(logs),
@@ -225,7 +229,10 @@ impl LogManager {
         let parent = self.next_log_dir(&logs)?;
         let dir = parent.join(tp.to_string());
         let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
-        log.set_producer_id_expiration_ms(self.config.producer_id_expiration_ms, now_ms);
+        log.set_producer_id_expiration_ms(
+            self.producer_id_expiration_ms.load(Ordering::Relaxed),
+            now_ms,
+        );
         if let Some(topic_id) = topic_id {
             PartitionMetadataFile::new(&dir).write(topic_id)?;
         }
@@ -430,6 +437,15 @@ impl LogManager {
             lock(&log).delete_snapshots_after_recovery_point_checkpoint()?;
         }
         Ok(())
+    }
+
+    /// A dynamic `producer.id.expiration.ms`: every log takes it (and forgets the producers it
+    /// already expires), as do logs created later.
+    pub fn set_producer_id_expiration_ms(&self, ms: i64, now_ms: i64) {
+        self.producer_id_expiration_ms.store(ms, Ordering::Relaxed);
+        for (_, log) in self.all_logs() {
+            lock(&log).set_producer_id_expiration_ms(ms, now_ms);
+        }
     }
 
     /// One `producer.id.expiration.check.interval.ms` pass: every log forgets its producers

@@ -4,7 +4,8 @@
 //! epoch INVALID_PRODUCER_EPOCH; transactional ids and batches are refused with a fatal code;
 //! the state survives a clean restart and a kill -9 (a retry after either is still
 //! deduplicated); librdkafka with `enable.idempotence=true` producing through a clean broker
-//! restart loses and duplicates nothing.
+//! restart loses and duplicates nothing; a dynamic `producer.id.expiration.ms` expires idle
+//! producers, which may then start again at any sequence.
 
 use kcli::protocol::codec::StrBytes;
 use kcli::protocol::messages::init_producer_id_request::InitProducerIdRequest;
@@ -71,12 +72,23 @@ fn idem_batch(
     values: &[&str],
     transactional: bool,
 ) -> Vec<u8> {
+    idem_batch_at(pid, epoch, base_seq, values, transactional, now_ms())
+}
+
+/// An idempotent batch whose records are stamped `now`.
+fn idem_batch_at(
+    pid: i64,
+    epoch: i16,
+    base_seq: i32,
+    values: &[&str],
+    transactional: bool,
+    now: i64,
+) -> Vec<u8> {
     let mut b = RecordBatchBuilder::new(CompressionType::None);
     b.producer_id = pid;
     b.producer_epoch = epoch;
     b.base_sequence = base_seq;
     b.is_transactional = transactional;
-    let now = now_ms();
     b.records = values
         .iter()
         .map(|v| SimpleRecord::new(now, None, Some(v.as_bytes().to_vec())))
@@ -322,4 +334,57 @@ fn batch_headers(dir: &std::path::Path) -> Vec<RecordBatchHeader> {
         }
     }
     out
+}
+
+#[test]
+fn serve_idempotence_dynamic_expiration_forgets_idle_producers() {
+    use kcli::protocol::messages::incremental_alter_configs_request as iac;
+    let broker = TestBroker::start(&[("producer.id.expiration.check.interval.ms", "100")]);
+    let mut conn = KafkaConn::connect(broker.port());
+    create_topic(&mut conn, "idem-expire");
+    let (_, pid, _) = init_producer_id(&mut conn, 4, None, -1, -1);
+    // The producer's batch is stamped a minute ago.
+    let old = now_ms() - 60_000;
+    let batch = idem_batch_at(pid, 0, 0, &["a"], false, old);
+    assert_eq!(produce(&mut conn, "idem-expire", batch).0, 0);
+    let gap = || idem_batch_at(pid, 0, 7, &["b"], false, now_ms());
+    assert_eq!(
+        produce(&mut conn, "idem-expire", gap()).0,
+        OUT_OF_ORDER_SEQUENCE_NUMBER
+    );
+    // producer.id.expiration.ms is dynamic: 30 s makes the minute-old producer expired.
+    let body = RequestKind::IncrementalAlterConfigs(iac::IncrementalAlterConfigsRequest {
+        resources: vec![iac::AlterConfigsResource {
+            resource_type: 4, // BROKER
+            resource_name: StrBytes::from("0"),
+            configs: vec![iac::AlterableConfig {
+                name: StrBytes::from("producer.id.expiration.ms"),
+                config_operation: 0, // SET
+                value: Some(StrBytes::from("30000")),
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let ResponseKind::IncrementalAlterConfigs(r) = conn.call(&body, 1) else {
+        unreachable!()
+    };
+    assert_eq!(r.responses[0].error_code, 0, "{r:?}");
+    // The partition no longer knows the producer: any sequence is accepted (KIP-360).
+    let start = std::time::Instant::now();
+    loop {
+        let (err, base, ..) = produce(&mut conn, "idem-expire", gap());
+        if err == 0 {
+            assert_eq!(base, 1);
+            break;
+        }
+        assert_eq!(err, OUT_OF_ORDER_SEQUENCE_NUMBER);
+        assert!(
+            start.elapsed() < Duration::from_secs(10),
+            "producer not expired 10 s after the change"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert_eq!(values(&mut conn, "idem-expire"), vec!["a", "b"]);
 }
