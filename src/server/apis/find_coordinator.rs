@@ -95,6 +95,12 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
         .collect(),
         ..NewTopic::default()
     };
+    // Groups of the new partitions answer COORDINATOR_LOAD_IN_PROGRESS (retried by clients)
+    // until the partitions are loaded, not NOT_COORDINATOR.
+    let manager = &apis.group_coordinator.manager;
+    for p in 0..config.offsets_topic_num_partitions {
+        manager.mark_loading_if_unknown(p);
+    }
     match apis.topic_manager.create_topic(&topic, false).await {
         Ok(created) => {
             tracing::info!(
@@ -111,8 +117,14 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
             })
             .await;
         }
+        // Another request created it; its creator loads the partitions.
         Err(TopicError::TopicAlreadyExists(_)) => {}
-        Err(e) => tracing::warn!(err = %e, "cannot create __consumer_offsets"),
+        Err(e) => {
+            tracing::warn!(err = %e, "cannot create __consumer_offsets");
+            for p in 0..config.offsets_topic_num_partitions {
+                manager.forget_partition(p);
+            }
+        }
     }
 }
 

@@ -257,6 +257,19 @@ impl GroupMetadataManager {
         Some(SimpleRecord::new(now_ms(), Some(key), None))
     }
 
+    /// Forgets an offsets partition this broker will not coordinate (its creation failed).
+    pub fn forget_partition(&self, index: i32) {
+        lock(&self.partitions).remove(&index);
+    }
+
+    /// Marks a partition as loading unless its state is known already (a concurrent creator
+    /// of the offsets topic may have loaded it).
+    pub fn mark_loading_if_unknown(&self, index: i32) {
+        lock(&self.partitions)
+            .entry(index)
+            .or_insert(LoadState::Loading);
+    }
+
     pub fn mark_loading(&self, index: i32) {
         lock(&self.partitions).insert(index, LoadState::Loading);
     }
