@@ -180,6 +180,26 @@ async fn a_silent_member_expires_after_its_session_timeout() {
     assert_eq!(summary.state, "Empty");
 }
 
+/// As Kafka's purgatory completes a join that can complete at once, the last member's leave
+/// empties the group within the LeaveGroup call, not at the next tick.
+#[tokio::test(start_paused = true)]
+async fn the_last_member_leaving_empties_the_group_at_once() {
+    let f = fixture(0, 10);
+    let c = &f.coordinator;
+    let a = ready(&mut c.handle_join_group(params("", 10_000))).unwrap();
+    assert_eq!(sync(c, 1, &a.member_id), ErrorCode::None);
+    let (e, errors) = c.handle_leave_group(
+        "g",
+        &[LeavingMember {
+            member_id: a.member_id.clone(),
+            group_instance_id: None,
+        }],
+    );
+    assert_eq!((e, errors), (ErrorCode::None, vec![ErrorCode::None]));
+    let (_, summary) = c.describe_group("g");
+    assert_eq!(summary.state, "Empty");
+}
+
 #[tokio::test(start_paused = true)]
 async fn members_that_do_not_rejoin_within_the_rebalance_timeout_are_removed() {
     let f = fixture(0, 10);

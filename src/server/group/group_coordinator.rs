@@ -386,7 +386,13 @@ impl GroupCoordinator {
         match group.state {
             GroupState::Dead | GroupState::Empty => {}
             GroupState::Stable | GroupState::CompletingRebalance => {
-                self.maybe_prepare_rebalance(group, now)
+                self.maybe_prepare_rebalance(group, now);
+                // Kafka's `tryCompleteElseWatch`: a join that can complete now (the last member
+                // left, or every other member has rejoined) completes within this call, so the
+                // group is Empty the moment its last member's LeaveGroup is answered.
+                if group.is(GroupState::PreparingRebalance) {
+                    self.try_complete_join(shared, group, now);
+                }
             }
             GroupState::PreparingRebalance => self.try_complete_join(shared, group, now),
         }
