@@ -10,8 +10,6 @@
 use kcli::protocol::codec::StrBytes;
 use kcli::protocol::messages::init_producer_id_request::InitProducerIdRequest;
 use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
-use kcli::protocol::record::batch::RecordBatchHeader;
-use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use kcli::protocol::record::compression::CompressionType;
 
@@ -310,30 +308,12 @@ fn serve_idempotence_librdkafka_through_a_clean_restart() {
     // The batches on disk are librdkafka's idempotent ones: one producer id, sequences that
     // follow on from 0 across the restart.
     let mut next_seq = 0;
-    for h in batch_headers(&broker.data_dir().join("rk-idem-0")) {
+    for h in crate::serve_support::batch_headers(&broker.data_dir().join("rk-idem-0")) {
         assert!(h.producer_id >= 0, "{h:?}");
         assert_eq!(h.base_sequence, next_seq, "{h:?}");
         next_seq = h.last_sequence() + 1;
     }
     assert_eq!(next_seq, 400);
-}
-
-/// The headers of every batch in a partition directory's `.log` files, in order.
-fn batch_headers(dir: &std::path::Path) -> Vec<RecordBatchHeader> {
-    let mut logs: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
-    let mut out = Vec::new();
-    for log in logs {
-        let bytes = std::fs::read(&log).unwrap();
-        for entry in BatchIter::new(&bytes) {
-            out.push(RecordBatchHeader::parse(entry.unwrap().bytes).unwrap());
-        }
-    }
-    out
 }
 
 #[test]

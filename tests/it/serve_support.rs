@@ -608,3 +608,23 @@ pub fn list_offset(
     let p = &r.topics[0].partitions[0];
     (p.error_code, p.offset, p.timestamp)
 }
+
+/// The headers of every batch in a partition directory's `.log` files, in order.
+pub fn batch_headers(dir: &Path) -> Vec<kcli::protocol::record::batch::RecordBatchHeader> {
+    use kcli::protocol::record::batch::RecordBatchHeader;
+    use kcli::protocol::record::batch_iter::BatchIter;
+    let mut logs: Vec<PathBuf> = fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let mut out = Vec::new();
+    for log in logs {
+        let bytes = fs::read(&log).unwrap();
+        for entry in BatchIter::new(&bytes) {
+            out.push(RecordBatchHeader::parse(entry.unwrap().bytes).unwrap());
+        }
+    }
+    out
+}

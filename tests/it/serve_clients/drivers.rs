@@ -87,24 +87,24 @@ fn confluent_kafka_every_codec() {
 /// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
 /// transactional producer that must fail within 5 s, and a group-less KafkaConsumer
 /// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
-#[test]
-fn java_client_check() {
+/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch` and runs
+/// it with `args`; returns its summary, which must say ok.
+pub(super) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> serde_json::Value {
     let jars = repo().join(".tools/kafka-3.9.1");
     assert!(
         jars.join(".complete").exists(),
         "Kafka 3.9.1's jars are missing from {}: run tests/install-kafka-tools",
         jars.display()
     );
-    let broker = driver_broker();
     let classpath = format!("{}/*", jars.display());
-    let classes = broker.scratch().join("classes");
+    let classes = scratch.join("classes");
     let mut javac = Command::new("javac");
     javac
         .args(["-nowarn", "-cp", &classpath, "-d"])
         .arg(&classes)
-        .arg(repo().join("tests/clients/java/ClientCheck.java"));
+        .arg(repo().join(format!("tests/clients/java/{class}.java")));
     let (code, _, err) = run_within(javac, b"", CLIENT_LIMIT);
-    assert_eq!(code, 0, "javac: {err}");
+    assert_eq!(code, 0, "javac {class}: {err}");
     let mut java = Command::new("java");
     java.args([
         "-XX:+UseSerialGC",
@@ -113,13 +113,22 @@ fn java_client_check() {
         "-cp",
     ])
     .arg(format!("{}:{classpath}", classes.display()))
-    .arg("ClientCheck")
-    .arg(broker.bootstrap())
-    .arg("jc");
-    let s = run_driver(java, "ClientCheck");
+    .arg(class)
+    .args(args);
+    run_driver(java, class)
+}
+
+#[test]
+fn java_client_check() {
+    let broker = driver_broker();
+    let s = run_java_driver(
+        "ClientCheck",
+        &[&broker.bootstrap(), "jc"],
+        broker.scratch(),
+    );
     // The default producer is idempotent: its batches carry a producer id, epoch 0 and
     // consecutive sequences from 0.
-    let batches = batch_headers(&broker.data_dir().join("jc-idem-0"));
+    let batches = crate::serve_support::batch_headers(&broker.data_dir().join("jc-idem-0"));
     assert!(!batches.is_empty(), "{s}");
     let mut next_seq = 0;
     for h in &batches {
@@ -135,26 +144,6 @@ fn java_client_check() {
     assert!(!txn_error.contains("Timeout"), "{s}");
     assert!(txn_error.to_lowercase().contains("transaction"), "{s}");
     assert!(s["txn_ms"].as_i64().is_some_and(|ms| ms < 5000), "{s}");
-}
-
-/// The headers of every batch in a partition directory's `.log` files, in order.
-fn batch_headers(dir: &Path) -> Vec<kcli::protocol::record::batch::RecordBatchHeader> {
-    use kcli::protocol::record::batch::RecordBatchHeader;
-    use kcli::protocol::record::batch_iter::BatchIter;
-    let mut logs: Vec<PathBuf> = std::fs::read_dir(dir)
-        .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
-    let mut out = Vec::new();
-    for log in logs {
-        let bytes = std::fs::read(&log).unwrap();
-        for entry in BatchIter::new(&bytes) {
-            out.push(RecordBatchHeader::parse(entry.unwrap().bytes).unwrap());
-        }
-    }
-    out
 }
 
 /// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without

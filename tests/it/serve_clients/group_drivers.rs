@@ -3,7 +3,7 @@
 //! default settings (java/GroupCheck.java: an idempotent producer, members that rebalance,
 //! commits, and the admin's group calls).
 
-use super::drivers::{run_driver, venv_python};
+use super::drivers::{run_driver, run_java_driver, venv_python};
 use super::*;
 
 fn group_broker() -> TestBroker {
@@ -64,26 +64,11 @@ fn kafkajs_consumer_group() {
 
 #[test]
 fn java_default_producer_and_consumer_groups() {
-    let jars = repo().join(".tools/kafka-3.9.1");
     let broker = group_broker();
-    let classpath = format!("{}/*", jars.display());
-    let classes = broker.scratch().join("classes");
-    let mut javac = Command::new("javac");
-    javac
-        .args(["-nowarn", "-cp", &classpath, "-d"])
-        .arg(&classes)
-        .arg(repo().join("tests/clients/java/GroupCheck.java"));
-    let (code, _, err) = run_within(javac, b"", CLIENT_LIMIT);
-    assert_eq!(code, 0, "javac: {err}");
-    let mut java = Command::new("java");
-    java.args([
-        "-XX:+UseSerialGC",
-        "-XX:TieredStopAtLevel=1",
-        "-Xmx256m",
-        "-cp",
-    ])
-    .arg(format!("{}:{classpath}", classes.display()))
-    .args(["GroupCheck", &broker.bootstrap(), "jg", "jgroup"]);
-    let s = run_driver(java, "GroupCheck");
+    let s = run_java_driver(
+        "GroupCheck",
+        &[&broker.bootstrap(), "jg", "jgroup"],
+        broker.scratch(),
+    );
     assert_eq!(s["consumed"], 400, "{s}");
 }
