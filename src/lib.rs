@@ -16,10 +16,10 @@
 //! - [`replication`]: the partitions this broker hosts: leadership, ISR, high watermark, the
 //!   purgatory's waits; the replica manager.
 //! - [`server`]: the broker: startup and shutdown, the request handlers (one per API), the
-//!   metadata cache, topic administration.
+//!   metadata cache, topic administration, the group coordinator, producer ids.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
-//!   recovery, retention, compaction (the log cleaner), checkpoints and the log manager over
-//!   several log dirs.
+//!   recovery, retention, compaction (the log cleaner), idempotent producer state, checkpoints
+//!   and the log manager over several log dirs.
 //! - [`zk`]: the `ZkClient` trait, over a real ZooKeeper or the embedded store kcli uses on its
 //!   own; Kafka's znode paths and JSON payloads.
 //!
@@ -28,8 +28,8 @@
 //! `protocol` and `cluster` depend on nothing in the crate; `storage` uses only `protocol` and
 //! `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`; `config` builds on
 //! `storage`; `admin` uses only `cluster`; `replication` uses `storage`, `protocol` and
-//! `cluster`; `server` wires everything; `commands` sits on top. The rule is enforced by `tests/it/tidy.rs`, which reads the
-//! sources.
+//! `cluster`; `server` wires everything; `commands` sits on top. The rule is enforced by
+//! `tests/it/tidy.rs`, which reads the sources.
 
 pub mod admin;
 pub mod cli;
