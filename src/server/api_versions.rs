@@ -28,6 +28,9 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::DescribeCluster, 0),
     // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
     (ApiKey::InitProducerId, 0),
+    // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
+    // 3.0+); a single node is its own controller.
+    (ApiKey::AllocateProducerIds, 0),
     // The classic group coordinator (src/server/group/).
     (ApiKey::OffsetCommit, 0),
     (ApiKey::OffsetFetch, 0),

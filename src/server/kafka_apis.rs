@@ -49,6 +49,9 @@ impl KafkaApis {
             RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
             RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r).await,
             RequestKind::InitProducerId(r) => apis::init_producer_id::handle(self, ctx, r).await,
+            RequestKind::AllocateProducerIds(r) => {
+                apis::allocate_producer_ids::handle(self, ctx, r).await
+            }
             RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
             RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
             RequestKind::CreatePartitions(r) => apis::create_partitions::handle(self, ctx, r).await,

@@ -167,6 +167,8 @@ impl KafkaServer {
         let _ = ready_tx.send(true);
         tracing::info!(
             broker_id = config.broker_id,
+            // Kafka logs it as the czxid of the registration: the broker epoch.
+            broker_epoch,
             %cluster_id,
             topics,
             listeners = ?socket_server.bound_endpoints(),

@@ -18,7 +18,10 @@ use std::sync::Arc;
 use tokio::sync::Mutex;
 
 use crate::cluster::BrokerId;
-use crate::zk::zk_data::{LATEST_PRODUCER_ID_BLOCK_PATH, ProducerIdBlock, ZkDataError};
+use crate::zk::zk_data::{
+    CONTROLLER_PATH, ControllerRegistration, LATEST_PRODUCER_ID_BLOCK_PATH, ProducerIdBlock,
+    ZkDataError, broker_id_path,
+};
 use crate::zk::{CreateMode, ZkClient, ZkError};
 
 /// `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`.
@@ -92,6 +95,61 @@ impl ProducerIdManager {
         let id = current.next;
         current.next += 1;
         Ok(id)
+    }
+}
+
+/// Why the controller refused another broker's AllocateProducerIds.
+#[derive(Debug, thiserror::Error)]
+pub enum AllocateError {
+    /// This broker does not hold `/controller`.
+    #[error("this broker is not the controller")]
+    NotController,
+    /// The requester has no `/brokers/ids/<id>`.
+    #[error("broker {0} is not registered")]
+    BrokerIdNotRegistered(BrokerId),
+    /// The requester's epoch is not the czxid of its registration.
+    #[error("broker {broker_id}'s epoch {given} is stale (registered at {registered})")]
+    StaleBrokerEpoch {
+        broker_id: BrokerId,
+        given: i64,
+        registered: i64,
+    },
+    #[error(transparent)]
+    Block(#[from] ProducerIdError),
+}
+
+impl ProducerIdManager {
+    /// The ZooKeeper-mode controller's `processAllocateProducerIds`: when this broker is the
+    /// controller and the requester is registered under the epoch it gives (the czxid of its
+    /// `/brokers/ids/<id>`, which is how Kafka numbers broker epochs), claims the next block for
+    /// it from `/latest_producer_id_block`.
+    pub async fn allocate_block_for(
+        &self,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+    ) -> Result<ProducerIdBlock, AllocateError> {
+        let zk = self.zk.as_ref();
+        let controller = match zk.get_data(CONTROLLER_PATH, false).await {
+            Ok((data, _)) => ControllerRegistration::decode(&data).ok(),
+            Err(ZkError::NoNode(_)) => None,
+            Err(e) => return Err(ProducerIdError::Zk(e).into()),
+        };
+        if controller.map(|c| c.broker_id) != Some(self.broker_id) {
+            return Err(AllocateError::NotController);
+        }
+        let registered = match zk.exists(&broker_id_path(broker_id), false).await {
+            Ok(Some(stat)) => stat.czxid,
+            Ok(None) => return Err(AllocateError::BrokerIdNotRegistered(broker_id)),
+            Err(e) => return Err(ProducerIdError::Zk(e).into()),
+        };
+        if registered != broker_epoch {
+            return Err(AllocateError::StaleBrokerEpoch {
+                broker_id,
+                given: broker_epoch,
+                registered,
+            });
+        }
+        Ok(get_new_producer_id_block(broker_id, zk).await?)
     }
 }
 

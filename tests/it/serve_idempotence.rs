@@ -368,3 +368,46 @@ fn serve_idempotence_dynamic_expiration_forgets_idle_producers() {
     }
     assert_eq!(values(&mut conn, "idem-expire"), vec!["a", "b"]);
 }
+
+/// AllocateProducerIds, the controller's side (a single node is its own controller): a block
+/// of 1000 after the one the broker took at startup for a registered broker at its epoch
+/// (the czxid of its registration, which the broker logs), and Kafka's refusals otherwise.
+/// The broker's own ids never fall in a block handed out this way.
+#[test]
+fn serve_allocate_producer_ids_hands_out_blocks_to_registered_brokers() {
+    use kcli::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
+    let broker = TestBroker::start(&[]);
+    let stderr = broker.stderr();
+    let epoch: i64 = stderr
+        .split("broker_epoch=")
+        .nth(1)
+        .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no broker_epoch in the log:\n{stderr}"));
+    let mut conn = KafkaConn::connect(broker.port());
+    let mut allocate = |broker_id: i32, broker_epoch: i64| {
+        let request = RequestKind::AllocateProducerIds(AllocateProducerIdsRequest {
+            broker_id,
+            broker_epoch,
+            ..Default::default()
+        });
+        let ResponseKind::AllocateProducerIds(r) = conn.call(&request, 0) else {
+            unreachable!()
+        };
+        (r.error_code, r.producer_id_start, r.producer_id_len)
+    };
+    // The broker itself took 0..=999 at startup.
+    assert_eq!(allocate(0, epoch), (0, 1000, 1000));
+    assert_eq!(allocate(0, epoch), (0, 2000, 1000));
+    const STALE_BROKER_EPOCH: i16 = 77;
+    const BROKER_ID_NOT_REGISTERED: i16 = 102;
+    assert_eq!(allocate(0, epoch + 1).0, STALE_BROKER_EPOCH);
+    assert_eq!(allocate(7, epoch).0, BROKER_ID_NOT_REGISTERED);
+    let mut conn = KafkaConn::connect(broker.port());
+    let (code, pid, _) = init_producer_id(&mut conn, 4, None, -1, -1);
+    assert_eq!(code, 0);
+    assert!(
+        (0..1000).contains(&pid),
+        "{pid} is outside the broker's own block"
+    );
+}

@@ -4,6 +4,7 @@
 //!
 //! [`KafkaApis`]: super::KafkaApis
 
+pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod api_versions;
 mod authorized_operations;
