@@ -330,26 +330,12 @@ impl LogManager {
         offset: i64,
         now_ms: i64,
     ) -> Result<bool, StorageError> {
-        let Some(log) = self.get_log(tp) else {
-            return Ok(false);
-        };
-        if let Some(cleaner) = &self.cleaner {
-            cleaner.manager().abort_and_pause_cleaning(tp);
-        }
-        let outcome = lock(&log).truncate_to(offset, now_ms);
-        if let Some(cleaner) = &self.cleaner {
-            // Read under the log's lock, released before the cleaner's state is taken (the lock
-            // order is the cleaner's state, then a log).
-            let (dir, end) = {
-                let log = lock(&log);
-                (log.dir().to_path_buf(), log.log_end_offset())
-            };
-            if let Some(parent) = dir.parent() {
-                cleaner.manager().maybe_truncate_checkpoint(parent, tp, end);
-            }
-            cleaner.manager().resume_cleaning(std::slice::from_ref(tp));
-        }
-        outcome
+        self.with_cleaning_paused(
+            tp,
+            |log| log.truncate_to(offset, now_ms),
+            |cleaner, parent, end| cleaner.manager().maybe_truncate_checkpoint(parent, tp, end),
+        )
+        .map(|outcome| outcome.unwrap_or(false))
     }
 
     /// Empties `tp`'s log and starts it at `new_offset`, its cleaning aborted meanwhile and its
@@ -360,21 +346,42 @@ impl LogManager {
         new_offset: i64,
         now_ms: i64,
     ) -> Result<bool, StorageError> {
+        self.with_cleaning_paused(
+            tp,
+            |log| log.truncate_fully_and_start_at(new_offset, now_ms),
+            |cleaner, parent, _| cleaner.manager().update_checkpoints(parent, None, Some(tp)),
+        )
+        .map(|outcome| outcome.is_some())
+    }
+
+    /// Runs `change` on `tp`'s log (`None` when there is none) with its cleaning aborted and
+    /// paused around it; then, whatever the outcome, `fix_checkpoint` gets the log dir and the
+    /// new log end, and cleaning resumes. The log's lock is released before the cleaner's
+    /// state is taken again (the lock order is the cleaner's state, then a log).
+    fn with_cleaning_paused<T>(
+        &self,
+        tp: &TopicPartition,
+        change: impl FnOnce(&mut UnifiedLog) -> Result<T, StorageError>,
+        fix_checkpoint: impl FnOnce(&LogCleaner, &Path, i64),
+    ) -> Result<Option<T>, StorageError> {
         let Some(log) = self.get_log(tp) else {
-            return Ok(false);
+            return Ok(None);
         };
         if let Some(cleaner) = &self.cleaner {
             cleaner.manager().abort_and_pause_cleaning(tp);
         }
-        let outcome = lock(&log).truncate_fully_and_start_at(new_offset, now_ms);
+        let (outcome, dir, end) = {
+            let mut log = lock(&log);
+            let outcome = change(&mut log);
+            (outcome, log.dir().to_path_buf(), log.log_end_offset())
+        };
         if let Some(cleaner) = &self.cleaner {
-            let dir = lock(&log).dir().to_path_buf();
             if let Some(parent) = dir.parent() {
-                cleaner.manager().update_checkpoints(parent, None, Some(tp));
+                fix_checkpoint(cleaner, parent, end);
             }
             cleaner.manager().resume_cleaning(std::slice::from_ref(tp));
         }
-        outcome.map(|()| true)
+        outcome.map(Some)
     }
 
     /// fsyncs the segments that rolled since the last pass, without holding any log's lock
