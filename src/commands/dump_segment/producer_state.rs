@@ -82,16 +82,7 @@ mod tests {
     use super::*;
     use crate::storage::producer_state::snapshot::encode_snapshot;
 
-    const ENTRY: ProducerSnapshotEntry = ProducerSnapshotEntry {
-        producer_id: 1000,
-        producer_epoch: 3,
-        last_sequence: 9,
-        last_offset: 42,
-        offset_delta: 4,
-        timestamp: 1700000000000,
-        coordinator_epoch: -1,
-        current_txn_first_offset: -1,
-    };
+    use crate::storage::producer_state::snapshot::test_entries::ENTRY;
 
     #[test]
     fn snapshot_round_trips_and_prints_like_kafka() {

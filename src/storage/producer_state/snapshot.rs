@@ -183,11 +183,12 @@ pub fn write_snapshot(
     Ok(())
 }
 
+/// An entry for the format's tests here and in `dump-segment`'s.
 #[cfg(test)]
-mod tests {
-    use super::*;
+pub(crate) mod test_entries {
+    use super::ProducerSnapshotEntry;
 
-    const ENTRY: ProducerSnapshotEntry = ProducerSnapshotEntry {
+    pub(crate) const ENTRY: ProducerSnapshotEntry = ProducerSnapshotEntry {
         producer_id: 1000,
         producer_epoch: 3,
         last_sequence: 9,
@@ -197,6 +198,13 @@ mod tests {
         coordinator_epoch: -1,
         current_txn_first_offset: -1,
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use super::test_entries::ENTRY;
 
     #[test]
     fn golden_bytes_of_one_entry() {

@@ -146,22 +146,31 @@ fn java_client_check() {
     assert!(s["txn_ms"].as_i64().is_some_and(|ms| ms < 5000), "{s}");
 }
 
-/// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without
-/// gzip.
-#[test]
-fn kafkajs_admin_and_producer() {
+/// `node tests/clients/kafkajs_check.js --bootstrap B` with kafkajs from .tools/node and `args`.
+pub(super) fn kafkajs_check(broker: &TestBroker, args: &[&str]) -> Command {
     let node_modules = repo().join(".tools/node/node_modules");
     assert!(
         repo().join(".tools/node/.complete").exists(),
         "kafkajs is missing from {}: run tests/install-node-clients",
         node_modules.display()
     );
-    let broker = driver_broker();
     let mut cmd = Command::new("node");
     cmd.env("NODE_PATH", &node_modules)
         .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
         .arg("tests/clients/kafkajs_check.js")
-        .args(["--bootstrap", &broker.bootstrap(), "--topic", "kj"]);
-    let s = run_driver(cmd, "kafkajs_check.js");
+        .args(["--bootstrap", &broker.bootstrap()])
+        .args(args);
+    cmd
+}
+
+/// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without
+/// gzip.
+#[test]
+fn kafkajs_admin_and_producer() {
+    let broker = driver_broker();
+    let s = run_driver(
+        kafkajs_check(&broker, &["--topic", "kj"]),
+        "kafkajs_check.js",
+    );
     assert_eq!(s["produced"], 30, "{s}");
 }

@@ -3,7 +3,7 @@
 //! default settings (java/GroupCheck.java: an idempotent producer, members that rebalance,
 //! commits, and the admin's group calls).
 
-use super::drivers::{run_driver, run_java_driver, venv_python};
+use super::drivers::{kafkajs_check, run_driver, run_java_driver, venv_python};
 use super::*;
 
 fn group_broker() -> TestBroker {
@@ -44,20 +44,8 @@ fn confluent_kafka_consumer_groups() {
 
 #[test]
 fn kafkajs_consumer_group() {
-    let node_modules = repo().join(".tools/node/node_modules");
     let broker = group_broker();
-    let mut cmd = Command::new("node");
-    cmd.env("NODE_PATH", &node_modules)
-        .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
-        .arg("tests/clients/kafkajs_check.js")
-        .args([
-            "--bootstrap",
-            &broker.bootstrap(),
-            "--topic",
-            "kjg",
-            "--group",
-            "kjgroup",
-        ]);
+    let cmd = kafkajs_check(&broker, &["--topic", "kjg", "--group", "kjgroup"]);
     let s = run_driver(cmd, "kafkajs_check.js --group");
     assert_eq!(s["consumed"], 30, "{s}");
 }
