@@ -67,6 +67,23 @@ pub struct Cleaner {
 pub type CheckDone<'a> = &'a dyn Fn() -> Result<(), StorageError>;
 
 impl Cleaner {
+    /// Called for each batch a scan reads: an abort is noticed within 64 batches (checking
+    /// costs a lock), and the reads go through the I/O throttle.
+    fn pace_read(
+        &self,
+        batches: &mut u64,
+        size: usize,
+        check_done: CheckDone<'_>,
+    ) -> Result<(), StorageError> {
+        *batches += 1;
+        if batches.is_multiple_of(64) {
+            check_done()?;
+        }
+        self.throttler
+            .maybe_throttle(size as u64, &|| check_done().is_err());
+        Ok(())
+    }
+
     /// `memory` bytes of offset map; `io_buffer_size` is the read chunk for scans.
     pub fn new(
         id: usize,
@@ -139,12 +156,7 @@ impl Cleaner {
             let mut scanner = segment.records.scanner(0, self.io_buffer_size);
             let mut batches = 0u64;
             while let Some(entry) = scanner.next_entry(true)? {
-                batches += 1;
-                if batches.is_multiple_of(64) {
-                    check_done()?;
-                }
-                self.throttler
-                    .maybe_throttle(entry.size as u64, &|| check_done().is_err());
+                self.pace_read(&mut batches, entry.size, check_done)?;
                 let last_offset = entry.last_offset();
                 if entry.magic >= MAGIC_V2 {
                     let header = RecordBatchHeader::parse(entry.bytes)?;
@@ -268,12 +280,7 @@ impl Cleaner {
         let latest = self.offset_map.latest_offset();
         let mut batches = 0u64;
         while let Some(entry) = scanner.next_entry(true)? {
-            batches += 1;
-            if batches.is_multiple_of(64) {
-                check_done()?;
-            }
-            self.throttler
-                .maybe_throttle(entry.size as u64, &|| check_done().is_err());
+            self.pace_read(&mut batches, entry.size, check_done)?;
             stats.bytes_read += entry.size as u64;
             let out: Filtered<'_> = if entry.magic < MAGIC_V2 {
                 Filtered::Original(entry.bytes)

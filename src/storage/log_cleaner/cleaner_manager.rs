@@ -300,16 +300,20 @@ impl LogCleanerManager {
                 write_checkpoint(&mut state, log_dir, Some((tp.clone(), end_offset)), None);
                 state.in_progress.remove(tp);
             }
-            Some(LogCleaningState::Aborted) => {
-                state
-                    .in_progress
-                    .insert(tp.clone(), LogCleaningState::Paused(1));
-                self.paused.notify_all();
-            }
+            Some(LogCleaningState::Aborted) => self.pause_aborted(&mut state, tp),
             other => {
                 tracing::warn!(topic_partition = %tp, state = ?other, "cleaning ended in an unexpected state");
             }
         }
+    }
+
+    /// An aborted pass has stopped: the partition is paused once, and whoever waits in
+    /// `abort_and_pause_cleaning` is woken.
+    fn pause_aborted(&self, state: &mut State, tp: &TopicPartition) {
+        state
+            .in_progress
+            .insert(tp.clone(), LogCleaningState::Paused(1));
+        self.paused.notify_all();
     }
 
     /// The cleaner thread's retention pass over `tps` ended.
@@ -320,12 +324,7 @@ impl LogCleanerManager {
                 Some(LogCleaningState::InProgress) => {
                     state.in_progress.remove(tp);
                 }
-                Some(LogCleaningState::Aborted) => {
-                    state
-                        .in_progress
-                        .insert(tp.clone(), LogCleaningState::Paused(1));
-                    self.paused.notify_all();
-                }
+                Some(LogCleaningState::Aborted) => self.pause_aborted(&mut state, tp),
                 other => {
                     tracing::warn!(topic_partition = %tp, state = ?other, "retention ended in an unexpected state");
                 }
