@@ -537,28 +537,31 @@ fn a_bit_flip_stops_the_valid_data_at_its_batch() {
 }
 
 #[test]
-fn a_locked_log_dir_is_refused() {
+fn a_locked_log_dir_refuses_a_rebuild_but_not_a_verify_or_a_dry_run() {
     let (root, partition) = log_dir();
     let lock = LogDirLock::try_acquire(root.path()).unwrap();
     let log = partition.join("00000000000000000000.log");
     let before = files(&partition, &INDEXES);
     for path in [root.path(), partition.as_path(), log.as_path()] {
-        for mode in [&["--verify"][..], &[]] {
+        let run = rebuild(path, &[]);
+        assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+        assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
+        assert!(run.stderr.contains("is in use"), "{}", run.stderr);
+        let dir = fs::canonicalize(root.path()).unwrap();
+        assert!(
+            run.stderr.contains(&dir.display().to_string()),
+            "{}",
+            run.stderr
+        );
+        // Reading needs no lock, as for Kafka's DumpLogSegments.
+        for mode in [&["--verify"][..], &["--verify", "--strict"], &["--dry-run"]] {
             let run = rebuild(path, mode);
-            assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
-            assert_eq!(run.stderr.lines().count(), 1, "{}", run.stderr);
-            assert!(run.stderr.contains("is in use"), "{}", run.stderr);
-            let dir = fs::canonicalize(root.path()).unwrap();
-            assert!(
-                run.stderr.contains(&dir.display().to_string()),
-                "{}",
-                run.stderr
-            );
+            assert_eq!(run.code, 0, "{mode:?}: {}{}", run.stdout, run.stderr);
         }
     }
     assert_eq!(files(&partition, &INDEXES), before);
     drop(lock);
-    let run = rebuild(&partition, &["--verify"]);
+    let run = rebuild(&partition, &[]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }
 
@@ -618,5 +621,55 @@ fn legacy_v0_and_v1_segments_rebuild_as_recovery_does() {
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert_eq!(files(&partition, &INDEXES), expected);
     let run = rebuild(&partition, &["--verify", "--strict"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+}
+
+/// On a running broker's log dir (its `.lock` held), `--verify --strict` and `dump-segment` read
+/// the live segments, preallocated active indexes included, as Kafka's DumpLogSegments does; a
+/// rebuild is refused and leaves the files alone.
+#[test]
+fn verify_and_dump_work_on_a_live_broker_dir() {
+    let broker = crate::serve_support::TestBroker::start(&[("log.index.interval.bytes", "128")]);
+    let lines: String = (0..500)
+        .map(|i| format!("record-{i:04}-{}\n", "x".repeat(40)))
+        .collect();
+    let mut kcat = Command::new("kcat");
+    // Batches of 10 records, so the active segment's indexes get entries.
+    kcat.args(["-b", &broker.bootstrap(), "-P", "-t", "live", "-p", "0"])
+        .args(["-X", "batch.num.messages=10", "-X", "linger.ms=0"]);
+    let (code, _, err) =
+        crate::serve_support::run_within(kcat, lines.as_bytes(), Duration::from_secs(60));
+    assert_eq!(code, 0, "kcat: {err}");
+    let data = broker.data_dir();
+    let partition = data.join("live-0");
+    let before = files(&partition, &INDEXES);
+    // --strict compares with a rebuild at the broker's index interval.
+    let run = kcli(&[
+        &"rebuild-index",
+        &data,
+        &"--verify",
+        &"--strict",
+        &"--index-interval-bytes",
+        &"128",
+    ]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    assert!(run.stdout.contains("valid"), "{}", run.stdout);
+    let run = kcli(&[&"rebuild-index", &partition, &"--dry-run"]);
+    assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
+    let run = kcli(&[&"rebuild-index", &partition]);
+    assert_eq!(run.code, 2, "{}{}", run.stdout, run.stderr);
+    assert!(run.stderr.contains("is in use"), "{}", run.stderr);
+    assert_eq!(files(&partition, &INDEXES), before);
+    let log = partition.join("00000000000000000000.log");
+    let run = kcli(&[&"dump-segment", &log, &"--deep-iteration"]);
+    assert_eq!(run.code, 0, "{}", run.stderr);
+    assert_eq!(
+        run.stdout.matches("| offset: ").count(),
+        500,
+        "{}",
+        run.stdout
+    );
+    let index = partition.join("00000000000000000000.index");
+    let run = kcli(&[&"dump-segment", &index, &"--index-sanity-check"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
 }

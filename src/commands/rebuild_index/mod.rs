@@ -2,7 +2,8 @@
 //! `.timeindex` of every segment under PATH from its `.log`, with the rule Kafka's
 //! `LogSegment.recover` uses (`storage::segment_scan`).
 //!
-//! - [`targets`]: PATH → segments; the log dir's `.lock` (a running broker) refuses the run.
+//! - [`targets`]: PATH → segments; the log dir's `.lock` (a running broker) refuses a rebuild
+//!   (`--verify` and `--dry-run` only read, and run beside a broker).
 //! - [`rebuild`]: the rebuilt bytes in memory; the files written at a temp name and renamed.
 //! - [`verify`]: the existing indexes checked entry by entry against the batches.
 //! - [`report`]: problem lines, the summary table, JSON Lines, the progress bar.
@@ -27,7 +28,10 @@ use anyhow::Context;
 use crate::cli::{RebuildIndexArgs, RebuildIndexFormat};
 use crate::storage::file_names::{offset_index_file, time_index_file};
 use crate::storage::file_records::FileRecords;
+use crate::storage::log_dir_lock::is_locked;
+use crate::storage::offset_index::OFFSET_INDEX_ENTRY_SIZE;
 use crate::storage::segment_scan::{SegmentScan, scan_segment_visiting};
+use crate::storage::time_index::TIME_INDEX_ENTRY_SIZE;
 
 use super::Outcome;
 use rebuild::{Replace, rebuilt_bytes, write_rebuilt};
@@ -127,9 +131,13 @@ pub fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Result<Outco
         }
     };
     let targets = targets::resolve(&args.path)?;
-    let writes = matches!(mode, Mode::Rebuild { .. });
-    // Held until the end, so that no broker starts on the files being rewritten.
-    let _lock = targets::ensure_unlocked(targets.log_dir.as_deref(), writes)?;
+    // Only a rebuild writes: it refuses a live broker's dir and holds the lock until the end, so
+    // that no broker starts on the files being rewritten. `--verify` and `--dry-run` only read,
+    // so like Kafka's DumpLogSegments they work beside a running broker.
+    let _lock = match mode {
+        Mode::Rebuild { .. } => targets::ensure_unlocked(targets.log_dir.as_deref())?,
+        Mode::Verify { .. } | Mode::DryRun => None,
+    };
     let mut total = 0u64;
     for segment in &targets.segments {
         let meta = fs::metadata(&segment.log)
@@ -138,13 +146,26 @@ pub fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Result<Outco
     }
     let progress = Progress::new(total);
     let mut reporter = Reporter::new(args.format == RebuildIndexFormat::Json);
+    // A running broker's active segments have preallocated indexes, zero past their entries,
+    // and may grow while they are read.
+    let live = match targets.log_dir.as_deref() {
+        Some(dir) => {
+            is_locked(dir).with_context(|| format!("cannot check the lock of {}", dir.display()))?
+        }
+        None => false,
+    };
     let mut failed = false;
-    for segment in &targets.segments {
+    for (n, segment) in targets.segments.iter().enumerate() {
+        let is_last = targets
+            .segments
+            .get(n + 1)
+            .is_none_or(|next| next.log.parent() != segment.log.parent());
         let report = process(
             segment,
             mode,
             u64::from(args.index_interval_bytes),
             &progress,
+            live && is_last,
         )?;
         failed |= report.failed();
         progress.suspend(|| reporter.segment(out, &report))?;
@@ -159,12 +180,14 @@ pub fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Result<Outco
     })
 }
 
-/// Scans one segment and does what `mode` asks with its indexes.
+/// Scans one segment and does what `mode` asks with its indexes. `live_active`: the segment is
+/// a running broker's active one.
 fn process(
     segment: &Segment,
     mode: Mode,
     index_interval_bytes: u64,
     progress: &Progress,
+    live_active: bool,
 ) -> anyhow::Result<SegmentReport> {
     let log_path = &segment.log;
     let dir = log_path
@@ -172,8 +195,19 @@ fn process(
         .with_context(|| format!("{} has no directory", log_path.display()))?;
     let index_path = offset_index_file(dir, segment.base_offset);
     let time_path = time_index_file(dir, segment.base_offset);
-    let existing_index = read_if_present(&index_path)?;
-    let existing_time = read_if_present(&time_path)?;
+    let mut existing_index = read_if_present(&index_path)?;
+    let mut existing_time = read_if_present(&time_path)?;
+    if live_active {
+        // The broker trims these only when it rolls or shuts down; the zeros are its free space.
+        for (bytes, entry_size) in [
+            (&mut existing_index, OFFSET_INDEX_ENTRY_SIZE),
+            (&mut existing_time, TIME_INDEX_ENTRY_SIZE),
+        ] {
+            if let Some(bytes) = bytes {
+                bytes.truncate(preallocated_entries_end(bytes, entry_size));
+            }
+        }
+    }
 
     let log = FileRecords::open_read_only(log_path.clone())
         .with_context(|| format!("cannot open {}", log_path.display()))?;
@@ -204,8 +238,20 @@ fn process(
     progress.inc(bytes.saturating_sub(reported));
     drop(log);
 
-    let rebuilt = rebuilt_bytes(&scan, segment.base_offset)
+    let mut rebuilt = rebuilt_bytes(&scan, segment.base_offset)
         .with_context(|| format!("cannot rebuild the indexes of {}", log_path.display()))?;
+    if live_active && matches!(mode, Mode::Verify { .. }) {
+        // Batches appended after the indexes were read have entries only in the rebuild.
+        for (rebuilt, existing) in [
+            (&mut rebuilt.offset_index, &existing_index),
+            (&mut rebuilt.time_index, &existing_time),
+        ] {
+            let existing = existing.as_deref().unwrap_or_default();
+            if rebuilt.starts_with(existing) {
+                rebuilt.truncate(existing.len());
+            }
+        }
+    }
     let (index, time_index) = match mode {
         Mode::Verify { strict } => {
             let (index_verdict, time_verdict) = match verifier {
@@ -342,6 +388,22 @@ fn corrupt_tail(
     }))
 }
 
+/// Where the entries of a preallocated index end: before its trailing run of all-zero entries.
+/// (No real entry is all zero: an offset-index entry points past the first batch, and a
+/// time-index entry of timestamp 0 at the base offset is only ever the first.)
+/// A file that is not whole entries was not preallocated (the broker rounds the size down to
+/// whole entries) and is left for the checks to report.
+fn preallocated_entries_end(bytes: &[u8], entry_size: usize) -> usize {
+    if entry_size == 0 || !bytes.len().is_multiple_of(entry_size) {
+        return bytes.len();
+    }
+    let mut end = bytes.len();
+    while end >= entry_size && bytes[end - entry_size..end].iter().all(|b| *b == 0) {
+        end -= entry_size;
+    }
+    end
+}
+
 fn read_if_present(path: &Path) -> anyhow::Result<Option<Vec<u8>>> {
     match fs::read(path) {
         Ok(bytes) => Ok(Some(bytes)),
@@ -443,6 +505,16 @@ mod tests {
         assert_eq!(fs::metadata(&log).unwrap().len(), tail["position"]);
         let mut out = Vec::new();
         assert_eq!(run(&verify, &mut out).unwrap(), Outcome::Success);
+    }
+
+    #[test]
+    fn preallocated_zero_entries_are_trimmed_but_not_a_partial_tail() {
+        let mut index = vec![1u8; 16];
+        assert_eq!(preallocated_entries_end(&index, 8), 16);
+        index.extend_from_slice(&[0; 24]);
+        assert_eq!(preallocated_entries_end(&index, 8), 16);
+        assert_eq!(preallocated_entries_end(&[0; 48], 8), 0);
+        assert_eq!(preallocated_entries_end(&[0; 13], 8), 13);
     }
 
     #[test]

@@ -140,10 +140,10 @@ fn display_name(log: &Path) -> String {
     }
 }
 
-/// Refuses (an error, exit 2) when a broker holds the `.lock` of `log_dir`. When `hold` and the
-/// lock file exists, takes the lock and returns it, so that no broker starts on the directory
-/// while files are rewritten; no lock file is created where there was none.
-pub fn ensure_unlocked(log_dir: Option<&Path>, hold: bool) -> anyhow::Result<Option<LogDirLock>> {
+/// Refuses (an error, exit 2) when a broker holds the `.lock` of `log_dir`. When the lock file
+/// exists, takes the lock and returns it, so that no broker starts on the directory while files
+/// are rewritten; no lock file is created where there was none.
+pub fn ensure_unlocked(log_dir: Option<&Path>) -> anyhow::Result<Option<LogDirLock>> {
     let Some(log_dir) = log_dir else {
         return Ok(None);
     };
@@ -159,7 +159,7 @@ pub fn ensure_unlocked(log_dir: Option<&Path>, hold: bool) -> anyhow::Result<Opt
     if locked {
         return Err(refuse());
     }
-    if !hold || !log_dir.join(LOCK_FILENAME).is_file() {
+    if !log_dir.join(LOCK_FILENAME).is_file() {
         return Ok(None);
     }
     match LogDirLock::try_acquire(log_dir) {
@@ -263,13 +263,13 @@ mod tests {
     #[test]
     fn a_held_lock_is_refused_and_a_free_one_is_taken_only_if_the_file_exists() {
         let root = tempfile::tempdir().unwrap();
-        assert!(ensure_unlocked(Some(root.path()), true).unwrap().is_none());
+        assert!(ensure_unlocked(Some(root.path())).unwrap().is_none());
         assert!(!root.path().join(LOCK_FILENAME).exists());
         let held = LogDirLock::try_acquire(root.path()).unwrap();
-        let err = ensure_unlocked(Some(root.path()), false).unwrap_err();
+        let err = ensure_unlocked(Some(root.path())).unwrap_err();
         assert!(err.to_string().contains("is in use"));
         drop(held);
-        let taken = ensure_unlocked(Some(root.path()), true).unwrap();
+        let taken = ensure_unlocked(Some(root.path())).unwrap();
         assert!(taken.is_some());
     }
 }
