@@ -359,6 +359,12 @@ fn produce_until_broken(
 #[test]
 fn kill9_during_acks1_produce_keeps_every_acknowledged_record() {
     let mut broker = TestBroker::start(&[("num.partitions", "3"), ("log.segment.bytes", "200000")]);
+    // A brand-new data dir has no clean-shutdown marker but nothing to recover either.
+    assert!(
+        !broker.stderr().contains("recovering logs"),
+        "{}",
+        broker.stderr()
+    );
     metadata(&mut KafkaConn::connect(broker.port()), &["crash"], true);
     let base_ts = crate::serve_support::now_ms() - 3_600_000;
     let mut expected: BTreeMap<i32, Vec<Vec<u8>>> = BTreeMap::new();

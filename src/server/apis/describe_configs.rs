@@ -6,8 +6,8 @@
 //! Documentation is null: kcli carries no doc text. kcli has no log4j loggers to list, so a
 //! valid `BROKER_LOGGER` resource lists none, and it stores no client-metrics subscriptions.
 //!
-//! v0 has no source field; Kafka 3.9 leaves its `is_default` false for every config, kcli sets
-//! it for configs at their default, which is what the field means.
+//! v0 has no source field, only `is_default`, which Kafka 3.9's `ConfigHelper` never sets: it is
+//! false for every config, and so it is here (clients of v0 read the same answer from both).
 
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -21,7 +21,7 @@ use crate::protocol::messages::describe_configs_response::{
     DescribeConfigsSynonym,
 };
 
-use super::super::config_entries::{BrokerLevels, DEFAULT_CONFIG, Entry};
+use super::super::config_entries::{BrokerLevels, Entry};
 use super::super::config_ops::{
     RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC,
 };
@@ -162,8 +162,7 @@ fn to_wire(e: Entry, version: i16, include_synonyms: bool) -> DescribeConfigsRes
         name: StrBytes::from(e.name),
         value: e.value.map(StrBytes::from),
         read_only: e.read_only,
-        // Only v0 has the field; later versions must leave it at its default.
-        is_default: version == 0 && e.source == DEFAULT_CONFIG,
+        is_default: false,
         config_source: e.source,
         is_sensitive: e.is_sensitive,
         synonyms,
