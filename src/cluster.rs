@@ -1,7 +1,9 @@
 //! Shared vocabulary of the cluster: the names every layer uses for topics, partitions, brokers
-//! and epochs. Nothing here does I/O.
+//! and epochs, and UTC dates for printing times. Nothing here does I/O.
 
 use std::fmt;
+
+pub mod utc;
 
 /// A broker's `broker.id`.
 pub type BrokerId = i32;

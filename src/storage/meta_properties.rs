@@ -22,6 +22,7 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::cluster::utc::UtcDateTime;
 use crate::storage::StorageError;
 use crate::storage::checkpoint_file::write_atomically;
 use crate::storage::partition_metadata::TopicId;
@@ -219,36 +220,11 @@ fn escape_into(out: &mut String, s: &str, is_key: bool) {
 
 /// `new Date().toString()` in UTC: `EEE MMM dd HH:mm:ss zzz yyyy`.
 fn java_date_utc(t: SystemTime) -> String {
-    let secs = match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => d.as_secs() as i64,
-        Err(e) => -(e.duration().as_secs_f64().ceil() as i64),
+    let ms = match t.duration_since(UNIX_EPOCH) {
+        Ok(d) => i64::try_from(d.as_millis()).unwrap_or(i64::MAX),
+        Err(e) => -i64::try_from(e.duration().as_millis()).unwrap_or(i64::MAX),
     };
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil conversion.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    const WEEKDAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    format!(
-        "{} {} {:02} {:02}:{:02}:{:02} UTC {}",
-        WEEKDAYS[days.rem_euclid(7) as usize],
-        MONTHS[(month - 1) as usize],
-        day,
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        year
-    )
+    UtcDateTime::from_unix_ms(ms).to_java_date()
 }
 
 /// `Properties.load`: natural lines end at `\n`, `\r` or `\r\n`; leading ` \t\f` is skipped;

@@ -1,5 +1,5 @@
 //! `--summary`: one comfy-table per file instead of the dump: batches, records, bytes, offset
-//! and timestamp ranges, codecs used, compression ratio and invalid batches of a `.log`; entry
+//! and timestamp ranges (timestamps also as UTC times), codecs used, compression ratio and invalid batches of a `.log`; entry
 //! counts and ranges of the other kinds.
 
 use std::collections::BTreeSet;
@@ -7,6 +7,7 @@ use std::collections::BTreeSet;
 use comfy_table::Table;
 
 use super::segment::BatchInfo;
+use crate::cluster::utc::UtcDateTime;
 
 /// What is accumulated over the batches of one `.log`.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -69,10 +70,7 @@ impl LogSummary {
 
     /// The table, titled by the file.
     pub fn render(&self, file: &str) -> String {
-        let range = |a: Option<i64>, b: Option<i64>| match (a, b) {
-            (Some(a), Some(b)) => format!("{a} .. {b}"),
-            _ => "-".to_string(),
-        };
+        let range = |a: Option<i64>, b: Option<i64>| range_of(a, b, |t| t.to_string());
         let ratio = if self.compressed_bytes > 0 {
             format!(
                 "{:.2}",
@@ -92,6 +90,10 @@ impl LogSummary {
             ("bytes", self.bytes.to_string()),
             ("offsets", range(self.first_offset, self.last_offset)),
             ("timestamps", range(self.min_timestamp, self.max_timestamp)),
+            (
+                "timestamps (UTC)",
+                range_of(self.min_timestamp, self.max_timestamp, utc),
+            ),
             ("codecs", codecs),
             ("compression ratio", ratio),
             ("invalid batches", self.invalid_batches.to_string()),
@@ -99,6 +101,19 @@ impl LogSummary {
         ];
         table(file, &rows)
     }
+}
+
+/// `a .. b` with each end rendered by `show`, or `-` when the range is empty.
+fn range_of(a: Option<i64>, b: Option<i64>, show: impl Fn(i64) -> String) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) => format!("{} .. {}", show(a), show(b)),
+        _ => "-".to_string(),
+    }
+}
+
+/// A record timestamp (ms since the epoch) as a person reads it.
+fn utc(ms: i64) -> String {
+    UtcDateTime::from_unix_ms(ms).to_iso8601()
 }
 
 /// A two-column table titled `file`.
@@ -155,5 +170,10 @@ mod tests {
         let table = s.render("0.log");
         assert!(table.contains("3.00"), "{table}");
         assert!(table.contains("gzip, none"), "{table}");
+        assert!(table.contains("| 10 .. 30 "), "{table}");
+        assert!(
+            table.contains("1970-01-01T00:00:00.010Z .. 1970-01-01T00:00:00.030Z"),
+            "{table}"
+        );
     }
 }

@@ -657,4 +657,10 @@ fn summary_prints_one_table_per_file() {
     assert!(s.contains("| batches "), "{s}");
     assert!(s.contains(&layout.len().to_string()), "{s}");
     assert!(s.contains("gzip, lz4, none, snappy, zstd"), "{s}");
+    // Timestamps as milliseconds and, for a person, as UTC times.
+    let row = s.lines().find(|l| l.contains("timestamps (UTC)")).unwrap();
+    assert!(
+        row.contains("Z .. ") && row.matches('T').count() >= 2,
+        "{row}"
+    );
 }
