@@ -1,6 +1,7 @@
 //! Why an operation on one partition failed. Every variant maps to the Kafka error code the
 //! response carries for that partition; only that partition fails, never the request.
 
+use crate::cluster::TopicPartition;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::StorageError;
 use crate::storage::producer_state::ProducerStateError;
@@ -9,11 +10,11 @@ use crate::storage::producer_state::ProducerStateError;
 pub enum PartitionError {
     /// The broker has no replica of the partition.
     #[error("this server does not host {topic_partition}")]
-    UnknownTopicOrPartition { topic_partition: String },
+    UnknownTopicOrPartition { topic_partition: TopicPartition },
     /// The broker hosts the partition but is not its leader.
     #[error("broker {broker_id} is not the leader of {topic_partition}")]
     NotLeaderOrFollower {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         broker_id: i32,
     },
     /// The request's leader epoch is older than the partition's.
@@ -21,7 +22,7 @@ pub enum PartitionError {
         "leader epoch {request_epoch} of the request is older than {topic_partition}'s epoch {leader_epoch}"
     )]
     FencedLeaderEpoch {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         request_epoch: i32,
         leader_epoch: i32,
     },
@@ -30,7 +31,7 @@ pub enum PartitionError {
         "leader epoch {request_epoch} of the request is newer than {topic_partition}'s epoch {leader_epoch}"
     )]
     UnknownLeaderEpoch {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         request_epoch: i32,
         leader_epoch: i32,
     },
@@ -39,7 +40,7 @@ pub enum PartitionError {
         "the size of the current ISR {isr_size} of {topic_partition} is insufficient to satisfy the min.isr requirement of {min_isr}"
     )]
     NotEnoughReplicas {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         isr_size: usize,
         min_isr: i32,
     },
@@ -80,14 +81,7 @@ impl PartitionError {
 /// `readFromLog`'s exception handlers).
 pub fn storage_error_code(e: &StorageError) -> ErrorCode {
     match e {
-        StorageError::Validation(v) => match v.error_code() {
-            2 => ErrorCode::CorruptMessage,
-            10 => ErrorCode::MessageTooLarge,
-            32 => ErrorCode::InvalidTimestamp,
-            76 => ErrorCode::UnsupportedCompressionType,
-            87 => ErrorCode::InvalidRecord,
-            _ => ErrorCode::UnknownServerError,
-        },
+        StorageError::Validation(v) => v.error_code(),
         StorageError::Record(_) | StorageError::CorruptBatch { .. } => ErrorCode::CorruptMessage,
         StorageError::RecordBatchTooLarge { .. } => ErrorCode::RecordListTooLarge,
         StorageError::ProducerState(p) => match p {

@@ -135,14 +135,14 @@ impl Partition {
         if current_leader_epoch >= 0 {
             if current_leader_epoch < state.leader_epoch {
                 return Err(PartitionError::FencedLeaderEpoch {
-                    topic_partition: self.topic_partition.to_string(),
+                    topic_partition: self.topic_partition.clone(),
                     request_epoch: current_leader_epoch,
                     leader_epoch: state.leader_epoch,
                 });
             }
             if current_leader_epoch > state.leader_epoch {
                 return Err(PartitionError::UnknownLeaderEpoch {
-                    topic_partition: self.topic_partition.to_string(),
+                    topic_partition: self.topic_partition.clone(),
                     request_epoch: current_leader_epoch,
                     leader_epoch: state.leader_epoch,
                 });
@@ -150,7 +150,7 @@ impl Partition {
         }
         if state.leader_id != self.local_broker_id {
             return Err(PartitionError::NotLeaderOrFollower {
-                topic_partition: self.topic_partition.to_string(),
+                topic_partition: self.topic_partition.clone(),
                 broker_id: self.local_broker_id,
             });
         }
@@ -172,7 +172,7 @@ impl Partition {
             let min_isr = log.config().min_insync_replicas;
             if required_acks == -1 && state.isr.len() < usize::try_from(min_isr).unwrap_or(0) {
                 return Err(PartitionError::NotEnoughReplicas {
-                    topic_partition: self.topic_partition.to_string(),
+                    topic_partition: self.topic_partition.clone(),
                     isr_size: state.isr.len(),
                     min_isr,
                 });

@@ -75,7 +75,7 @@ impl ReplicaManager {
     ) -> Result<Arc<Partition>, PartitionError> {
         self.get_partition(tp)
             .ok_or_else(|| PartitionError::UnknownTopicOrPartition {
-                topic_partition: tp.to_string(),
+                topic_partition: tp.clone(),
             })
     }
 

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::cluster::TopicPartition;
 use crate::protocol::record::RecordError;
 
 #[derive(Debug, thiserror::Error)]
@@ -50,12 +51,12 @@ pub enum StorageError {
     /// The log cleaner stopped cleaning a partition: the broker is shutting down, the partition
     /// is being deleted or truncated, or the log changed under the cleaner. Nothing was swapped.
     #[error("cleaning of {topic_partition} was aborted")]
-    CleaningAborted { topic_partition: String },
+    CleaningAborted { topic_partition: TopicPartition },
 
     /// A replicated batch whose CRC does not match.
     #[error("corrupt record batch at byte {position} of an append to {topic_partition}")]
     CorruptBatch {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         position: usize,
     },
 
@@ -64,7 +65,7 @@ pub enum StorageError {
         "out of order offsets in append to {topic_partition}: offset {offset} but log end offset {log_end_offset}"
     )]
     OffsetsOutOfOrder {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         offset: i64,
         log_end_offset: i64,
     },
@@ -74,7 +75,7 @@ pub enum StorageError {
         "batch size {size} in append to {topic_partition} exceeds segment.bytes {segment_bytes}"
     )]
     RecordBatchTooLarge {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         size: usize,
         segment_bytes: i32,
     },
@@ -88,7 +89,7 @@ pub enum StorageError {
         "offset {offset} is out of range for {topic_partition}: log start offset {log_start_offset}, log end offset {log_end_offset}"
     )]
     OffsetOutOfRange {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         offset: i64,
         log_start_offset: i64,
         log_end_offset: i64,
@@ -101,7 +102,7 @@ pub enum StorageError {
     /// Two log dirs hold the same partition.
     #[error("duplicate log directories for {topic_partition}: {dir}")]
     DuplicateLog {
-        topic_partition: String,
+        topic_partition: TopicPartition,
         dir: PathBuf,
     },
 

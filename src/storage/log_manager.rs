@@ -137,19 +137,26 @@ impl LogManager {
             check_or_write_meta_properties(path, config.broker_id, &config.cluster_id)?;
             let clean_shutdown = CleanShutdownFile::new(path);
             let had_clean_shutdown = clean_shutdown.exists();
-            if !had_clean_shutdown {
-                tracing::info!(log_dir = %path.display(), "no clean-shutdown marker, recovering logs");
-            }
             let recovery_points =
                 OffsetCheckpointFile::new(path.join(RECOVERY_POINT_CHECKPOINT_FILE)).read()?;
             let log_starts =
                 OffsetCheckpointFile::new(path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).read()?;
             let high_watermarks =
                 OffsetCheckpointFile::new(path.join(REPLICATION_OFFSET_CHECKPOINT_FILE)).read()?;
-            for (tp, dir) in partition_dirs(path)? {
+            let partitions = partition_dirs(path)?;
+            // As Kafka's `loadLogs`: recovery is news only when there are logs to recover (a
+            // brand-new dir has no marker either).
+            if !had_clean_shutdown && !partitions.is_empty() {
+                tracing::info!(
+                    log_dir = %path.display(),
+                    logs = partitions.len(),
+                    "no clean-shutdown marker, recovering logs"
+                );
+            }
+            for (tp, dir) in partitions {
                 if logs.contains_key(&tp) {
                     return Err(StorageError::DuplicateLog {
-                        topic_partition: tp.to_string(),
+                        topic_partition: tp.clone(),
                         dir,
                     });
                 }

@@ -38,7 +38,7 @@ impl UnifiedLog {
         let first_base = self.segments.keys().next().copied().unwrap_or(0);
         if start_offset > end || start_offset < self.log_start_offset || start_offset < first_base {
             return Err(StorageError::OffsetOutOfRange {
-                topic_partition: self.topic_partition.to_string(),
+                topic_partition: self.topic_partition.clone(),
                 offset: start_offset,
                 log_start_offset: self.log_start_offset,
                 log_end_offset: end,

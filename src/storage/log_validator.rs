@@ -28,6 +28,7 @@
 //! `IllegalArgumentException`); a compressed stream that fails to decode, or decodes past
 //! `max_decompressed_bytes`, answers `CORRUPT_MESSAGE`.
 
+use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::RecordError;
 use crate::protocol::record::batch::{
     MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader, TimestampType, is_crc_valid,
@@ -136,14 +137,16 @@ pub enum LogValidationError {
 
 impl LogValidationError {
     /// The Kafka error code for the produce response.
-    pub fn error_code(&self) -> i16 {
+    pub fn error_code(&self) -> ErrorCode {
         match self {
-            LogValidationError::CorruptMessage { .. } => 2,
-            LogValidationError::MessageTooLarge { .. } => 10,
-            LogValidationError::InvalidTimestamp { .. } => 32,
-            LogValidationError::UnsupportedCompressionType { .. } => 76,
-            LogValidationError::InvalidRecord { .. } => 87,
-            LogValidationError::OffsetsOutOfOrder { .. } => -1,
+            LogValidationError::CorruptMessage { .. } => ErrorCode::CorruptMessage,
+            LogValidationError::MessageTooLarge { .. } => ErrorCode::MessageTooLarge,
+            LogValidationError::InvalidTimestamp { .. } => ErrorCode::InvalidTimestamp,
+            LogValidationError::UnsupportedCompressionType { .. } => {
+                ErrorCode::UnsupportedCompressionType
+            }
+            LogValidationError::InvalidRecord { .. } => ErrorCode::InvalidRecord,
+            LogValidationError::OffsetsOutOfOrder { .. } => ErrorCode::UnknownServerError,
         }
     }
 
@@ -378,7 +381,7 @@ mod tests {
 
     pub(crate) fn code(r: Result<ValidatedRecords, LogValidationError>) -> (i16, String) {
         let e = r.unwrap_err();
-        (e.error_code(), e.to_string())
+        (e.error_code().code(), e.to_string())
     }
 
     #[test]

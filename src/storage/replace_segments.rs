@@ -216,7 +216,7 @@ impl UnifiedLog {
             Ok(())
         } else {
             Err(StorageError::CleaningAborted {
-                topic_partition: self.topic_partition().to_string(),
+                topic_partition: self.topic_partition().clone(),
             })
         }
     }

@@ -374,14 +374,14 @@ impl UnifiedLog {
             let entry = entry?;
             if !entry.is_valid() {
                 return Err(StorageError::CorruptBatch {
-                    topic_partition: self.topic_partition.to_string(),
+                    topic_partition: self.topic_partition.clone(),
                     position: entry.position,
                 });
             }
             let base = entry.base_offset();
             if base <= last_offset {
                 return Err(StorageError::OffsetsOutOfOrder {
-                    topic_partition: self.topic_partition.to_string(),
+                    topic_partition: self.topic_partition.clone(),
                     offset: base,
                     log_end_offset: last_offset + 1,
                 });
@@ -461,7 +461,7 @@ impl UnifiedLog {
     fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
         if size > usize::try_from(self.config.segment_bytes).unwrap_or(0) {
             return Err(StorageError::RecordBatchTooLarge {
-                topic_partition: self.topic_partition.to_string(),
+                topic_partition: self.topic_partition.clone(),
                 size,
                 segment_bytes: self.config.segment_bytes,
             });
@@ -724,7 +724,7 @@ impl UnifiedLog {
     ) -> Result<bool, StorageError> {
         if new_log_start_offset > self.high_watermark() {
             return Err(StorageError::OffsetOutOfRange {
-                topic_partition: self.topic_partition.to_string(),
+                topic_partition: self.topic_partition.clone(),
                 offset: new_log_start_offset,
                 log_start_offset: self.log_start_offset,
                 log_end_offset: self.log_end_offset(),

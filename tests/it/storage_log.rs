@@ -134,7 +134,10 @@ fn a_batch_over_max_message_bytes_is_rejected_and_the_log_is_unchanged() {
         )
         .unwrap_err();
     match err {
-        StorageError::Validation(e) => assert_eq!(e.error_code(), 10, "MESSAGE_TOO_LARGE"),
+        StorageError::Validation(e) => assert_eq!(
+            e.error_code(),
+            kcli::protocol::errors::ErrorCode::MessageTooLarge
+        ),
         other => panic!("unexpected {other:?}"),
     }
     assert_eq!(log.log_end_offset(), 0);

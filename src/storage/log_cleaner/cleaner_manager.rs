@@ -284,7 +284,7 @@ impl LogCleanerManager {
     pub fn check_cleaning_aborted(&self, tp: &TopicPartition) -> Result<(), StorageError> {
         if guard(&self.state).in_progress.get(tp) == Some(&LogCleaningState::Aborted) {
             return Err(StorageError::CleaningAborted {
-                topic_partition: tp.to_string(),
+                topic_partition: tp.clone(),
             });
         }
         Ok(())

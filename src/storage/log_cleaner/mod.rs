@@ -227,7 +227,7 @@ impl LogCleaner {
         let check_done = || -> Result<(), StorageError> {
             if shutdown.is_cancelled() {
                 return Err(StorageError::CleaningAborted {
-                    topic_partition: tp.to_string(),
+                    topic_partition: tp.clone(),
                 });
             }
             self.manager.check_cleaning_aborted(tp)

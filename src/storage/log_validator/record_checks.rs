@@ -316,7 +316,10 @@ mod tests {
         let mut p = builder(CompressionType::None, 2);
         p.timestamp_type = TimestampType::LogAppendTime;
         let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
-        assert_eq!((e.error_code(), e.record_errors().len()), (32, 2));
+        assert_eq!(
+            (e.error_code(), e.record_errors().len()),
+            (ErrorCode::InvalidTimestamp, 2)
+        );
         assert!(
             e.record_errors()[0]
                 .1
@@ -393,7 +396,7 @@ mod tests {
         c.timestamp_after_max_ms = 0;
         let e =
             validate_records(&builder(CompressionType::Gzip, 3).build().unwrap(), &c).unwrap_err();
-        assert_eq!(e.error_code(), 32);
+        assert_eq!(e.error_code(), ErrorCode::InvalidTimestamp);
         assert_eq!(
             e.to_string(),
             "One or more records have been rejected due to invalid timestamp"
@@ -422,7 +425,7 @@ mod tests {
         c.compacted = true;
         let e = validate_records(&builder(CompressionType::Snappy, 4).build().unwrap(), &c)
             .unwrap_err();
-        assert_eq!(e.error_code(), 87);
+        assert_eq!(e.error_code(), ErrorCode::InvalidRecord);
         assert_eq!(
             e.record_errors()
                 .iter()
@@ -469,7 +472,10 @@ mod tests {
         holes[8..12].copy_from_slice(&len.to_be_bytes());
         refresh_crc(&mut holes);
         let e = validate_records(&holes, &c).unwrap_err();
-        assert_eq!((e.error_code(), e.record_errors()[0].0), (87, 1));
+        assert_eq!(
+            (e.error_code(), e.record_errors()[0].0),
+            (ErrorCode::InvalidRecord, 1)
+        );
     }
 
     #[test]
