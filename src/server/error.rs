@@ -1,6 +1,8 @@
 //! Errors that stop the broker from starting or shutting down cleanly. Per-request problems
 //! never come here: they are error codes in responses.
 
+use super::producer_id_manager::ProducerIdError;
+use crate::cluster::BrokerId;
 use crate::config::ConfigError;
 use crate::network::NetworkError;
 use crate::storage::StorageError;
@@ -20,6 +22,23 @@ pub enum ServerError {
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
     #[error("loading topics: {0}")]
     Topics(#[from] super::topic_manager::TopicError),
-    #[error("{0}")]
-    Unsupported(String),
+    /// `zookeeper.connect` names an ensemble, but this build runs only the single-node broker.
+    #[error(
+        "zookeeper.connect is set ({zookeeper_connect}), but cluster mode is not available yet; \
+         unset it to run the single-node broker"
+    )]
+    ClusterModeUnavailable { zookeeper_connect: String },
+    /// Another live broker holds `/brokers/ids/<id>`.
+    #[error("broker.id {broker_id} is already registered in the metadata store at {path}")]
+    BrokerIdRegistered { broker_id: BrokerId, path: String },
+    /// The first producer-id block could not be claimed at startup.
+    #[error("claiming a producer id block")]
+    ProducerIds(#[source] ProducerIdError),
+    /// A blocking task of the startup or shutdown sequence panicked or was cancelled.
+    #[error("the {task} task failed")]
+    TaskFailed {
+        task: &'static str,
+        #[source]
+        source: tokio::task::JoinError,
+    },
 }

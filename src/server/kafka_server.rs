@@ -55,10 +55,10 @@ impl KafkaServer {
     /// Starts a broker with `config`; returns once it serves requests.
     pub async fn startup(config: BrokerConfig) -> Result<KafkaServer, ServerError> {
         config.validate()?;
-        if config.zookeeper_connect.is_some() {
-            return Err(ServerError::Unsupported(
-                "zookeeper.connect is set, but cluster mode is not available yet; unset it to run the single-node broker".into(),
-            ));
+        if let Some(zookeeper_connect) = &config.zookeeper_connect {
+            return Err(ServerError::ClusterModeUnavailable {
+                zookeeper_connect: zookeeper_connect.clone(),
+            });
         }
         let config = Arc::new(config);
         let log_dirs: Vec<PathBuf> = config.log_dirs().into_iter().map(PathBuf::from).collect();
@@ -114,7 +114,7 @@ impl KafkaServer {
         producer_id_manager
             .startup()
             .await
-            .map_err(|e| ServerError::Unsupported(e.to_string()))?;
+            .map_err(ServerError::ProducerIds)?;
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
         let apis = Arc::new(KafkaApis {
@@ -217,7 +217,10 @@ impl KafkaServer {
         let broker_epoch = self.broker_epoch;
         tokio::task::spawn_blocking(move || log_manager.shutdown(broker_epoch, now_ms()))
             .await
-            .map_err(|e| ServerError::Unsupported(format!("log shutdown task failed: {e}")))??;
+            .map_err(|source| ServerError::TaskFailed {
+                task: "log shutdown",
+                source,
+            })??;
         self.zk.close().await?;
         tracing::info!("shut down cleanly");
         Ok(())
@@ -334,9 +337,7 @@ async fn register_broker(
         .await
     {
         Ok((_, stat)) => Ok(stat.czxid),
-        Err(ZkError::NodeExists(_)) => Err(ServerError::Unsupported(format!(
-            "broker.id {broker_id} is already registered in the metadata store"
-        ))),
+        Err(ZkError::NodeExists(path)) => Err(ServerError::BrokerIdRegistered { broker_id, path }),
         Err(e) => Err(e.into()),
     }
 }

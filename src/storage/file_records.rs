@@ -15,6 +15,7 @@ use std::sync::Arc;
 use crate::protocol::record::RecordError;
 use crate::protocol::record::batch::{LOG_OVERHEAD, MAGIC_V2, RECORD_BATCH_OVERHEAD};
 use crate::protocol::record::batch_iter::BatchRef;
+use crate::protocol::record::big_endian::{i32_at, i64_at};
 
 use super::StorageError;
 
@@ -300,33 +301,17 @@ impl<'a> ScannedEntry<'a> {
     /// The first offset: a v2 batch's base offset; a legacy entry's offset field (which, for a
     /// compressed wrapper, is the last inner offset).
     pub fn base_offset(&self) -> i64 {
-        read_i64(self.bytes, 0)
+        i64_at(self.bytes, 0)
     }
 
     /// The last offset: base plus `last_offset_delta` for v2, the offset field for v0/v1.
     pub fn last_offset(&self) -> i64 {
         if self.magic >= MAGIC_V2 {
-            read_i64(self.bytes, 0) + i64::from(read_i32(self.bytes, 23))
+            i64_at(self.bytes, 0) + i64::from(i32_at(self.bytes, 23))
         } else {
-            read_i64(self.bytes, 0)
+            i64_at(self.bytes, 0)
         }
     }
-}
-
-fn read_i64(b: &[u8], at: usize) -> i64 {
-    let mut x = [0u8; 8];
-    if let Some(s) = b.get(at..at + 8) {
-        x.copy_from_slice(s);
-    }
-    i64::from_be_bytes(x)
-}
-
-fn read_i32(b: &[u8], at: usize) -> i32 {
-    let mut x = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        x.copy_from_slice(s);
-    }
-    i32::from_be_bytes(x)
 }
 
 /// Walks the entries of a `.log` file through a window read in chunks, so that scanning a
@@ -361,7 +346,7 @@ impl LogScanner<'_> {
         }
         self.ensure_window(position, HEADER_SIZE_UP_TO_MAGIC)?;
         let at = (position - self.window_start) as usize;
-        let size_field = read_i32(&self.window, at + 8);
+        let size_field = i32_at(&self.window, at + 8);
         let magic = self.window[at + 16] as i8;
         if size_field < MIN_ENTRY_SIZE as i32 {
             return Err(StorageError::Record(RecordError::Corrupt {

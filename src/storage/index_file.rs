@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
 
+use crate::protocol::record::big_endian::{i32_at, i64_at};
 use crate::storage::StorageError;
 
 /// Bytes of the "warm" tail of an index that lookups try first (Kafka's `warmEntries()` is
@@ -229,18 +230,12 @@ impl IndexFile {
     /// The big-endian `i32` at `at` bytes into slot `n`; 0 past the end of the map (which the
     /// invariant `entries <= max_entries` keeps callers from reaching).
     pub fn read_i32(&self, n: usize, at: usize) -> i32 {
-        self.slot(n)
-            .and_then(|s| s.get(at..at + 4))
-            .and_then(|b| <[u8; 4]>::try_from(b).ok())
-            .map_or(0, i32::from_be_bytes)
+        self.slot(n).map_or(0, |s| i32_at(s, at))
     }
 
     /// The big-endian `i64` at `at` bytes into slot `n`; 0 past the end of the map.
     pub fn read_i64(&self, n: usize, at: usize) -> i64 {
-        self.slot(n)
-            .and_then(|s| s.get(at..at + 8))
-            .and_then(|b| <[u8; 8]>::try_from(b).ok())
-            .map_or(0, i64::from_be_bytes)
+        self.slot(n).map_or(0, |s| i64_at(s, at))
     }
 
     fn check_writable(&self) -> Result<(), StorageError> {

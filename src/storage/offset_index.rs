@@ -69,14 +69,19 @@ impl OffsetIndex {
 
     fn parse_entry(&self, n: usize) -> OffsetPosition {
         OffsetPosition {
-            offset: self.file.base_offset() + i64::from(self.file.read_i32(n, 0)),
+            offset: self
+                .file
+                .base_offset()
+                .wrapping_add(i64::from(self.file.read_i32(n, 0))),
             position: self.file.read_i32(n, 4) as u32,
         }
     }
 
     fn read_for_search(file: &IndexFile, n: usize, search: IndexSearchType) -> i64 {
         match search {
-            IndexSearchType::Key => file.base_offset() + i64::from(file.read_i32(n, 0)),
+            IndexSearchType::Key => file
+                .base_offset()
+                .wrapping_add(i64::from(file.read_i32(n, 0))),
             IndexSearchType::Value => i64::from(file.read_i32(n, 4)),
         }
     }

@@ -78,7 +78,10 @@ impl TimeIndex {
     fn parse_entry(&self, n: usize) -> TimestampOffset {
         TimestampOffset {
             timestamp: self.file.read_i64(n, 0),
-            offset: self.file.base_offset() + i64::from(self.file.read_i32(n, 8)),
+            offset: self
+                .file
+                .base_offset()
+                .wrapping_add(i64::from(self.file.read_i32(n, 8))),
         }
     }
 

@@ -12,12 +12,31 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::index::{OffsetIndexView, TimeIndexView};
 use super::segment::{BatchInfo, BatchReader, SegmentError, for_each_record};
-use super::{
-    Dumper, java_absolute_path, json, offset_from_file_name, push_report, read_small_file, summary,
-};
+use super::{Dumper, java_absolute_path, json, offset_from_file_name, push_report, summary};
 use crate::cli::DumpFormat;
+use crate::storage::StorageError;
+use crate::storage::offset_index::OffsetIndex;
+use crate::storage::time_index::TimeIndex;
+
+/// Opens an index read-only through the storage engine's reader (Kafka's `writable = false`), at
+/// Java's absolute path, so the sanity check's messages name the file as Kafka's tool does.
+fn open_index<I>(
+    absolute: &str,
+    base: i64,
+    shown: &str,
+    open: fn(PathBuf, i64) -> Result<I, StorageError>,
+) -> anyhow::Result<I> {
+    open(PathBuf::from(absolute), base).with_context(|| format!("{shown}: cannot read"))
+}
+
+/// A sanity check's outcome with the bare `CorruptIndexException` message.
+fn sanity(result: Result<(), StorageError>) -> Result<(), String> {
+    result.map_err(|e| match e {
+        StorageError::CorruptIndex { reason, .. } => reason,
+        other => other.to_string(),
+    })
+}
 
 /// The sibling of `path` with the same stem (up to the first `.`) and `suffix`.
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
@@ -79,12 +98,8 @@ pub fn dump_offset_index(
 ) -> anyhow::Result<()> {
     let base = offset_from_file_name(path, shown)?;
     let log = LogFile::open(&sibling(path, ".log"))?;
-    let bytes = read_small_file(path, shown)?;
-    let index = OffsetIndexView {
-        bytes: &bytes,
-        base_offset: base,
-    };
     let absolute = java_absolute_path(path);
+    let index = open_index(&absolute, base, shown, OffsetIndex::open_read_only)?;
     let text = d.opts.format == DumpFormat::Text && !d.opts.summary;
     if index.entries() == 0 {
         if text {
@@ -93,12 +108,15 @@ pub fn dump_offset_index(
         return Ok(());
     }
     if d.opts.index_sanity_check {
-        return sanity_result(d, index.sanity_check(&absolute), shown, out, err);
+        return sanity_result(d, sanity(index.sanity_check()), shown, out, err);
     }
     let mut printed = 0usize;
     let mut mismatches = 0usize;
     for i in 0..index.entries() {
-        let (offset, position) = index.entry(i);
+        // Kafka reads the position as a Java int: a corrupt entry shows it negative.
+        let (offset, position) = index
+            .entry(i)
+            .map_or((base, 0), |e| (e.offset, e.position as i32));
         if offset == base && i > 0 {
             break;
         }
@@ -162,8 +180,10 @@ pub fn dump_offset_index(
                 "offsets",
                 range(
                     printed,
-                    index.entry(0).0,
-                    index.entry(printed.saturating_sub(1)).0,
+                    index.entry(0).map_or(base, |e| e.offset),
+                    index
+                        .entry(printed.saturating_sub(1))
+                        .map_or(base, |e| e.offset),
                 ),
             ),
             ("mismatches", mismatches.to_string()),
@@ -182,37 +202,37 @@ pub fn dump_time_index(
 ) -> anyhow::Result<()> {
     let base = offset_from_file_name(path, shown)?;
     let log = LogFile::open(&sibling(path, ".log"))?;
-    // Kafka creates a missing offset index here; kcli only reads, and a missing one is empty.
-    let index_bytes = match std::fs::read(sibling(path, ".index")) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+    // Kafka creates a missing offset index here; kcli only reads, and a missing one is empty
+    // (every lookup answers position 0).
+    let index_path = sibling(path, ".index");
+    let offset_index = match OffsetIndex::open_read_only(index_path.clone(), base) {
+        Ok(index) => Some(index),
+        Err(StorageError::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => {
+            None
+        }
         Err(e) => {
             return Err(anyhow::Error::new(e)
                 .context(format!("{shown}: cannot read the segment's offset index")));
         }
     };
-    let offset_index = OffsetIndexView {
-        bytes: &index_bytes,
-        base_offset: base,
-    };
-    let bytes = read_small_file(path, shown)?;
-    let index = TimeIndexView {
-        bytes: &bytes,
-        base_offset: base,
-    };
     let absolute = java_absolute_path(path);
+    let index = open_index(&absolute, base, shown, TimeIndex::open_read_only)?;
     if d.opts.index_sanity_check {
-        return sanity_result(d, index.sanity_check(&absolute), shown, out, err);
+        return sanity_result(d, sanity(index.sanity_check()), shown, out, err);
     }
     let mut prev_timestamp = -1i64;
     let mut printed = 0usize;
     let mut problems = 0usize;
     for i in 0..index.entries() {
-        let (timestamp, offset) = index.entry(i);
+        let (timestamp, offset) = index
+            .entry(i)
+            .map_or((-1, base), |e| (e.timestamp, e.offset));
         if offset == base && i > 0 {
             break;
         }
-        let position = offset_index.lookup(offset).1;
+        let position = offset_index
+            .as_ref()
+            .map_or(0, |o| o.lookup(offset).position as i32);
         match find_batch_max_timestamp(&log, position, offset) {
             Ok(Found::Batch(max_timestamp)) => {
                 if max_timestamp != timestamp {
@@ -283,20 +303,15 @@ pub fn dump_time_index(
     Ok(())
 }
 
-fn first_offset(index: &TimeIndexView<'_>) -> i64 {
-    if index.entries() == 0 {
-        index.base_offset
-    } else {
-        index.entry(0).1
-    }
+fn first_offset(index: &TimeIndex) -> i64 {
+    index.entry(0).map_or(index.base_offset(), |e| e.offset)
 }
 
 /// The offset of the last of the first `printed` entries.
-fn last_offset(index: &TimeIndexView<'_>, printed: usize) -> i64 {
-    if printed == 0 {
-        index.base_offset
-    } else {
-        index.entry(printed - 1).1
+fn last_offset(index: &TimeIndex, printed: usize) -> i64 {
+    match printed.checked_sub(1) {
+        None => index.base_offset(),
+        Some(n) => index.entry(n).map_or(index.base_offset(), |e| e.offset),
     }
 }
 

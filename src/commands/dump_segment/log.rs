@@ -9,7 +9,6 @@ use std::path::Path;
 
 use anyhow::Context;
 
-use super::segment::be_i64;
 use super::segment::{
     Batch, BatchInfo, BatchReader, SegmentError, compressed_size, decompressed_size,
     first_timestamp, for_each_record,
@@ -20,6 +19,7 @@ use super::{
     Dumper, FileKind, java_absolute_path, json, offset_from_file_name, progress_bar, push_report,
 };
 use crate::cli::DumpFormat;
+use crate::protocol::record::big_endian::i64_at;
 
 /// Progress is redrawn at most every this many bytes.
 const PROGRESS_STEP: u64 = 4 * 1024 * 1024;
@@ -101,7 +101,7 @@ pub fn dump_log(
                     out.write_all(b"\n")?;
                 }
                 Err(_) if batch.magic < 0 => {
-                    writeln!(out, "offset: {}", be_i64(batch.bytes, 0))?;
+                    writeln!(out, "offset: {}", i64_at(batch.bytes, 0))?;
                 }
                 _ => {}
             }

@@ -6,7 +6,8 @@
 //! - [`segment`]: Kafka's view of a `.log`: batch iteration rules and batch fields;
 //!   [`records`]: the records of a batch.
 //! - [`text`], [`json`], [`summary`]: the three output formats.
-//! - [`log`]: the `.log` dumper; [`index_dump`] over [`index`]: `.index` and `.timeindex`;
+//! - [`log`]: the `.log` dumper; [`index_dump`]: `.index` and `.timeindex`, read through the
+//!   storage engine's read-only `OffsetIndex`/`TimeIndex` (Kafka's tool opens Kafka's own);
 //!   [`producer_state`]: `.snapshot` and `.txnindex`.
 //!
 //! Stdout gets the dump; stderr gets what Kafka prints there (unknown files, corrupt snapshots,
@@ -15,7 +16,6 @@
 //! 0 all valid, 1 a CRC, index, sanity or structure check failed, 2 an error (missing or
 //! unreadable file, a name that is not a segment's).
 
-pub mod index;
 pub mod index_dump;
 pub mod json;
 pub mod log;

@@ -4,7 +4,7 @@
 //! producer_id i64, first_offset i64, last_offset i64, last_stable_offset i64`; a trailing
 //! partial entry is ignored.
 
-use super::segment::{be_i16, be_i64};
+use crate::protocol::record::big_endian::{i16_at, i64_at};
 
 pub use crate::storage::producer_state::snapshot::{ProducerSnapshotEntry, read_snapshot};
 
@@ -62,16 +62,16 @@ impl AbortedTxn {
 pub fn read_txn_index(buf: &[u8]) -> (Vec<AbortedTxn>, Option<i16>) {
     let mut txns = Vec::with_capacity(buf.len() / 34);
     for e in buf.chunks_exact(34) {
-        let version = be_i16(e, 0);
+        let version = i16_at(e, 0);
         if version > 0 {
             return (txns, Some(version));
         }
         txns.push(AbortedTxn {
             version,
-            producer_id: be_i64(e, 2),
-            first_offset: be_i64(e, 10),
-            last_offset: be_i64(e, 18),
-            last_stable_offset: be_i64(e, 26),
+            producer_id: i64_at(e, 2),
+            first_offset: i64_at(e, 10),
+            last_offset: i64_at(e, 18),
+            last_stable_offset: i64_at(e, 26),
         });
     }
     (txns, None)

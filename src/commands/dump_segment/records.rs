@@ -5,9 +5,10 @@
 
 use super::segment::{
     Batch, BatchInfo, LOG_OVERHEAD, MAX_DECOMPRESSED, RECORD_BATCH_OVERHEAD, RECORD_OVERHEAD_V0,
-    SegmentError, be_i32, be_i64, be_u32, try_be_i32,
+    SegmentError,
 };
 use crate::protocol::record::batch::TimestampType;
+use crate::protocol::record::big_endian::{i32_at, i64_at, read_i32, u32_at};
 use std::io::Read;
 
 use crate::protocol::record::compression::{CompressionType, decompress};
@@ -115,7 +116,7 @@ fn v2_records(
         )));
     }
     let bytes = batch.bytes;
-    let base_timestamp = be_i64(bytes, 27);
+    let base_timestamp = i64_at(bytes, 27);
     let log_append_time =
         (info.timestamp_type == TimestampType::LogAppendTime).then_some(info.max_timestamp);
     let ctx = V2Context {
@@ -308,11 +309,11 @@ impl<'a> LegacyRecord<'a> {
     fn key_value_lenient(&self) -> Result<(KeyValue<'a>, bool), SegmentError> {
         let oob = || SegmentError::Corrupt("record key or value size lies past the record".into());
         let ko = self.key_size_offset();
-        let key_size = try_be_i32(self.rec, ko).ok_or_else(oob)?;
+        let key_size = read_i32(self.rec, ko).ok_or_else(oob)?;
         let vo = (ko + 4)
             .checked_add(key_size.max(0) as usize)
             .ok_or_else(oob)?;
-        let value_size = try_be_i32(self.rec, vo).ok_or_else(oob)?;
+        let value_size = read_i32(self.rec, vo).ok_or_else(oob)?;
         let key = sized_slice(self.rec, ko + 4, key_size);
         let value = sized_slice(self.rec, vo + 4, value_size);
         let in_bounds = key.is_some() && value.is_some();
@@ -380,8 +381,8 @@ fn legacy_records(
     let mut inner: Vec<(i64, LegacyRecord<'_>)> = Vec::new();
     let mut pos = 0usize;
     while data.len() - pos >= LOG_OVERHEAD {
-        let offset = be_i64(&data, pos);
-        let size = be_i32(&data, pos + 8);
+        let offset = i64_at(&data, pos);
+        let size = i32_at(&data, pos + 8);
         if size < RECORD_OVERHEAD_V0 {
             return Err(SegmentError::Corrupt(format!(
                 "Record size is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
@@ -430,7 +431,7 @@ fn legacy_records(
         } else if info.timestamp_type == TimestampType::LogAppendTime {
             info.max_timestamp
         } else {
-            be_i64(rec.rec, 6)
+            i64_at(rec.rec, 6)
         };
         let ((key_size, key, value_size, value), data_in_bounds) = rec.key_value_lenient()?;
         let view = RecordView {
@@ -445,7 +446,7 @@ fn legacy_records(
             header_count: 0,
             legacy: Some(LegacyInfo {
                 is_valid: legacy_crc_valid(rec.rec),
-                crc: be_u32(rec.rec, 0),
+                crc: u32_at(rec.rec, 0),
                 data_in_bounds,
             }),
         };
@@ -471,7 +472,7 @@ pub(super) fn legacy_timestamp_type(attributes: i8) -> TimestampType {
 /// `LegacyRecord.isValid`: CRC-32 of magic..end equals the stored one. `rec` is at least 14
 /// bytes (the reader guarantees it for entries, the inner loop for inner records).
 pub(super) fn legacy_crc_valid(rec: &[u8]) -> bool {
-    rec.len() >= RECORD_OVERHEAD_V0 as usize && crc32fast::hash(&rec[4..]) == be_u32(rec, 0)
+    rec.len() >= RECORD_OVERHEAD_V0 as usize && crc32fast::hash(&rec[4..]) == u32_at(rec, 0)
 }
 
 /// `decompress`, except that gzip follows Java's `GZIPInputStream`, which Kafka reads batches

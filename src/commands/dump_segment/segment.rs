@@ -13,16 +13,15 @@ pub use super::records::{
 };
 use super::records::{LegacyRecord, legacy_compression, legacy_crc_valid, legacy_timestamp_type};
 use crate::protocol::record::batch::{RecordBatchHeader, TimestampType, is_crc_valid};
+use crate::protocol::record::big_endian::{i32_at, i64_at, u32_at};
 use crate::protocol::record::compression::CompressionType;
 
-/// `Records.LOG_OVERHEAD`: offset (8) + size (4).
-pub const LOG_OVERHEAD: usize = 12;
+pub use crate::protocol::record::batch::{LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 /// `Records.HEADER_SIZE_UP_TO_MAGIC`: offset, size, partition leader epoch / crc, magic.
 const HEADER_SIZE_UP_TO_MAGIC: u64 = 17;
-/// `LegacyRecord.RECORD_OVERHEAD_V0`: the smallest size field Kafka accepts.
-pub const RECORD_OVERHEAD_V0: i32 = 14;
-/// `DefaultRecordBatch.RECORD_BATCH_OVERHEAD`.
-pub(super) const RECORD_BATCH_OVERHEAD: usize = 61;
+/// `LegacyRecord.RECORD_OVERHEAD_V0`, the smallest size field Kafka accepts, as the size field's
+/// type.
+pub const RECORD_OVERHEAD_V0: i32 = crate::protocol::record::legacy::RECORD_OVERHEAD_V0 as i32;
 /// Decompressed batches larger than this are reported as corrupt rather than allocated (Java
 /// cannot hold more in one buffer either).
 pub(super) const MAX_DECOMPRESSED: usize = i32::MAX as usize;
@@ -92,7 +91,7 @@ impl<R: Read + Seek> BatchReader<R> {
         }
         self.buf.resize(HEADER_SIZE_UP_TO_MAGIC as usize, 0);
         self.reader.read_exact(&mut self.buf)?;
-        let size = be_i32(&self.buf, 8);
+        let size = i32_at(&self.buf, 8);
         if size < RECORD_OVERHEAD_V0 {
             return Err(SegmentError::Corrupt(format!(
                 "Found record size {size} smaller than minimum record overhead ({RECORD_OVERHEAD_V0})"
@@ -134,7 +133,7 @@ impl Batch<'_> {
     /// delta from the 61-byte header otherwise.
     pub fn last_offset(&self) -> Result<i64, SegmentError> {
         if self.magic < 2 {
-            return Ok(be_i64(self.bytes, 0));
+            return Ok(i64_at(self.bytes, 0));
         }
         if self.bytes.len() + self.header_ext.len() < RECORD_BATCH_OVERHEAD {
             return Err(SegmentError::Corrupt(format!(
@@ -150,7 +149,7 @@ impl Batch<'_> {
                 None => self.header_ext[at - self.bytes.len()],
             };
         }
-        Ok(be_i64(self.bytes, 0).wrapping_add(i64::from(i32::from_be_bytes(delta))))
+        Ok(i64_at(self.bytes, 0).wrapping_add(i64::from(i32::from_be_bytes(delta))))
     }
 }
 
@@ -253,14 +252,14 @@ impl BatchInfo {
                 let (timestamp_type, max_timestamp) = if batch.magic == 0 {
                     (TimestampType::NoTimestampType, -1)
                 } else {
-                    (legacy_timestamp_type(attributes), be_i64(rec, 6))
+                    (legacy_timestamp_type(attributes), i64_at(rec, 6))
                 };
                 Ok(BatchInfo {
                     position: batch.position,
                     size: bytes.len(),
                     magic: batch.magic,
-                    base_offset: be_i64(bytes, 0),
-                    last_offset: be_i64(bytes, 0),
+                    base_offset: i64_at(bytes, 0),
+                    last_offset: i64_at(bytes, 0),
                     count: None,
                     base_sequence: -1,
                     last_sequence: -1,
@@ -274,7 +273,7 @@ impl BatchInfo {
                     max_timestamp,
                     compression,
                     unknown_compression,
-                    crc: be_u32(rec, 0),
+                    crc: u32_at(rec, 0),
                     is_valid: legacy_crc_valid(rec),
                 })
             }
@@ -285,35 +284,6 @@ impl BatchInfo {
 
 fn corrupt(batch: &Batch<'_>, reason: &str) -> SegmentError {
     SegmentError::Corrupt(format!("{reason} (batch at position {})", batch.position))
-}
-
-pub(super) fn try_be_i32(b: &[u8], at: usize) -> Option<i32> {
-    let bytes = b.get(at..at.checked_add(4)?)?;
-    Some(i32::from_be_bytes([bytes[0], bytes[1], bytes[2], bytes[3]]))
-}
-
-/// Big-endian reads at fixed offsets that the caller has bounds-checked (zero when short, which
-/// the callers' length checks rule out).
-pub fn be_i32(b: &[u8], at: usize) -> i32 {
-    try_be_i32(b, at).unwrap_or(0)
-}
-
-pub fn be_u32(b: &[u8], at: usize) -> u32 {
-    be_i32(b, at) as u32
-}
-
-pub fn be_i64(b: &[u8], at: usize) -> i64 {
-    match b.get(at..at + 8) {
-        Some(s) => i64::from_be_bytes([s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7]]),
-        None => 0,
-    }
-}
-
-pub fn be_i16(b: &[u8], at: usize) -> i16 {
-    match b.get(at..at + 2) {
-        Some(s) => i16::from_be_bytes([s[0], s[1]]),
-        None => 0,
-    }
 }
 
 /// The size of a compressed batch's records once decompressed (`None` when uncompressed): the
@@ -362,7 +332,7 @@ pub fn first_timestamp(batch: &Batch<'_>, info: &BatchInfo) -> i64 {
         && info.delete_horizon_ms.is_none()
         && info.timestamp_type == TimestampType::CreateTime
     {
-        be_i64(batch.bytes, 27)
+        i64_at(batch.bytes, 27)
     } else {
         info.max_timestamp
     }

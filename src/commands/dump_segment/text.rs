@@ -5,8 +5,9 @@
 use std::io::Write;
 
 use super::offsets_decoder;
-use super::segment::{BatchInfo, RecordView, SegmentError, be_i16, be_i32};
+use super::segment::{BatchInfo, RecordView, SegmentError};
 use crate::protocol::record::batch::TimestampType;
+use crate::protocol::record::big_endian::{i16_at, i32_at};
 
 /// What Kafka's `DefaultRecordBatch`/legacy batch `timestampType.toString` prints.
 pub fn timestamp_type_name(t: TimestampType) -> &'static str {
@@ -102,13 +103,13 @@ impl ControlRecord {
                 key.len()
             )));
         }
-        let version = be_i16(key, 0);
+        let version = i16_at(key, 0);
         if version < 0 {
             return Err(SegmentError::Corrupt(format!(
                 "Invalid version found for control record: {version}. May indicate data corruption"
             )));
         }
-        let type_id = be_i16(key, 2);
+        let type_id = i16_at(key, 2);
         if type_id != 0 && type_id != 1 {
             return Ok(ControlRecord::Other { type_id });
         }
@@ -124,7 +125,7 @@ impl ControlRecord {
                 value.len()
             )));
         }
-        let version = be_i16(value, 0);
+        let version = i16_at(value, 0);
         if version < 0 {
             return Err(SegmentError::Corrupt(format!(
                 "Invalid version found for end transaction marker: {version}. May indicate data corruption"
@@ -132,7 +133,7 @@ impl ControlRecord {
         }
         Ok(ControlRecord::EndTxn {
             commit: type_id == 1,
-            coordinator_epoch: be_i32(value, 2),
+            coordinator_epoch: i32_at(value, 2),
         })
     }
 

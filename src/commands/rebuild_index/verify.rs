@@ -8,6 +8,7 @@
 //! `(timestamp, offset)` names a batch whose last offset is `offset` and whose max timestamp is
 //! `timestamp`. The first entry (by entry number) breaking any rule is reported per file.
 
+use crate::protocol::record::big_endian::{i32_at, i64_at};
 use crate::storage::offset_index::OFFSET_INDEX_ENTRY_SIZE;
 use crate::storage::segment_scan::ScannedBatch;
 use crate::storage::time_index::TIME_INDEX_ENTRY_SIZE;
@@ -65,8 +66,8 @@ impl EntryKind for OffsetEntry {
     const SIZE: usize = OFFSET_INDEX_ENTRY_SIZE;
     fn parse(bytes: &[u8], base_offset: i64) -> Self {
         OffsetEntry {
-            offset: base_offset.saturating_add(i64::from(be_i32(bytes, 0))),
-            position: be_i32(bytes, 4) as u32,
+            offset: base_offset.saturating_add(i64::from(i32_at(bytes, 0))),
+            position: i32_at(bytes, 4) as u32,
         }
     }
     fn offset(&self) -> i64 {
@@ -98,8 +99,8 @@ impl EntryKind for TimeEntry {
     const SIZE: usize = TIME_INDEX_ENTRY_SIZE;
     fn parse(bytes: &[u8], base_offset: i64) -> Self {
         TimeEntry {
-            timestamp: be_i64(bytes, 0),
-            offset: base_offset.saturating_add(i64::from(be_i32(bytes, 8))),
+            timestamp: i64_at(bytes, 0),
+            offset: base_offset.saturating_add(i64::from(i32_at(bytes, 8))),
         }
     }
     fn offset(&self) -> i64 {
@@ -444,22 +445,6 @@ fn first_difference<E: EntryKind>(
         values,
         detail,
     })
-}
-
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    let mut x = [0u8; 4];
-    if let Some(s) = b.get(at..at + 4) {
-        x.copy_from_slice(s);
-    }
-    i32::from_be_bytes(x)
-}
-
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    let mut x = [0u8; 8];
-    if let Some(s) = b.get(at..at + 8) {
-        x.copy_from_slice(s);
-    }
-    i64::from_be_bytes(x)
 }
 
 #[cfg(test)]

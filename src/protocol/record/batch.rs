@@ -20,6 +20,7 @@
 
 use std::fmt;
 
+use super::big_endian::{i16_at, i32_at, i64_at};
 use super::compression::CompressionType;
 use super::error::RecordError;
 
@@ -96,23 +97,6 @@ pub struct RecordBatchHeader {
     pub records_count: i32,
 }
 
-#[inline]
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&b[at..at + 8]);
-    i64::from_be_bytes(a)
-}
-#[inline]
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    let mut a = [0u8; 4];
-    a.copy_from_slice(&b[at..at + 4]);
-    i32::from_be_bytes(a)
-}
-#[inline]
-fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-
 impl RecordBatchHeader {
     /// Parses the first 61 bytes of `batch`. Errors when fewer are present, when the magic is not
     /// 2 or when `batch_length` is smaller than the header (Kafka's minimum-overhead check).
@@ -133,7 +117,7 @@ impl RecordBatchHeader {
                 format!("expected magic 2 but found {magic}"),
             ));
         }
-        let batch_length = be_i32(h, 8);
+        let batch_length = i32_at(h, 8);
         if i64::from(batch_length) + (LOG_OVERHEAD as i64) < RECORD_BATCH_OVERHEAD as i64 {
             return Err(RecordError::corrupt(
                 8,
@@ -144,19 +128,19 @@ impl RecordBatchHeader {
             ));
         }
         Ok(RecordBatchHeader {
-            base_offset: be_i64(h, 0),
+            base_offset: i64_at(h, 0),
             batch_length,
-            partition_leader_epoch: be_i32(h, 12),
+            partition_leader_epoch: i32_at(h, 12),
             magic,
-            crc: be_i32(h, CRC_OFFSET) as u32,
-            attributes: be_i16(h, ATTRIBUTES_OFFSET),
-            last_offset_delta: be_i32(h, LAST_OFFSET_DELTA_OFFSET),
-            base_timestamp: be_i64(h, BASE_TIMESTAMP_OFFSET),
-            max_timestamp: be_i64(h, MAX_TIMESTAMP_OFFSET),
-            producer_id: be_i64(h, PRODUCER_ID_OFFSET),
-            producer_epoch: be_i16(h, PRODUCER_EPOCH_OFFSET),
-            base_sequence: be_i32(h, BASE_SEQUENCE_OFFSET),
-            records_count: be_i32(h, RECORDS_COUNT_OFFSET),
+            crc: i32_at(h, CRC_OFFSET) as u32,
+            attributes: i16_at(h, ATTRIBUTES_OFFSET),
+            last_offset_delta: i32_at(h, LAST_OFFSET_DELTA_OFFSET),
+            base_timestamp: i64_at(h, BASE_TIMESTAMP_OFFSET),
+            max_timestamp: i64_at(h, MAX_TIMESTAMP_OFFSET),
+            producer_id: i64_at(h, PRODUCER_ID_OFFSET),
+            producer_epoch: i16_at(h, PRODUCER_EPOCH_OFFSET),
+            base_sequence: i32_at(h, BASE_SEQUENCE_OFFSET),
+            records_count: i32_at(h, RECORDS_COUNT_OFFSET),
         })
     }
 
@@ -249,7 +233,7 @@ pub fn compute_crc_parts(header: &[u8; RECORD_BATCH_OVERHEAD], records: &[u8]) -
 /// Whether `batch` (exactly one whole v2 batch) is at least a header long and its stored CRC
 /// matches; Kafka's `DefaultRecordBatch.isValid`.
 pub fn is_crc_valid(batch: &[u8]) -> bool {
-    batch.len() >= RECORD_BATCH_OVERHEAD && be_i32(batch, CRC_OFFSET) as u32 == compute_crc(batch)
+    batch.len() >= RECORD_BATCH_OVERHEAD && i32_at(batch, CRC_OFFSET) as u32 == compute_crc(batch)
 }
 
 /// Rewrites the base offset (bytes 0..8); the CRC does not cover it.
@@ -275,13 +259,13 @@ pub fn set_max_timestamp(
     timestamp_type: TimestampType,
     timestamp: i64,
 ) {
-    let attributes = be_i16(header, ATTRIBUTES_OFFSET);
+    let attributes = i16_at(header, ATTRIBUTES_OFFSET);
     let new_attributes = if timestamp_type == TimestampType::LogAppendTime {
         attributes | TIMESTAMP_TYPE_MASK
     } else {
         attributes & !TIMESTAMP_TYPE_MASK
     };
-    if new_attributes == attributes && be_i64(header, MAX_TIMESTAMP_OFFSET) == timestamp {
+    if new_attributes == attributes && i64_at(header, MAX_TIMESTAMP_OFFSET) == timestamp {
         return;
     }
     header[ATTRIBUTES_OFFSET..ATTRIBUTES_OFFSET + 2].copy_from_slice(&new_attributes.to_be_bytes());

@@ -10,6 +10,7 @@ use super::batch::{
     LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V0, MAGIC_V1, MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader,
     is_crc_valid,
 };
+use super::big_endian::read_i64;
 use super::error::RecordError;
 use super::legacy::{RECORD_OVERHEAD_V0, RECORD_OVERHEAD_V1};
 
@@ -23,18 +24,11 @@ pub struct BatchRef<'a> {
     pub magic: i8,
 }
 
-fn be_i64(b: &[u8], at: usize) -> Option<i64> {
-    let s = b.get(at..at + 8)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(s);
-    Some(i64::from_be_bytes(a))
-}
-
 impl<'a> BatchRef<'a> {
     /// The offset field of the entry: a v2 batch's base offset; for v0/v1 the message offset
     /// (for a compressed wrapper that is the last inner offset, the first needs decompression).
     pub fn base_offset(&self) -> i64 {
-        be_i64(self.bytes, 0).unwrap_or(-1)
+        read_i64(self.bytes, 0).unwrap_or(-1)
     }
 
     /// v2: base offset + last offset delta; v0/v1: the entry's offset field.
@@ -61,7 +55,7 @@ impl<'a> BatchRef<'a> {
     pub fn max_timestamp(&self) -> i64 {
         match self.magic {
             MAGIC_V2 => self.header().map_or(NO_TIMESTAMP, |h| h.max_timestamp),
-            MAGIC_V1 => be_i64(self.bytes, MAGIC_OFFSET + 2).unwrap_or(NO_TIMESTAMP),
+            MAGIC_V1 => read_i64(self.bytes, MAGIC_OFFSET + 2).unwrap_or(NO_TIMESTAMP),
             _ => NO_TIMESTAMP,
         }
     }

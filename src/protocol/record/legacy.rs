@@ -8,6 +8,7 @@
 //! v0 and relative (0-based) in v1.
 
 use super::batch::{LOG_OVERHEAD, MAGIC_OFFSET, MAGIC_V0, MAGIC_V1, NO_TIMESTAMP, TimestampType};
+use super::big_endian::{read_i32, read_i64};
 use super::compression::{CompressionType, decompress};
 use super::error::RecordError;
 
@@ -46,25 +47,13 @@ pub struct OwnedLegacyRecord {
     pub crc_valid: bool,
 }
 
-fn be_i32(b: &[u8], at: usize) -> Option<i32> {
-    let s = b.get(at..at + 4)?;
-    Some(i32::from_be_bytes([s[0], s[1], s[2], s[3]]))
-}
-
-fn be_i64(b: &[u8], at: usize) -> Option<i64> {
-    let s = b.get(at..at + 8)?;
-    let mut a = [0u8; 8];
-    a.copy_from_slice(s);
-    Some(i64::from_be_bytes(a))
-}
-
 impl<'a> LegacyRecord<'a> {
     /// Parses one whole entry (log overhead included). The size field must match the entry's
     /// length and the key and value must fill it exactly. The CRC is not checked here.
     pub fn parse(entry: &'a [u8]) -> Result<Self, RecordError> {
         let short = || RecordError::corrupt(entry.len(), "legacy message is truncated");
-        let offset = be_i64(entry, 0).ok_or_else(short)?;
-        let size = be_i32(entry, 8).ok_or_else(short)?;
+        let offset = read_i64(entry, 0).ok_or_else(short)?;
+        let size = read_i32(entry, 8).ok_or_else(short)?;
         if size < 0 || LOG_OVERHEAD + size as usize != entry.len() {
             return Err(RecordError::corrupt(
                 8,
@@ -86,17 +75,17 @@ impl<'a> LegacyRecord<'a> {
                 format!("Record size {size} is less than the minimum record overhead ({overhead})"),
             ));
         }
-        let crc = be_i32(entry, 12).ok_or_else(short)? as u32;
+        let crc = read_i32(entry, 12).ok_or_else(short)? as u32;
         let attributes = entry[MAGIC_OFFSET + 1] as i8;
         let mut pos = MAGIC_OFFSET + 2;
         let timestamp = if magic == MAGIC_V1 {
             pos += 8;
-            be_i64(entry, MAGIC_OFFSET + 2).ok_or_else(short)?
+            read_i64(entry, MAGIC_OFFSET + 2).ok_or_else(short)?
         } else {
             NO_TIMESTAMP
         };
         let mut field = |what: &str| -> Result<Option<&'a [u8]>, RecordError> {
-            let len = be_i32(entry, pos).ok_or_else(short)?;
+            let len = read_i32(entry, pos).ok_or_else(short)?;
             pos += 4;
             if len < 0 {
                 return Ok(None);
@@ -191,7 +180,7 @@ pub fn deep_records(
     let mut inner = Vec::new();
     let mut pos = 0usize;
     while pos < inner_bytes.len() {
-        let size = be_i32(&inner_bytes, pos + 8).ok_or_else(|| {
+        let size = read_i32(&inner_bytes, pos + 8).ok_or_else(|| {
             RecordError::corrupt(pos, "truncated inner message in compressed wrapper")
         })?;
         if size < 0 {

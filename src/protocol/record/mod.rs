@@ -1,5 +1,6 @@
 //! Record batches as Kafka writes them on the wire and on disk.
 //!
+//! - [`big_endian`]: the one reader of big-endian fields at byte positions, checked.
 //! - [`batch`]: the magic-2 `RecordBatch` 61-byte header, its CRC-32C, in-place patches.
 //! - [`records`]: walking the records of a batch in place (zigzag varints, keys, values, headers).
 //! - [`record_stream`]: walking the records of a compressed batch as it inflates, through a small
@@ -10,11 +11,15 @@
 //! - [`batch_iter`]: shallow iteration over a buffer of batches of any magic, reporting where valid
 //!   data ends.
 //! - [`builder`]: building batches and message sets (tests, down-conversion).
+//! - [`convert`]: the slow paths between magic 0/1 message sets and magic-2 batches, for old
+//!   clients (Produce v0-2 up, Fetch v0-3 down).
 
 pub mod batch;
 pub mod batch_iter;
+pub mod big_endian;
 pub mod builder;
 pub mod compression;
+pub mod convert;
 pub mod error;
 pub mod legacy;
 mod lz4_frame;

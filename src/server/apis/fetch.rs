@@ -9,7 +9,7 @@
 //! v4 and later are the fast path: each partition's records are a range of a segment file,
 //! sent with `sendfile(2)` by the network layer; the response is encoded around placeholders
 //! whose lengths are the ranges', never copied. v0-3 read the bytes and down-convert them to
-//! magic 0/1 (`message_format`); a consumer fetching a topic with
+//! magic 0/1 (`protocol::record::convert`); a consumer fetching a topic with
 //! `message.downconversion.enable=false` that way gets UNSUPPORTED_VERSION for the partition
 //! instead, as from Kafka (whose logs are always v2 since the 3.0 format).
 //!
@@ -42,7 +42,7 @@ use crate::storage::log_reads::FetchIsolation;
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
-use super::message_format::batches_to_message_set;
+use crate::protocol::record::convert::batches_to_message_set;
 
 /// One partition of the request, resolved once and re-read after each wait.
 struct PartitionPlan {

@@ -25,7 +25,6 @@ pub mod join_group;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
-pub mod message_format;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;

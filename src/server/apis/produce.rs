@@ -1,7 +1,7 @@
 //! Produce (Kafka's `handleProduceRequest` and `ReplicaManager.appendRecords`). Each partition's
 //! records are appended by its leader as they arrived: v3 and later carry one magic-2 batch,
 //! validated in place and written without being decoded into objects; v0-2 carry message sets of
-//! magic 0/1, converted first (`message_format`).
+//! magic 0/1, converted first (`protocol::record::convert`).
 //!
 //! acks: 0 answers nothing (and closes the connection if any partition failed, the only way to
 //! tell such a client); 1 answers once the leader has appended; -1 (all) answers once the high
@@ -22,7 +22,8 @@ use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, ProduceResponse, TopicProduceResponse,
 };
-use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader};
+use crate::protocol::record::compression::CompressionType;
 use crate::replication::delayed::PartitionWatch;
 use crate::replication::{Partition, PartitionError};
 use crate::storage::StorageError;
@@ -32,7 +33,7 @@ use crate::storage::producer_state::ProducerStateError;
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_validation::is_internal;
-use super::message_format::message_set_to_batch;
+use crate::protocol::record::convert::message_set_to_batch;
 
 /// One partition's append, waiting for the high watermark when acks=all.
 struct PendingAck {
@@ -259,9 +260,9 @@ fn append(
     Ok((partition, info))
 }
 
-/// Whether the first batch's attributes name zstd (codec 4); a malformed batch is left to the
-/// validator.
+/// Whether the first batch is a zstd one, as Kafka's `ProduceRequest.validateRecords` checks it;
+/// a malformed batch is left to the validator.
 fn is_zstd(records: &[u8]) -> bool {
-    // attributes: int16 at byte 21 of a v2 batch; the codec is its low three bits.
-    records.get(16) == Some(&2) && records.get(22).is_some_and(|a| a & 0x07 == 4)
+    RecordBatchHeader::parse(records)
+        .is_ok_and(|header| matches!(header.compression(), Ok(CompressionType::Zstd)))
 }

@@ -13,6 +13,7 @@ use std::io::Write;
 use std::path::Path;
 
 use crate::protocol::record::batch::decrement_sequence;
+use crate::protocol::record::big_endian::{i16_at, i32_at, i64_at};
 
 use super::super::StorageError;
 
@@ -55,20 +56,6 @@ pub const ENTRY_SIZE: usize = 46;
 pub const HEADER_SIZE: usize = 10;
 const UNDERFLOW: &str = "java.nio.BufferUnderflowException";
 
-fn be_i16(b: &[u8], at: usize) -> i16 {
-    i16::from_be_bytes([b[at], b[at + 1]])
-}
-
-fn be_i32(b: &[u8], at: usize) -> i32 {
-    i32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
-}
-
-fn be_i64(b: &[u8], at: usize) -> i64 {
-    let mut x = [0u8; 8];
-    x.copy_from_slice(&b[at..at + 8]);
-    i64::from_be_bytes(x)
-}
-
 /// Parses a producer snapshot. The error is the message of Kafka's `CorruptSnapshotException`
 /// (schema errors name the field that ran out, as Kafka's `Schema.read` does).
 pub fn read_snapshot(buf: &[u8]) -> Result<Vec<ProducerSnapshotEntry>, String> {
@@ -86,7 +73,7 @@ pub fn read_snapshot(buf: &[u8]) -> Result<Vec<ProducerSnapshotEntry>, String> {
             "Error reading field 'producer_entries': {UNDERFLOW}"
         )));
     }
-    let count = be_i32(buf, 6);
+    let count = i32_at(buf, 6);
     let remaining = buf.len() - HEADER_SIZE;
     if count < 0 {
         return Err(schema(format!(
@@ -114,7 +101,7 @@ pub fn read_snapshot(buf: &[u8]) -> Result<Vec<ProducerSnapshotEntry>, String> {
             "Error reading field 'producer_entries': Error reading field '{field}': {UNDERFLOW}"
         )));
     }
-    let version = be_i16(buf, 0);
+    let version = i16_at(buf, 0);
     if version != PRODUCER_SNAPSHOT_VERSION {
         return Err(format!(
             "Snapshot contained an unknown file version {version}"
@@ -131,14 +118,14 @@ pub fn read_snapshot(buf: &[u8]) -> Result<Vec<ProducerSnapshotEntry>, String> {
         .map(|i| {
             let e = &buf[HEADER_SIZE + i * ENTRY_SIZE..HEADER_SIZE + (i + 1) * ENTRY_SIZE];
             ProducerSnapshotEntry {
-                producer_id: be_i64(e, 0),
-                producer_epoch: be_i16(e, 8),
-                last_sequence: be_i32(e, 10),
-                last_offset: be_i64(e, 14),
-                offset_delta: be_i32(e, 22),
-                timestamp: be_i64(e, 26),
-                coordinator_epoch: be_i32(e, 34),
-                current_txn_first_offset: be_i64(e, 38),
+                producer_id: i64_at(e, 0),
+                producer_epoch: i16_at(e, 8),
+                last_sequence: i32_at(e, 10),
+                last_offset: i64_at(e, 14),
+                offset_delta: i32_at(e, 22),
+                timestamp: i64_at(e, 26),
+                coordinator_epoch: i32_at(e, 34),
+                current_txn_first_offset: i64_at(e, 38),
             }
         })
         .collect())

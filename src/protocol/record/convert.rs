@@ -8,21 +8,20 @@
 //! (magic 0/1 have none); zstd batches cannot be down-converted
 //! (`UNSUPPORTED_COMPRESSION_TYPE`); control batches are skipped.
 
+use super::batch::{MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader, TimestampType};
+use super::batch_iter::BatchIter;
+use super::builder::{RecordBatchBuilder, SimpleRecord, build_legacy_message_set};
+use super::compression::CompressionType;
+use super::legacy::{LegacyRecord, deep_records};
+use super::records::{batch_records, for_each_record};
 use crate::protocol::errors::ErrorCode;
-use crate::protocol::record::batch::{MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader, TimestampType};
-use crate::protocol::record::batch_iter::BatchIter;
-use crate::protocol::record::builder::{
-    RecordBatchBuilder, SimpleRecord, build_legacy_message_set,
-};
-use crate::protocol::record::compression::CompressionType;
-use crate::protocol::record::legacy::{LegacyRecord, deep_records};
-use crate::protocol::record::records::{batch_records, for_each_record};
 
 /// The most a compressed entry may inflate to on these paths, as the storage layer's cap.
 const MAX_DECOMPRESSED: usize = 256 * 1024 * 1024;
 
 /// A conversion failure: the partition's error code and why.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
 pub struct ConversionError {
     pub code: ErrorCode,
     pub message: String,
