@@ -304,7 +304,51 @@ fn golden_console_tools_and_groups() {
     );
     g(
         &mut s,
+        "groups: reset to a datetime",
+        &reset(&["--to-datetime", "2000-01-01T00:00:00.000", "--execute"]),
+    );
+    g(
+        &mut s,
+        "groups: reset to current, export",
+        &reset(&["--to-current", "--export", "--dry-run"]),
+    );
+    g(
+        &mut s,
+        "groups: reset, a partition of the topic",
+        &[
+            "--reset-offsets",
+            "--group",
+            "g2",
+            "--topic",
+            "c2:1",
+            "--to-offset",
+            "2",
+            "--execute",
+        ],
+    );
+    g(
+        &mut s,
         "groups: describe g2 after resets",
+        &["--describe", "--group", "g2"],
+    );
+    g(
+        &mut s,
+        "groups: describe g2 offsets",
+        &["--describe", "--group", "g2", "--offsets"],
+    );
+    g(
+        &mut s,
+        "groups: delete g2's offsets of c2",
+        &["--delete-offsets", "--group", "g2", "--topic", "c2"],
+    );
+    g(
+        &mut s,
+        "groups: delete g2's offsets of an unknown topic",
+        &["--delete-offsets", "--group", "g2", "--topic", "nope"],
+    );
+    g(
+        &mut s,
+        "groups: describe g2 without offsets",
         &["--describe", "--group", "g2"],
     );
 
@@ -321,6 +365,26 @@ fn golden_console_tools_and_groups() {
         &mut s,
         "groups: describe active g3 state",
         &["--describe", "--group", "g3", "--state"],
+    );
+    g(
+        &mut s,
+        "groups: describe active g3 members",
+        &["--describe", "--group", "g3", "--members", "--verbose"],
+    );
+    g(
+        &mut s,
+        "groups: list with state, g3 active",
+        &["--list", "--state"],
+    );
+    g(
+        &mut s,
+        "groups: list stable groups",
+        &["--list", "--state", "Stable"],
+    );
+    g(
+        &mut s,
+        "groups: delete offsets of an active group's topic",
+        &["--delete-offsets", "--group", "g3", "--topic", "c2"],
     );
     g(
         &mut s,
@@ -354,6 +418,32 @@ fn golden_console_tools_and_groups() {
         &["--delete", "--group", "nope"],
     );
     g(&mut s, "groups: list after deletes", &["--list"]);
+    s.tool(
+        "describe the offsets topic",
+        TOPICS,
+        &[BS, B, "--describe", "--topic", "__consumer_offsets"],
+        "",
+    );
+    s.tool(
+        "configs of the offsets topic",
+        CONFIGS,
+        &[
+            BS,
+            B,
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "__consumer_offsets",
+            "--describe",
+        ],
+        "",
+    );
+    s.tool(
+        "list, internal topics excluded",
+        TOPICS,
+        &[BS, B, "--list", "--exclude-internal"],
+        "",
+    );
     s.finish();
 }
 

@@ -91,6 +91,11 @@ fn golden_topics_configs_offsets() {
         "create, replica assignment",
         &["--create", "--topic", "t4", "--replica-assignment", "0,0:0"],
     );
+    t(
+        &mut s,
+        "create, valid replica assignment",
+        &["--create", "--topic", "t5", "--replica-assignment", "0,0"],
+    );
     t(&mut s, "list", &["--list"]);
     t(&mut s, "describe all", &["--describe"]);
     t(&mut s, "describe t2", &["--describe", "--topic", "t2"]);
@@ -104,7 +109,48 @@ fn golden_topics_configs_offsets() {
         "alter partitions, fewer",
         &["--alter", "--topic", "t1", "--partitions", "2"],
     );
+    t(
+        &mut s,
+        "alter partitions with an assignment",
+        &[
+            "--alter",
+            "--topic",
+            "t5",
+            "--partitions",
+            "3",
+            "--replica-assignment",
+            "0,0,0",
+        ],
+    );
+    t(
+        &mut s,
+        "alter partitions, assignment to an unknown broker",
+        &[
+            "--alter",
+            "--topic",
+            "t5",
+            "--partitions",
+            "4",
+            "--replica-assignment",
+            "0,0,0,7",
+        ],
+    );
     t(&mut s, "describe t1", &["--describe", "--topic", "t1"]);
+    t(
+        &mut s,
+        "describe under-replicated and unavailable",
+        &["--describe", "--under-replicated-partitions"],
+    );
+    t(
+        &mut s,
+        "describe unavailable",
+        &["--describe", "--unavailable-partitions"],
+    );
+    t(
+        &mut s,
+        "describe at min isr",
+        &["--describe", "--at-min-isr-partitions"],
+    );
     t(
         &mut s,
         "describe topics with overrides",
@@ -149,6 +195,32 @@ fn golden_topics_configs_offsets() {
         &with(&["--alter", "--delete-config", "retention.ms"]),
     );
     c(&mut s, "configs: describe t1 after", &with(&["--describe"]));
+    c(
+        &mut s,
+        "configs: alter t1, a list value",
+        &with(&["--alter", "--add-config", "cleanup.policy=[compact,delete]"]),
+    );
+    c(
+        &mut s,
+        "configs: describe t1, a list value",
+        &with(&["--describe"]),
+    );
+    c(
+        &mut s,
+        "configs: alter t1, delete an absent config",
+        &with(&["--alter", "--delete-config", "segment.ms"]),
+    );
+    c(
+        &mut s,
+        "configs: describe an unknown topic",
+        &[
+            "--entity-type",
+            "topics",
+            "--entity-name",
+            "nope",
+            "--describe",
+        ],
+    );
     c(
         &mut s,
         "configs: alter t1, unknown config",
@@ -196,6 +268,11 @@ fn golden_topics_configs_offsets() {
     );
     c(
         &mut s,
+        "configs: alter broker 0, a static config",
+        &[&broker[..], &["--alter", "--add-config", "log.dirs=/tmp/x"]].concat(),
+    );
+    c(
+        &mut s,
         "configs: describe broker 0 altered",
         &[&broker[..], &["--describe"]].concat(),
     );
@@ -226,6 +303,20 @@ fn golden_topics_configs_offsets() {
         &mut s,
         "configs: describe the broker default after",
         &[&default[..], &["--describe"]].concat(),
+    );
+    c(
+        &mut s,
+        "configs: alter broker 0, an unknown config",
+        &[
+            &broker[..],
+            &["--alter", "--add-config", "no.such.config=1"],
+        ]
+        .concat(),
+    );
+    c(
+        &mut s,
+        "configs: describe broker 0 with an unknown config",
+        &[&broker[..], &["--describe"]].concat(),
     );
 
     // Keyed records, so the partitions they land on are Kafka's.
@@ -270,6 +361,16 @@ fn golden_topics_configs_offsets() {
         &["--exclude-internal-topics"],
     );
     o(&mut s, "get offsets: unknown topic", &["--topic", "nope"]);
+    o(
+        &mut s,
+        "get offsets: by timestamp, before every record",
+        &["--topic", "t1", "--time", "0"],
+    );
+    o(
+        &mut s,
+        "get offsets: by timestamp, after every record",
+        &["--topic", "t1", "--time", "4102444800000"],
+    );
 
     let json = s.scratch().join("delete.json");
     std::fs::write(
