@@ -149,17 +149,20 @@ impl BrokerLevels<'_> {
             .collect();
         let mut custom: BTreeMap<&String, &String> = self.layers.cluster_default.iter().collect();
         custom.extend(self.layers.per_broker.iter());
-        for (name, value) in custom {
+        for name in custom.into_keys() {
             if defs::find(name).is_some() {
                 continue;
             }
-            let synonyms = self.config_synonyms(name, &broker_config_synonyms(name, true));
+            let synonyms =
+                without_values(self.config_synonyms(name, &broker_config_synonyms(name, true)));
+            // Kafka's `createBrokerConfigEntry`: a key of no known type may be a plugin's
+            // password, so it is described as sensitive, its value and synonyms' values null.
             out.push(Entry {
                 name: name.clone(),
-                value: Some(value.clone()),
+                value: None,
                 source: synonyms.first().map_or(DEFAULT_CONFIG, |s| s.source),
                 read_only: true,
-                is_sensitive: false,
+                is_sensitive: true,
                 synonyms,
                 config_type: config_type_id(None),
             });
@@ -181,12 +184,19 @@ impl BrokerLevels<'_> {
                     .filter(|s| s.source == DYNAMIC_DEFAULT_BROKER_CONFIG)
                     .collect();
                 let def = defs::find(name);
+                // An unknown key is sensitive, as in `broker_entries`.
+                let sensitive = def.is_none();
+                let synonyms = if sensitive {
+                    without_values(synonyms)
+                } else {
+                    synonyms
+                };
                 Entry {
                     name: name.clone(),
-                    value: Some(value.clone()),
+                    value: Some(value.clone()).filter(|_| !sensitive),
                     source: synonyms.first().map_or(DEFAULT_CONFIG, |s| s.source),
                     read_only: !def.is_some_and(|d| d.dynamic),
-                    is_sensitive: false,
+                    is_sensitive: sensitive,
                     synonyms,
                     config_type: config_type_id(def.map(|d| d.kind)),
                 }
@@ -250,6 +260,14 @@ impl BrokerLevels<'_> {
             .map(|def| self.topic_entry(def, config, overrides))
             .collect()
     }
+}
+
+/// `synonyms` with their values null, as Kafka describes a sensitive config's.
+fn without_values(synonyms: Vec<Synonym>) -> Vec<Synonym> {
+    synonyms
+        .into_iter()
+        .map(|s| Synonym { value: None, ..s })
+        .collect()
 }
 
 #[cfg(test)]
@@ -450,11 +468,15 @@ mod tests {
             (e.value.as_deref(), e.source, e.read_only),
             (Some("0"), DEFAULT_CONFIG, true)
         );
+        // A key of no known type is described as sensitive, with no values (Kafka's
+        // `ConfigHelper`: it may be a plugin's password).
         let e = get("plugin.key");
         assert_eq!(
-            (e.source, e.config_type),
-            (DYNAMIC_DEFAULT_BROKER_CONFIG, 0)
+            (e.source, e.config_type, e.value.as_deref(), e.is_sensitive),
+            (DYNAMIC_DEFAULT_BROKER_CONFIG, 0, None, true)
         );
+        assert!(e.synonyms.iter().all(|s| s.value.is_none()), "{e:?}");
+        assert_eq!(sources(&e), [("plugin.key", DYNAMIC_DEFAULT_BROKER_CONFIG)]);
         assert_eq!(
             get("log.cleanup.policy").source,
             DYNAMIC_DEFAULT_BROKER_CONFIG
@@ -470,5 +492,11 @@ mod tests {
         );
         assert!(!defaults[0].read_only);
         assert!(defaults[1].read_only);
+        assert_eq!(
+            (defaults[1].value.as_deref(), defaults[1].is_sensitive),
+            (None, true)
+        );
+        assert!(defaults[1].synonyms.iter().all(|s| s.value.is_none()));
+        assert!(!defaults[0].is_sensitive);
     }
 }

@@ -7,6 +7,7 @@
 mod cli;
 mod codegen;
 mod dump_segment;
+mod kafka_tools;
 mod network;
 mod rebuild_index;
 mod rebuild_index_kafka;
