@@ -16,6 +16,7 @@ mod serve_bad_input;
 mod serve_clients;
 mod serve_groups;
 mod serve_idempotence;
+mod serve_log_dirs;
 mod serve_restart;
 mod serve_stress;
 mod serve_support;

@@ -237,13 +237,19 @@ impl LogManager {
             // The future map's lock may be taken under a log's: nobody holds it while waiting
             // for a log.
             lock(&self.future_logs).remove(tp);
-            (moved, old_parent, new_parent)
+            // Renamed before anyone sees the new placement, so the old dir is never taken
+            // for the partition's, by a restart or by a reader.
+            let closed = moved.close(now_ms);
+            let old_dir = moved.dir().to_path_buf();
+            let doomed = old_dir.with_file_name(file_names::dir_name_with_suffix(
+                tp,
+                file_names::DELETE_DIR_SUFFIX,
+            ));
+            std::fs::rename(&old_dir, &doomed).map_err(|e| StorageError::io(&old_dir, e))?;
+            closed?;
+            (doomed, old_parent, new_parent)
         };
-        let mut old_log = old_log;
-        let old_dir = old_log.dir().to_path_buf();
-        let closed = old_log.close(now_ms);
-        delete_dir(tp, &old_dir)?;
-        closed?;
+        std::fs::remove_dir_all(&old_log).map_err(|e| StorageError::io(&old_log, e))?;
         if let Some(cleaner) = &self.cleaner {
             // Kafka's `alterCheckpointDir`: the first dirty offset moves with the log.
             let manager = cleaner.manager();

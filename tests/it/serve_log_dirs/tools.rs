@@ -1,0 +1,1 @@
+//! Kafka's tools and Admin client on the log dirs.
