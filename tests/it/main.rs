@@ -23,6 +23,7 @@ mod serve_support;
 mod storage_compaction;
 mod storage_disk_full;
 mod storage_log;
+mod storage_log_dirs;
 mod storage_manager;
 mod storage_model;
 mod storage_producer_state;
