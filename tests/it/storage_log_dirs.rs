@@ -161,7 +161,7 @@ fn a_failed_dir_takes_out_only_its_logs() {
     ));
     assert!(!manager.is_log_dir_online(b.path()));
     let offline = manager.handle_log_dir_failure(b.path());
-    assert_eq!(offline.current, [in_b.clone()]);
+    assert_eq!(offline.current, std::slice::from_ref(&in_b));
     assert_eq!(offline.live_log_dirs, [a.path().to_path_buf()]);
     assert!(manager.get_log(&in_b).is_none() && manager.get_log(&in_a).is_some());
     let described = manager.describe_log_dirs();
