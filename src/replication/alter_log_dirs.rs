@@ -66,10 +66,6 @@ impl ReplicaAlterLogDirsManager {
         }
     }
 
-    pub fn is_moving(&self, tp: &TopicPartition) -> bool {
-        guard(&self.movers).contains_key(tp)
-    }
-
     /// Stops every mover and waits for them.
     pub async fn shutdown(&self) {
         for (_, (_, token)) in guard(&self.movers).drain() {

@@ -343,7 +343,11 @@ impl Partition {
         let mut waiters = lock(&self.waiters);
         // Drop waiters that gave up (timed out): only this list still holds them.
         waiters.retain(|w| Arc::strong_count(w) > 1);
-        waiters.push(Arc::clone(waiter));
+        // A waiter registering again before it was woken (the log dir mover, at every step)
+        // is listed once.
+        if !waiters.iter().any(|w| Arc::ptr_eq(w, waiter)) {
+            waiters.push(Arc::clone(waiter));
+        }
     }
 
     fn wake_waiters(&self) {
