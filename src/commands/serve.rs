@@ -1,6 +1,7 @@
 //! `kcli serve`: loads the broker config (Kafka's defaults, kcli's single-node base, the file,
 //! the overrides), reports unknown keys as Kafka does, runs the broker on a multi-threaded
-//! runtime and shuts it down cleanly on Ctrl-C or SIGTERM.
+//! runtime and shuts it down cleanly on Ctrl-C or SIGTERM. When every log dir has failed the
+//! process halts at once with status 1, as Kafka's broker does (`Exit.halt(1)`).
 
 use anyhow::Context;
 
@@ -23,7 +24,14 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
         .context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let server = KafkaServer::startup(config).await?;
-        wait_for_signal().await?;
+        tokio::select! {
+            signal = wait_for_signal() => signal?,
+            reason = server.fatal_error() => {
+                // The reason is logged already; no clean shutdown is possible without a dir.
+                eprintln!("kcli serve: halting: {reason}");
+                std::process::exit(1);
+            }
+        }
         server.shutdown().await?;
         anyhow::Ok(())
     })?;

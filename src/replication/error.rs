@@ -51,6 +51,9 @@ pub enum PartitionError {
     /// An offset asked for outside what the log holds.
     #[error("{0}")]
     OffsetOutOfRange(String),
+    /// The partition's log dir failed; it is offline.
+    #[error("the log dir of {topic_partition} is offline")]
+    KafkaStorage { topic_partition: TopicPartition },
     /// The log refused or failed the operation.
     #[error(transparent)]
     Storage(#[from] StorageError),
@@ -67,6 +70,7 @@ impl PartitionError {
             PartitionError::NotEnoughReplicas { .. } => ErrorCode::NotEnoughReplicas,
             PartitionError::PolicyViolation(_) => ErrorCode::PolicyViolation,
             PartitionError::OffsetOutOfRange(_) => ErrorCode::OffsetOutOfRange,
+            PartitionError::KafkaStorage { .. } => ErrorCode::KafkaStorageError,
             PartitionError::Storage(e) => storage_error_code(e),
         }
     }

@@ -6,6 +6,7 @@
 //!   high watermark, and the waiters woken when either log offset moves.
 //! - [`replica_manager`]: every partition of the broker; leadership changes; appends and reads
 //!   across partitions.
+//! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
 //!
 //! Layering: uses `storage`, `protocol` (error codes) and `cluster` only.
@@ -13,6 +14,7 @@
 //! Locking: a partition's state mutex is taken before its log's; neither is held across an
 //! `.await`. The replica manager's map lock is never held while a partition's lock is taken.
 
+pub mod alter_log_dirs;
 pub mod delayed;
 pub mod error;
 pub mod partition;

@@ -4,7 +4,12 @@
 //!
 //! The high watermark is the smallest log end offset among the ISR. With the leader alone in
 //! the ISR (a single-node broker, or replication factor 1) it follows the log end at once.
+//!
+//! An I/O error from the log is reported to the log dir failure channel (the dir goes offline);
+//! once the broker has taken the partition offline (Kafka's `HostedPartition.Offline`) every
+//! operation answers KAFKA_STORAGE_ERROR.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use tokio::sync::Notify;
@@ -12,7 +17,9 @@ use uuid::Uuid;
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
+use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
 use crate::storage::log_manager::SharedLog;
 use crate::storage::log_reads::{
     EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP,
@@ -65,6 +72,10 @@ pub struct Partition {
     /// Delayed operations (long-poll fetches, acks=all produces) watching this partition; each
     /// is notified once and removed when the log end or the high watermark moves.
     waiters: Mutex<Vec<Arc<Notify>>>,
+    /// Where an I/O error of the log is reported.
+    failure_channel: Arc<LogDirFailureChannel>,
+    /// Set when the log's dir failed: nothing is read or written any more.
+    offline: AtomicBool,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -80,6 +91,7 @@ impl Partition {
         local_broker_id: BrokerId,
         log: SharedLog,
         state: LeaderAndIsr,
+        failure_channel: Arc<LogDirFailureChannel>,
     ) -> Self {
         let partition = Partition {
             topic_partition,
@@ -88,6 +100,8 @@ impl Partition {
             log,
             state: Mutex::new(state),
             waiters: Mutex::new(Vec::new()),
+            failure_channel,
+            offline: AtomicBool::new(false),
         };
         partition.maybe_increment_leader_hw();
         partition
@@ -119,6 +133,39 @@ impl Partition {
         self.wake_waiters();
     }
 
+    /// Takes the partition offline (its log dir failed); parked waits answer at once.
+    pub fn mark_offline(&self) {
+        self.offline.store(true, Ordering::SeqCst);
+        self.wake_waiters();
+    }
+
+    pub fn is_offline(&self) -> bool {
+        self.offline.load(Ordering::SeqCst)
+    }
+
+    /// The log dir holding the partition's log.
+    pub fn log_dir(&self) -> Option<std::path::PathBuf> {
+        lock(&self.log)
+            .dir()
+            .parent()
+            .map(std::path::Path::to_path_buf)
+    }
+
+    /// Passes a storage failure on, reporting an I/O error as its log dir's failure (Kafka's
+    /// `maybeHandleIOException`).
+    fn checked<T>(
+        &self,
+        log: &UnifiedLog,
+        outcome: Result<T, StorageError>,
+    ) -> Result<T, PartitionError> {
+        if let Err(err @ StorageError::Io { .. }) = &outcome
+            && let Some(dir) = log.dir().parent()
+        {
+            self.failure_channel.maybe_add_offline_log_dir(dir, err);
+        }
+        Ok(outcome?)
+    }
+
     /// Whether this broker leads the partition.
     pub fn is_leader(&self) -> bool {
         lock(&self.state).leader_id == self.local_broker_id
@@ -131,6 +178,11 @@ impl Partition {
     /// Checks the client's view of the leader epoch (-1: no check) and that this broker leads;
     /// returns the state it checked.
     fn leader_state(&self, current_leader_epoch: i32) -> Result<LeaderAndIsr, PartitionError> {
+        if self.is_offline() {
+            return Err(PartitionError::KafkaStorage {
+                topic_partition: self.topic_partition.clone(),
+            });
+        }
         let state = lock(&self.state).clone();
         if current_leader_epoch >= 0 {
             if current_leader_epoch < state.leader_epoch {
@@ -177,8 +229,9 @@ impl Partition {
                     min_isr,
                 });
             }
-            let info =
-                log.append_as_leader(records, state.leader_epoch, AppendOrigin::Client, now_ms)?;
+            let appended =
+                log.append_as_leader(records, state.leader_epoch, AppendOrigin::Client, now_ms);
+            let info = self.checked(&log, appended)?;
             self.maybe_increment_leader_hw_locked(&mut log, &state);
             info
         };
@@ -198,7 +251,8 @@ impl Partition {
     ) -> Result<LogReadResult, PartitionError> {
         self.leader_state(current_leader_epoch)?;
         let log = lock(&self.log);
-        let info = log.read(fetch_offset, max_bytes, isolation, min_one_message)?;
+        let read = log.read(fetch_offset, max_bytes, isolation, min_one_message);
+        let info = self.checked(&log, read)?;
         Ok(LogReadResult {
             records: info.records,
             offsets: offsets_of(&log),
@@ -289,7 +343,11 @@ impl Partition {
         let mut waiters = lock(&self.waiters);
         // Drop waiters that gave up (timed out): only this list still holds them.
         waiters.retain(|w| Arc::strong_count(w) > 1);
-        waiters.push(Arc::clone(waiter));
+        // A waiter registering again before it was woken (the log dir mover, at every step)
+        // is listed once.
+        if !waiters.iter().any(|w| Arc::ptr_eq(w, waiter)) {
+            waiters.push(Arc::clone(waiter));
+        }
     }
 
     fn wake_waiters(&self) {

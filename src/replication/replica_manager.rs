@@ -10,9 +10,10 @@ use uuid::Uuid;
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, now_ms};
+use crate::storage::log_manager::{LogManager, OfflineLogs, now_ms};
 use crate::storage::partition_metadata::TopicId;
 
+use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::error::PartitionError;
 use super::partition::{LeaderAndIsr, Partition};
 
@@ -24,6 +25,8 @@ pub struct ReplicaManager {
     partitions: RwLock<HashMap<TopicPartition, Arc<Partition>>>,
     /// Cancelled when the broker starts shutting down: delayed operations stop waiting.
     shutting_down: CancellationToken,
+    /// Partitions being moved between log dirs.
+    alter_log_dirs: ReplicaAlterLogDirsManager,
 }
 
 impl ReplicaManager {
@@ -33,7 +36,31 @@ impl ReplicaManager {
             log_manager,
             partitions: RwLock::new(HashMap::new()),
             shutting_down: CancellationToken::new(),
+            alter_log_dirs: ReplicaAlterLogDirsManager::default(),
         }
+    }
+
+    /// The movers of partitions between log dirs.
+    pub fn alter_log_dirs(&self) -> &ReplicaAlterLogDirsManager {
+        &self.alter_log_dirs
+    }
+
+    /// Kafka's `handleLogDirFailure`: the partitions whose log was in `dir` go offline (they
+    /// answer KAFKA_STORAGE_ERROR from now on), moves from or to it stop. Returns what went
+    /// offline; with no live dir left the caller halts the broker.
+    pub fn handle_log_dir_failure(&self, dir: &std::path::Path) -> OfflineLogs {
+        let offline = self.log_manager.handle_log_dir_failure(dir);
+        for tp in offline.current.iter().chain(&offline.future) {
+            self.alter_log_dirs.remove_fetcher_for_partition(tp);
+        }
+        for tp in &offline.current {
+            if let Some(partition) = self.get_partition(tp) {
+                partition.mark_offline();
+            }
+        }
+        tracing::warn!(log_dir = %dir.display(), offline_partitions = ?offline.current,
+            stopped_moves = ?offline.future, "partitions in the failed log dir are offline");
+        offline
     }
 
     pub fn local_broker_id(&self) -> BrokerId {
@@ -117,6 +144,7 @@ impl ReplicaManager {
             self.local_broker_id,
             log,
             state,
+            Arc::clone(self.log_manager.failure_channel()),
         ));
         let mut partitions = self.write();
         let entry = partitions
@@ -138,6 +166,7 @@ impl ReplicaManager {
     /// Kafka's `stopReplicas`: stops hosting `tp`, deleting its log when `delete`.
     pub fn stop_replica(&self, tp: &TopicPartition, delete: bool) -> Result<(), PartitionError> {
         self.write().remove(tp);
+        self.alter_log_dirs.remove_fetcher_for_partition(tp);
         if delete {
             self.log_manager.delete_log(tp)?;
         }

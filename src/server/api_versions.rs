@@ -26,6 +26,10 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::CreatePartitions, 0),
     (ApiKey::IncrementalAlterConfigs, 0),
     (ApiKey::DescribeCluster, 0),
+    // The broker's log dirs and moves between them (apis::describe_log_dirs,
+    // apis::alter_replica_log_dirs).
+    (ApiKey::DescribeLogDirs, 0),
+    (ApiKey::AlterReplicaLogDirs, 0),
     // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
     (ApiKey::InitProducerId, 0),
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
@@ -104,6 +108,14 @@ mod tests {
         assert_eq!(
             advertised(ApiKey::InitProducerId),
             Some(VersionRange { min: 0, max: 5 })
+        );
+        assert_eq!(
+            advertised(ApiKey::DescribeLogDirs),
+            Some(VersionRange { min: 0, max: 4 })
+        );
+        assert_eq!(
+            advertised(ApiKey::AlterReplicaLogDirs),
+            Some(VersionRange { min: 0, max: 2 })
         );
         assert!(advertised(ApiKey::AddPartitionsToTxn).is_none());
         assert!(advertised(ApiKey::EndTxn).is_none());

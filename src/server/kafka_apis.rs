@@ -62,6 +62,10 @@ impl KafkaApis {
             }
             RequestKind::DescribeCluster(r) => apis::describe_cluster::handle(self, ctx, r),
             RequestKind::DeleteRecords(r) => apis::delete_records::handle(self, ctx, r),
+            RequestKind::DescribeLogDirs(r) => apis::describe_log_dirs::handle(self, ctx, r),
+            RequestKind::AlterReplicaLogDirs(r) => {
+                apis::alter_replica_log_dirs::handle(self, ctx, r)
+            }
             RequestKind::OffsetForLeaderEpoch(r) => {
                 apis::offset_for_leader_epoch::handle(self, ctx, r)
             }

@@ -31,6 +31,7 @@ use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
 use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig};
 use super::kafka_apis::KafkaApis;
+use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::producer_id_manager::ProducerIdManager;
 use super::topic_manager::TopicManager;
@@ -49,6 +50,8 @@ pub struct KafkaServer {
     background: CancellationToken,
     tasks: TaskTracker,
     _ready: watch::Sender<bool>,
+    /// Set when the broker must halt (every log dir failed).
+    fatal: watch::Receiver<Option<String>>,
 }
 
 impl KafkaServer {
@@ -159,11 +162,23 @@ impl KafkaServer {
         elect_controller(zk.as_ref(), config.broker_id, controller_epoch).await?;
         metadata_cache.set_controller_id(Some(config.broker_id));
         let topics = topic_manager.load_topics().await?;
+        // Moves between log dirs interrupted by the last stop resume.
+        replica_manager.maybe_add_log_dir_fetchers();
         group_coordinator.startup(led_offsets_partitions(&replica_manager));
 
         let background = CancellationToken::new();
         let tasks = TaskTracker::new();
         log_manager.spawn_background_tasks(&tasks, background.clone());
+        let (fatal_tx, fatal) = watch::channel(None);
+        LogDirFailureHandler {
+            broker_id: config.broker_id,
+            controller_epoch,
+            replica_manager: Arc::clone(&replica_manager),
+            metadata_cache: Arc::clone(&metadata_cache),
+            zk: Arc::clone(&zk),
+            fatal: Arc::new(fatal_tx),
+        }
+        .spawn(&tasks, background.clone());
         let _ = ready_tx.send(true);
         tracing::info!(
             broker_id = config.broker_id,
@@ -184,6 +199,7 @@ impl KafkaServer {
             background,
             tasks,
             _ready: ready_tx,
+            fatal,
         })
     }
 
@@ -200,6 +216,17 @@ impl KafkaServer {
         &self.apis
     }
 
+    /// Waits until the broker must halt (every log dir failed) and returns why; Kafka halts
+    /// the process without a shutdown then.
+    pub async fn fatal_error(&self) -> String {
+        let mut fatal = self.fatal.clone();
+        match fatal.wait_for(Option::is_some).await {
+            Ok(reason) => reason.clone().unwrap_or_default(),
+            // The sender lives as long as the handler; it went with the broker's tasks.
+            Err(_) => std::future::pending().await,
+        }
+    }
+
     /// Shuts down cleanly: in-flight requests are answered, the logs closed with their
     /// checkpoints and the clean-shutdown marker, the store session closed.
     pub async fn shutdown(self) -> Result<(), ServerError> {
@@ -213,6 +240,8 @@ impl KafkaServer {
         self.background.cancel();
         self.tasks.close();
         self.tasks.wait().await;
+        // Moves stop; their future logs are closed with the others and resume at the next start.
+        self.apis.replica_manager.alter_log_dirs().shutdown().await;
         let log_manager = Arc::clone(&self.log_manager);
         let broker_epoch = self.broker_epoch;
         tokio::task::spawn_blocking(move || log_manager.shutdown(broker_epoch, now_ms()))

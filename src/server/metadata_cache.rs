@@ -19,6 +19,8 @@ pub struct PartitionMetadata {
     pub leader_epoch: i32,
     pub replicas: Vec<BrokerId>,
     pub isr: Vec<BrokerId>,
+    /// Replicas on a failed log dir of a live broker (offline, as those of dead brokers are).
+    pub offline_replicas: Vec<BrokerId>,
 }
 
 /// A topic: its id, whether it is internal (`__consumer_offsets`), and its partitions by index.

@@ -9,6 +9,7 @@
 //! - [`request_context`]: what a handler knows of its request, and response framing.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
+//! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
 //! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
@@ -30,6 +31,7 @@ pub mod error;
 pub mod group;
 pub mod kafka_apis;
 pub mod kafka_server;
+pub mod log_dir_failure_handler;
 pub mod metadata_cache;
 pub mod producer_id_manager;
 pub mod request_context;

@@ -380,6 +380,7 @@ impl TopicManager {
             leader_epoch: state.leader_epoch,
             replicas: replicas.to_vec(),
             isr: state.isr,
+            offline_replicas: Vec::new(),
         })
     }
 

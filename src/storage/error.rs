@@ -110,6 +110,10 @@ pub enum StorageError {
     #[error("no log dirs configured")]
     NoLogDirs,
 
+    /// A partition asked to move to another log dir has no log on this broker.
+    #[error("{topic_partition} has no log on this broker to move")]
+    NoCurrentLog { topic_partition: TopicPartition },
+
     /// A log dir that belongs to another broker or cluster.
     #[error("{dir}: {reason}")]
     MetaPropertiesMismatch { dir: PathBuf, reason: String },

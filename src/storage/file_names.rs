@@ -76,6 +76,27 @@ pub fn parse_topic_partition_name(dir_name: &str) -> Option<TopicPartition> {
     Some(TopicPartition::new(topic, partition))
 }
 
+/// The suffix of a partition's future replica directory (Kafka's `UnifiedLog.FutureDirSuffix`).
+pub const FUTURE_DIR_SUFFIX: &str = "-future";
+/// The suffix of a partition directory being deleted (`UnifiedLog.DeleteDirSuffix`).
+pub const DELETE_DIR_SUFFIX: &str = "-delete";
+
+/// `<topic>-<partition>.<uuid><suffix>`, Kafka's `logDirNameWithSuffix`: a fresh random id, so
+/// two moves or deletions of one partition never collide.
+pub fn dir_name_with_suffix(tp: &TopicPartition, suffix: &str) -> String {
+    format!("{tp}.{}{suffix}", uuid::Uuid::new_v4().simple())
+}
+
+/// The partition a future replica directory (`<topic>-<p>.<uuid>-future`) holds.
+pub fn parse_future_dir_name(dir_name: &str) -> Option<TopicPartition> {
+    let stem = dir_name.strip_suffix(FUTURE_DIR_SUFFIX)?;
+    let (name, uuid) = stem.rsplit_once('.')?;
+    if uuid.len() != 32 || !uuid.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return None;
+    }
+    parse_topic_partition_name(name)
+}
+
 /// `path` with `suffix` appended to its file name (`x.log` → `x.log.deleted`).
 pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path.as_os_str().to_owned();
@@ -86,6 +107,23 @@ pub fn with_suffix(path: &Path, suffix: &str) -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn future_dirs_name_their_partition_and_are_not_partitions() {
+        let tp = TopicPartition::new("a-b", 3);
+        let name = dir_name_with_suffix(&tp, FUTURE_DIR_SUFFIX);
+        assert!(
+            name.starts_with("a-b-3.") && name.ends_with("-future"),
+            "{name}"
+        );
+        assert_eq!(parse_future_dir_name(&name), Some(tp));
+        assert_eq!(parse_topic_partition_name(&name), None);
+        assert_eq!(parse_future_dir_name("a-3.0123-future"), None);
+        assert_eq!(
+            parse_future_dir_name("a-3.0123456789abcdef0123456789abcdef-delete"),
+            None
+        );
+    }
 
     #[test]
     fn segment_names_are_twenty_digit_offsets() {

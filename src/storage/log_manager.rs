@@ -11,6 +11,11 @@
 //! No lock is held across an `.await`. The log cleaner's state (`log_cleaner::cleaner_manager`)
 //! comes between the two: map, cleaner state, log. Deleting or truncating a log first aborts
 //! and pauses its cleaning, holding none of these locks while it waits.
+//!
+//! A partition being moved to another log dir also has a future log (`<tp>.<uuid>-future`, in
+//! its own map, loaded at startup like the others); [`log_dirs`] owns the moves, the
+//! description of the dirs and the handling of a failed dir. Where both are locked, the current
+//! log's lock comes before the future log's.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -31,11 +36,16 @@ use super::file_names::{
 };
 use super::log_cleaner::{CleanerConfig, LogCleaner, LogSource};
 use super::log_config::LogConfig;
+use super::log_dir_failure_channel::LogDirFailureChannel;
 use super::log_dir_lock::LogDirLock;
 use super::meta_properties::MetaProperties;
 use super::offset_checkpoint::OffsetCheckpointFile;
 use super::partition_metadata::{PartitionMetadataFile, TopicId};
 use super::unified_log::UnifiedLog;
+
+mod log_dirs;
+
+pub use log_dirs::{LogDescription, LogDirDescription, OfflineLogs, absolute};
 
 /// A partition's log, shared by the threads that append to and read from it.
 pub type SharedLog = Arc<Mutex<UnifiedLog>>;
@@ -107,6 +117,13 @@ pub struct LogManager {
     cleaner: Option<Arc<LogCleaner>>,
     /// `producer.id.expiration.ms` in force (dynamic in Kafka): new logs take it.
     producer_id_expiration_ms: AtomicI64,
+    /// The future logs of partitions being moved between log dirs.
+    future_logs: Mutex<BTreeMap<TopicPartition, SharedLog>>,
+    /// Where a partition not hosted yet goes when created (AlterReplicaLogDirs before the
+    /// partition exists, Kafka's `preferredLogDirs`).
+    preferred_log_dirs: Mutex<BTreeMap<TopicPartition, PathBuf>>,
+    /// The offline log dirs.
+    failure_channel: Arc<LogDirFailureChannel>,
 }
 
 /// Milliseconds since the Unix epoch, the clock every storage decision uses.
@@ -131,6 +148,7 @@ impl LogManager {
     pub fn startup(config: LogManagerConfig, now_ms: i64) -> Result<Self, StorageError> {
         let mut log_dirs = Vec::with_capacity(config.log_dirs.len());
         let mut logs = BTreeMap::new();
+        let mut future_logs = BTreeMap::new();
         for path in &config.log_dirs {
             std::fs::create_dir_all(path).map_err(|e| StorageError::io(path, e))?;
             let lock = LogDirLock::try_acquire(path)?;
@@ -153,8 +171,13 @@ impl LogManager {
                     "no clean-shutdown marker, recovering logs"
                 );
             }
-            for (tp, dir) in partitions {
-                if logs.contains_key(&tp) {
+            for (tp, dir, is_future) in partitions {
+                let loaded = if is_future {
+                    &mut future_logs
+                } else {
+                    &mut logs
+                };
+                if loaded.contains_key(&tp) {
                     return Err(StorageError::DuplicateLog {
                         topic_partition: tp.clone(),
                         dir,
@@ -173,7 +196,7 @@ impl LogManager {
                 if let Some(hw) = high_watermarks.get(&tp) {
                     log.update_high_watermark(*hw)?;
                 }
-                logs.insert(tp, Arc::new(Mutex::new(log)));
+                loaded.insert(tp, Arc::new(Mutex::new(log)));
             }
             clean_shutdown.delete()?;
             log_dirs.push(LogDir {
@@ -189,12 +212,22 @@ impl LogManager {
         } else {
             None
         };
+        if let Some(cleaner) = &cleaner {
+            // A move interrupted by the last stop resumes; its partition is not cleaned until
+            // it ends, as when it began.
+            for tp in future_logs.keys() {
+                cleaner.manager().abort_and_pause_cleaning(tp);
+            }
+        }
         Ok(LogManager {
             producer_id_expiration_ms: AtomicI64::new(config.producer_id_expiration_ms),
             config,
             log_dirs,
             logs: Mutex::new(logs),
             cleaner,
+            future_logs: Mutex::new(future_logs),
+            preferred_log_dirs: Mutex::new(BTreeMap::new()),
+            failure_channel: Arc::new(LogDirFailureChannel::new()),
         })
     }
 
@@ -233,7 +266,10 @@ impl LogManager {
         if let Some(log) = logs.get(tp) {
             return Ok(Arc::clone(log));
         }
-        let parent = self.next_log_dir(&logs)?;
+        let parent = match self.take_preferred_log_dir(tp) {
+            Some(preferred) => preferred,
+            None => self.next_log_dir(&logs)?,
+        };
         let dir = parent.join(tp.to_string());
         let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
         log.set_producer_id_expiration_ms(
@@ -253,15 +289,20 @@ impl LogManager {
         &self,
         logs: &BTreeMap<TopicPartition, SharedLog>,
     ) -> Result<PathBuf, StorageError> {
-        let mut counts: Vec<(usize, usize)> = (0..self.log_dirs.len()).map(|i| (0, i)).collect();
-        for log in logs.values() {
+        let mut counts: Vec<(usize, usize)> = (0..self.log_dirs.len())
+            .filter(|i| !self.failure_channel.is_offline(&self.log_dirs[*i].path))
+            .map(|i| (0, i))
+            .collect();
+        let futures = self.all_future_logs();
+        for log in logs.values().chain(futures.iter().map(|(_, log)| log)) {
             let log = lock(log);
             if let Some(i) = self
                 .log_dirs
                 .iter()
                 .position(|d| Some(d.path.as_path()) == log.dir().parent())
+                && let Some(count) = counts.iter_mut().find(|(_, j)| *j == i)
             {
-                counts[i].0 += 1;
+                count.0 += 1;
             }
         }
         counts.sort();
@@ -274,6 +315,7 @@ impl LogManager {
     /// Removes `tp`'s log: its directory is renamed `<tp>.<uuid>-delete` at once (so a restart
     /// never loads it) and then removed.
     pub fn delete_log(&self, tp: &TopicPartition) -> Result<bool, StorageError> {
+        self.remove_future_log(tp)?;
         let Some(log) = lock(&self.logs).remove(tp) else {
             return Ok(false);
         };
@@ -285,7 +327,10 @@ impl LogManager {
                 cleaner.manager().update_checkpoints(parent, None, Some(tp));
             }
         }
-        let doomed = dir.with_file_name(format!("{tp}.{}-delete", uuid::Uuid::new_v4().simple()));
+        let doomed = dir.with_file_name(file_names::dir_name_with_suffix(
+            tp,
+            file_names::DELETE_DIR_SUFFIX,
+        ));
         std::fs::rename(&dir, &doomed).map_err(|e| StorageError::io(&dir, e))?;
         std::fs::remove_dir_all(&doomed).map_err(|e| StorageError::io(&doomed, e))?;
         Ok(true)
@@ -394,7 +439,7 @@ impl LogManager {
     /// fsyncs the segments that rolled since the last pass, without holding any log's lock
     /// during the fsync, and moves those logs' recovery points up.
     pub fn flush_rolled_segments(&self) -> Result<(), StorageError> {
-        for (_, log) in self.all_logs() {
+        for (_, log) in self.all_logs_and_futures() {
             let Some(pending) = lock(&log).pending_flush() else {
                 continue;
             };
@@ -423,10 +468,10 @@ impl LogManager {
     /// dir. The log start is recorded only when it is above the first segment's base, as Kafka
     /// does.
     pub fn checkpoint_log_recovery_offsets_and_start(&self) -> Result<(), StorageError> {
-        for dir in &self.log_dirs {
+        for dir in self.live_dirs() {
             let mut recovery_points = BTreeMap::new();
             let mut log_starts = BTreeMap::new();
-            for (tp, log) in self.all_logs() {
+            for (tp, log) in self.all_logs_and_futures() {
                 let log = lock(&log);
                 if log.dir().parent() != Some(dir.path.as_path()) {
                     continue;
@@ -447,7 +492,7 @@ impl LogManager {
         }
         // Kafka's `deleteSnapshotsAfterRecoveryPointCheckpoint`: producer snapshots below the
         // checkpointed recovery point (and before the last two segments) are no longer needed.
-        for (_, log) in self.all_logs() {
+        for (_, log) in self.all_logs_and_futures() {
             lock(&log).delete_snapshots_after_recovery_point_checkpoint()?;
         }
         Ok(())
@@ -473,9 +518,9 @@ impl LogManager {
 
     /// Writes `replication-offset-checkpoint` (the high watermarks) in every log dir.
     pub fn checkpoint_high_watermarks(&self) -> Result<(), StorageError> {
-        for dir in &self.log_dirs {
+        for dir in self.live_dirs() {
             let mut high_watermarks = BTreeMap::new();
-            for (tp, log) in self.all_logs() {
+            for (tp, log) in self.all_logs_and_futures() {
                 let log = lock(&log);
                 if log.dir().parent() == Some(dir.path.as_path()) {
                     high_watermarks.insert(tp, log.high_watermark());
@@ -491,7 +536,8 @@ impl LogManager {
     /// broker's epoch (-1 when it has none), so a crash during shutdown still reads as unclean.
     pub fn shutdown(&self, broker_epoch: i64, now_ms: i64) -> Result<(), StorageError> {
         self.checkpoint_high_watermarks()?;
-        let logs = std::mem::take(&mut *lock(&self.logs));
+        let mut logs: Vec<_> = std::mem::take(&mut *lock(&self.logs)).into_iter().collect();
+        logs.extend(std::mem::take(&mut *lock(&self.future_logs)));
         let mut recovery_points: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
         let mut log_starts: BTreeMap<PathBuf, BTreeMap<TopicPartition, i64>> = BTreeMap::new();
         for (tp, shared) in logs {
@@ -502,6 +548,9 @@ impl LogManager {
                 .parent()
                 .map(Path::to_path_buf)
                 .unwrap_or_default();
+            if self.failure_channel.is_offline(&parent) {
+                continue;
+            }
             let end = log.log_end_offset();
             recovery_points
                 .entry(parent.clone())
@@ -519,7 +568,7 @@ impl LogManager {
             }
             log.close(now_ms)?;
         }
-        for dir in &self.log_dirs {
+        for dir in self.live_dirs() {
             let empty = BTreeMap::new();
             OffsetCheckpointFile::new(dir.path.join(RECOVERY_POINT_CHECKPOINT_FILE))
                 .write(recovery_points.get(&dir.path).unwrap_or(&empty))?;
@@ -589,11 +638,14 @@ impl LogManager {
                         _ = shutdown.cancelled() => break,
                         _ = ticker.tick() => {}
                     }
-                    let manager = Arc::clone(&manager);
-                    let outcome = tokio::task::spawn_blocking(move || job(&manager)).await;
+                    let job_manager = Arc::clone(&manager);
+                    let outcome = tokio::task::spawn_blocking(move || job(&job_manager)).await;
                     match outcome {
                         Ok(Ok(())) => {}
-                        Ok(Err(err)) => tracing::error!(task = name, %err, "storage task failed"),
+                        Ok(Err(err)) => {
+                            tracing::error!(task = name, %err, "storage task failed");
+                            manager.maybe_report_log_dir_failure(&err);
+                        }
                         Err(err) => tracing::error!(task = name, %err, "storage task panicked"),
                     }
                 }
@@ -602,9 +654,10 @@ impl LogManager {
     }
 }
 
-/// The partition directories of a log dir; directories of partitions being deleted, moved or
-/// left stray are not loaded, and `-delete` ones are removed.
-fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf)>, StorageError> {
+/// The partition directories of a log dir, each with whether it is a future replica
+/// (`-future`, a move in progress, loaded as Kafka's `loadLog` does); directories of partitions
+/// being deleted or left stray are not loaded, and `-delete` ones are removed.
+fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf, bool)>, StorageError> {
     let mut dirs = Vec::new();
     for entry in std::fs::read_dir(log_dir).map_err(|e| StorageError::io(log_dir, e))? {
         let entry = entry.map_err(|e| StorageError::io(log_dir, e))?;
@@ -620,7 +673,9 @@ fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf)>, Stor
             continue;
         }
         if let Some(tp) = file_names::parse_topic_partition_name(&name) {
-            dirs.push((tp, path));
+            dirs.push((tp, path, false));
+        } else if let Some(tp) = file_names::parse_future_dir_name(&name) {
+            dirs.push((tp, path, true));
         }
     }
     dirs.sort();

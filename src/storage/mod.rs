@@ -26,7 +26,8 @@
 //! - [`log_cleaner`]: compaction of `cleanup.policy=compact` logs (Kafka's `LogCleaner`).
 //! - [`replace_segments`]: swapping cleaned segments into a log, crash-safe.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
-//!   retention schedule.
+//!   retention schedule; moves between log dirs (future logs) and failed dirs.
+//! - [`log_dir_failure_channel`]: where I/O errors take a log dir offline.
 
 pub mod checkpoint_file;
 pub mod clean_shutdown;
@@ -38,6 +39,7 @@ pub mod leader_epoch_cache;
 pub mod log_cleaner;
 pub mod log_config;
 pub mod log_config_values;
+pub mod log_dir_failure_channel;
 pub mod log_dir_lock;
 pub mod log_loader;
 pub mod log_manager;

@@ -152,7 +152,7 @@ fn headers_of(m: &OwnedMessage) -> Vec<(String, Option<Vec<u8>>)> {
         .unwrap_or_default()
 }
 
-mod drivers;
+pub(crate) mod drivers;
 mod group_drivers;
 mod kcat;
 mod librdkafka;

@@ -183,7 +183,8 @@ impl TestBroker {
         }
     }
 
-    fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
+    /// Waits for the process to exit (killing it and failing after `limit`); its status.
+    pub fn wait_exit(&mut self, limit: Duration) -> ExitStatus {
         let start = Instant::now();
         loop {
             if let Some(status) = self.child.as_mut().unwrap().try_wait().unwrap() {

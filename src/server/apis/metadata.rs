@@ -155,7 +155,7 @@ fn topic_response(apis: &KafkaApis, t: &TopicMetadata, include_ops: bool) -> Met
                 .replicas
                 .iter()
                 .copied()
-                .filter(|r| !alive.contains(r))
+                .filter(|r| !alive.contains(r) || p.offline_replicas.contains(r))
                 .collect();
             let error = if p.leader == -1 || !alive.contains(&p.leader) {
                 ErrorCode::LeaderNotAvailable

@@ -6,6 +6,7 @@
 
 pub mod allocate_producer_ids;
 pub mod alter_configs;
+pub mod alter_replica_log_dirs;
 pub mod api_versions;
 mod authorized_operations;
 pub mod create_partitions;
@@ -16,6 +17,7 @@ pub mod delete_topics;
 pub mod describe_cluster;
 pub mod describe_configs;
 pub mod describe_groups;
+pub mod describe_log_dirs;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;

@@ -16,7 +16,7 @@ pub(super) fn venv_python() -> PathBuf {
 
 /// Runs a driver (it prints one JSON line and exits 0, or one FAIL line on stderr) and returns
 /// its summary, which must say ok.
-pub(super) fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
+pub(crate) fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
     cmd.current_dir(repo());
     let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
     assert_eq!(code, 0, "{what} exited with {code}:\n{err}\n{out}");
@@ -89,7 +89,7 @@ fn confluent_kafka_every_codec() {
 /// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
 /// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch` and runs
 /// it with `args`; returns its summary, which must say ok.
-pub(super) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> serde_json::Value {
+pub(crate) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> serde_json::Value {
     let jars = repo().join(".tools/kafka-3.9.1");
     assert!(
         jars.join(".complete").exists(),
