@@ -33,7 +33,9 @@ use crate::protocol::record::batch::{
     MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader, TimestampType, is_crc_valid,
 };
 use crate::protocol::record::batch_iter::{BatchIter, BatchRef};
+use crate::protocol::record::rebuild::Compression;
 
+mod recompress;
 mod record_checks;
 
 use record_checks::{validate_batch_records, validate_client_batch};
@@ -65,8 +67,11 @@ pub struct ValidationContext {
     pub timestamp_after_max_ms: i64,
     /// `max.message.bytes`: the largest batch (log overhead included) accepted.
     pub max_message_bytes: usize,
-    /// Cap on the decompressed records of one batch.
+    /// Cap on the decompressed records of one batch, and on a rebuilt batch's records and
+    /// compressed output.
     pub max_decompressed_bytes: usize,
+    /// The topic's `compression.type` as a codec and its level; `None` for `producer`.
+    pub target_compression: Option<Compression>,
 }
 
 /// One accepted batch and what the log must write into its header.
@@ -85,6 +90,21 @@ pub struct ValidatedBatch {
     /// has a timestamp. For `LogAppendTime`, the last record when uncompressed and the first
     /// when compressed, as Kafka reports it.
     pub offset_delta_of_max_timestamp: i32,
+    /// The batch rebuilt for the topic's codec (`recompress`), which the log writes instead of
+    /// the produced bytes; `header`, `size` and the timestamps then describe it.
+    pub rebuilt: Option<Vec<u8>>,
+}
+
+impl ValidatedBatch {
+    /// The bytes to write: the rebuilt batch, or the batch's slice of the validated buffer.
+    pub fn bytes<'a>(&'a self, records: &'a [u8]) -> &'a [u8] {
+        match &self.rebuilt {
+            Some(rebuilt) => rebuilt,
+            None => records
+                .get(self.position..self.position + self.size)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The outcome of a successful validation.
@@ -230,6 +250,7 @@ pub fn validate_records_for(
                 header,
                 max_timestamp: header.max_timestamp,
                 offset_delta_of_max_timestamp: header.last_offset_delta,
+                rebuilt: None,
             });
         }
     }
@@ -248,7 +269,13 @@ pub fn validate_records_for(
     if client {
         validate_client_batch(&header, &in_tp)?;
     }
-    out.push(validate_batch_records(&first, header, ctx, &in_tp)?);
+    out.push(validate_batch_records(
+        &first,
+        header,
+        ctx,
+        &in_tp,
+        topic_partition,
+    )?);
     Ok(out)
 }
 
@@ -356,6 +383,7 @@ mod tests {
             timestamp_after_max_ms: i64::MAX,
             max_message_bytes: 1 << 20,
             max_decompressed_bytes: 1 << 24,
+            target_compression: None,
         }
     }
 

@@ -10,6 +10,8 @@
 //! - [`batch_iter`]: shallow iteration over a buffer of batches of any magic, reporting where valid
 //!   data ends.
 //! - [`builder`]: building batches and message sets (tests, down-conversion).
+//! - [`rebuild`]: re-encoding a produced batch with fresh offsets and a target codec and level
+//!   (broker-side recompression).
 
 pub mod batch;
 pub mod batch_iter;
@@ -18,6 +20,7 @@ pub mod compression;
 pub mod error;
 pub mod legacy;
 mod lz4_frame;
+pub mod rebuild;
 pub mod record_stream;
 pub mod records;
 pub mod varint;
