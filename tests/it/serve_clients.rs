@@ -156,3 +156,4 @@ mod drivers;
 mod group_drivers;
 mod kcat;
 mod librdkafka;
+mod recompress;
