@@ -2,12 +2,16 @@
 //! `ProduceRequest.validateRecords` and `UnifiedLog.analyzeAndValidateRecords` that precede it)
 //! does for a leader append of magic-2 batches.
 //!
-//! The validator only reads: it walks the batches in place (a compressed batch as it inflates,
-//! through a small window and capped, so a decompression bomb costs time but not memory) and
-//! reports what the log must write. Offsets, the partition leader epoch and, for
+//! The validator only reads the input: it walks the batches in place (a compressed batch as it
+//! inflates, through a small window and capped, so a decompression bomb costs time but not
+//! memory) and reports what the log must write. Offsets, the partition leader epoch and, for
 //! `LogAppendTime` or a changed `max_timestamp`, the timestamp fields and CRC are patched by the
 //! log in a copy of the 61-byte header (see `protocol::record::batch::set_max_timestamp`); the
-//! record bytes are stored untouched.
+//! record bytes are stored untouched. The one exception is a batch the topic's
+//! `compression.type` makes the leader rebuild (`recompress`: another codec, or a compressed
+//! batch with inner offset gaps): it is inflated whole (capped), validated record by record and
+//! handed to the log as a new batch ([`ValidatedBatch::rebuilt`]). `producer` and a matching
+//! codec never rebuild and allocate nothing.
 //!
 //! Order of checks, each failing the whole append with Kafka's error code and message:
 //! 1. shallow iteration (entry sizes, magic): `CORRUPT_MESSAGE`;
@@ -19,14 +23,17 @@
 //!    `LogValidator.validateBatch` (offset range vs count, no control batches, a sequence with a
 //!    producer id), then every record: structure (`INVALID_RECORD`), key on compacted topics
 //!    (`INVALID_RECORD` with record errors) and `CreateTime` bounds / a producer-set
-//!    `LogAppendTime` (`INVALID_TIMESTAMP` with record errors).
+//!    `LogAppendTime` (`INVALID_TIMESTAMP` with record errors);
+//! 5. a rebuilt batch: its size against `max.message.bytes` again (`MESSAGE_TOO_LARGE`, as
+//!    `UnifiedLog.append` re-checks it).
 //!
-//! Deliberate differences from Kafka, since kcli never rebuilds a batch: record offset deltas
-//! must be 0, 1, 2, ... (Kafka silently re-compresses compressed batches whose inner offsets are
-//! not, and keeps uncompressed ones as they are); an unknown codec id answers
-//! `UNSUPPORTED_COMPRESSION_TYPE` (Kafka answers `UNKNOWN_SERVER_ERROR` from an uncaught
-//! `IllegalArgumentException`); a compressed stream that fails to decode, or decodes past
-//! `max_decompressed_bytes`, answers `CORRUPT_MESSAGE`.
+//! Differences from Kafka: an uncompressed batch kept as it is must have record offset deltas
+//! 0, 1, 2, ... (Kafka stores such a batch with its inner deltas as they are; kcli's reads
+//! rely on them), while a compressed one with gaps is rebuilt as Kafka rebuilds it; an unknown
+//! codec id answers `UNSUPPORTED_COMPRESSION_TYPE` (Kafka answers `UNKNOWN_SERVER_ERROR` from
+//! an uncaught `IllegalArgumentException`); a compressed stream that fails to decode, or
+//! decodes past `max_decompressed_bytes`, answers `CORRUPT_MESSAGE`, and so does a rebuild whose
+//! records or compressed output would pass that cap (Kafka has no cap).
 
 use crate::protocol::record::RecordError;
 use crate::protocol::record::batch::{
