@@ -342,3 +342,43 @@ fn rdkafka_records_keep_their_timestamps_or_get_the_append_time() {
         "{batches:?}"
     );
 }
+
+/// kafka-clients 3.9.1 (tests/clients/java/RecompressCheck.java): four codec pairs, one under
+/// LogAppendTime, every record compared by the client; here, the stored batches are of the
+/// target codec and keep the idempotent producer's id, epoch and consecutive sequences.
+#[test]
+fn java_client_through_recompression() {
+    let broker = TestBroker::start(&[]);
+    let s = super::drivers::run_java_driver(
+        "RecompressCheck",
+        &[&broker.bootstrap(), "jrc"],
+        broker.scratch(),
+    );
+    assert_eq!(
+        (s["pairs"].as_i64(), s["records"].as_i64()),
+        (Some(4), Some(480)),
+        "{s}"
+    );
+    for (topic, id) in [
+        ("jrc-gzip-lz4", 3),
+        ("jrc-none-zstd", 4),
+        ("jrc-zstd-uncompressed", 0),
+        ("jrc-lz4-snappy", 2),
+    ] {
+        let batches =
+            crate::serve_support::batch_headers(&broker.data_dir().join(format!("{topic}-0")));
+        assert!(!batches.is_empty(), "{topic}");
+        let mut next_seq = 0;
+        for h in &batches {
+            assert_eq!(h.attributes & 7, id, "{topic}: {h:?}");
+            assert!(h.producer_id >= 0, "{topic}: not idempotent: {h:?}");
+            assert_eq!(
+                (h.producer_epoch, h.base_sequence),
+                (0, next_seq),
+                "{topic}: {h:?}"
+            );
+            next_seq = h.last_sequence() + 1;
+        }
+        assert_eq!(next_seq, 120, "{topic}");
+    }
+}
