@@ -21,8 +21,8 @@
 //! Memory: the uncompressed records are re-encoded into a per-thread scratch buffer and
 //! compressed from it; neither it nor the output ever exceeds `max_bytes` (the same cap as
 //! decompression), which fails the rebuild with [`RecordError::DecompressedTooLarge`]. The zstd
-//! context is kept per thread too, as Kafka recycles its buffers, so a batch allocates only its
-//! output.
+//! context is kept per thread too, as Kafka recycles its buffers; lz4 allocates nothing but
+//! the output, gzip its deflate state and snappy its framed output on top.
 
 use std::cell::RefCell;
 use std::io::Write;
