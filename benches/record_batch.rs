@@ -59,6 +59,7 @@ fn ctx() -> ValidationContext {
         timestamp_after_max_ms: i64::MAX,
         max_message_bytes: 1 << 20,
         max_decompressed_bytes: 1 << 24,
+        target_compression: None,
     }
 }
 

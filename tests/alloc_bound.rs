@@ -231,6 +231,7 @@ fn leader_appends_allocate_only_the_validation_result() {
         timestamp_after_max_ms: config.timestamp_after_max_ms(),
         max_message_bytes: usize::try_from(config.max_message_bytes).unwrap(),
         max_decompressed_bytes: 1 << 30,
+        target_compression: None,
     };
     let (validation, _) = allocated_by(|| validate_records(&plain, &ctx).unwrap());
     assert!(validation > 0);

@@ -6,9 +6,12 @@
 #               librdkafka consumer reading everything back;
 #   latency:    Kafka's ProducerPerformance at a fixed 10k records/s (100 B, acks=1,
 #               linger.ms=0), median of 3 runs of LAT_SECS each (default 60);
+#   recompress: 1 KiB records produced uncompressed (acks=1, 1 partition) to a broker whose
+#               compression.type is lz4 or zstd, so the broker recompresses every batch;
+#               throughput and broker CPU per GB produced (kcli and kafka only);
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
-#        SECTIONS="throughput rss latency" (default all) picks the tables to make.
+#        SECTIONS="throughput rss latency recompress" (default all) picks the tables to make.
 # Needs: benches/serve/build-tools.sh, tests/install-kafka-tools. Everything on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +26,8 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
-SECTIONS=${SECTIONS:-throughput rss latency}
+SECTIONS=${SECTIONS:-throughput rss latency recompress}
+RUNS_RC=${RUNS_RC:-3}
 wants() { [[ " $SECTIONS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 pids=()
@@ -35,22 +39,13 @@ wait_port() { for _ in $(seq 1 600); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
 hwm_kb() { awk '/VmHWM/{print $2}' "/proc/$1/status"; }
 
-# ProducerPerformance lives in kafka-tools, which kafka_2.13 does not pull in.
-perf_cp() {
-  local dest=$root/.tools/kafka-tools-3.9.1
-  if [ ! -f "$dest/.complete" ]; then
-    mkdir -p "$dest"
-    mvn -q -B dependency:copy -Dartifact=org.apache.kafka:kafka-tools:3.9.1 -DoutputDirectory="$dest" >&2
-    touch "$dest/.complete"
-  fi
-  echo "$dest/*:$root/.tools/kafka-3.9.1/*"
-}
-
-# start_<target> PARTITIONS: sets BOOTSTRAP and BROKER_PID.
+# start_<target> PARTITIONS [KEY=VALUE...]: sets BOOTSTRAP and BROKER_PID; the pairs are broker
+# configs (kcli and kafka).
 start_kcli() {
-  local port dir; port=$(free_port); dir=$work/kcli-$RANDOM
+  local port dir over=(); port=$(free_port); dir=$work/kcli-$RANDOM
+  for kv in "${@:2}"; do over+=(--override "$kv"); done
   "$root/target/release/kcli" serve --override "listeners=PLAINTEXT://127.0.0.1:$port" \
-    --override "log.dirs=$dir" --override "num.partitions=$1" >"$work/kcli.log" 2>&1 &
+    --override "log.dirs=$dir" --override "num.partitions=$1" "${over[@]}" >"$work/kcli.log" 2>&1 &
   BROKER_PID=$!; pids+=("$BROKER_PID"); wait_port "$port"; BOOTSTRAP=127.0.0.1:$port
 }
 start_mock() {
@@ -73,6 +68,7 @@ log.dirs=$dir/data
 num.partitions=$1
 offsets.topic.replication.factor=1
 EOF
+  [ $# -gt 1 ] && printf '%s\n' "${@:2}" >>"$dir/server.properties"
   local cp="$root/.tools/kafka-3.9.1/*"
   java -cp "$cp" kafka.tools.StorageTool format -t "$(java -cp "$cp" kafka.tools.StorageTool random-uuid)" \
     -c "$dir/server.properties" >/dev/null
@@ -138,7 +134,7 @@ if wants latency; then
 echo
 echo "| target | p50 ms | p99 ms | p99.9 ms | (median of 3 runs, ProducerPerformance --throughput 10000, ${LAT_SECS}s) |"
 echo "|---|---|---|---|---|"
-cp=$(perf_cp)
+cp="$root/.tools/kafka-3.9.1/*"
 for target in "${targets[@]}"; do
   [ "$target" = mock ] && continue
   results=()
@@ -155,5 +151,32 @@ for target in "${targets[@]}"; do
   printf '%s\n' "${results[@]}" | sort -n -k2 | sed -n 2p |
     awk -v t="$target" '{printf "| %s | %s | %s | %s | runs: |\n", t, $1, $2, $3}'
   printf '%s\n' "${results[@]}" | sed 's/^/  run: /'
+done
+fi
+
+if wants recompress; then
+echo
+echo "| target | compression.type | produce (median of $RUNS_RC) | broker CPU s per GB | stored MB per GB |"
+echo "|---|---|---|---|---|"
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  for codec in lz4 zstd; do
+    rows=()
+    for run in $(seq 1 "$RUNS_RC"); do
+      "start_$target" 1 "compression.type=$codec"
+      t0=$(cpu_ticks "$BROKER_PID")
+      p=$(produce_run "$BOOTSTRAP" "rc-$codec" 1024 "$COUNT_1K" 1)
+      t1=$(cpu_ticks "$BROKER_PID")
+      stored=$(find "$work" -path "*rc-$codec-0/*.log" -printf '%s\n' | awk '{s+=$1} END {print s+0}')
+      # CPU seconds and stored bytes per GB (1e9 bytes) of record values produced.
+      rows+=("$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" -v n="$COUNT_1K" -v st="$stored" -v p="$p" \
+        'BEGIN{gb=n*1024/1e9; printf "%s|%.2f|%.0f", p, (b-a)/hz/gb, st/1e6/gb}')")
+      stop_broker
+      rm -rf "$work"/kcli-* "$work"/kafka-*
+    done
+    printf '%s\n' "${rows[@]}" | sed 's/^/  run: /' >&2
+    printf '%s\n' "${rows[@]}" | sort -t'|' -k1 -n | sed -n "$(((RUNS_RC + 1) / 2))p" |
+      awk -F'|' -v t="$target" -v c="$codec" '{printf "| %s | %s | %s | %s | %s |\n", t, c, $1, $2, $3}'
+  done
 done
 fi

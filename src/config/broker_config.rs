@@ -8,7 +8,7 @@ use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
 use crate::config::listeners::{EndPoint, parse_listeners};
 use crate::protocol::record::batch::TimestampType;
-use crate::storage::log_config::{CleanupPolicy, UNSUPPORTED_COMPRESSION};
+use crate::storage::log_config::CleanupPolicy;
 use crate::storage::log_config_values::{
     self as values, BrokerCompressionType, DEFAULT_MESSAGE_FORMAT_VERSION, GZIP_DEFAULT_LEVEL,
     LZ4_DEFAULT_LEVEL, LZ4_LEVELS, ZSTD_DEFAULT_LEVEL, ZSTD_LEVELS,
@@ -29,7 +29,7 @@ pub struct Settings {
     pub broker_id_generation_enable: bool,
     pub compression_gzip_level: i32,
     pub compression_lz4_level: i32,
-    /// Only `producer` passes [`Settings::validate`]: kcli does not re-compress batches.
+    /// The topics' default `compression.type` (a codec makes leaders rebuild batches to it).
     pub compression_type: BrokerCompressionType,
     pub compression_zstd_level: i32,
     pub default_replication_factor: i32,
@@ -532,14 +532,6 @@ impl Settings {
                 "log.cleaner.dedupe.buffer.size",
                 self.log_cleaner_dedupe_buffer_size.to_string(),
                 "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.",
-            );
-        }
-        if self.compression_type != BrokerCompressionType::Producer {
-            // Not a Kafka check: kcli cannot re-compress, so it refuses rather than ignore it.
-            return fail(
-                "compression.type",
-                self.compression_type.to_string(),
-                UNSUPPORTED_COMPRESSION,
             );
         }
         if self.log_dirs().is_empty() {

@@ -295,13 +295,16 @@ mod tests {
         );
         // Unbounded retention bounds nothing.
         assert_eq!(local(&[("log.local.retention.bytes", "-1")]), Ok(()));
-        // kcli cannot re-compress, so the broker refuses another compression type.
-        let err = with(&[("compression.type", "gzip")]).unwrap_err();
-        assert!(
-            err.to_string()
-                .contains("Only `producer` is supported by kcli"),
-            "{err}"
-        );
+        // Every codec is a target the topics inherit, with the broker's levels; names are
+        // case-sensitive, as Kafka's `ValidString`.
+        let s = with(&[
+            ("compression.type", "zstd"),
+            ("compression.zstd.level", "7"),
+        ])
+        .unwrap();
+        let target = s.log_config().target_compression().unwrap();
+        assert_eq!((target.codec.name(), target.level), ("zstd", 7));
+        assert!(with(&[("compression.type", "uncompressed")]).is_ok());
         assert!(with(&[("compression.type", "Gzip")]).is_err());
     }
 }

@@ -2,7 +2,7 @@
 //! `retention.ms`, `compression.type`, ...), with its defaults and validators. The broker's `log.*`
 //! settings supply the defaults a topic's own overrides replace; see
 //! [`LogConfig::with_overrides`]. [`LogConfig::validate_topic_values`] adds the checks Kafka
-//! makes when a topic is created or altered, and refuses what kcli does not implement.
+//! makes when a topic is created or altered.
 //!
 //! Some keys are kept only so that a topic carries and reports them as Kafka's does: the
 //! throttled replica lists (no effect without a replication throttle rate), `message.format.version` (ignored by
@@ -12,6 +12,8 @@
 use std::collections::BTreeMap;
 
 use crate::protocol::record::batch::TimestampType;
+use crate::protocol::record::compression::CompressionType;
+use crate::protocol::record::rebuild::Compression;
 
 use super::log_config_values::{
     self as values, BrokerCompressionType, DEFAULT_MESSAGE_FORMAT_VERSION, GZIP_DEFAULT_LEVEL,
@@ -103,8 +105,8 @@ pub struct LogConfig {
     pub min_cleanable_dirty_ratio: f64,
     /// `cleanup.policy`.
     pub cleanup_policy: CleanupPolicy,
-    /// `compression.type`. kcli keeps the producer's batches as they are, so a topic can only
-    /// be created or altered with `producer` (see [`LogConfig::validate_topic_values`]).
+    /// `compression.type`: `producer` keeps the producer's batches as they are; a codec makes
+    /// the leader rebuild batches of another codec to it ([`LogConfig::target_compression`]).
     pub compression_type: BrokerCompressionType,
     /// `compression.gzip.level`, `compression.lz4.level`, `compression.zstd.level`: the levels a
     /// broker re-compressing to that codec would use.
@@ -314,7 +316,7 @@ impl LogConfig {
     /// The checks Kafka's ZooKeeper-mode broker makes on a topic's config (its overrides over
     /// the broker defaults) when the topic is created or altered
     /// (`LogConfig.validateTopicLogConfigValues` with remote log storage disabled), in Kafka's
-    /// order; then what kcli does not implement: a `compression.type` other than `producer`.
+    /// order.
     pub fn validate_topic_values(&self) -> Result<(), LogConfigError> {
         if self.min_compaction_lag_ms > self.max_compaction_lag_ms {
             return Err(LogConfigError::Conflict {
@@ -341,10 +343,21 @@ impl LogConfig {
                     .into(),
             });
         }
-        if self.compression_type != BrokerCompressionType::Producer {
-            return Err(unsupported_compression(self.compression_type));
-        }
         Ok(())
+    }
+
+    /// The codec and level batches are rebuilt to (Kafka's `BrokerCompressionType
+    /// .targetCompression` with the topic's levels); `None` for `producer`.
+    pub fn target_compression(&self) -> Option<Compression> {
+        let (codec, level) = match self.compression_type {
+            BrokerCompressionType::Producer => return None,
+            BrokerCompressionType::Uncompressed => (CompressionType::None, 0),
+            BrokerCompressionType::Snappy => (CompressionType::Snappy, 0),
+            BrokerCompressionType::Gzip => (CompressionType::Gzip, self.compression_gzip_level),
+            BrokerCompressionType::Lz4 => (CompressionType::Lz4, self.compression_lz4_level),
+            BrokerCompressionType::Zstd => (CompressionType::Zstd, self.compression_zstd_level),
+        };
+        Some(Compression { codec, level })
     }
 
     /// The bound on how far in the past a CreateTime timestamp may be, as Kafka applies it:
@@ -372,20 +385,6 @@ impl LogConfig {
 pub fn is_topic_config(key: &str) -> bool {
     TOPIC_CONFIG_NAMES.binary_search(&key).is_ok()
 }
-
-/// kcli's refusal of a `compression.type` that would need the broker to re-compress batches
-/// (the broker's own `compression.type` gets the same answer).
-fn unsupported_compression(t: BrokerCompressionType) -> LogConfigError {
-    LogConfigError::InvalidValue {
-        key: "compression.type".into(),
-        value: t.to_string(),
-        reason: UNSUPPORTED_COMPRESSION.into(),
-    }
-}
-
-/// Why kcli refuses a `compression.type` other than `producer`.
-pub const UNSUPPORTED_COMPRESSION: &str = "Only `producer` is supported by kcli so far: it \
-     keeps each producer's batches as they are and does not re-compress them to another codec";
 
 impl LogConfig {
     /// The value of topic key `key` as Kafka's `ConfigDef.convertToString` renders it (what
@@ -641,13 +640,9 @@ mod tests {
              configured with remote log storage."
         );
         assert!(err.is_config_exception());
-        let err = check(&[("compression.type", "lz4")]).unwrap_err();
-        assert_eq!(
-            err.to_string(),
-            format!(
-                "Invalid value lz4 for configuration compression.type: {UNSUPPORTED_COMPRESSION}"
-            )
-        );
+        for codec in ["uncompressed", "gzip", "snappy", "lz4", "zstd"] {
+            assert_eq!(check(&[("compression.type", codec)]), Ok(()));
+        }
         assert_eq!(
             check(&[
                 ("compression.type", "producer"),

@@ -2,12 +2,16 @@
 //! `ProduceRequest.validateRecords` and `UnifiedLog.analyzeAndValidateRecords` that precede it)
 //! does for a leader append of magic-2 batches.
 //!
-//! The validator only reads: it walks the batches in place (a compressed batch as it inflates,
-//! through a small window and capped, so a decompression bomb costs time but not memory) and
-//! reports what the log must write. Offsets, the partition leader epoch and, for
+//! The validator only reads the input: it walks the batches in place (a compressed batch as it
+//! inflates, through a small window and capped, so a decompression bomb costs time but not
+//! memory) and reports what the log must write. Offsets, the partition leader epoch and, for
 //! `LogAppendTime` or a changed `max_timestamp`, the timestamp fields and CRC are patched by the
 //! log in a copy of the 61-byte header (see `protocol::record::batch::set_max_timestamp`); the
-//! record bytes are stored untouched.
+//! record bytes are stored untouched. The one exception is a batch the topic's
+//! `compression.type` makes the leader rebuild (`recompress`: another codec, or a compressed
+//! batch with inner offset gaps): it is inflated whole (capped), validated record by record and
+//! handed to the log as a new batch ([`ValidatedBatch::rebuilt`]). `producer` and a matching
+//! codec never rebuild and allocate nothing.
 //!
 //! Order of checks, each failing the whole append with Kafka's error code and message:
 //! 1. shallow iteration (entry sizes, magic): `CORRUPT_MESSAGE`;
@@ -19,14 +23,17 @@
 //!    `LogValidator.validateBatch` (offset range vs count, no control batches, a sequence with a
 //!    producer id), then every record: structure (`INVALID_RECORD`), key on compacted topics
 //!    (`INVALID_RECORD` with record errors) and `CreateTime` bounds / a producer-set
-//!    `LogAppendTime` (`INVALID_TIMESTAMP` with record errors).
+//!    `LogAppendTime` (`INVALID_TIMESTAMP` with record errors);
+//! 5. a rebuilt batch: its size against `max.message.bytes` again (`MESSAGE_TOO_LARGE`, as
+//!    `UnifiedLog.append` re-checks it).
 //!
-//! Deliberate differences from Kafka, since kcli never rebuilds a batch: record offset deltas
-//! must be 0, 1, 2, ... (Kafka silently re-compresses compressed batches whose inner offsets are
-//! not, and keeps uncompressed ones as they are); an unknown codec id answers
-//! `UNSUPPORTED_COMPRESSION_TYPE` (Kafka answers `UNKNOWN_SERVER_ERROR` from an uncaught
-//! `IllegalArgumentException`); a compressed stream that fails to decode, or decodes past
-//! `max_decompressed_bytes`, answers `CORRUPT_MESSAGE`.
+//! Differences from Kafka: an uncompressed batch kept as it is must have record offset deltas
+//! 0, 1, 2, ... (Kafka stores such a batch with its inner deltas as they are; kcli's reads
+//! rely on them), while a compressed one with gaps is rebuilt as Kafka rebuilds it; an unknown
+//! codec id answers `UNSUPPORTED_COMPRESSION_TYPE` (Kafka answers `UNKNOWN_SERVER_ERROR` from
+//! an uncaught `IllegalArgumentException`); a compressed stream that fails to decode, or
+//! decodes past `max_decompressed_bytes`, answers `CORRUPT_MESSAGE`, and so does a rebuild whose
+//! records or compressed output would pass that cap (Kafka has no cap).
 
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::RecordError;
@@ -34,7 +41,9 @@ use crate::protocol::record::batch::{
     MAGIC_V2, NO_TIMESTAMP, RecordBatchHeader, TimestampType, is_crc_valid,
 };
 use crate::protocol::record::batch_iter::{BatchIter, BatchRef};
+use crate::protocol::record::rebuild::Compression;
 
+mod recompress;
 mod record_checks;
 
 use record_checks::{validate_batch_records, validate_client_batch};
@@ -66,8 +75,11 @@ pub struct ValidationContext {
     pub timestamp_after_max_ms: i64,
     /// `max.message.bytes`: the largest batch (log overhead included) accepted.
     pub max_message_bytes: usize,
-    /// Cap on the decompressed records of one batch.
+    /// Cap on the decompressed records of one batch, and on a rebuilt batch's records and
+    /// compressed output.
     pub max_decompressed_bytes: usize,
+    /// The topic's `compression.type` as a codec and its level; `None` for `producer`.
+    pub target_compression: Option<Compression>,
 }
 
 /// One accepted batch and what the log must write into its header.
@@ -86,6 +98,21 @@ pub struct ValidatedBatch {
     /// has a timestamp. For `LogAppendTime`, the last record when uncompressed and the first
     /// when compressed, as Kafka reports it.
     pub offset_delta_of_max_timestamp: i32,
+    /// The batch rebuilt for the topic's codec (`recompress`), which the log writes instead of
+    /// the produced bytes; `header`, `size` and the timestamps then describe it.
+    pub rebuilt: Option<Vec<u8>>,
+}
+
+impl ValidatedBatch {
+    /// The bytes to write: the rebuilt batch, or the batch's slice of the validated buffer.
+    pub fn bytes<'a>(&'a self, records: &'a [u8]) -> &'a [u8] {
+        match &self.rebuilt {
+            Some(rebuilt) => rebuilt,
+            None => records
+                .get(self.position..self.position + self.size)
+                .unwrap_or_default(),
+        }
+    }
 }
 
 /// The outcome of a successful validation.
@@ -233,6 +260,7 @@ pub fn validate_records_for(
                 header,
                 max_timestamp: header.max_timestamp,
                 offset_delta_of_max_timestamp: header.last_offset_delta,
+                rebuilt: None,
             });
         }
     }
@@ -251,7 +279,13 @@ pub fn validate_records_for(
     if client {
         validate_client_batch(&header, &in_tp)?;
     }
-    out.push(validate_batch_records(&first, header, ctx, &in_tp)?);
+    out.push(validate_batch_records(
+        &first,
+        header,
+        ctx,
+        &in_tp,
+        topic_partition,
+    )?);
     Ok(out)
 }
 
@@ -359,6 +393,7 @@ mod tests {
             timestamp_after_max_ms: i64::MAX,
             max_message_bytes: 1 << 20,
             max_decompressed_bytes: 1 << 24,
+            target_compression: None,
         }
     }
 

@@ -249,9 +249,9 @@ impl UnifiedLog {
     }
 
     /// Validates a produced batch (Kafka's `LogValidator`), assigns it offsets from the log end,
-    /// stamps `leader_epoch` into it and appends it. The input is never modified: the batch goes
-    /// to the file as a patched copy of its 61-byte header followed by its untouched records, in
-    /// one gathering write, with no allocation on the way.
+    /// stamps `leader_epoch` into it and appends it. The input is never modified: the batch (or
+    /// the validator's rebuild for another codec) goes to the file as a patched copy of its
+    /// 61-byte header and its records, in one gathering write, with no allocation on the way.
     pub fn append_as_leader(
         &mut self,
         records: &[u8],
@@ -268,6 +268,7 @@ impl UnifiedLog {
             timestamp_after_max_ms: self.config.timestamp_after_max_ms(),
             max_message_bytes: usize::try_from(self.config.max_message_bytes).unwrap_or(0),
             max_decompressed_bytes: super::log_segment::MAX_DECOMPRESSED_BATCH_BYTES,
+            target_compression: self.config.target_compression(),
         };
         let validated = log_validator::validate_records(records, &ctx)?;
         // The leader's validation admits exactly one batch (Kafka's LogValidator); followers
@@ -284,7 +285,7 @@ impl UnifiedLog {
                 });
             }
         };
-        self.check_batch_fits_segment(validated.total_size)?;
+        self.check_batch_fits_segment(b.size)?;
         // Idempotent batches only: the plain path (producer id -1) costs one comparison here.
         let has_producer_id = b.header.has_producer_id();
         if has_producer_id
@@ -295,7 +296,7 @@ impl UnifiedLog {
         }
         let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
         let first_offset = self.log_end_offset();
-        let bytes = &records[b.position..b.position + b.size];
+        let bytes = b.bytes(records);
         let (header_bytes, body) = bytes.split_at(RECORD_BATCH_OVERHEAD);
         let mut header = [0u8; RECORD_BATCH_OVERHEAD];
         header.copy_from_slice(header_bytes);
@@ -314,13 +315,7 @@ impl UnifiedLog {
         let shallow_offset_of_max_timestamp = last_offset;
         let next_offset = last_offset + 1;
         let slices = [IoSlice::new(&header), IoSlice::new(body)];
-        self.maybe_roll(
-            validated.total_size,
-            max_timestamp,
-            first_offset,
-            last_offset,
-            now_ms,
-        )?;
+        self.maybe_roll(b.size, max_timestamp, first_offset, last_offset, now_ms)?;
         self.active_segment_mut()?.append(
             last_offset,
             max_timestamp,

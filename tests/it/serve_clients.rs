@@ -156,3 +156,4 @@ pub(crate) mod drivers;
 mod group_drivers;
 mod kcat;
 mod librdkafka;
+mod recompress;

@@ -13,6 +13,8 @@
 //! - [`builder`]: building batches and message sets (tests, down-conversion).
 //! - [`convert`]: the slow paths between magic 0/1 message sets and magic-2 batches, for old
 //!   clients (Produce v0-2 up, Fetch v0-3 down).
+//! - [`rebuild`]: re-encoding a produced batch with fresh offsets and a target codec and level
+//!   (broker-side recompression).
 
 pub mod batch;
 pub mod batch_iter;
@@ -23,6 +25,7 @@ pub mod convert;
 pub mod error;
 pub mod legacy;
 mod lz4_frame;
+pub mod rebuild;
 pub mod record_stream;
 pub mod records;
 pub mod varint;

@@ -4,9 +4,13 @@
 
 use std::ops::ControlFlow;
 
+use super::recompress::{rebuild_target, validate_and_rebuild};
 use super::{BatchIndexError, LogValidationError, ValidatedBatch, ValidationContext, reason};
+use crate::protocol::record::RecordError;
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader, TimestampType};
 use crate::protocol::record::batch_iter::BatchRef;
+use crate::protocol::record::compression::CompressionType;
+use crate::protocol::record::rebuild::Compression;
 use crate::protocol::record::record_stream::{RecordSummary, WalkError, for_each_batch_record};
 use crate::protocol::record::records::{batch_body, for_each_record};
 
@@ -65,76 +69,127 @@ fn describe(r: &RecordSummary, offset: i64, timestamp: i64, compressed: bool) ->
     }
 }
 
+/// The records a walk reads.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Walk<'a> {
+    /// The batch as produced: uncompressed records in place, compressed ones as they inflate.
+    Batch(&'a [u8]),
+    /// The whole records section, uncompressed (inflated first when the batch is rebuilt).
+    Inflated(&'a [u8]),
+}
+
 /// Calls `f` for each record of the batch. Uncompressed records are walked in place (the hot
 /// path: nothing copied); compressed ones as they inflate, through a small window, so a batch
 /// that inflates hugely costs no more memory than a small one.
 #[inline(always)]
 fn walk_records(
-    batch: &[u8],
+    walk: Walk<'_>,
     h: &RecordBatchHeader,
     ctx: &ValidationContext,
     in_tp: &str,
     mut f: impl FnMut(i32, &RecordSummary),
 ) -> Result<(), LogValidationError> {
-    let walked = if h.attributes & 0x07 == 0 {
-        match batch_body(batch, h) {
-            Ok(body) => for_each_record(body, h.records_count, |index, r| {
-                f(index, &RecordSummary::from(r));
-            })
-            .map_err(WalkError::Records),
-            Err(e) => Err(WalkError::Batch(e)),
-        }
-    } else {
-        for_each_batch_record(batch, h, ctx.max_decompressed_bytes, |index, r| {
-            f(index, r);
-            ControlFlow::Continue(())
+    let in_memory = |records: &[u8], f: &mut dyn FnMut(i32, &RecordSummary)| {
+        for_each_record(records, h.records_count, |index, r| {
+            f(index, &RecordSummary::from(r));
         })
+        .map_err(WalkError::Records)
+    };
+    let walked = match walk {
+        Walk::Inflated(records) => in_memory(records, &mut f),
+        Walk::Batch(batch) if h.attributes & 0x07 == 0 => match batch_body(batch, h) {
+            Ok(body) => in_memory(body, &mut f),
+            Err(e) => Err(WalkError::Batch(e)),
+        },
+        Walk::Batch(batch) => {
+            for_each_batch_record(batch, h, ctx.max_decompressed_bytes, |index, r| {
+                f(index, r);
+                ControlFlow::Continue(())
+            })
+        }
     };
     walked.map_err(|e| match e {
-        WalkError::Batch(e) => LogValidationError::CorruptMessage {
-            message: format!("{}{in_tp}", reason(e)),
-        },
+        WalkError::Batch(e) => corrupt(e, in_tp),
         WalkError::Records(e) => LogValidationError::invalid(reason(e)),
     })
 }
 
+/// A batch that does not inflate (or inflates past the cap): `CORRUPT_MESSAGE`.
+pub(super) fn corrupt(e: RecordError, in_tp: &str) -> LogValidationError {
+    LogValidationError::CorruptMessage {
+        message: format!("{}{in_tp}", reason(e)),
+    }
+}
+
+/// What a checked walk found: the largest record timestamp, the offset delta of its first
+/// record, and whether the offset deltas were 0, 1, 2, ...
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Walked {
+    pub max_timestamp: i64,
+    pub max_timestamp_delta: i32,
+    pub offsets_in_order: bool,
+}
+
+/// Walks the records with `checks`; any rejected record fails the batch with every record error.
+#[inline(always)]
+pub(super) fn check_records(
+    walk: Walk<'_>,
+    checks: &Checks<'_>,
+    in_tp: &str,
+) -> Result<Walked, LogValidationError> {
+    // The hot loop only notes that something is wrong; the messages are built by a second,
+    // cold walk, so nothing in this loop escapes to memory.
+    let mut any_problem = false;
+    let mut out = Walked {
+        max_timestamp: NO_TIMESTAMP,
+        max_timestamp_delta: -1,
+        offsets_in_order: true,
+    };
+    walk_records(walk, checks.h, checks.ctx, in_tp, |index, r| {
+        let timestamp = checks.timestamp(r);
+        any_problem |= checks.problem(index, r, timestamp).is_some();
+        out.offsets_in_order &= r.offset_delta == index;
+        if timestamp > out.max_timestamp {
+            out.max_timestamp = timestamp;
+            out.max_timestamp_delta = r.offset_delta;
+        }
+    })?;
+    if any_problem {
+        return Err(collect_errors(walk, checks, in_tp));
+    }
+    Ok(out)
+}
+
 /// Walks the records of one batch: structure, offset deltas, keys, timestamps; computes the
-/// batch's max timestamp as Kafka would store it.
+/// batch's max timestamp as Kafka would store it. A batch whose codec is not the topic's
+/// target, or a compressed one whose offset deltas are not 0, 1, 2, ..., is rebuilt
+/// (`recompress`).
 pub(super) fn validate_batch_records(
     entry: &BatchRef<'_>,
     h: RecordBatchHeader,
     ctx: &ValidationContext,
     in_tp: &str,
+    tp: &str,
 ) -> Result<ValidatedBatch, LogValidationError> {
+    if let Some(target) = rebuild_target(&h, ctx) {
+        return validate_and_rebuild(entry, h, ctx, (in_tp, tp), target);
+    }
     let compressed = h.attributes & 0x07 != 0;
-    let batch_log_append = h.timestamp_type() == TimestampType::LogAppendTime;
-    let checks = Checks {
-        ctx,
-        h: &h,
-        batch_log_append,
-        check_create_time: ctx.timestamp_type == TimestampType::CreateTime,
-    };
-    // The hot loop only notes that something is wrong; the messages are built by a second,
-    // cold walk, so nothing in this loop escapes to memory.
-    let mut any_problem = false;
-    let mut max_ts = NO_TIMESTAMP;
-    let mut max_delta = -1i32;
-    walk_records(entry.bytes, &h, ctx, in_tp, |index, r| {
-        let timestamp = checks.timestamp(r);
-        any_problem |= checks.problem(index, r, timestamp).is_some();
-        if timestamp > max_ts {
-            max_ts = timestamp;
-            max_delta = r.offset_delta;
-        }
-    })?;
-    if any_problem {
-        return Err(collect_errors(entry.bytes, &checks, in_tp));
+    let checks = Checks::new(ctx, &h, compressed);
+    let walked = check_records(Walk::Batch(entry.bytes), &checks, in_tp)?;
+    if !walked.offsets_in_order {
+        // Only a compressed batch gets here (the walk refuses uncompressed ones): Kafka
+        // rebuilds it rather than refuse it, at the topic's codec or the batch's own.
+        let target = ctx
+            .target_compression
+            .unwrap_or_else(|| Compression::of(codec_of(&h)));
+        return validate_and_rebuild(entry, h, ctx, (in_tp, tp), target);
     }
     let (max_timestamp, offset_delta_of_max_timestamp) =
         if ctx.timestamp_type == TimestampType::LogAppendTime {
             (ctx.now_ms, if compressed { 0 } else { h.last_offset_delta })
         } else {
-            (max_ts, max_delta)
+            (walked.max_timestamp, walked.max_timestamp_delta)
         };
     Ok(ValidatedBatch {
         position: entry.position,
@@ -142,18 +197,61 @@ pub(super) fn validate_batch_records(
         header: h,
         max_timestamp,
         offset_delta_of_max_timestamp,
+        rebuilt: None,
     })
 }
 
+/// The batch's codec; its id was checked by the shallow checks.
+fn codec_of(h: &RecordBatchHeader) -> CompressionType {
+    h.compression().unwrap_or(CompressionType::None)
+}
+
 /// The per-record checks of `LogValidator.validateRecord` for one batch.
-struct Checks<'c> {
+pub(super) struct Checks<'c> {
     ctx: &'c ValidationContext,
     h: &'c RecordBatchHeader,
     batch_log_append: bool,
     check_create_time: bool,
+    /// The records are walked in place and compressed: Kafka's `skipKeyValueIterator`, whose
+    /// records its messages describe as `PartialDefaultRecord`.
+    partial: bool,
+    /// Offset deltas other than 0, 1, 2, ... are an error (the batch is kept uncompressed as
+    /// it is); otherwise they are noted and the batch is rebuilt.
+    offsets_must_match: bool,
 }
 
-impl Checks<'_> {
+impl<'c> Checks<'c> {
+    /// The checks of a batch walked as produced (compressed: `partial`); an uncompressed one
+    /// is kept as it is, so its offset deltas must be in order.
+    pub(super) fn new(ctx: &'c ValidationContext, h: &'c RecordBatchHeader, partial: bool) -> Self {
+        Checks {
+            ctx,
+            h,
+            batch_log_append: h.timestamp_type() == TimestampType::LogAppendTime,
+            check_create_time: ctx.timestamp_type == TimestampType::CreateTime,
+            partial,
+            offsets_must_match: !partial,
+        }
+    }
+
+    /// The checks of a batch walked whole to be rebuilt: any offset deltas will do.
+    pub(super) fn rebuilding(ctx: &'c ValidationContext, h: &'c RecordBatchHeader) -> Self {
+        Checks {
+            partial: false,
+            offsets_must_match: false,
+            ..Checks::new(ctx, h, false)
+        }
+    }
+
+    /// The timestamp of a record with `timestamp_delta`, as Kafka reads it.
+    pub(super) fn timestamp_at(&self, timestamp_delta: i64) -> i64 {
+        if self.batch_log_append {
+            self.h.max_timestamp
+        } else {
+            self.h.base_timestamp.wrapping_add(timestamp_delta)
+        }
+    }
+
     /// The record's timestamp as Kafka reads it: the batch max timestamp under LogAppendTime.
     #[inline(always)]
     fn timestamp(&self, r: &RecordSummary) -> i64 {
@@ -168,7 +266,7 @@ impl Checks<'_> {
     #[inline(always)]
     fn problem(&self, index: i32, r: &RecordSummary, timestamp: i64) -> Option<Problem> {
         let ctx = self.ctx;
-        if r.offset_delta != index {
+        if self.offsets_must_match && r.offset_delta != index {
             Some(Problem::OffsetDelta)
         } else if ctx.compacted && !r.has_key() {
             Some(Problem::NoKey)
@@ -187,22 +285,13 @@ impl Checks<'_> {
 /// Second walk of a batch known to hold rejected records: every record error with its message.
 #[cold]
 #[inline(never)]
-fn collect_errors(batch: &[u8], checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
+fn collect_errors(walk: Walk<'_>, checks: &Checks<'_>, in_tp: &str) -> LogValidationError {
     let mut errors: Vec<(bool, BatchIndexError)> = Vec::new();
     // The first walk succeeded on the same bytes, so this one cannot fail.
-    let _ = walk_records(batch, checks.h, checks.ctx, in_tp, |index, r| {
+    let _ = walk_records(walk, checks.h, checks.ctx, in_tp, |index, r| {
         let timestamp = checks.timestamp(r);
         if let Some(p) = checks.problem(index, r, timestamp) {
-            push_error(
-                &mut errors,
-                p,
-                index,
-                r,
-                checks.h,
-                timestamp,
-                checks.ctx,
-                in_tp,
-            );
+            push_error(&mut errors, p, index, r, checks, timestamp, in_tp);
         }
     });
     record_errors(errors)
@@ -218,17 +307,16 @@ enum Problem {
 }
 
 /// Records one rejected record with Kafka's message; `true` marks a timestamp error.
-#[allow(clippy::too_many_arguments)]
 fn push_error(
     errors: &mut Vec<(bool, BatchIndexError)>,
     problem: Problem,
     index: i32,
     r: &RecordSummary,
-    h: &RecordBatchHeader,
+    checks: &Checks<'_>,
     timestamp: i64,
-    ctx: &ValidationContext,
     in_tp: &str,
 ) {
+    let (h, ctx) = (checks.h, checks.ctx);
     let offset = r.offset(h.base_offset);
     let entry = match problem {
         Problem::OffsetDelta => (
@@ -254,7 +342,7 @@ fn push_error(
             true,
             format!(
                 "Invalid timestamp type in message {}. Producer should not set timestamp type to LogAppendTime.",
-                describe(r, offset, timestamp, h.attributes & 0x07 != 0)
+                describe(r, offset, timestamp, checks.partial)
             ),
         ),
     };
