@@ -144,9 +144,13 @@ fn kcat_round_trips_every_codec_with_keys_and_headers() {
         let count: i64 = batches.iter().map(|b| b["count"].as_i64().unwrap()).sum();
         assert_eq!(count, 300, "{codec}");
         for b in &batches {
-            assert_eq!(b["compression"], codec, "{b}");
+            assert_stored_codec(b, codec);
             assert_eq!(b["is_valid"], true, "{b}");
         }
+        assert!(
+            batches.iter().any(|b| b["compression"] == codec),
+            "{codec}: no batch of the codec: {out}"
+        );
     }
 }
 
@@ -276,11 +280,8 @@ fn kcat_legacy_protocol_up_and_down_converts_every_codec() {
         for line in out.lines() {
             let v: serde_json::Value = serde_json::from_str(line).unwrap();
             if v["type"] == "batch" {
-                assert_eq!(
-                    (&v["magic"], &v["compression"]),
-                    (&2.into(), &codec.into()),
-                    "{v}"
-                );
+                assert_eq!(v["magic"], 2, "{v}");
+                assert_stored_codec(&v, codec);
             }
         }
         let topic = format!("new-{codec}");
@@ -309,4 +310,15 @@ fn kcat_legacy_protocol_up_and_down_converts_every_codec() {
     let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
     assert_ne!(code, 0, "a magic-0 consumer read a zstd batch: {out} {err}");
     assert!(err.contains("Unsupported compression type"), "{err}");
+}
+
+/// A stored batch (dump-segment's JSON) has the codec kcat was asked for. librdkafka sends a
+/// batch uncompressed when compressing it would make it larger (`rd_kafka_msgset_writer_compress`):
+/// under load the first record may leave alone, and one short record never shrinks, so such a
+/// batch may be uncompressed.
+fn assert_stored_codec(batch: &serde_json::Value, codec: &str) {
+    let lone_small_record = batch["count"] == 1 && batch["size"].as_i64().unwrap() < 256;
+    if !(lone_small_record && batch["compression"] == "none") {
+        assert_eq!(batch["compression"], codec, "{batch}");
+    }
 }
