@@ -6,7 +6,7 @@
 
 use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
-use crate::config::listeners::{EndPoint, parse_listeners};
+use crate::config::listeners::{EndPoint, only_plaintext_listeners, parse_listeners};
 use crate::protocol::record::batch::TimestampType;
 use crate::storage::log_config::CleanupPolicy;
 use crate::storage::log_config_values::{
@@ -577,7 +577,7 @@ impl Settings {
                  defined in listeners",
             );
         }
-        Ok(())
+        only_plaintext_listeners(&self.listeners)
     }
 }
 

@@ -8,6 +8,8 @@
 
 use std::fmt;
 
+use super::ConfigError;
+
 /// A listener's security protocol (Kafka's `SecurityProtocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
@@ -124,6 +126,24 @@ fn parse_endpoint(item: &str) -> Result<EndPoint, String> {
     })
 }
 
+/// Refuses (naming the listener and the key) any listener whose security protocol is not
+/// PLAINTEXT: until SSL and SASL are implemented, serving such a listener would accept
+/// unauthenticated plaintext where its name promises otherwise. Advertised listeners are a
+/// subset of these names, so checking `listeners` covers them.
+pub fn only_plaintext_listeners(listeners: &[EndPoint]) -> Result<(), ConfigError> {
+    match listeners
+        .iter()
+        .find(|e| e.security_protocol != SecurityProtocol::Plaintext)
+    {
+        Some(endpoint) => Err(ConfigError::UnsupportedSecurityProtocol {
+            key: "listeners",
+            listener: endpoint.to_string(),
+            protocol: endpoint.security_protocol.name(),
+        }),
+        None => Ok(()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -184,5 +204,22 @@ mod tests {
         // Port 0 may repeat, and advertised listeners may share ports.
         assert!(parse_listeners("PLAINTEXT://a:0,SSL://b:0", true).is_ok());
         assert!(parse_listeners("PLAINTEXT://a:1,SSL://b:1", false).is_ok());
+    }
+
+    #[test]
+    fn only_plaintext_listeners_are_served() {
+        let ok = parse_listeners("PLAINTEXT://127.0.0.1:9092", false).unwrap();
+        assert!(only_plaintext_listeners(&ok).is_ok());
+        for (value, named) in [
+            ("PLAINTEXT://a:1,SSL://a:2", "SSL://a:2"),
+            ("SASL_PLAINTEXT://a:1", "SASL_PLAINTEXT://a:1"),
+            ("sasl_ssl://a:1", "SASL_SSL://a:1"),
+        ] {
+            let listeners = parse_listeners(value, false).unwrap();
+            let err = only_plaintext_listeners(&listeners)
+                .unwrap_err()
+                .to_string();
+            assert!(err.contains(named) && err.contains("listeners"), "{err}");
+        }
     }
 }

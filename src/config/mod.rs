@@ -55,6 +55,17 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
+    /// A listener whose security protocol kcli does not implement yet (SSL, SASL_*): serving it
+    /// as plaintext without authentication would be a silent hole, so the broker refuses it.
+    #[error(
+        "listener {listener} in {key} uses security protocol {protocol}, which kcli does not \
+         implement yet: only PLAINTEXT listeners can be served"
+    )]
+    UnsupportedSecurityProtocol {
+        key: &'static str,
+        listener: String,
+        protocol: &'static str,
+    },
 }
 
 /// Where a config's value came from, lowest precedence first. `DescribeConfigs` reports

@@ -50,3 +50,39 @@ fn an_unknown_command_exits_2_with_usage() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-command"));
 }
+
+/// Until SSL and SASL exist, a listener that promises them is refused at startup with one line
+/// naming the listener and the key (it used to be served as unauthenticated plaintext), and
+/// nothing listens on its port.
+#[test]
+fn serve_refuses_listeners_that_are_not_plaintext() {
+    for listeners in [
+        "SSL://127.0.0.1:{port}",
+        "PLAINTEXT://127.0.0.1:{other},SASL_PLAINTEXT://127.0.0.1:{port}",
+        "SASL_SSL://127.0.0.1:{port}",
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let port = crate::serve_support::free_port();
+        let other = crate::serve_support::free_port();
+        let value = listeners
+            .replace("{port}", &port.to_string())
+            .replace("{other}", &other.to_string());
+        let mut cmd = kcli();
+        cmd.arg("serve")
+            .arg("--override")
+            .arg(format!("listeners={value}"))
+            .arg("--override")
+            .arg(format!("log.dirs={}", dir.path().display()));
+        let (code, _, err) =
+            crate::serve_support::run_within(cmd, b"", std::time::Duration::from_secs(30));
+        assert_eq!(code, 2, "{value}: {err}");
+        let line = err.trim();
+        assert_eq!(line.lines().count(), 1, "{err}");
+        let named = value.rsplit(',').next().unwrap();
+        assert!(
+            line.contains(named) && line.contains("listeners") && line.contains("PLAINTEXT"),
+            "{line}"
+        );
+        assert!(std::net::TcpStream::connect(("127.0.0.1", port)).is_err());
+    }
+}
