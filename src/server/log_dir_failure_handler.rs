@@ -88,20 +88,10 @@ impl LogDirFailureHandler {
             return Ok(());
         };
         let new_state = if state.leader == self.broker_id {
-            let isr = if state.isr.len() == 1 {
-                state.isr.clone()
-            } else {
-                state
-                    .isr
-                    .iter()
-                    .copied()
-                    .filter(|id| *id != self.broker_id)
-                    .collect()
-            };
             let new_state = PartitionState {
                 leader: -1,
                 leader_epoch: state.leader_epoch + 1,
-                isr,
+                isr: state.shrunk_isr(|id| id != self.broker_id),
                 controller_epoch: self.controller_epoch,
                 leader_recovery_state: state.leader_recovery_state,
             };

@@ -307,16 +307,7 @@ impl TopicManager {
                 let new_state = PartitionState {
                     leader,
                     leader_epoch: state.leader_epoch + 1,
-                    isr: if leader == -1 {
-                        state.isr.clone()
-                    } else {
-                        state
-                            .isr
-                            .iter()
-                            .copied()
-                            .filter(|id| live.contains(id))
-                            .collect()
-                    },
+                    isr: state.shrunk_isr(|id| live.contains(&id)),
                     controller_epoch: self.controller_epoch,
                     leader_recovery_state: 0,
                 };

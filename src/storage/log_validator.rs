@@ -409,6 +409,22 @@ mod tests {
         b
     }
 
+    /// Validates two records of `codec` that the producer stamped LogAppendTime itself (which
+    /// only the broker may do) under `c`; asserts both are refused with INVALID_TIMESTAMP.
+    pub(crate) fn producer_set_log_append_time(
+        codec: CompressionType,
+        c: &ValidationContext,
+    ) -> LogValidationError {
+        let mut p = builder(codec, 2);
+        p.timestamp_type = TimestampType::LogAppendTime;
+        let e = validate_records(&p.build().unwrap(), c).unwrap_err();
+        assert_eq!(
+            (e.error_code(), e.record_errors().len()),
+            (ErrorCode::InvalidTimestamp, 2)
+        );
+        e
+    }
+
     pub(crate) fn refresh_crc(b: &mut [u8]) {
         let crc = compute_crc(b);
         b[CRC_OFFSET..CRC_OFFSET + 4].copy_from_slice(&crc.to_be_bytes());

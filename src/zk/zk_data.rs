@@ -397,6 +397,18 @@ pub struct PartitionState {
 }
 
 impl PartitionState {
+    /// The ISR less the members `keep` refuses, in order; if none would remain, the ISR as it
+    /// is, as Kafka's controller leaves an offline partition's ISR (its last members are the
+    /// only clean leaders it can come back with).
+    pub fn shrunk_isr(&self, keep: impl Fn(BrokerId) -> bool) -> Vec<BrokerId> {
+        let isr: Vec<BrokerId> = self.isr.iter().copied().filter(|id| keep(*id)).collect();
+        if isr.is_empty() {
+            self.isr.clone()
+        } else {
+            isr
+        }
+    }
+
     pub fn encode(&self) -> Vec<u8> {
         let mut entries = vec![
             ("version", "1".to_string()),

@@ -141,6 +141,16 @@ fn partition_states() {
     );
 }
 
+/// Not a golden payload: the ISR rule the controller paths share.
+#[test]
+fn shrunk_isr_keeps_the_last_members() {
+    let s = PartitionState::decode(golden("state").as_bytes()).unwrap();
+    assert_eq!(s.isr, [1, 2, 3]);
+    assert_eq!(s.shrunk_isr(|id| id != 1), [2, 3]);
+    assert_eq!(s.shrunk_isr(|id| id == 2), [2]);
+    assert_eq!(s.shrunk_isr(|_| false), [1, 2, 3]);
+}
+
 fn assignment(n: i32) -> TopicAssignment {
     let mut a = TopicAssignment {
         topic_id: Some(Uuid::from_u128(TOPIC_ID)),

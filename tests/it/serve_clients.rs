@@ -152,6 +152,94 @@ fn headers_of(m: &OwnedMessage) -> Vec<(String, Option<Vec<u8>>)> {
         .unwrap_or_default()
 }
 
+/// Produces `records` (key, value; `None` a null key) to `topic` with kcat in `codec`, every
+/// record with `headers` (`name=value`, a name may repeat), then reads the topic from the
+/// beginning with kcat and checks every record: partition 0, offsets from 0, the key (or null),
+/// the headers in order, a timestamp between `before` and now, the value.
+fn kcat_round_trip(
+    broker: &TestBroker,
+    topic: &str,
+    codec: &str,
+    headers: &[&str],
+    records: &[(Option<String>, String)],
+    before: i64,
+) {
+    // A line without the key delimiter is a record with a null key.
+    let input: String = records
+        .iter()
+        .map(|(key, value)| match key {
+            Some(k) => format!("{k}:{value}\n"),
+            None => format!("{value}\n"),
+        })
+        .collect();
+    let mut args = vec!["-P", "-t", topic, "-K", ":", "-z", codec];
+    for h in headers {
+        args.extend(["-H", h]);
+    }
+    args.extend(["-X", "linger.ms=20"]);
+    kcat(broker, &args, input.as_bytes());
+    let out = kcat(
+        broker,
+        &[
+            "-C",
+            "-t",
+            topic,
+            "-o",
+            "beginning",
+            "-e",
+            "-f",
+            "%p|%o|%K|%k|%h|%T|%s\n",
+        ],
+        b"",
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), records.len(), "{topic}: {out}");
+    let headers = headers.join(",");
+    for (i, (line, (key, value))) in lines.iter().zip(records).enumerate() {
+        let f: Vec<&str> = line.splitn(7, '|').collect();
+        assert_eq!(f[..2], ["0", &i.to_string()], "{topic}: {line}");
+        match key {
+            Some(k) => assert_eq!(f[2..4], [&k.len().to_string(), k.as_str()], "{line}"),
+            None => assert_eq!(f[2], "-1", "{topic}: a null key: {line}"),
+        }
+        assert_eq!(f[4], headers, "{topic}: {line}");
+        let ts: i64 = f[5].parse().unwrap();
+        assert!(ts >= before && ts <= now_ms(), "{topic}: timestamp {ts}");
+        assert_eq!(f[6], value, "{topic}: {line}");
+    }
+}
+
+/// The batch lines of `kcli dump-segment --format json` of a partition's first segment.
+fn dumped_batches(broker: &TestBroker, topic: &str) -> Vec<serde_json::Value> {
+    let segment = broker
+        .data_dir()
+        .join(format!("{topic}-0/00000000000000000000.log"));
+    let mut dump = Command::new(env!("CARGO_BIN_EXE_kcli"));
+    dump.args(["dump-segment", "--format", "json"])
+        .arg(&segment);
+    let (code, out, err) = run_within(dump, b"", CLIENT_LIMIT);
+    assert_eq!(code, 0, "{err}");
+    out.lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["type"] == "batch")
+        .collect()
+}
+
+/// (codec, count) of each batch of a partition's first segment (dump-segment), every batch
+/// valid.
+fn stored_batches(broker: &TestBroker, topic: &str) -> Vec<(String, i64)> {
+    dumped_batches(broker, topic)
+        .into_iter()
+        .map(|b| {
+            assert_eq!(b["is_valid"], true, "{b}");
+            (
+                b["compression"].as_str().unwrap().to_string(),
+                b["count"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 pub(crate) mod drivers;
 mod group_drivers;
 mod kcat;

@@ -36,7 +36,9 @@ use kcli::protocol::messages::offset_fetch_request::{
 use kcli::protocol::messages::sync_group_request::{SyncGroupRequest, SyncGroupRequestAssignment};
 use kcli::protocol::messages::sync_group_response::SyncGroupResponse;
 
-use crate::serve_support::{KafkaConn, TestBroker, batch_of, produce_request, produce_result};
+use crate::serve_support::{
+    KafkaConn, TestBroker, batch_of, create_topic_with, produce_request, produce_result,
+};
 
 /// Overrides that keep group tests fast.
 pub const FAST: &[(&str, &str)] = &[
@@ -272,24 +274,7 @@ pub fn fetch_offsets(
 
 /// Creates `topic` with `partitions` partitions and produces one record to each.
 pub fn produce(conn: &mut KafkaConn, topic: &str, partitions: i32) {
-    use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
-    let r = conn.call(
-        &RequestKind::CreateTopics(CreateTopicsRequest {
-            topics: vec![CreatableTopic {
-                name: s(topic),
-                num_partitions: partitions,
-                replication_factor: 1,
-                ..Default::default()
-            }],
-            timeout_ms: 10_000,
-            ..Default::default()
-        }),
-        5,
-    );
-    let ResponseKind::CreateTopics(r) = r else {
-        panic!("{r:?}")
-    };
-    assert_eq!(r.topics[0].error_code, 0, "{r:?}");
+    create_topic_with(conn, topic, partitions, &[]);
     for p in 0..partitions {
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {

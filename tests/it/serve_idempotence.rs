@@ -9,7 +9,7 @@
 
 use kcli::protocol::codec::StrBytes;
 use kcli::protocol::messages::init_producer_id_request::InitProducerIdRequest;
-use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
+use kcli::protocol::messages::{RequestKind, ResponseKind};
 use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use kcli::protocol::record::compression::CompressionType;
 
@@ -19,28 +19,14 @@ use rdkafka::config::ClientConfig;
 use rdkafka::producer::{DeliveryFuture, FutureProducer, FutureRecord, Producer};
 
 use crate::serve_support::{
-    KafkaConn, PRODUCE_VERSION, TestBroker, now_ms, produce_request, read_partition,
+    KafkaConn, PRODUCE_VERSION, TestBroker, auto_create_topic, now_ms, produce_request,
+    read_partition,
 };
 
 const OUT_OF_ORDER_SEQUENCE_NUMBER: i16 = 45;
 const INVALID_PRODUCER_EPOCH: i16 = 47;
 const TRANSACTIONAL_ID_AUTHORIZATION_FAILED: i16 = 53;
 const INVALID_REQUEST: i16 = 42;
-
-fn create_topic(conn: &mut KafkaConn, topic: &str) {
-    let request = RequestKind::Metadata(MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some(StrBytes::from(topic)),
-            ..Default::default()
-        }]),
-        allow_auto_topic_creation: true,
-        ..Default::default()
-    });
-    let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
-        unreachable!()
-    };
-    assert_eq!(md.topics[0].error_code, 0, "{md:?}");
-}
 
 /// InitProducerId at `version`: (error code, producer id, epoch).
 fn init_producer_id(
@@ -122,7 +108,7 @@ fn values(conn: &mut KafkaConn, topic: &str) -> Vec<String> {
 fn serve_idempotence_dedup_sequence_and_epoch_errors() {
     let broker = TestBroker::start(&[]);
     let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn, "idem");
+    auto_create_topic(&mut conn, "idem");
     let (err, pid, epoch) = init_producer_id(&mut conn, 4, None, -1, -1);
     assert_eq!((err, epoch), (0, 0));
     assert!(pid >= 0);
@@ -185,7 +171,7 @@ fn serve_idempotence_dedup_sequence_and_epoch_errors() {
 fn serve_idempotence_state_and_ids_survive_clean_restart_and_kill9() {
     let mut broker = TestBroker::start(&[]);
     let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn, "idem-restart");
+    auto_create_topic(&mut conn, "idem-restart");
     let (_, pid, _) = init_producer_id(&mut conn, 4, None, -1, -1);
     let first = idem_batch(pid, 0, 0, &["a", "b", "c"], false);
     assert_eq!(produce(&mut conn, "idem-restart", first.clone()).1, 0);
@@ -321,7 +307,7 @@ fn serve_idempotence_dynamic_expiration_forgets_idle_producers() {
     use kcli::protocol::messages::incremental_alter_configs_request as iac;
     let broker = TestBroker::start(&[("producer.id.expiration.check.interval.ms", "100")]);
     let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn, "idem-expire");
+    auto_create_topic(&mut conn, "idem-expire");
     let (_, pid, _) = init_producer_id(&mut conn, 4, None, -1, -1);
     // The producer's batch is stamped a minute ago.
     let old = now_ms() - 60_000;

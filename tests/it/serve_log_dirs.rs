@@ -20,7 +20,7 @@ use kcli::protocol::messages::describe_log_dirs_response::DescribeLogDirsRespons
 use kcli::protocol::messages::metadata_request::{self, MetadataRequest};
 use kcli::protocol::messages::{RequestKind, ResponseKind};
 
-use crate::serve_support::{KafkaConn, TestBroker};
+use crate::serve_support::{KafkaConn, TestBroker, auto_create_topic};
 
 mod failure;
 mod moves;
@@ -41,22 +41,6 @@ fn broker_on(dirs: &[&Path], overrides: &[(&str, &str)]) -> TestBroker {
     let mut all: Vec<(&str, &str)> = vec![("log.dirs", joined.as_str())];
     all.extend_from_slice(overrides);
     TestBroker::start(&all)
-}
-
-/// Creates `topic` with one partition (Metadata's auto-creation).
-fn create_topic(conn: &mut KafkaConn, topic: &str) {
-    let request = RequestKind::Metadata(MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some(StrBytes::from(topic)),
-            ..Default::default()
-        }]),
-        allow_auto_topic_creation: true,
-        ..Default::default()
-    });
-    let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
-        unreachable!()
-    };
-    assert_eq!(md.topics[0].error_code, 0, "{md:?}");
 }
 
 /// DescribeLogDirs at `version` for `topics` (`None`: every partition).

@@ -14,8 +14,8 @@ use kcli::protocol::codec::{StrBytes, Uuid};
 use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
 
 use crate::serve_support::{
-    KafkaConn, PRODUCE_VERSION, TestBroker, batch_at, batch_of, list_offset, produce_request,
-    produce_result, read_partition,
+    KafkaConn, PRODUCE_VERSION, TestBroker, batch_at, batch_of, create_topic_with, list_offset,
+    produce_request, produce_result, read_partition,
 };
 
 /// (topic id, partition count) of each topic, from Metadata v12, which auto-creates them when
@@ -227,9 +227,6 @@ fn clean_stop_and_restart_keeps_records_and_topic_ids() {
 /// overrides are described as the topic's own, and `max.message.bytes` is still enforced.
 #[test]
 fn topic_config_overrides_survive_a_restart() {
-    use kcli::protocol::messages::create_topics_request::{
-        CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
-    };
     use kcli::protocol::messages::describe_configs_request::{
         DescribeConfigsRequest, DescribeConfigsResource,
     };
@@ -241,29 +238,7 @@ fn topic_config_overrides_survive_a_restart() {
         ("min.compaction.lag.ms", "1000"),
         ("message.downconversion.enable", "false"),
     ];
-    let create = RequestKind::CreateTopics(CreateTopicsRequest {
-        topics: vec![CreatableTopic {
-            name: StrBytes::from("cfg"),
-            num_partitions: 2,
-            replication_factor: 1,
-            configs: configs
-                .iter()
-                .map(|(k, v)| CreatableTopicConfig {
-                    name: StrBytes::from(*k),
-                    value: Some(StrBytes::from(*v)),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
-        }],
-        timeout_ms: 10_000,
-        ..Default::default()
-    });
-    let ResponseKind::CreateTopics(created) = conn.call(&create, 7) else {
-        unreachable!()
-    };
-    assert_eq!(created.topics[0].error_code, 0, "{created:?}");
-    let id = created.topics[0].topic_id;
+    let id = create_topic_with(&mut conn, "cfg", 2, &configs).topic_id;
     drop(conn);
     broker.stop();
     broker.restart();

@@ -424,6 +424,65 @@ pub fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
     false
 }
 
+/// Creates `topic` with CreateTopics (v7): `partitions` partitions of one replica, with the
+/// topic `configs`; asserts it was created and returns its result (its topic id among it).
+pub fn create_topic_with(
+    conn: &mut KafkaConn,
+    topic: &str,
+    partitions: i32,
+    configs: &[(&str, &str)],
+) -> kcli::protocol::messages::create_topics_response::CreatableTopicResult {
+    use kcli::protocol::messages::create_topics_request::{
+        CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
+    };
+    let request = RequestKind::CreateTopics(CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: StrBytes::from(topic),
+            num_partitions: partitions,
+            replication_factor: 1,
+            configs: configs
+                .iter()
+                .map(|(k, v)| CreatableTopicConfig {
+                    name: StrBytes::from(*k),
+                    value: Some(StrBytes::from(*v)),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        }],
+        timeout_ms: 10_000,
+        ..Default::default()
+    });
+    let ResponseKind::CreateTopics(mut r) = conn.call(&request, 7) else {
+        unreachable!()
+    };
+    assert_eq!(r.topics[0].error_code, 0, "{topic}: {r:?}");
+    r.topics.swap_remove(0)
+}
+
+/// Metadata (v12) of `topic` with auto-creation allowed: the broker creates it with its
+/// defaults (`num.partitions`, the `log.*` configs).
+pub fn auto_create_request(topic: &str) -> RequestKind {
+    use kcli::protocol::messages::metadata_request::{MetadataRequest, MetadataRequestTopic};
+    RequestKind::Metadata(MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some(StrBytes::from(topic)),
+            ..Default::default()
+        }]),
+        allow_auto_topic_creation: true,
+        ..Default::default()
+    })
+}
+
+/// Creates `topic` through Metadata's auto-creation; asserts the topic was answered without
+/// an error.
+pub fn auto_create_topic(conn: &mut KafkaConn, topic: &str) {
+    let ResponseKind::Metadata(md) = conn.call(&auto_create_request(topic), 12) else {
+        unreachable!()
+    };
+    assert_eq!(md.topics[0].error_code, 0, "{md:?}");
+}
+
 /// The Produce and Fetch versions the raw helpers speak (both flexible, topics by name).
 pub const PRODUCE_VERSION: i16 = 9;
 pub const FETCH_VERSION: i16 = 12;

@@ -3,62 +3,12 @@
 //! recovers the same records after a restart. The file system is a real 192 KiB tmpfs mounted
 //! for the test (the test suite runs as root, as CI does).
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
-
 use kcli::protocol::record::compression::CompressionType;
 use kcli::storage::StorageError;
 use kcli::storage::log_config::LogConfig;
 use kcli::storage::log_validator::AppendOrigin;
 
-use crate::storage_support::{T0, batch, open_log, read_all};
-
-/// A tmpfs mounted for the life of the value.
-struct SmallFs {
-    mount: PathBuf,
-    _parent: tempfile::TempDir,
-}
-
-impl SmallFs {
-    fn mount(size: &str) -> SmallFs {
-        let parent = tempfile::tempdir().unwrap();
-        let mount = parent.path().join("fs");
-        std::fs::create_dir(&mount).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&mount)
-            .status()
-            .expect("running mount(8)");
-        assert!(
-            status.success(),
-            "mounting a tmpfs needs root, as tests/run and CI have"
-        );
-        SmallFs {
-            mount,
-            _parent: parent,
-        }
-    }
-
-    /// Gives the file system more room, as an operator freeing space would.
-    fn grow(&self, size: &str) {
-        let status = Command::new("mount")
-            .args(["-o", &format!("remount,size={size}")])
-            .arg(&self.mount)
-            .status()
-            .expect("running mount(8)");
-        assert!(status.success());
-    }
-
-    fn path(&self) -> &Path {
-        &self.mount
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
-    }
-}
+use crate::storage_support::{SmallFs, T0, batch, open_log, read_all};
 
 #[test]
 fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {

@@ -3,36 +3,17 @@
 //! dir gone, the data the same), loaded again after a restart mid-move, and a failed dir's logs
 //! taken out while the others stay.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use kcli::cluster::TopicPartition;
-use kcli::protocol::record::compression::CompressionType;
-use kcli::storage::log_manager::{LogManager, LogManagerConfig};
+use kcli::storage::log_manager::LogManager;
 use kcli::storage::log_reads::FetchIsolation;
-use kcli::storage::log_validator::AppendOrigin;
 
-use crate::storage_support::{T0, batch, read_all, small_config};
-
-fn config(dirs: &[PathBuf]) -> LogManagerConfig {
-    let mut config = LogManagerConfig::new(dirs.to_vec(), 1, "kcli-test-cluster");
-    config.default_log_config = small_config();
-    config
-}
+use crate::storage_support::{T0, append_n, manager_config, read_all, small_config};
 
 fn append(manager: &LogManager, tp: &TopicPartition, n: usize) {
     let log = manager.get_log(tp).unwrap();
-    let mut log = log.lock().unwrap();
-    for i in 0..n {
-        log.append_as_leader(
-            &batch(&[vec![i as u8; 100]], T0, CompressionType::None),
-            0,
-            AppendOrigin::Client,
-            T0,
-        )
-        .unwrap();
-    }
-    let end = log.log_end_offset();
-    log.update_high_watermark(end).unwrap();
+    append_n(&mut log.lock().unwrap(), n);
 }
 
 /// Copies what the current log has beyond the future log's end, as the mover does.
@@ -72,7 +53,7 @@ fn a_future_log_is_described_then_swapped_in_once_caught_up() {
     let b = tempfile::tempdir().unwrap();
     let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
     let tp = TopicPartition::new("m", 0);
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     manager
         .get_or_create_log(&tp, None, small_config(), T0)
         .unwrap();
@@ -104,7 +85,7 @@ fn a_future_log_is_described_then_swapped_in_once_caught_up() {
     // A restart mid-move: the future dir comes back as the future log, not as the partition.
     manager.shutdown(-1, T0).unwrap();
     drop(manager);
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     assert_eq!(
         manager.get_log(&tp).unwrap().lock().unwrap().dir(),
         a.path().join("m-0")
@@ -133,7 +114,7 @@ fn a_future_log_is_described_then_swapped_in_once_caught_up() {
     append(&manager, &tp, 1);
     manager.shutdown(-1, T0).unwrap();
     drop(manager);
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     let log = manager.get_log(&tp).unwrap();
     let log = log.lock().unwrap();
     assert_eq!(
@@ -147,7 +128,7 @@ fn a_failed_dir_takes_out_only_its_logs() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     let (in_a, in_b) = (TopicPartition::new("x", 0), TopicPartition::new("x", 1));
     manager
         .get_or_create_log(&in_a, None, small_config(), T0)

@@ -2,48 +2,30 @@
 //! clean-shutdown marker, recovery after a crash, and the retention schedule.
 
 use std::fs;
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use kcli::cluster::TopicPartition;
 use kcli::protocol::record::compression::CompressionType;
 use kcli::storage::StorageError;
 use kcli::storage::log_config::LogConfig;
-use kcli::storage::log_manager::{LogManager, LogManagerConfig};
+use kcli::storage::log_manager::LogManager;
 use kcli::storage::log_validator::AppendOrigin;
 
-use crate::storage_support::{T0, batch, read_all, small_config};
-
-fn config(dirs: &[PathBuf]) -> LogManagerConfig {
-    let mut config = LogManagerConfig::new(dirs.to_vec(), 1, "kcli-test-cluster");
-    config.default_log_config = small_config();
-    config
-}
+use crate::storage_support::{T0, append_n, batch, manager_config, read_all, small_config};
 
 fn produce(manager: &LogManager, tp: &TopicPartition, n: usize) {
     let log = manager
         .get_or_create_log(tp, None, small_config(), T0)
         .unwrap();
-    let mut log = log.lock().unwrap();
-    for i in 0..n {
-        log.append_as_leader(
-            &batch(&[vec![i as u8; 100]], T0, CompressionType::None),
-            0,
-            AppendOrigin::Client,
-            T0,
-        )
-        .unwrap();
-    }
-    let end = log.log_end_offset();
-    log.update_high_watermark(end).unwrap();
+    append_n(&mut log.lock().unwrap(), n);
 }
 
 #[test]
 fn a_locked_log_dir_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let dirs = [dir.path().to_path_buf()];
-    let _first = LogManager::startup(config(&dirs), T0).unwrap();
-    match LogManager::startup(config(&dirs), T0) {
+    let _first = LogManager::startup(manager_config(&dirs), T0).unwrap();
+    match LogManager::startup(manager_config(&dirs), T0) {
         Err(StorageError::LogDirLocked { path }) => assert!(path.starts_with(dir.path())),
         other => panic!("expected LogDirLocked, got {other:?}"),
     }
@@ -54,7 +36,7 @@ fn new_partitions_go_to_the_log_dir_with_the_fewest() {
     let a = tempfile::tempdir().unwrap();
     let b = tempfile::tempdir().unwrap();
     let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     for p in 0..4 {
         produce(&manager, &TopicPartition::new("orders", p), 1);
     }
@@ -75,7 +57,7 @@ fn new_partitions_go_to_the_log_dir_with_the_fewest() {
 fn clean_shutdown_writes_checkpoints_and_the_marker_and_restarts_without_recovery() {
     let dir = tempfile::tempdir().unwrap();
     let dirs = [dir.path().to_path_buf()];
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     let tp = TopicPartition::new("events", 3);
     produce(&manager, &tp, 25);
     manager.shutdown(42, T0).unwrap();
@@ -92,7 +74,7 @@ fn clean_shutdown_writes_checkpoints_and_the_marker_and_restarts_without_recover
         "{meta}"
     );
 
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     assert!(
         !dir.path().join(".kafka_cleanshutdown").exists(),
         "removed once loaded"
@@ -110,14 +92,14 @@ fn a_crash_is_recovered_at_the_next_start() {
     let dirs = [dir.path().to_path_buf()];
     let tp = TopicPartition::new("events", 0);
     {
-        let manager = LogManager::startup(config(&dirs), T0).unwrap();
+        let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
         produce(&manager, &tp, 80);
         // No shutdown: the marker is absent, indexes untrimmed.
     }
     let seg = dir.path().join("events-0").join("00000000000000000000.log");
     let len = fs::metadata(&seg).unwrap().len();
     assert!(len > 0);
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     let log = manager.get_log(&tp).unwrap();
     assert_eq!(read_all(&log.lock().unwrap(), 0).len(), 80);
 }
@@ -126,11 +108,11 @@ fn a_crash_is_recovered_at_the_next_start() {
 fn a_log_dir_of_another_broker_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     let dirs = [dir.path().to_path_buf()];
-    LogManager::startup(config(&dirs), T0)
+    LogManager::startup(manager_config(&dirs), T0)
         .unwrap()
         .shutdown(-1, T0)
         .unwrap();
-    let mut other = config(&dirs);
+    let mut other = manager_config(&dirs);
     other.broker_id = 2;
     let err = LogManager::startup(other, T0).unwrap_err();
     assert!(err.to_string().contains("broker.id"), "{err}");
@@ -139,7 +121,7 @@ fn a_log_dir_of_another_broker_is_refused() {
 #[test]
 fn deleting_a_log_removes_its_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let manager = LogManager::startup(config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&[dir.path().to_path_buf()]), T0).unwrap();
     let tp = TopicPartition::new("gone", 0);
     produce(&manager, &tp, 3);
     assert!(manager.delete_log(&tp).unwrap());
@@ -150,7 +132,7 @@ fn deleting_a_log_removes_its_directory() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retention_runs_on_its_schedule() {
     let dir = tempfile::tempdir().unwrap();
-    let mut cfg = config(&[dir.path().to_path_buf()]);
+    let mut cfg = manager_config(&[dir.path().to_path_buf()]);
     cfg.retention_check_interval_ms = 50;
     cfg.default_log_config = LogConfig {
         retention_bytes: 10 * 1024,
@@ -207,7 +189,7 @@ async fn retention_runs_on_its_schedule() {
 fn shutdown_closes_logs_still_held_elsewhere() {
     let dir = tempfile::tempdir().unwrap();
     let dirs = [dir.path().to_path_buf()];
-    let manager = LogManager::startup(config(&dirs), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
     let tp = TopicPartition::new("held", 0);
     produce(&manager, &tp, 30);
     let held = manager.get_log(&tp).unwrap(); // a request handler still holding the log
@@ -237,7 +219,7 @@ fn shutdown_closes_logs_still_held_elsewhere() {
 #[test]
 fn rolled_segments_are_flushed_and_move_the_recovery_point() {
     let dir = tempfile::tempdir().unwrap();
-    let manager = LogManager::startup(config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let manager = LogManager::startup(manager_config(&[dir.path().to_path_buf()]), T0).unwrap();
     let tp = TopicPartition::new("rolling", 0);
     produce(&manager, &tp, 200); // 8 KiB segments: several rolls
     let log = manager.get_log(&tp).unwrap();

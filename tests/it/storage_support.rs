@@ -1,7 +1,8 @@
 //! Helpers shared by the storage tests: building batches, opening logs with small settings,
-//! reading a log back as (offset, value) pairs.
+//! reading a log back as (offset, value) pairs, and a small tmpfs to fill up.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::process::Command;
 
 use kcli::cluster::TopicPartition;
 use kcli::protocol::record::batch::RecordBatchHeader;
@@ -10,7 +11,9 @@ use kcli::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use kcli::protocol::record::compression::CompressionType;
 use kcli::protocol::record::records::{RecordIter, batch_records};
 use kcli::storage::log_config::LogConfig;
+use kcli::storage::log_manager::LogManagerConfig;
 use kcli::storage::log_reads::FetchIsolation;
+use kcli::storage::log_validator::AppendOrigin;
 use kcli::storage::unified_log::UnifiedLog;
 
 /// A fixed clock start for tests: 2026-01-01T00:00:00Z.
@@ -42,6 +45,29 @@ pub fn small_config() -> LogConfig {
         file_delete_delay_ms: 0,
         ..LogConfig::default()
     }
+}
+
+/// A log manager over `dirs` (one recovery thread) whose logs have the small settings.
+pub fn manager_config(dirs: &[PathBuf]) -> LogManagerConfig {
+    let mut config = LogManagerConfig::new(dirs.to_vec(), 1, "kcli-test-cluster");
+    config.default_log_config = small_config();
+    config
+}
+
+/// Appends `n` batches of one 100-byte record as the leader and moves the high watermark to
+/// the log end.
+pub fn append_n(log: &mut UnifiedLog, n: usize) {
+    for i in 0..n {
+        log.append_as_leader(
+            &batch(&[vec![i as u8; 100]], T0, CompressionType::None),
+            0,
+            AppendOrigin::Client,
+            T0,
+        )
+        .unwrap();
+    }
+    let end = log.log_end_offset();
+    log.update_high_watermark(end).unwrap();
 }
 
 pub fn open_log(dir: &Path, config: LogConfig, recovery_point: i64, clean: bool) -> UnifiedLog {
@@ -86,4 +112,71 @@ pub fn read_all(log: &UnifiedLog, from: i64) -> Vec<(i64, Vec<u8>)> {
         }
     }
     out
+}
+
+/// A tmpfs mounted for the life of the value (the suite runs as root, as tests/run and CI do).
+pub struct SmallFs {
+    mount: PathBuf,
+    _parent: tempfile::TempDir,
+}
+
+impl SmallFs {
+    pub fn mount(size: &str) -> SmallFs {
+        let parent = tempfile::tempdir().unwrap();
+        let mount = parent.path().join("fs");
+        std::fs::create_dir(&mount).unwrap();
+        let status = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
+            .arg(&mount)
+            .status()
+            .expect("running mount(8)");
+        assert!(
+            status.success(),
+            "mounting a tmpfs needs root, as tests/run and CI have"
+        );
+        SmallFs {
+            mount,
+            _parent: parent,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.mount
+    }
+
+    /// Gives the file system more room, as an operator freeing space would.
+    pub fn grow(&self, size: &str) {
+        let status = Command::new("mount")
+            .args(["-o", &format!("remount,size={size}")])
+            .arg(&self.mount)
+            .status()
+            .expect("running mount(8)");
+        assert!(status.success());
+    }
+
+    /// Fills the file system with a file outside the log dir, as another process would.
+    pub fn fill(&self) {
+        use std::io::Write;
+        let mut f = std::fs::File::create(self.mount.join("filler")).unwrap();
+        let chunk = vec![7u8; 64 * 1024];
+        loop {
+            if f.write_all(&chunk).is_err() {
+                break;
+            }
+        }
+        // The last partial chunks: byte by byte is too slow; halve until nothing fits.
+        let mut size = chunk.len() / 2;
+        while size > 0 {
+            if f.write_all(&chunk[..size]).is_err() {
+                size /= 2;
+            }
+        }
+        let _ = f.flush();
+    }
+}
+
+impl Drop for SmallFs {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
+    }
 }

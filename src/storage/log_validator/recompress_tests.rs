@@ -1,7 +1,7 @@
 //! Tests of the leader's rebuild: when a batch is rebuilt and when it is kept, what the rebuilt
 //! batch holds, and the errors on the way.
 
-use super::super::tests::{NOW, builder, code, ctx};
+use super::super::tests::{NOW, builder, code, ctx, producer_set_log_append_time};
 use super::super::*;
 use crate::protocol::record::batch::is_crc_valid;
 use crate::protocol::record::builder::{
@@ -186,13 +186,7 @@ fn a_rebuilt_batch_over_max_message_bytes_is_too_large() {
 fn record_errors_while_rebuilding_describe_default_records() {
     let mut c = to(CompressionType::Snappy);
     c.timestamp_type = TimestampType::LogAppendTime;
-    let mut p = builder(CompressionType::Gzip, 2);
-    p.timestamp_type = TimestampType::LogAppendTime;
-    let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
-    assert_eq!(
-        (e.error_code(), e.record_errors().len()),
-        (ErrorCode::InvalidTimestamp, 2)
-    );
+    let e = producer_set_log_append_time(CompressionType::Gzip, &c);
     assert!(
         e.record_errors()[0]
             .1

@@ -377,7 +377,7 @@ fn record_errors(errors: Vec<(bool, BatchIndexError)>) -> LogValidationError {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{NOW, builder, code, ctx, refresh_crc};
+    use super::super::tests::{NOW, builder, code, ctx, producer_set_log_append_time, refresh_crc};
     use super::super::*;
     use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord, encode_record};
     use crate::protocol::record::compression::CompressionType;
@@ -401,13 +401,7 @@ mod tests {
             0
         );
         // A producer may not set LogAppendTime itself.
-        let mut p = builder(CompressionType::None, 2);
-        p.timestamp_type = TimestampType::LogAppendTime;
-        let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
-        assert_eq!(
-            (e.error_code(), e.record_errors().len()),
-            (ErrorCode::InvalidTimestamp, 2)
-        );
+        let e = producer_set_log_append_time(CompressionType::None, &c);
         assert!(
             e.record_errors()[0]
                 .1
@@ -420,9 +414,7 @@ mod tests {
         let mut c = ctx(AppendOrigin::Client);
         c.timestamp_type = TimestampType::LogAppendTime;
         for codec in CompressionType::ALL {
-            let mut p = builder(codec, 2);
-            p.timestamp_type = TimestampType::LogAppendTime;
-            let e = validate_records(&p.build().unwrap(), &c).unwrap_err();
+            let e = producer_set_log_append_time(codec, &c);
             let expected = if codec == CompressionType::None {
                 format!(
                     "message DefaultRecord(offset=1, timestamp={}, key=0 bytes, value=30 bytes)",

@@ -46,7 +46,6 @@ fn kcat_round_trips_every_codec_with_keys_and_headers() {
     for codec in ["none", "gzip", "snappy", "lz4", "zstd"] {
         let topic = format!("codec-{codec}");
         let mut expected = Vec::new();
-        let mut input = String::new();
         for i in 0..300 {
             let value = if i % 3 == 0 {
                 format!("{codec} value {i} {}", "abc".repeat(i % 50))
@@ -56,64 +55,18 @@ fn kcat_round_trips_every_codec_with_keys_and_headers() {
                     (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15)
                 )
             };
-            if i == 7 {
-                // No key delimiter: a null key.
-                input.push_str(&format!("{value}\n"));
-                expected.push((None, value));
-            } else {
-                input.push_str(&format!("key-{i}:{value}\n"));
-                expected.push((Some(format!("key-{i}")), value));
-            }
+            // A null key at 7.
+            let key = (i != 7).then(|| format!("key-{i}"));
+            expected.push((key, value));
         }
-        kcat(
+        kcat_round_trip(
             &broker,
-            &[
-                "-P",
-                "-t",
-                &topic,
-                "-K",
-                ":",
-                "-z",
-                codec,
-                "-H",
-                "h1=a",
-                "-H",
-                "h1=b",
-                "-H",
-                "h2=c",
-                "-X",
-                "linger.ms=20",
-            ],
-            input.as_bytes(),
+            &topic,
+            codec,
+            &["h1=a", "h1=b", "h2=c"],
+            &expected,
+            before,
         );
-        let out = kcat(
-            &broker,
-            &[
-                "-C",
-                "-t",
-                &topic,
-                "-o",
-                "beginning",
-                "-e",
-                "-f",
-                "%p|%o|%K|%k|%h|%T|%s\n",
-            ],
-            b"",
-        );
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), expected.len(), "{codec}: {out}");
-        for (i, (line, (key, value))) in lines.iter().zip(&expected).enumerate() {
-            let f: Vec<&str> = line.splitn(7, '|').collect();
-            assert_eq!(f[..2], ["0", &i.to_string()], "{codec}: {line}");
-            match key {
-                Some(k) => assert_eq!(f[2..4], [&k.len().to_string(), k.as_str()], "{line}"),
-                None => assert_eq!(f[2], "-1", "{codec}: a null key: {line}"),
-            }
-            assert_eq!(f[4], "h1=a,h1=b,h2=c", "{codec}: {line}");
-            let ts: i64 = f[5].parse().unwrap();
-            assert!(ts >= before && ts <= now_ms(), "{codec}: timestamp {ts}");
-            assert_eq!(f[6], value, "{codec}: {line}");
-        }
         // From the middle of a batch: the client is sent the whole batch and skips ahead.
         let out = kcat(
             &broker,
@@ -127,20 +80,8 @@ fn kcat_round_trips_every_codec_with_keys_and_headers() {
             .collect();
         assert_eq!(out, want, "{codec}: from offset 151");
         // What the broker stored: the codec asked for, in every batch.
-        let segment = broker
-            .data_dir()
-            .join(format!("{topic}-0/00000000000000000000.log"));
-        let mut dump = Command::new(env!("CARGO_BIN_EXE_kcli"));
-        dump.args(["dump-segment", "--format", "json"])
-            .arg(&segment);
-        let (code, out, err) = run_within(dump, b"", CLIENT_LIMIT);
-        assert_eq!(code, 0, "{err}");
-        let batches: Vec<serde_json::Value> = out
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .filter(|v: &serde_json::Value| v["type"] == "batch")
-            .collect();
-        assert!(!batches.is_empty(), "{out}");
+        let batches = dumped_batches(&broker, &topic);
+        assert!(!batches.is_empty(), "{codec}");
         let count: i64 = batches.iter().map(|b| b["count"].as_i64().unwrap()).sum();
         assert_eq!(count, 300, "{codec}");
         for b in &batches {
@@ -149,7 +90,7 @@ fn kcat_round_trips_every_codec_with_keys_and_headers() {
         }
         assert!(
             batches.iter().any(|b| b["compression"] == codec),
-            "{codec}: no batch of the codec: {out}"
+            "{codec}: no batch of the codec: {batches:?}"
         );
     }
 }
@@ -269,20 +210,9 @@ fn kcat_legacy_protocol_up_and_down_converts_every_codec() {
             expected,
             "{codec}: old producer, new consumer"
         );
-        let segment = broker
-            .data_dir()
-            .join(format!("{topic}-0/00000000000000000000.log"));
-        let mut dump = Command::new(env!("CARGO_BIN_EXE_kcli"));
-        dump.args(["dump-segment", "--format", "json"])
-            .arg(&segment);
-        let (code, out, err) = run_within(dump, b"", CLIENT_LIMIT);
-        assert_eq!(code, 0, "{err}");
-        for line in out.lines() {
-            let v: serde_json::Value = serde_json::from_str(line).unwrap();
-            if v["type"] == "batch" {
-                assert_eq!(v["magic"], 2, "{v}");
-                assert_stored_codec(&v, codec);
-            }
+        for v in dumped_batches(&broker, &topic) {
+            assert_eq!(v["magic"], 2, "{v}");
+            assert_stored_codec(&v, codec);
         }
         let topic = format!("new-{codec}");
         kcat(

@@ -5,11 +5,8 @@
 //! reports the topic's and the broker's `compression.type` with their sources.
 
 use super::*;
-use crate::serve_support::KafkaConn;
+use crate::serve_support::{KafkaConn, create_topic_with};
 use kcli::protocol::codec::StrBytes;
-use kcli::protocol::messages::create_topics_request::{
-    CreatableTopic, CreatableTopicConfig, CreateTopicsRequest,
-};
 use kcli::protocol::messages::describe_configs_request::{
     DescribeConfigsRequest, DescribeConfigsResource,
 };
@@ -17,34 +14,6 @@ use kcli::protocol::messages::{RequestKind, ResponseKind};
 
 const CODECS: [&str; 5] = ["none", "gzip", "snappy", "lz4", "zstd"];
 const TARGETS: [&str; 5] = ["uncompressed", "gzip", "snappy", "lz4", "zstd"];
-
-fn create_topic(conn: &mut KafkaConn, topic: &str, configs: &[(&str, &str)]) {
-    let r = conn.call(
-        &RequestKind::CreateTopics(CreateTopicsRequest {
-            topics: vec![CreatableTopic {
-                name: StrBytes::from(topic),
-                num_partitions: 1,
-                replication_factor: 1,
-                configs: configs
-                    .iter()
-                    .map(|(k, v)| CreatableTopicConfig {
-                        name: StrBytes::from(*k),
-                        value: Some(StrBytes::from(*v)),
-                        ..Default::default()
-                    })
-                    .collect(),
-                ..Default::default()
-            }],
-            timeout_ms: 10_000,
-            ..Default::default()
-        }),
-        5,
-    );
-    let ResponseKind::CreateTopics(r) = r else {
-        panic!("{r:?}")
-    };
-    assert_eq!(r.topics[0].error_code, 0, "{topic}: {r:?}");
-}
 
 /// (value, source, synonym sources) of `key` on a topic (2) or broker (4) resource.
 fn described(conn: &mut KafkaConn, kind: i8, name: &str, key: &str) -> (String, i8, Vec<i8>) {
@@ -82,29 +51,6 @@ fn stored(target: &str) -> &str {
     }
 }
 
-/// `kcli dump-segment --format json` of a partition's first segment: (codec, count) per batch.
-fn stored_batches(broker: &TestBroker, topic: &str) -> Vec<(String, i64)> {
-    let segment = broker
-        .data_dir()
-        .join(format!("{topic}-0/00000000000000000000.log"));
-    let mut dump = Command::new(env!("CARGO_BIN_EXE_kcli"));
-    dump.args(["dump-segment", "--format", "json"])
-        .arg(&segment);
-    let (code, out, err) = run_within(dump, b"", CLIENT_LIMIT);
-    assert_eq!(code, 0, "{err}");
-    out.lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .filter(|v| v["type"] == "batch")
-        .map(|b| {
-            assert_eq!(b["is_valid"], true, "{b}");
-            (
-                b["compression"].as_str().unwrap().to_string(),
-                b["count"].as_i64().unwrap(),
-            )
-        })
-        .collect()
-}
-
 /// Every codec kcat produces to every target codec: keys (one null), repeated headers, values
 /// that compress and values that do not, read back exactly; every stored batch is of the
 /// target codec.
@@ -116,8 +62,7 @@ fn kcat_every_codec_to_every_target() {
     for target in TARGETS {
         for codec in CODECS {
             let topic = format!("rc-{codec}-to-{target}");
-            create_topic(&mut conn, &topic, &[("compression.type", target)]);
-            let mut input = String::new();
+            create_topic_with(&mut conn, &topic, 1, &[("compression.type", target)]);
             let mut expected = Vec::new();
             for i in 0..60 {
                 let value = if i % 2 == 0 {
@@ -125,61 +70,11 @@ fn kcat_every_codec_to_every_target() {
                 } else {
                     format!("{i} {:x}", (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15))
                 };
-                if i == 5 {
-                    input.push_str(&format!("{value}\n"));
-                    expected.push((None, value));
-                } else {
-                    input.push_str(&format!("k{i}:{value}\n"));
-                    expected.push((Some(format!("k{i}")), value));
-                }
+                // A null key at 5.
+                let key = (i != 5).then(|| format!("k{i}"));
+                expected.push((key, value));
             }
-            kcat(
-                &broker,
-                &[
-                    "-P",
-                    "-t",
-                    &topic,
-                    "-K",
-                    ":",
-                    "-z",
-                    codec,
-                    "-H",
-                    "h=1",
-                    "-H",
-                    "h=2",
-                    "-X",
-                    "linger.ms=20",
-                ],
-                input.as_bytes(),
-            );
-            let out = kcat(
-                &broker,
-                &[
-                    "-C",
-                    "-t",
-                    &topic,
-                    "-o",
-                    "beginning",
-                    "-e",
-                    "-f",
-                    "%o|%K|%k|%h|%T|%s\n",
-                ],
-                b"",
-            );
-            let lines: Vec<&str> = out.lines().collect();
-            assert_eq!(lines.len(), expected.len(), "{topic}: {out}");
-            for (i, (line, (key, value))) in lines.iter().zip(&expected).enumerate() {
-                let f: Vec<&str> = line.splitn(6, '|').collect();
-                assert_eq!(f[0], i.to_string(), "{topic}: {line}");
-                match key {
-                    Some(k) => assert_eq!(f[1..3], [&k.len().to_string(), k.as_str()]),
-                    None => assert_eq!(f[1], "-1", "{topic}: {line}"),
-                }
-                assert_eq!(f[3], "h=1,h=2", "{topic}: {line}");
-                let ts: i64 = f[4].parse().unwrap();
-                assert!(ts >= before && ts <= now_ms(), "{topic}: timestamp {ts}");
-                assert_eq!(f[5], value, "{topic}: {line}");
-            }
+            kcat_round_trip(&broker, &topic, codec, &["h=1", "h=2"], &expected, before);
             let batches = stored_batches(&broker, &topic);
             assert_eq!(batches.iter().map(|b| b.1).sum::<i64>(), 60, "{topic}");
             for (c, _) in &batches {
@@ -200,10 +95,11 @@ fn kcat_every_codec_to_every_target() {
 fn broker_default_target_and_levels() {
     let broker = TestBroker::start(&[("compression.type", "lz4"), ("compression.lz4.level", "12")]);
     let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn, "rc-default", &[]);
-    create_topic(
+    create_topic_with(&mut conn, "rc-default", 1, &[]);
+    create_topic_with(
         &mut conn,
         "rc-leveled",
+        1,
         &[
             ("compression.type", "gzip"),
             ("compression.gzip.level", "1"),
@@ -259,10 +155,11 @@ fn broker_default_target_and_levels() {
 fn rdkafka_records_keep_their_timestamps_or_get_the_append_time() {
     let broker = TestBroker::start(&[]);
     let mut conn = KafkaConn::connect(broker.port());
-    create_topic(&mut conn, "rc-create", &[("compression.type", "zstd")]);
-    create_topic(
+    create_topic_with(&mut conn, "rc-create", 1, &[("compression.type", "zstd")]);
+    create_topic_with(
         &mut conn,
         "rc-append",
+        1,
         &[
             ("compression.type", "lz4"),
             ("message.timestamp.type", "LogAppendTime"),

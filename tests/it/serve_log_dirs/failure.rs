@@ -3,63 +3,9 @@
 //! answers KAFKA_STORAGE_ERROR, Metadata shows it without a leader, DescribeLogDirs reports the
 //! dir's error), the other dir keeps serving; with the only dir failed, the broker halts.
 
-use std::process::Command;
-
 use super::*;
 use crate::serve_support::{batch_of, fetch_once, list_offset, produce_request, produce_result};
-
-/// A tmpfs mounted for the life of the value.
-struct SmallFs {
-    mount: PathBuf,
-    _parent: tempfile::TempDir,
-}
-
-impl SmallFs {
-    fn mount(size: &str) -> SmallFs {
-        let parent = tempfile::tempdir().unwrap();
-        let mount = parent.path().join("fs");
-        std::fs::create_dir(&mount).unwrap();
-        let status = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", &format!("size={size}"), "tmpfs"])
-            .arg(&mount)
-            .status()
-            .expect("running mount(8)");
-        assert!(
-            status.success(),
-            "mounting a tmpfs needs root, as tests/run and CI have"
-        );
-        SmallFs {
-            mount,
-            _parent: parent,
-        }
-    }
-
-    /// Fills the file system with a file outside the log dir, as another process would.
-    fn fill(&self) {
-        use std::io::Write;
-        let mut f = std::fs::File::create(self.mount.join("filler")).unwrap();
-        let chunk = vec![7u8; 64 * 1024];
-        loop {
-            if f.write_all(&chunk).is_err() {
-                break;
-            }
-        }
-        // The last partial chunks: byte by byte is too slow; halve until nothing fits.
-        let mut size = chunk.len() / 2;
-        while size > 0 {
-            if f.write_all(&chunk[..size]).is_err() {
-                size /= 2;
-            }
-        }
-        let _ = f.flush();
-    }
-}
-
-impl Drop for SmallFs {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
-    }
-}
+use crate::storage_support::SmallFs;
 
 fn payload(n: usize) -> Vec<Vec<u8>> {
     (0..n).map(|i| vec![i as u8; 1000]).collect()
@@ -70,11 +16,11 @@ fn a_failed_disk_takes_only_its_log_dir_offline() {
     let tmp = tempfile::tempdir().unwrap();
     let a = tmp.path().join("a");
     let fs = SmallFs::mount("4m");
-    let b = fs.mount.join("b");
+    let b = fs.path().join("b");
     let mut broker = broker_on(&[&a, &b], &[]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "ok");
-    create_topic(&mut c, "doomed");
+    auto_create_topic(&mut c, "ok");
+    auto_create_topic(&mut c, "doomed");
     let r = describe(&mut c, 4, None);
     assert_eq!(
         placement(&r, "doomed", 0),
@@ -158,7 +104,7 @@ fn a_failed_disk_takes_only_its_log_dir_offline() {
     );
     let (error, hw, _) = fetch_once(&mut c, "ok", 0, 0);
     assert_eq!((error, hw), (0, 3));
-    create_topic(&mut c, "new");
+    auto_create_topic(&mut c, "new");
     let r = describe(&mut c, 4, None);
     assert_eq!(placement(&r, "new", 0), [(a.display().to_string(), false)]);
     assert!(
@@ -172,10 +118,10 @@ fn a_failed_disk_takes_only_its_log_dir_offline() {
 #[test]
 fn the_broker_halts_when_its_only_log_dir_fails() {
     let fs = SmallFs::mount("4m");
-    let a = fs.mount.join("a");
+    let a = fs.path().join("a");
     let mut broker = broker_on(&[&a], &[]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "doomed");
+    auto_create_topic(&mut c, "doomed");
     for _ in 0..5 {
         assert_eq!(
             produce_result(&c.call(&produce_request("doomed", 0, batch_of(&payload(10)), 1), 9)).0,

@@ -24,8 +24,8 @@ fn describe_and_alter_log_dirs_at_every_version() {
     let mut broker = broker_on(&[&a, &b], &[]);
     let mut c = KafkaConn::connect(broker.port());
     // Placement goes to the dir with the fewest partitions: t1-0 in a, t2-0 in b.
-    create_topic(&mut c, "t1");
-    create_topic(&mut c, "t2");
+    auto_create_topic(&mut c, "t1");
+    auto_create_topic(&mut c, "t2");
     let sent = values(20, 100, 1);
     assert_eq!(
         produce_result(&c.call(&produce_request("t1", 0, batch_of(&sent), 1), 9)),
@@ -124,7 +124,7 @@ fn a_move_under_produce_and_fetch_loses_nothing() {
     let (_tmp, a, b) = two_dirs();
     let mut broker = broker_on(&[&a, &b], &[("log.segment.bytes", "1048576")]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "busy");
+    auto_create_topic(&mut c, "busy");
     // Several segments to copy before the move can catch up.
     let mut sent: Vec<Vec<u8>> = Vec::new();
     for round in 0..40 {
@@ -196,7 +196,7 @@ fn kill_9_in_the_middle_of_a_copy_leaves_a_consistent_partition() {
     let (_tmp, a, b) = two_dirs();
     let mut broker = broker_on(&[&a, &b], &[("log.segment.bytes", "1048576")]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "big");
+    auto_create_topic(&mut c, "big");
     let mut sent: Vec<Vec<u8>> = Vec::new();
     for round in 0..120 {
         let batch = values(25, 16_000, round as u8);

@@ -36,7 +36,7 @@ fn kafka_log_dirs_and_the_java_admin_client_describe_and_move() {
     let (tmp, a, b) = two_dirs();
     let mut broker = broker_on(&[&a, &b], &[]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "tooled");
+    auto_create_topic(&mut c, "tooled");
     let values: Vec<Vec<u8>> = (0..5).map(|i| vec![i; 100]).collect();
     assert_eq!(
         produce_result(&c.call(&produce_request("tooled", 0, batch_of(&values), 1), 9)),
@@ -108,7 +108,7 @@ fn kafka_reassign_partitions_with_log_dirs_needs_partition_reassignments() {
     let (tmp, a, b) = two_dirs();
     let mut broker = broker_on(&[&a, &b], &[]);
     let mut c = KafkaConn::connect(broker.port());
-    create_topic(&mut c, "planned");
+    auto_create_topic(&mut c, "planned");
     let plan = tmp.path().join("plan.json");
     std::fs::write(
         &plan,

@@ -9,15 +9,16 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use kcli::protocol::codec::StrBytes;
-use kcli::protocol::messages::{MetadataRequest, RequestKind, ResponseKind, metadata_request};
+use kcli::protocol::messages::ResponseKind;
 use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::protocol::record::compression::CompressionType;
 use kcli::protocol::record::records::{batch_records, for_each_record};
 
 use super::keyed_batch;
-use crate::serve_support::{KafkaConn, TestBroker, fetch_once, produce_request, produce_result};
+use crate::serve_support::{
+    KafkaConn, TestBroker, auto_create_request, fetch_once, produce_request, produce_result,
+};
 
 const TOPIC: &str = "compacted";
 const KEYS: usize = 40;
@@ -36,14 +37,7 @@ fn broker_overrides() -> Vec<(&'static str, &'static str)> {
 /// Creates the topic through Metadata's auto-creation (the broker's defaults make it
 /// compacted).
 fn create_topic(conn: &mut KafkaConn) {
-    let request = RequestKind::Metadata(MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some(StrBytes::from(TOPIC)),
-            ..Default::default()
-        }]),
-        allow_auto_topic_creation: true,
-        ..Default::default()
-    });
+    let request = auto_create_request(TOPIC);
     let start = Instant::now();
     loop {
         let ResponseKind::Metadata(md) = conn.call(&request, 12) else {
