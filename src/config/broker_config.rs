@@ -1,18 +1,20 @@
 //! The typed broker settings: one field per key of [`super::defs::CONFIG_DEFS`] with Kafka 3.9's
 //! defaults and per-key validators (`ServerConfigs`, `ServerLogConfigs`, `SocketServerConfigs`,
 //! `ReplicationConfigs`, `ZkConfigs`, `GroupCoordinatorConfig`), the cross-key checks of
-//! `KafkaConfig.validateValues`, the derived values Kafka computes from several keys (roll and
+//! `KafkaConfig.validateValues` (in [`validate`]), the derived values Kafka computes from several keys (roll and
 //! retention times, log dirs). The topic defaults these keys give are in `super::log_defaults`.
 
 use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
-use crate::config::listeners::{EndPoint, only_plaintext_listeners, parse_listeners};
+use crate::config::listeners::{EndPoint, parse_listeners};
 use crate::protocol::record::batch::TimestampType;
 use crate::storage::log_config::CleanupPolicy;
 use crate::storage::log_config_values::{
     self as values, BrokerCompressionType, DEFAULT_MESSAGE_FORMAT_VERSION, GZIP_DEFAULT_LEVEL,
     LZ4_DEFAULT_LEVEL, LZ4_LEVELS, ZSTD_DEFAULT_LEVEL, ZSTD_LEVELS,
 };
+
+mod validate;
 
 const MS_PER_MINUTE: i64 = 60 * 1000;
 const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
@@ -467,117 +469,6 @@ impl Settings {
         self.advertised_listeners
             .as_deref()
             .unwrap_or(&self.listeners)
-    }
-
-    /// The checks of Kafka's `KafkaConfig.validateValues` that apply to a ZooKeeper-mode broker,
-    /// except that `zookeeper.connect` may be unset (kcli then keeps metadata in its embedded
-    /// store). The error names the key at fault.
-    pub fn validate(&self) -> Result<(), ConfigError> {
-        let fail = |key: &str, value: String, reason: &str| {
-            Err(ConfigError::InvalidValue {
-                key: key.to_string(),
-                value,
-                reason: reason.to_string(),
-            })
-        };
-        if self.broker_id_generation_enable {
-            if self.broker_id < -1 || self.broker_id > self.reserved_broker_max_id {
-                return fail(
-                    "broker.id",
-                    self.broker_id.to_string(),
-                    "broker.id must be greater than or equal to -1 and not greater than \
-                     reserved.broker.max.id",
-                );
-            }
-        } else if self.broker_id < 0 {
-            return fail(
-                "broker.id",
-                self.broker_id.to_string(),
-                "broker.id must be greater than or equal to 0",
-            );
-        }
-        if self.log_roll_time_millis() < 1 {
-            return fail(
-                "log.roll.ms",
-                self.log_roll_time_millis().to_string(),
-                "log.roll.ms must be greater than or equal to 1",
-            );
-        }
-        if self.log_roll_time_jitter_millis() < 0 {
-            return fail(
-                "log.roll.jitter.ms",
-                self.log_roll_time_jitter_millis().to_string(),
-                "log.roll.jitter.ms must be greater than or equal to 0",
-            );
-        }
-        if self.log_retention_time_millis() == 0 {
-            let key = match (self.log_retention_ms, self.log_retention_minutes) {
-                (Some(_), _) => "log.retention.ms",
-                (None, Some(_)) => "log.retention.minutes",
-                (None, None) => "log.retention.hours",
-            };
-            return fail(
-                key,
-                "0".into(),
-                "log.retention.ms must be unlimited (-1) or, greater than or equal to 1",
-            );
-        }
-        // Kafka divides by the thread count (and fails on 0 threads); kcli runs no cleaner
-        // thread then.
-        if self.log_cleaner_threads > 0
-            && self.log_cleaner_dedupe_buffer_size / i64::from(self.log_cleaner_threads)
-                <= 1024 * 1024
-        {
-            return fail(
-                "log.cleaner.dedupe.buffer.size",
-                self.log_cleaner_dedupe_buffer_size.to_string(),
-                "log.cleaner.dedupe.buffer.size must be at least 1MB per cleaner thread.",
-            );
-        }
-        if self.log_dirs().is_empty() {
-            return fail(
-                "log.dirs",
-                self.log_dirs.clone().unwrap_or_default(),
-                "At least one log directory must be defined via log.dirs or log.dir.",
-            );
-        }
-        if self.listeners.is_empty() {
-            return fail(
-                "listeners",
-                String::new(),
-                "at least one listener is needed",
-            );
-        }
-        let advertised = self.effective_advertised_listeners();
-        let advertised_text = || {
-            let items: Vec<String> = advertised.iter().map(ToString::to_string).collect();
-            items.join(",")
-        };
-        if advertised
-            .iter()
-            .any(|e| e.host.as_deref() == Some("0.0.0.0"))
-        {
-            return fail(
-                "advertised.listeners",
-                advertised_text(),
-                "advertised.listeners cannot use the nonroutable meta-address 0.0.0.0. Use a \
-                 routable IP address.",
-            );
-        }
-        if advertised.iter().any(|a| {
-            !self
-                .listeners
-                .iter()
-                .any(|l| l.listener_name == a.listener_name)
-        }) {
-            return fail(
-                "advertised.listeners",
-                advertised_text(),
-                "advertised.listeners listener names must be equal to or a subset of the ones \
-                 defined in listeners",
-            );
-        }
-        only_plaintext_listeners(&self.listeners)
     }
 }
 
