@@ -1,5 +1,5 @@
 //! One segment of a partition's log: its `.log` file of record batches and the two sparse
-//! indexes over it.
+//! indexes over it (renaming and deleting the three files: `segment_files`).
 //!
 //! A segment with base offset `b` holds the batches whose offsets start at `b` and end below the
 //! next segment's base. Offsets are stored in the indexes relative to `b`, so every offset in
@@ -26,13 +26,16 @@ use crate::protocol::record::RecordError;
 use crate::protocol::record::record_stream::for_each_batch_record;
 
 use super::StorageError;
-use super::file_names::{self, DELETED_FILE_SUFFIX};
+use super::file_names;
 use super::file_records::{FileRecords, FileSlice, LogOffsetPosition};
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::offset_index::OffsetIndex;
 use super::segment_scan::{scan_segment, write_indexes};
 use super::time_index::{TimeIndex, TimestampOffset};
+
+mod segment_files;
+pub use segment_files::{SegmentFile, delete_if_exists};
 
 /// The most bytes a batch may inflate to, for validation and timestamp searches (a batch is at
 /// most `max.message.bytes` compressed; this bounds the time a hostile ratio can cost: the
@@ -499,57 +502,6 @@ impl LogSegment {
         self.time_index.close()
     }
 
-    /// Renames every file of the segment with a `.deleted` suffix; the files are removed later
-    /// by [`delete_files`](Self::delete_files), after `file.delete.delay.ms`.
-    pub fn rename_to_deleted(&mut self) -> Result<(), StorageError> {
-        let log_path = file_names::with_suffix(self.log.path(), DELETED_FILE_SUFFIX);
-        self.log.rename_to(log_path)?;
-        let index_path = file_names::with_suffix(self.offset_index.path(), DELETED_FILE_SUFFIX);
-        self.offset_index.rename_to(index_path)?;
-        let time_path = file_names::with_suffix(self.time_index.path(), DELETED_FILE_SUFFIX);
-        self.time_index.rename_to(time_path)
-    }
-
-    /// Renames one of the segment's files from a name ending in `old_suffix` to the same name
-    /// ending in `new_suffix` (Kafka's `changeFileSuffixes`, one file at a time so that the
-    /// swap protocol's crash points can be tested file by file).
-    pub fn change_file_suffix(
-        &mut self,
-        file: SegmentFile,
-        old_suffix: &str,
-        new_suffix: &str,
-    ) -> Result<(), StorageError> {
-        let current = match file {
-            SegmentFile::Log => self.log.path(),
-            SegmentFile::OffsetIndex => self.offset_index.path(),
-            SegmentFile::TimeIndex => self.time_index.path(),
-        };
-        let name = current.to_string_lossy();
-        let Some(stem) = name.strip_suffix(old_suffix) else {
-            return Err(StorageError::InvalidArgument {
-                reason: format!("{name} does not end with {old_suffix:?}"),
-            });
-        };
-        let target = PathBuf::from(format!("{stem}{new_suffix}"));
-        match file {
-            SegmentFile::Log => self.log.rename_to(target),
-            SegmentFile::OffsetIndex => self.offset_index.rename_to(target),
-            SegmentFile::TimeIndex => self.time_index.rename_to(target),
-        }
-    }
-
-    /// Renames all of the segment's files from `old_suffix` to `new_suffix`.
-    pub fn change_file_suffixes(
-        &mut self,
-        old_suffix: &str,
-        new_suffix: &str,
-    ) -> Result<(), StorageError> {
-        for file in SegmentFile::ALL {
-            self.change_file_suffix(file, old_suffix, new_suffix)?;
-        }
-        Ok(())
-    }
-
     /// The first batch's max timestamp, or `i64::MAX` when the segment has none (Kafka's
     /// `getFirstBatchTimestamp`, what `max.compaction.lag.ms` is measured from).
     pub fn first_batch_timestamp(&mut self) -> Result<i64, StorageError> {
@@ -569,51 +521,6 @@ impl LogSegment {
     pub fn last_modified_ms(&self) -> Result<i64, StorageError> {
         self.log.last_modified_ms()
     }
-
-    /// The paths of the segment's files, as they are named now.
-    pub fn file_paths(&self) -> Vec<PathBuf> {
-        vec![
-            self.log.path().to_path_buf(),
-            self.offset_index.path().to_path_buf(),
-            self.time_index.path().to_path_buf(),
-        ]
-    }
-
-    /// Removes the segment's files (after a rename, the `.deleted` ones).
-    pub fn delete_files(self) -> Result<(), StorageError> {
-        let paths = self.file_paths();
-        drop(self);
-        delete_if_exists(&paths)
-    }
-}
-
-/// One of the files of a segment.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SegmentFile {
-    Log,
-    OffsetIndex,
-    TimeIndex,
-}
-
-impl SegmentFile {
-    /// In the order Kafka renames them: the log first, then the indexes.
-    pub const ALL: [SegmentFile; 3] = [
-        SegmentFile::Log,
-        SegmentFile::OffsetIndex,
-        SegmentFile::TimeIndex,
-    ];
-}
-
-/// Deletes files, ignoring ones already gone.
-pub fn delete_if_exists(paths: &[PathBuf]) -> Result<(), StorageError> {
-    for path in paths {
-        match std::fs::remove_file(path) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => return Err(StorageError::io(path, e)),
-        }
-    }
-    Ok(())
 }
 
 fn position_u32(position: u64) -> Result<u32, StorageError> {
