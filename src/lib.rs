@@ -36,6 +36,7 @@ pub mod cli;
 pub mod cluster;
 pub mod commands;
 pub mod config;
+pub mod controller;
 pub mod network;
 pub mod protocol;
 pub mod replication;

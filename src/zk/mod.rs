@@ -9,6 +9,7 @@
 pub mod client;
 pub mod embedded;
 mod json_order;
+pub mod kafka_zk_client;
 pub mod recipes;
 mod snapshot;
 mod tree;

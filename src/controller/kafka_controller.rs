@@ -1,0 +1,742 @@
+//! `KafkaController`: the controller of a ZooKeeper-mode cluster, one per broker, active on the
+//! broker that holds `/controller`.
+//!
+//! Everything it does is an event on one queue, processed one at a time by one task that owns
+//! the [`ControllerContext`] (Kafka's `ControllerEventManager`): ZooKeeper watches, broker
+//! responses and the broker's own calls all become [`ControllerEvent`]s, so no state is shared
+//! and no lock is needed. Each decision collects its requests in a
+//! [`ControllerBrokerRequestBatch`] and hands them to the [`ControllerChannelManager`] when the
+//! state machine step is done, in Kafka's batches.
+//!
+//! Election and failover follow `KafkaController.elect` and `onControllerFailover`; brokers
+//! coming and going follow `onBrokerStartup` and `onBrokerFailure`; topics follow
+//! `onNewPartitionCreation`; deletion is in `topic_deletion.rs`. Any fenced write that finds
+//! the controller epoch moved makes it resign (`maybeResign`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::zk::kafka_zk_client::{KafkaZkClient, KafkaZkError};
+use crate::zk::zk_data;
+
+use super::channel_manager::{
+    BrokerChannel, BrokerNode, ControllerChannelManager, ControllerResponse,
+};
+use super::controller_context::{
+    ControllerContext, LeaderIsrAndControllerEpoch, LiveBroker, ReplicaAssignment,
+};
+use super::controller_request_batch::{
+    BatchConfig, ControllerBrokerRequestBatch, ControllerRequest,
+};
+use super::error::ControllerError;
+use super::partition_state_machine::{
+    PartitionLeaderElectionStrategy, PartitionState, PartitionStateMachine,
+    partitions_with_offline_leader,
+};
+use super::replica_state_machine::{ReplicaState, ReplicaStateMachine};
+
+/// What the controller's queue carries.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ControllerEvent {
+    /// The broker started: watch `/controller` and try to become the controller.
+    Startup,
+    /// `/controller` was created or changed: perhaps another broker took over.
+    ControllerChange,
+    /// `/controller` was deleted: elect.
+    Reelect,
+    /// The children of `/brokers/ids` changed.
+    BrokerChange,
+    /// The children of `/brokers/topics` changed.
+    TopicChange,
+    /// `/brokers/topics/<t>` changed (CreatePartitions).
+    PartitionModifications { topic: String },
+    /// The children of `/admin/delete_topics` changed.
+    TopicDeletion,
+    /// A broker answered a StopReplica that deleted partitions.
+    TopicDeletionStopReplicaResponseReceived {
+        broker: BrokerId,
+        errors: Vec<(TopicPartition, i16)>,
+    },
+    /// The ZooKeeper session expired: resign until the new session re-elects.
+    Expire,
+}
+
+/// The controller's settings.
+#[derive(Debug, Clone)]
+pub struct ControllerConfig {
+    pub batch: BatchConfig,
+    /// `unclean.leader.election.enable`, which a topic's config overrides.
+    pub unclean_leader_election_enable: bool,
+    /// `delete.topic.enable`: with it off, marks in `/admin/delete_topics` are removed unserved.
+    pub delete_topic_enable: bool,
+}
+
+/// What the rest of the broker sees of its controller.
+#[derive(Debug, Clone)]
+pub struct ControllerHandle {
+    events: UnboundedSender<ControllerEvent>,
+    /// The broker id in `/controller` as this broker last read it; -1 when none.
+    active_controller_id: Arc<AtomicI32>,
+    local_broker_id: BrokerId,
+}
+
+impl ControllerHandle {
+    /// Queues an event; `false` once the controller has stopped.
+    pub fn put(&self, event: ControllerEvent) -> bool {
+        self.events.send(event).is_ok()
+    }
+
+    /// Whether this broker is the active controller.
+    pub fn is_active(&self) -> bool {
+        self.active_controller_id() == Some(self.local_broker_id)
+    }
+
+    pub fn active_controller_id(&self) -> Option<BrokerId> {
+        let id = self.active_controller_id.load(Ordering::Acquire);
+        (id >= 0).then_some(id)
+    }
+}
+
+/// The controller task's state.
+pub struct KafkaController {
+    pub(super) config: ControllerConfig,
+    pub(super) zk: KafkaZkClient,
+    pub(super) ctx: ControllerContext,
+    pub(super) channels: ControllerChannelManager,
+    pub(super) batch: ControllerBrokerRequestBatch,
+    active_controller_id: Arc<AtomicI32>,
+    events: UnboundedReceiver<ControllerEvent>,
+    clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+}
+
+impl std::fmt::Debug for KafkaController {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("KafkaController")
+            .field("broker_id", &self.config.batch.controller_id)
+            .field("epoch", &self.ctx.epoch)
+            .finish()
+    }
+}
+
+impl KafkaController {
+    /// A controller over `zk`, sending through `channel`; `clock` gives epoch ms for the
+    /// `/controller` timestamp. Returns it with its handle; run it with [`KafkaController::run`].
+    pub fn new(
+        config: ControllerConfig,
+        zk: KafkaZkClient,
+        channel: Arc<dyn BrokerChannel>,
+        clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+    ) -> (KafkaController, ControllerHandle) {
+        let (tx, rx) = unbounded_channel();
+        let active_controller_id = Arc::new(AtomicI32::new(-1));
+        let responses = tx.clone();
+        let on_response = Arc::new(
+            move |broker: BrokerId, request: &ControllerRequest, response: ControllerResponse| {
+                if let (
+                    ControllerRequest::StopReplica { request, .. },
+                    ControllerResponse::StopReplica(response),
+                ) = (request, response)
+                    && let Some(errors) = deletion_results(request, &response)
+                {
+                    let _ =
+                        responses.send(ControllerEvent::TopicDeletionStopReplicaResponseReceived {
+                            broker,
+                            errors,
+                        });
+                }
+            },
+        );
+        let handle = ControllerHandle {
+            events: tx,
+            active_controller_id: Arc::clone(&active_controller_id),
+            local_broker_id: config.batch.controller_id,
+        };
+        let controller = KafkaController {
+            config,
+            zk,
+            ctx: ControllerContext::default(),
+            channels: ControllerChannelManager::new(channel, on_response),
+            batch: ControllerBrokerRequestBatch::default(),
+            active_controller_id,
+            events: rx,
+            clock,
+        };
+        (controller, handle)
+    }
+
+    fn broker_id(&self) -> BrokerId {
+        self.config.batch.controller_id
+    }
+
+    pub(super) fn is_active(&self) -> bool {
+        self.active_controller_id.load(Ordering::Acquire) == self.broker_id()
+    }
+
+    /// Processes events until `stop`; then resigns (the caller closes the session, which
+    /// deletes `/controller`).
+    pub async fn run(mut self, stop: CancellationToken) {
+        loop {
+            let event = tokio::select! {
+                _ = stop.cancelled() => break,
+                event = self.events.recv() => match event {
+                    Some(event) => event,
+                    None => break,
+                },
+            };
+            self.process(event).await;
+        }
+        self.on_controller_resignation().await;
+    }
+
+    /// One event; a fencing failure resigns, any other failure is logged (the next watch or
+    /// event brings the context back in line).
+    pub async fn process(&mut self, event: ControllerEvent) {
+        tracing::debug!(?event, "controller event");
+        let result = match event.clone() {
+            ControllerEvent::Startup => self.elect().await,
+            ControllerEvent::ControllerChange => self.maybe_resign().await,
+            ControllerEvent::Reelect => match self.maybe_resign().await {
+                Ok(()) => self.elect().await,
+                Err(e) => Err(e),
+            },
+            ControllerEvent::Expire => {
+                self.on_controller_resignation().await;
+                self.active_controller_id.store(-1, Ordering::Release);
+                Ok(())
+            }
+            _ if !self.is_active() => Ok(()),
+            ControllerEvent::BrokerChange => self.process_broker_change().await,
+            ControllerEvent::TopicChange => self.process_topic_change().await,
+            ControllerEvent::PartitionModifications { topic } => {
+                self.process_partition_modifications(&topic).await
+            }
+            ControllerEvent::TopicDeletion => self.process_topic_deletion().await,
+            ControllerEvent::TopicDeletionStopReplicaResponseReceived { broker, errors } => {
+                self.process_deletion_stop_replica_response(broker, errors)
+                    .await
+            }
+        };
+        match result {
+            Ok(()) => {}
+            Err(ControllerError::ControllerMoved { .. }) => {
+                tracing::warn!(?event, "controller moved while processing; resigning");
+                self.on_controller_resignation().await;
+                if let Err(e) = self.read_active_controller().await {
+                    tracing::error!(%e, "cannot read /controller after resigning");
+                }
+            }
+            Err(e) => tracing::error!(?event, %e, "controller event failed"),
+        }
+    }
+
+    // ---- election and failover ---------------------------------------------------------
+
+    async fn read_active_controller(&mut self) -> Result<Option<BrokerId>, ControllerError> {
+        let id = self.zk.get_controller_id(true).await?;
+        self.active_controller_id
+            .store(id.unwrap_or(-1), Ordering::Release);
+        Ok(id)
+    }
+
+    /// Kafka's `elect`: nothing to do while `/controller` names a broker; otherwise one multi
+    /// creates it and bumps the epoch, and the winner fails over.
+    async fn elect(&mut self) -> Result<(), ControllerError> {
+        if let Some(id) = self.read_active_controller().await? {
+            tracing::debug!(controller = id, "a controller is active");
+            return Ok(());
+        }
+        let now = (self.clock)();
+        match self
+            .zk
+            .register_controller_and_increment_controller_epoch(self.broker_id(), now)
+            .await
+        {
+            Ok(epoch) => {
+                self.active_controller_id
+                    .store(self.broker_id(), Ordering::Release);
+                self.ctx.reset();
+                self.ctx.epoch = epoch.epoch;
+                self.ctx.epoch_zk_version = epoch.zk_version;
+                tracing::info!(
+                    broker_id = self.broker_id(),
+                    epoch = epoch.epoch,
+                    epoch_zk_version = epoch.zk_version,
+                    "elected as the controller"
+                );
+                // Watch /controller from now on too, so a takeover is seen.
+                self.zk.get_controller_id(true).await?;
+                self.on_controller_failover().await
+            }
+            Err(KafkaZkError::ControllerMoved { .. }) => {
+                self.maybe_resign().await?;
+                Ok(())
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// Kafka's `maybeResign`: re-reads `/controller`; a controller that is no longer named
+    /// there resigns.
+    async fn maybe_resign(&mut self) -> Result<(), ControllerError> {
+        let was_active = self.is_active();
+        let now = self.read_active_controller().await?;
+        if was_active && now != Some(self.broker_id()) {
+            self.on_controller_resignation().await;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `onControllerResignation`: the queues to brokers stop and the context goes.
+    async fn on_controller_resignation(&mut self) {
+        if self.ctx.epoch != 0 {
+            tracing::info!(
+                broker_id = self.broker_id(),
+                epoch = self.ctx.epoch,
+                "resigning"
+            );
+        }
+        self.channels.shutdown().await;
+        self.batch = ControllerBrokerRequestBatch::default();
+        self.ctx.reset();
+        if self.is_active() {
+            self.active_controller_id.store(-1, Ordering::Release);
+        }
+    }
+
+    /// Kafka's `onControllerFailover`: watches, the context from ZooKeeper, UpdateMetadata to
+    /// every live broker, the replica and then the partition state machine, topic deletions.
+    async fn on_controller_failover(&mut self) -> Result<(), ControllerError> {
+        self.initialize_controller_context().await?;
+        self.initialize_topic_deletion().await?;
+        let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
+        self.batch
+            .add_update_metadata_request_for_brokers(&live, &[]);
+        self.send_batch();
+        self.replica_state_machine().initialize_replica_states();
+        let online: Vec<(TopicPartition, BrokerId)> = self
+            .ctx
+            .replica_states
+            .iter()
+            .filter(|(_, s)| **s == ReplicaState::Online)
+            .map(|(k, _)| k.clone())
+            .collect();
+        self.replica_state_machine()
+            .handle_state_changes(&online, ReplicaState::Online)
+            .await?;
+        self.send_batch();
+        self.partition_state_machine().initialize_partition_states();
+        self.partition_state_machine()
+            .trigger_online_partition_state_change()
+            .await?;
+        self.send_batch();
+        self.resume_topic_deletion().await?;
+        tracing::info!(epoch = self.ctx.epoch, brokers = ?live,
+            topics = self.ctx.assignments.len(), "controller failover done");
+        Ok(())
+    }
+
+    /// Reads the live brokers, topics, assignments and leaderships, setting the watches.
+    async fn initialize_controller_context(&mut self) -> Result<(), ControllerError> {
+        let brokers = self.zk.get_all_brokers_and_epochs(true).await?;
+        for (id, (registration, epoch)) in brokers {
+            self.add_live_broker(LiveBroker {
+                id,
+                epoch,
+                registration,
+            });
+        }
+        let topics = self.zk.get_all_topics(true).await?;
+        self.zk.get_topic_deletions(true).await?;
+        for topic in topics {
+            self.load_topic(&topic).await?;
+            for tp in self.ctx.partitions_of(&topic) {
+                if let Some((state, partition_epoch)) =
+                    self.zk.get_topic_partition_state(&tp).await?
+                {
+                    self.ctx.leadership.insert(
+                        tp,
+                        LeaderIsrAndControllerEpoch {
+                            state,
+                            partition_epoch,
+                        },
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads `/brokers/topics/<t>` (watching it) into the context, adding a topic id if it has
+    /// none; returns the partitions new to the context.
+    async fn load_topic(&mut self, topic: &str) -> Result<Vec<TopicPartition>, ControllerError> {
+        let Some(znode) = self.zk.get_topic(topic, true).await? else {
+            return Ok(Vec::new());
+        };
+        let topic_id = match znode.assignment.topic_id {
+            Some(id) => id,
+            None => {
+                self.zk
+                    .add_topic_id(self.ctx.fencing_epoch(), &znode)
+                    .await?
+            }
+        };
+        self.ctx.topic_ids.insert(topic.to_string(), topic_id);
+        let assignment: BTreeMap<i32, ReplicaAssignment> = znode
+            .assignment
+            .partitions
+            .iter()
+            .map(|(p, replicas)| {
+                (
+                    *p,
+                    ReplicaAssignment {
+                        replicas: replicas.clone(),
+                        adding: znode
+                            .assignment
+                            .adding_replicas
+                            .get(p)
+                            .cloned()
+                            .unwrap_or_default(),
+                        removing: znode
+                            .assignment
+                            .removing_replicas
+                            .get(p)
+                            .cloned()
+                            .unwrap_or_default(),
+                    },
+                )
+            })
+            .collect();
+        Ok(self.ctx.update_assignment(topic, assignment))
+    }
+
+    fn add_live_broker(&mut self, broker: LiveBroker) {
+        if let Some(node) = broker_node(&broker, &self.config.batch.inter_broker_listener) {
+            self.channels.add_broker(node);
+        } else {
+            tracing::error!(broker = broker.id, listener = %self.config.batch.inter_broker_listener,
+                "broker registered without the inter-broker listener; the controller cannot reach it");
+        }
+        self.ctx.live_brokers.insert(broker.id, broker);
+    }
+
+    fn remove_live_broker(&mut self, id: BrokerId) {
+        self.channels.remove_broker(id);
+        self.ctx.live_brokers.remove(&id);
+        self.ctx.shutting_down_broker_ids.remove(&id);
+    }
+
+    // ---- brokers ----------------------------------------------------------------------------
+
+    /// Kafka's `processBrokerChange`: new, dead and bounced (re-registered with a new epoch)
+    /// brokers from the children of `/brokers/ids`.
+    async fn process_broker_change(&mut self) -> Result<(), ControllerError> {
+        let current = self.zk.get_all_brokers_and_epochs(true).await?;
+        let known = self.ctx.live_broker_ids();
+        let now: BTreeSet<BrokerId> = current.keys().copied().collect();
+        let new: Vec<BrokerId> = now.difference(&known).copied().collect();
+        let dead: Vec<BrokerId> = known.difference(&now).copied().collect();
+        let bounced: Vec<BrokerId> = now
+            .intersection(&known)
+            .copied()
+            .filter(|id| self.ctx.broker_epoch(*id) != current.get(id).map(|(_, e)| *e))
+            .collect();
+        if new.is_empty() && dead.is_empty() && bounced.is_empty() {
+            return Ok(());
+        }
+        tracing::info!(?new, ?dead, ?bounced, "broker change");
+        for id in dead.iter().chain(&bounced) {
+            self.remove_live_broker(*id);
+        }
+        if !dead.is_empty() {
+            self.on_broker_failure(&dead).await?;
+        }
+        if !bounced.is_empty() {
+            self.on_broker_failure(&bounced).await?;
+        }
+        for id in new.iter().chain(&bounced) {
+            if let Some((registration, epoch)) = current.get(id) {
+                self.add_live_broker(LiveBroker {
+                    id: *id,
+                    epoch: *epoch,
+                    registration: registration.clone(),
+                });
+            }
+        }
+        let started: Vec<BrokerId> = new.iter().chain(&bounced).copied().collect();
+        if !started.is_empty() {
+            self.on_broker_startup(&started).await?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `onBrokerStartup`: brokers-only UpdateMetadata to the others, the whole cluster
+    /// to the new ones, their replicas Online, and elections for what can now lead.
+    async fn on_broker_startup(&mut self, new: &[BrokerId]) -> Result<(), ControllerError> {
+        let existing: Vec<BrokerId> = self
+            .ctx
+            .live_broker_ids()
+            .into_iter()
+            .filter(|id| !new.contains(id))
+            .collect();
+        self.batch
+            .add_update_metadata_request_for_brokers(&existing, &[]);
+        self.send_batch();
+        let with_leaders: Vec<TopicPartition> = self.ctx.leadership.keys().cloned().collect();
+        self.batch
+            .add_update_metadata_request_for_brokers(new, &with_leaders);
+        self.send_batch();
+        let replicas: Vec<(TopicPartition, BrokerId)> = new
+            .iter()
+            .flat_map(|id| self.ctx.replicas_on_broker(*id))
+            .collect();
+        self.replica_state_machine()
+            .handle_state_changes(&replicas, ReplicaState::Online)
+            .await?;
+        self.send_batch();
+        self.partition_state_machine()
+            .trigger_online_partition_state_change()
+            .await?;
+        self.send_batch();
+        self.on_brokers_returned_for_deletion(new).await
+    }
+
+    /// Kafka's `onBrokerFailure` / `onReplicasBecomeOffline`: the partitions the dead brokers
+    /// led go Offline and get new leaders, then their replicas go Offline (leaving every ISR).
+    async fn on_broker_failure(&mut self, dead: &[BrokerId]) -> Result<(), ControllerError> {
+        let replicas: Vec<(TopicPartition, BrokerId)> = dead
+            .iter()
+            .flat_map(|id| self.ctx.replicas_on_broker(*id))
+            .collect();
+        let (for_deletion, not_for_deletion): (Vec<_>, Vec<_>) = replicas
+            .into_iter()
+            .partition(|(tp, _)| self.ctx.is_topic_queued_for_deletion(&tp.topic));
+        let offline_leader = partitions_with_offline_leader(&self.ctx);
+        let strategy = PartitionLeaderElectionStrategy::Offline {
+            allow_unclean: false,
+        };
+        self.partition_state_machine()
+            .handle_state_changes(&offline_leader, PartitionState::Offline, &strategy)
+            .await?;
+        let elected = self
+            .partition_state_machine()
+            .trigger_online_partition_state_change()
+            .await?;
+        self.send_batch();
+        self.replica_state_machine()
+            .handle_state_changes(&not_for_deletion, ReplicaState::Offline)
+            .await?;
+        self.send_batch();
+        if !for_deletion.is_empty() {
+            self.fail_replica_deletion(&for_deletion).await?;
+        }
+        if not_for_deletion.is_empty() && elected.is_empty() {
+            // Nothing changed a leader or an ISR, so nothing told the brokers a broker died.
+            let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
+            self.batch
+                .add_update_metadata_request_for_brokers(&live, &[]);
+            self.send_batch();
+        }
+        Ok(())
+    }
+
+    // ---- topics -------------------------------------------------------------------------------
+
+    /// Kafka's `processTopicChange`: topics new in `/brokers/topics` get their partitions
+    /// created; topics gone from it are forgotten.
+    async fn process_topic_change(&mut self) -> Result<(), ControllerError> {
+        let topics: BTreeSet<String> = self.zk.get_all_topics(true).await?.into_iter().collect();
+        let known: BTreeSet<String> = self.ctx.all_topics().cloned().collect();
+        for gone in known.difference(&topics) {
+            self.ctx.remove_topic(gone);
+        }
+        let mut new_partitions = Vec::new();
+        for topic in topics.difference(&known) {
+            new_partitions.extend(self.load_topic(topic).await?);
+        }
+        if !new_partitions.is_empty() {
+            tracing::info!(partitions = new_partitions.len(), "new partitions");
+            self.on_new_partition_creation(&new_partitions).await?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `processPartitionModifications`: partitions added to an existing topic.
+    async fn process_partition_modifications(
+        &mut self,
+        topic: &str,
+    ) -> Result<(), ControllerError> {
+        if !self.ctx.topic_exists(topic) || self.ctx.is_topic_queued_for_deletion(topic) {
+            // Re-arm the watch; a topic being deleted does not grow.
+            self.zk.get_topic(topic, true).await?;
+            return Ok(());
+        }
+        let added = self.load_topic(topic).await?;
+        if !added.is_empty() {
+            self.on_new_partition_creation(&added).await?;
+        }
+        Ok(())
+    }
+
+    /// Kafka's `onNewPartitionCreation`: partitions and replicas New, then Online.
+    async fn on_new_partition_creation(
+        &mut self,
+        partitions: &[TopicPartition],
+    ) -> Result<(), ControllerError> {
+        let strategy = PartitionLeaderElectionStrategy::Offline {
+            allow_unclean: false,
+        };
+        let replicas = self.ctx.replicas_of(partitions);
+        self.partition_state_machine()
+            .handle_state_changes(partitions, PartitionState::New, &strategy)
+            .await?;
+        self.replica_state_machine()
+            .handle_state_changes(&replicas, ReplicaState::New)
+            .await?;
+        self.send_batch();
+        self.partition_state_machine()
+            .handle_state_changes(partitions, PartitionState::Online, &strategy)
+            .await?;
+        self.send_batch();
+        self.replica_state_machine()
+            .handle_state_changes(&replicas, ReplicaState::Online)
+            .await?;
+        self.send_batch();
+        Ok(())
+    }
+
+    /// Processes the events that arrive within 200 ms of each other (the brokers' answers).
+    #[cfg(test)]
+    pub(super) async fn process_pending_for_test(&mut self) {
+        let wait = std::time::Duration::from_millis(200);
+        while let Ok(Some(event)) = tokio::time::timeout(wait, self.events.recv()).await {
+            self.process(event).await;
+        }
+    }
+
+    // ---- plumbing -----------------------------------------------------------------------------
+
+    pub(super) fn partition_state_machine(&mut self) -> PartitionStateMachine<'_> {
+        PartitionStateMachine {
+            ctx: &mut self.ctx,
+            zk: &self.zk,
+            batch: &mut self.batch,
+            unclean_leader_election_default: self.config.unclean_leader_election_enable,
+        }
+    }
+
+    pub(super) fn replica_state_machine(&mut self) -> ReplicaStateMachine<'_> {
+        ReplicaStateMachine {
+            ctx: &mut self.ctx,
+            zk: &self.zk,
+            batch: &mut self.batch,
+        }
+    }
+
+    /// Hands the batch's requests to the brokers' queues (`sendRequestsToBrokers`).
+    pub(super) fn send_batch(&mut self) {
+        for (broker, request) in self.batch.build(&self.ctx, &self.config.batch) {
+            if !self.channels.send(broker, request) {
+                tracing::warn!(broker, "no channel to broker; request dropped");
+            }
+        }
+    }
+}
+
+/// A broker's address on the inter-broker listener.
+fn broker_node(broker: &LiveBroker, listener: &str) -> Option<BrokerNode> {
+    let endpoint = broker
+        .registration
+        .endpoints
+        .iter()
+        .find(|e| e.listener_name == listener)?;
+    Some(BrokerNode {
+        id: broker.id,
+        host: endpoint.host.clone(),
+        port: endpoint.port,
+    })
+}
+
+/// The per-partition results of a StopReplica that deleted, `None` for one that did not.
+fn deletion_results(
+    request: &crate::protocol::messages::stop_replica_request::StopReplicaRequest,
+    response: &crate::protocol::messages::stop_replica_response::StopReplicaResponse,
+) -> Option<Vec<(TopicPartition, i16)>> {
+    let deleting: BTreeSet<TopicPartition> = if request.topic_states.is_empty() {
+        if !request.delete_partitions {
+            return None;
+        }
+        request
+            .topics
+            .iter()
+            .flat_map(|t| {
+                t.partition_indexes
+                    .iter()
+                    .map(|p| TopicPartition::new(t.name.to_string(), *p))
+            })
+            .chain(
+                request
+                    .ungrouped_partitions
+                    .iter()
+                    .map(|p| TopicPartition::new(p.topic_name.to_string(), p.partition_index)),
+            )
+            .collect()
+    } else {
+        request
+            .topic_states
+            .iter()
+            .flat_map(|t| {
+                t.partition_states
+                    .iter()
+                    .filter(|p| p.delete_partition)
+                    .map(|p| TopicPartition::new(t.topic_name.to_string(), p.partition_index))
+            })
+            .collect()
+    };
+    if deleting.is_empty() {
+        return None;
+    }
+    let mut results: BTreeMap<TopicPartition, i16> = deleting
+        .iter()
+        .map(|tp| (tp.clone(), response.error_code))
+        .collect();
+    for e in &response.partition_errors {
+        let tp = TopicPartition::new(e.topic_name.to_string(), e.partition_index);
+        if let Some(slot) = results.get_mut(&tp)
+            && response.error_code == 0
+        {
+            *slot = e.error_code;
+        }
+    }
+    Some(results.into_iter().collect())
+}
+
+/// The path → event mapping of the controller's ZooKeeper watches (Kafka's
+/// `ControllerChangeHandler`, `BrokerChangeHandler`, `TopicChangeHandler`,
+/// `PartitionModificationsHandler`, `TopicDeletionHandler`).
+pub fn event_for_watch(
+    path: &str,
+    event_type: crate::zk::WatchedEventType,
+) -> Option<ControllerEvent> {
+    use crate::zk::WatchedEventType as T;
+    match (path, event_type) {
+        (zk_data::CONTROLLER_PATH, T::NodeDeleted) => Some(ControllerEvent::Reelect),
+        (zk_data::CONTROLLER_PATH, _) => Some(ControllerEvent::ControllerChange),
+        (zk_data::BROKER_IDS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::BrokerChange),
+        (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
+        (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
+            Some(ControllerEvent::TopicDeletion)
+        }
+        (path, T::NodeDataChanged) => {
+            let topic = path.strip_prefix(zk_data::TOPICS_PATH)?.strip_prefix('/')?;
+            (!topic.contains('/')).then(|| ControllerEvent::PartitionModifications {
+                topic: topic.to_string(),
+            })
+        }
+        _ => None,
+    }
+}

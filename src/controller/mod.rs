@@ -1,0 +1,35 @@
+//! The controller of a ZooKeeper-mode cluster (Kafka's `kafka.controller`): one
+//! [`KafkaController`] per broker, active on the one that holds `/controller`, which elects
+//! partition leaders, records them in ZooKeeper fenced by its epoch, and tells the brokers with
+//! LeaderAndIsr, UpdateMetadata and StopReplica. The single-node default runs this same
+//! controller over the embedded store.
+//!
+//! - [`kafka_controller`]: the event queue and the event handlers (election, failover, brokers,
+//!   topics); [`topic_deletion`] is its deletion part.
+//! - [`controller_context`]: what the active controller knows, as plain data.
+//! - [`partition_state_machine`] and [`replica_state_machine`]: the state machines, their
+//!   states and valid transitions as data.
+//! - [`election`]: the leader election rules, pure functions.
+//! - [`controller_request_batch`]: one decision's requests, in Kafka's order and batches.
+//! - [`channel_manager`]: a queue per broker over the [`channel_manager::BrokerChannel`] trait,
+//!   which `server` implements.
+//! - [`inter_broker_versions`]: the request versions `inter.broker.protocol.version` selects.
+//!
+//! Layering: uses `zk`, `admin`, `cluster` and `protocol`; never `storage`, `server` or
+//! `network`.
+
+pub mod channel_manager;
+pub mod controller_context;
+pub mod controller_request_batch;
+pub mod election;
+pub mod error;
+pub mod inter_broker_versions;
+pub mod kafka_controller;
+pub mod partition_state_machine;
+pub mod replica_state_machine;
+mod topic_deletion;
+
+#[cfg(test)]
+mod controller_tests;
+
+pub use kafka_controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
