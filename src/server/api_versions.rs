@@ -35,6 +35,11 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
     // 3.0+); a single node is its own controller.
     (ApiKey::AllocateProducerIds, 0),
+    // Controller-to-broker (src/controller/ sends them; apis::leader_and_isr, update_metadata
+    // and stop_replica serve them), every version a Kafka 3.9 controller may send.
+    (ApiKey::LeaderAndIsr, 0),
+    (ApiKey::StopReplica, 0),
+    (ApiKey::UpdateMetadata, 0),
     // The classic group coordinator (src/server/group/).
     (ApiKey::OffsetCommit, 0),
     (ApiKey::OffsetFetch, 0),

@@ -15,8 +15,11 @@ use crate::protocol::codec::Reader;
 use crate::protocol::messages::{self, ApiKey, RequestKind};
 use crate::replication::ReplicaManager;
 
+use crate::controller::ControllerHandle;
+
 use super::api_versions;
 use super::apis;
+use super::broker_epoch_manager::BrokerEpochManager;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::group::GroupCoordinator;
 use super::metadata_cache::MetadataCache;
@@ -34,6 +37,10 @@ pub struct KafkaApis {
     pub dynamic_config: Arc<DynamicBrokerConfig>,
     pub producer_id_manager: Arc<ProducerIdManager>,
     pub group_coordinator: Arc<GroupCoordinator>,
+    /// This broker's epoch and the newest controller epoch it obeyed.
+    pub epochs: Arc<BrokerEpochManager>,
+    /// This broker's controller: whether it is the active one, and its queue.
+    pub controller: ControllerHandle,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     pub ready: watch::Receiver<bool>,
@@ -79,6 +86,9 @@ impl KafkaApis {
             RequestKind::DescribeGroups(r) => apis::describe_groups::handle(self, ctx, r),
             RequestKind::DeleteGroups(r) => apis::delete_groups::handle(self, ctx, r),
             RequestKind::OffsetDelete(r) => apis::offset_delete::handle(self, ctx, r),
+            RequestKind::LeaderAndIsr(r) => apis::leader_and_isr::handle(self, ctx, r).await,
+            RequestKind::UpdateMetadata(r) => apis::update_metadata::handle(self, ctx, r),
+            RequestKind::StopReplica(r) => apis::stop_replica::handle(self, ctx, r),
             other => {
                 // Unreachable while `api_versions` and this match agree; a test checks that.
                 tracing::error!(api = ?other.api_key(), "advertised API without a handler");

@@ -21,12 +21,22 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::config::BrokerConfig;
+use crate::controller::channel_manager::BrokerChannel;
+use crate::controller::controller_request_batch::BatchConfig;
+use crate::controller::inter_broker_versions::{
+    ControllerRequestVersions, InterBrokerProtocolVersion,
+};
+use crate::controller::kafka_controller::event_for_watch;
+use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
 use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
-use crate::zk::zk_data::{self, BrokerRegistration, ControllerRegistration};
-use crate::zk::{CreateMode, EmbeddedStore, Op, OpResult, ZkClient, ZkError, recipes};
+use crate::zk::kafka_zk_client::KafkaZkClient;
+use crate::zk::zk_data::{self, BrokerRegistration};
+use crate::zk::{CreateMode, EmbeddedStore, ZkClient, ZkError, recipes};
 
+use super::broker_epoch_manager::BrokerEpochManager;
+use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
 use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig};
@@ -35,7 +45,6 @@ use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::producer_id_manager::ProducerIdManager;
 use super::topic_manager::TopicManager;
-use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use crate::protocol::record::compression::CompressionType;
 
 /// A running broker.
@@ -98,13 +107,11 @@ impl KafkaServer {
             config.broker_id,
             Arc::clone(&log_manager),
         ));
-        let controller_epoch = read_controller_epoch(zk.as_ref()).await? + 1;
         let topic_manager = Arc::new(TopicManager::new(
             Arc::clone(&zk),
             Arc::clone(&current),
             Arc::clone(&metadata_cache),
             Arc::clone(&replica_manager),
-            controller_epoch,
         ));
         let dynamic_config = Arc::new(DynamicBrokerConfig::new(
             Arc::clone(&zk),
@@ -120,6 +127,14 @@ impl KafkaServer {
             .map_err(ServerError::ProducerIds)?;
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
+        let epochs = Arc::new(BrokerEpochManager::default());
+        let channel = Arc::new(ControllerChannel::new(config.broker_id));
+        let (controller, controller_handle) = KafkaController::new(
+            controller_config(&config),
+            KafkaZkClient::new(Arc::clone(&zk)),
+            Arc::clone(&channel) as Arc<dyn BrokerChannel>,
+            Arc::new(now_ms),
+        );
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),
@@ -128,8 +143,11 @@ impl KafkaServer {
             dynamic_config,
             producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
+            epochs: Arc::clone(&epochs),
+            controller: controller_handle.clone(),
             ready: ready_rx,
         });
+        channel.bind(&apis);
 
         let socket_config = SocketServerConfig {
             listeners: config
@@ -158,16 +176,23 @@ impl KafkaServer {
             rack: None,
             endpoints: endpoints.clone(),
         }]);
+        let topics = topic_manager.load_topic_configs().await?;
         let broker_epoch = register_broker(zk.as_ref(), config.broker_id, &endpoints).await?;
-        elect_controller(zk.as_ref(), config.broker_id, controller_epoch).await?;
-        metadata_cache.set_controller_id(Some(config.broker_id));
-        let topics = topic_manager.load_topics().await?;
-        // Moves between log dirs interrupted by the last stop resume.
-        replica_manager.maybe_add_log_dir_fetchers();
-        group_coordinator.startup(led_offsets_partitions(&replica_manager));
+        epochs.set_broker_epoch(broker_epoch);
 
         let background = CancellationToken::new();
         let tasks = TaskTracker::new();
+        // The controller: its watches become its events, and it starts by trying to win the
+        // election. A single broker wins it and makes itself the leader of every partition.
+        spawn_watch_forwarder(&zk, &controller_handle, &tasks, background.clone());
+        tasks.spawn(controller.run(background.clone()));
+        controller_handle.put(ControllerEvent::Startup);
+        wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
+        let controller_epoch = epochs.controller_epoch();
+        // Moves between log dirs interrupted by the last stop resume.
+        replica_manager.maybe_add_log_dir_fetchers();
+        group_coordinator.startup(Vec::new());
+
         log_manager.spawn_background_tasks(&tasks, background.clone());
         let (fatal_tx, fatal) = watch::channel(None);
         LogDirFailureHandler {
@@ -287,14 +312,76 @@ fn new_group_coordinator(
     GroupCoordinator::new(group, manager, Arc::clone(zk))
 }
 
-/// The `__consumer_offsets` partitions this broker leads (their groups are loaded at startup).
-fn led_offsets_partitions(replica_manager: &ReplicaManager) -> Vec<i32> {
-    replica_manager
-        .partitions_of(GROUP_METADATA_TOPIC_NAME)
-        .iter()
-        .filter(|p| p.is_leader())
-        .map(|p| p.topic_partition().partition)
-        .collect()
+/// The controller's settings from the broker's.
+fn controller_config(config: &BrokerConfig) -> ControllerConfig {
+    ControllerConfig {
+        batch: BatchConfig {
+            controller_id: config.broker_id,
+            versions: ControllerRequestVersions::for_ibp(InterBrokerProtocolVersion::LATEST),
+            inter_broker_listener: config
+                .listeners
+                .first()
+                .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone()),
+        },
+        unclean_leader_election_enable: config.unclean_leader_election_enable,
+        delete_topic_enable: config.delete_topic_enable,
+    }
+}
+
+/// Turns the session's watch events into controller events.
+fn spawn_watch_forwarder(
+    zk: &Arc<dyn ZkClient>,
+    controller: &ControllerHandle,
+    tasks: &TaskTracker,
+    stop: CancellationToken,
+) {
+    let Some(mut events) = zk.take_events() else {
+        return;
+    };
+    let controller = controller.clone();
+    tasks.spawn(async move {
+        loop {
+            let event = tokio::select! {
+                _ = stop.cancelled() => return,
+                event = events.recv() => match event {
+                    Some(event) => event,
+                    None => return,
+                },
+            };
+            if let Some(e) = event_for_watch(&event.path, event.event_type) {
+                controller.put(e);
+            }
+        }
+    });
+}
+
+/// Waits (bounded) until this broker has heard from the controller about every topic in
+/// `/brokers/topics`, so a restarted single broker serves its partitions when it opens.
+async fn wait_for_leadership(
+    zk: &dyn ZkClient,
+    metadata_cache: &MetadataCache,
+) -> Result<(), ServerError> {
+    let (topics, _) = zk.get_children(zk_data::TOPICS_PATH, false).await?;
+    let mut partitions = std::collections::BTreeMap::new();
+    for topic in &topics {
+        let (data, _) = zk.get_data(&zk_data::topic_path(topic), false).await?;
+        partitions.insert(
+            topic.clone(),
+            zk_data::TopicAssignment::decode(&data)?.partitions.len(),
+        );
+    }
+    let known = metadata_cache
+        .wait_for(std::time::Duration::from_secs(30), |cache| {
+            cache.controller_id().is_some()
+                && partitions
+                    .iter()
+                    .all(|(t, n)| cache.topic(t).is_some_and(|m| m.partitions.len() == *n))
+        })
+        .await;
+    if !known {
+        tracing::warn!("the controller's metadata did not arrive within 30 s of startup");
+    }
+    Ok(())
 }
 
 /// The endpoints clients are told: `advertised.listeners` (else `listeners`), a missing host
@@ -329,14 +416,6 @@ fn advertised_endpoints(config: &BrokerConfig, bound: &[BoundEndPoint]) -> Vec<B
         .collect()
 }
 
-async fn read_controller_epoch(zk: &dyn ZkClient) -> Result<i32, ServerError> {
-    match zk.get_data(zk_data::CONTROLLER_EPOCH_PATH, false).await {
-        Ok((data, _)) => Ok(zk_data::decode_controller_epoch(&data)?),
-        Err(ZkError::NoNode(_)) => Ok(0),
-        Err(e) => Err(e.into()),
-    }
-}
-
 /// `/brokers/ids/<id>`, ephemeral; returns the broker epoch (the node's czxid).
 async fn register_broker(
     zk: &dyn ZkClient,
@@ -367,50 +446,6 @@ async fn register_broker(
     {
         Ok((_, stat)) => Ok(stat.czxid),
         Err(ZkError::NodeExists(path)) => Err(ServerError::BrokerIdRegistered { broker_id, path }),
-        Err(e) => Err(e.into()),
-    }
-}
-
-/// Kafka's `registerControllerAndIncrementControllerEpoch`: the ephemeral `/controller` and the
-/// epoch bump in one multi, fenced by the epoch node's version.
-async fn elect_controller(
-    zk: &dyn ZkClient,
-    broker_id: i32,
-    epoch: i32,
-) -> Result<(), ServerError> {
-    let registration = ControllerRegistration {
-        broker_id,
-        timestamp_ms: now_ms(),
-        kraft_controller_epoch: -1,
-    }
-    .encode();
-    let epoch_op = match zk.get_data(zk_data::CONTROLLER_EPOCH_PATH, false).await {
-        Ok((_, stat)) => Op::SetData {
-            path: zk_data::CONTROLLER_EPOCH_PATH.into(),
-            data: zk_data::encode_controller_epoch(epoch),
-            version: stat.version,
-        },
-        Err(ZkError::NoNode(_)) => Op::Create {
-            path: zk_data::CONTROLLER_EPOCH_PATH.into(),
-            data: zk_data::encode_controller_epoch(epoch),
-            mode: CreateMode::Persistent,
-        },
-        Err(e) => return Err(e.into()),
-    };
-    let ops = vec![
-        Op::Create {
-            path: zk_data::CONTROLLER_PATH.into(),
-            data: registration,
-            mode: CreateMode::Ephemeral,
-        },
-        epoch_op,
-    ];
-    match zk.multi(ops).await {
-        Ok(results) => {
-            debug_assert!(matches!(results.first(), Some(OpResult::Create { .. })));
-            tracing::info!(broker_id, epoch, "became the controller");
-            Ok(())
-        }
         Err(e) => Err(e.into()),
     }
 }

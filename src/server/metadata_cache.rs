@@ -58,6 +58,17 @@ impl BrokerMetadata {
     }
 }
 
+/// One partition of an UpdateMetadata: its new metadata, or `None` to drop it.
+#[derive(Debug, Clone)]
+pub struct PartitionUpdate {
+    pub topic: String,
+    /// Nil when the request version carries no topic ids.
+    pub topic_id: Uuid,
+    pub is_internal: bool,
+    pub partition: i32,
+    pub metadata: Option<PartitionMetadata>,
+}
+
 #[derive(Debug, Default)]
 struct Snapshot {
     cluster_id: String,
@@ -71,6 +82,9 @@ struct Snapshot {
 #[derive(Debug, Default)]
 pub struct MetadataCache {
     inner: RwLock<Snapshot>,
+    /// Bumped after every change, so admin requests can wait for the controller's decisions
+    /// to reach this broker (Kafka's DelayedCreatePartitions / DelayedDeleteTopics).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl MetadataCache {
@@ -80,6 +94,7 @@ impl MetadataCache {
                 cluster_id,
                 ..Snapshot::default()
             }),
+            changes: tokio::sync::watch::Sender::new(0),
         }
     }
 
@@ -164,6 +179,82 @@ impl MetadataCache {
         if let Some(t) = self.write().topics.get_mut(topic) {
             t.partitions.insert(partition, metadata);
         }
+    }
+
+    /// Applies an UpdateMetadata (Kafka's `ZkMetadataCache.updateMetadata`): the live brokers
+    /// and the controller are replaced; each partition is set, or removed when its leader is
+    /// -2 (its topic is being deleted), a topic going with its last partition.
+    pub fn apply_update_metadata(
+        &self,
+        controller_id: BrokerId,
+        brokers: Vec<BrokerMetadata>,
+        partitions: Vec<PartitionUpdate>,
+    ) {
+        let mut s = self.write();
+        s.controller_id = (controller_id >= 0).then_some(controller_id);
+        s.brokers = brokers.into_iter().map(|b| (b.id, b)).collect();
+        for update in partitions {
+            match update.metadata {
+                Some(metadata) => {
+                    let snapshot = &mut *s;
+                    let topic = snapshot
+                        .topics
+                        .entry(update.topic.clone())
+                        .or_insert_with(|| TopicMetadata {
+                            name: update.topic.clone(),
+                            topic_id: update.topic_id,
+                            is_internal: update.is_internal,
+                            partitions: BTreeMap::new(),
+                        });
+                    if !update.topic_id.is_nil() && topic.topic_id != update.topic_id {
+                        snapshot.topic_names.remove(&topic.topic_id);
+                        topic.topic_id = update.topic_id;
+                    }
+                    topic.partitions.insert(update.partition, metadata);
+                    let id = topic.topic_id;
+                    snapshot.topic_names.insert(id, update.topic);
+                }
+                None => {
+                    let emptied = match s.topics.get_mut(&update.topic) {
+                        Some(t) => {
+                            t.partitions.remove(&update.partition);
+                            t.partitions.is_empty().then_some(t.topic_id)
+                        }
+                        None => None,
+                    };
+                    if let Some(id) = emptied {
+                        s.topics.remove(&update.topic);
+                        s.topic_names.remove(&id);
+                    }
+                }
+            }
+        }
+        drop(s);
+        self.changed();
+    }
+
+    /// Waits until `done` holds for the cache, at most `timeout`; whether it did.
+    pub async fn wait_for(
+        &self,
+        timeout: std::time::Duration,
+        done: impl Fn(&MetadataCache) -> bool,
+    ) -> bool {
+        let mut changes = self.changes.subscribe();
+        let wait = async {
+            loop {
+                if done(self) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok() && done(self)
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     pub fn remove_topic(&self, name: &str) -> Option<TopicMetadata> {

@@ -24,8 +24,10 @@
 
 pub mod api_versions;
 pub mod apis;
+pub mod broker_epoch_manager;
 pub mod config_entries;
 pub mod config_ops;
+pub mod controller_channel;
 pub mod dynamic_broker_config;
 pub mod error;
 pub mod group;

@@ -20,19 +20,18 @@ use uuid::Uuid;
 use crate::admin::replica_assignment::{
     AssignmentError, AssignmentStart, assign_replicas_to_brokers,
 };
-use crate::cluster::{BrokerId, TopicPartition};
+use crate::cluster::BrokerId;
 use crate::config::BrokerConfig;
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
 use crate::replication::error::PartitionError;
-use crate::replication::partition::LeaderAndIsr;
 use crate::storage::log_config::{LogConfig, LogConfigError};
-use crate::zk::zk_data::{self, PartitionState, TopicAssignment};
+use crate::zk::zk_data::{self, TopicAssignment};
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 
-use super::metadata_cache::{MetadataCache, PartitionMetadata, TopicMetadata};
+use super::metadata_cache::MetadataCache;
 use super::topic_assignment::{validate_create_assignment, validate_new_partitions};
-use super::topic_validation::{find_collisions, is_internal, validate_topic_name};
+use super::topic_validation::{find_collisions, validate_topic_name};
 
 /// Why a topic operation was refused; each maps to the Kafka error code of the response.
 #[derive(Debug, thiserror::Error)]
@@ -102,6 +101,10 @@ impl From<AssignmentError> for TopicError {
 /// (`MAX_RECORDS_PER_USER_OP`) and its answer, so a request cannot exhaust the broker's memory.
 pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
 
+/// How long an admin request waits for the controller's decision to reach this broker: Kafka's
+/// default `request.timeout.ms` of its admin client.
+const ADMIN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
 fn check_partition_count(count: i64) -> Result<(), TopicError> {
     if count > MAX_PARTITIONS_PER_REQUEST {
         return Err(TopicError::PolicyViolation(
@@ -139,7 +142,6 @@ pub struct TopicManager {
     config: Arc<BrokerConfig>,
     metadata_cache: Arc<MetadataCache>,
     replica_manager: Arc<ReplicaManager>,
-    controller_epoch: i32,
     /// Each topic's config overrides as stored in `/config/topics/<t>`.
     overrides: StdMutex<HashMap<String, BTreeMap<String, String>>>,
     /// The topic defaults: the broker's `log.*` settings, static or dynamic; replaced by
@@ -154,22 +156,16 @@ impl TopicManager {
         config: Arc<BrokerConfig>,
         metadata_cache: Arc<MetadataCache>,
         replica_manager: Arc<ReplicaManager>,
-        controller_epoch: i32,
     ) -> Self {
         TopicManager {
             zk,
             metadata_cache,
             replica_manager,
-            controller_epoch,
             overrides: StdMutex::new(HashMap::new()),
             default_log_config: StdRwLock::new(config.log_config()),
             config,
             admin_lock: Mutex::new(()),
         }
-    }
-
-    fn broker_id(&self) -> BrokerId {
-        self.config.broker_id
     }
 
     /// The topic's config overrides (empty for an unknown topic).
@@ -220,159 +216,57 @@ impl TopicManager {
         }
     }
 
-    /// Loads every topic from the store into the cache and hosts its partitions, electing this
-    /// broker where it is the only live replica and the partition has no live leader.
-    pub async fn load_topics(&self) -> Result<usize, TopicError> {
+    /// Reads every topic's config overrides from `/config/topics` (the logs opened at startup
+    /// take them when LeaderAndIsr makes this broker host them); returns the number of topics.
+    pub async fn load_topic_configs(&self) -> Result<usize, TopicError> {
         let _guard = self.admin_lock.lock().await;
         let (topics, _) = self.zk.get_children(zk_data::TOPICS_PATH, false).await?;
         for topic in &topics {
-            let (data, _) = self.zk.get_data(&zk_data::topic_path(topic), false).await?;
-            let assignment = TopicAssignment::decode(&data)?;
-            let overrides = match self
-                .zk
-                .get_data(&zk_data::topic_config_path(topic), false)
-                .await
-            {
-                Ok((data, _)) => zk_data::decode_entity_config(&data)?,
-                Err(ZkError::NoNode(_)) => BTreeMap::new(),
-                Err(e) => return Err(e.into()),
-            };
+            let overrides = self.read_overrides(topic).await?;
             self.set_overrides(topic, overrides);
-            let topic_id = match assignment.topic_id {
-                Some(id) => id,
-                None => self.add_topic_id(topic, &assignment).await?,
-            };
-            let mut partitions = BTreeMap::new();
-            for (p, replicas) in &assignment.partitions {
-                let tp = TopicPartition::new(topic.clone(), *p);
-                let state = self.load_or_elect(&tp, replicas).await?;
-                partitions.insert(*p, self.host_partition(&tp, topic_id, replicas, state)?);
-            }
-            // The log manager opened the logs found on disk with the broker defaults; they take
-            // their topic's overrides here.
             let config = self.topic_log_config(topic)?;
             if let Err(err) = config.validate_topic_values() {
                 // Stored by a broker that took it (a Kafka one, say): kept, as Kafka keeps a
                 // stored config, but kcli does not honour it, which the operator should know.
                 tracing::warn!(%topic, %err, "stored topic config is one kcli does not accept");
             }
-            self.replica_manager.update_log_config(topic, &config);
-            self.metadata_cache.update_topic(TopicMetadata {
-                name: topic.clone(),
-                topic_id,
-                is_internal: is_internal(topic),
-                partitions,
-            });
         }
         Ok(topics.len())
     }
 
-    /// A topic written by an old Kafka has no id; Kafka's controller adds one.
-    async fn add_topic_id(
-        &self,
-        topic: &str,
-        assignment: &TopicAssignment,
-    ) -> Result<Uuid, TopicError> {
-        let id = Uuid::new_v4();
-        let mut with_id = assignment.clone();
-        with_id.topic_id = Some(id);
-        self.zk
-            .set_data(&zk_data::topic_path(topic), &with_id.encode(), -1)
-            .await?;
-        Ok(id)
-    }
-
-    /// The partition's state znode; when missing, or when its leader is not alive, this broker
-    /// elects a leader among the live ISR members (first in ISR order), as the controller does
-    /// for an offline partition without unclean election.
-    async fn load_or_elect(
-        &self,
-        tp: &TopicPartition,
-        replicas: &[BrokerId],
-    ) -> Result<(PartitionState, i32), TopicError> {
-        let path = zk_data::topic_partition_state_path(tp);
-        let live = self.metadata_cache.alive_broker_ids();
-        match self.zk.get_data(&path, false).await {
-            Ok((data, stat)) => {
-                let state = PartitionState::decode(&data)?;
-                if state.leader != -1 && live.contains(&state.leader) {
-                    return Ok((state, stat.version));
-                }
-                let leader = state
-                    .isr
-                    .iter()
-                    .copied()
-                    .find(|id| live.contains(id))
-                    .unwrap_or(-1);
-                let new_state = PartitionState {
-                    leader,
-                    leader_epoch: state.leader_epoch + 1,
-                    isr: state.shrunk_isr(|id| live.contains(&id)),
-                    controller_epoch: self.controller_epoch,
-                    leader_recovery_state: 0,
-                };
-                let stat = self
-                    .zk
-                    .set_data(&path, &new_state.encode(), stat.version)
-                    .await?;
-                Ok((new_state, stat.version))
-            }
-            Err(ZkError::NoNode(_)) => {
-                let state = self.initial_state(replicas);
-                recipes::create_recursive(self.zk.as_ref(), &path, &state.encode()).await?;
-                Ok((state, 0))
-            }
+    async fn read_overrides(&self, topic: &str) -> Result<BTreeMap<String, String>, TopicError> {
+        match self
+            .zk
+            .get_data(&zk_data::topic_config_path(topic), false)
+            .await
+        {
+            Ok((data, _)) => Ok(zk_data::decode_entity_config(&data)?),
+            Err(ZkError::NoNode(_)) => Ok(BTreeMap::new()),
             Err(e) => Err(e.into()),
         }
     }
 
-    /// The state of a new partition: the live replicas form the ISR; the first is the leader.
-    fn initial_state(&self, replicas: &[BrokerId]) -> PartitionState {
-        let live = self.metadata_cache.alive_broker_ids();
-        let isr: Vec<BrokerId> = replicas
-            .iter()
-            .copied()
-            .filter(|id| live.contains(id))
-            .collect();
-        PartitionState {
-            leader: isr.first().copied().unwrap_or(-1),
-            leader_epoch: 0,
-            isr,
-            controller_epoch: self.controller_epoch,
-            leader_recovery_state: 0,
+    /// The log config of a topic this broker is told to host: its cached overrides, or, for a
+    /// topic created through another broker, the ones in `/config/topics/<t>` (Kafka's
+    /// `fetchLogConfig`).
+    pub async fn fetch_topic_log_config(&self, topic: &str) -> Result<LogConfig, TopicError> {
+        let cached = self
+            .overrides
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .contains_key(topic);
+        if !cached {
+            let overrides = self.read_overrides(topic).await?;
+            self.set_overrides(topic, overrides);
         }
+        self.topic_log_config(topic)
     }
 
-    /// Hosts the partition locally when this broker is a replica; returns its metadata.
-    fn host_partition(
-        &self,
-        tp: &TopicPartition,
-        topic_id: Uuid,
-        replicas: &[BrokerId],
-        (state, partition_epoch): (PartitionState, i32),
-    ) -> Result<PartitionMetadata, TopicError> {
-        if replicas.contains(&self.broker_id()) {
-            let log_config = self.topic_log_config(&tp.topic)?;
-            self.replica_manager.become_leader_or_follower(
-                tp,
-                Some(topic_id),
-                LeaderAndIsr {
-                    leader_id: state.leader,
-                    leader_epoch: state.leader_epoch,
-                    partition_epoch,
-                    replicas: replicas.to_vec(),
-                    isr: state.isr.clone(),
-                },
-                log_config,
-            )?;
+    /// Waits (bounded) until the controller's decision reached this broker's metadata cache.
+    async fn wait_for_metadata(&self, what: &str, done: impl Fn(&MetadataCache) -> bool) {
+        if !self.metadata_cache.wait_for(ADMIN_WAIT, done).await {
+            tracing::warn!(what, "the controller's metadata did not arrive in time");
         }
-        Ok(PartitionMetadata {
-            leader: state.leader,
-            leader_epoch: state.leader_epoch,
-            replicas: replicas.to_vec(),
-            isr: state.isr,
-            offline_replicas: Vec::new(),
-        })
     }
 
     fn set_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
@@ -425,27 +319,15 @@ impl TopicManager {
         self.write_topic(&topic.name, created.topic_id, &assignment, &topic.configs)
             .await?;
         self.set_overrides(&topic.name, topic.configs.clone());
-        let mut partitions = BTreeMap::new();
-        for (p, replicas) in &assignment {
-            let tp = TopicPartition::new(topic.name.clone(), *p);
-            let state = self.initial_state(replicas);
-            recipes::create_recursive(
-                self.zk.as_ref(),
-                &zk_data::topic_partition_state_path(&tp),
-                &state.encode(),
-            )
-            .await?;
-            partitions.insert(
-                *p,
-                self.host_partition(&tp, created.topic_id, replicas, (state, 0))?,
-            );
-        }
-        self.metadata_cache.update_topic(TopicMetadata {
-            name: topic.name.clone(),
-            topic_id: created.topic_id,
-            is_internal: is_internal(&topic.name),
-            partitions,
-        });
+        // The controller creates the partitions (their state znodes, LeaderAndIsr,
+        // UpdateMetadata); the answer waits until this broker knows every leader.
+        let count = assignment.len();
+        self.wait_for_metadata("topic creation", |cache| {
+            cache.topic(&topic.name).is_some_and(|t| {
+                t.partitions.len() == count && t.partitions.values().all(|p| p.leader >= 0)
+            })
+        })
+        .await;
         tracing::info!(topic = %topic.name, partitions = created.num_partitions, "created topic");
         Ok(created)
     }
@@ -524,13 +406,16 @@ impl TopicManager {
         let Some(metadata) = self.metadata_cache.topic(topic) else {
             return Err(TopicError::UnknownTopic(topic.to_string()));
         };
-        self.metadata_cache.remove_topic(topic);
-        for p in metadata.partitions.keys() {
-            self.replica_manager
-                .stop_replica(&TopicPartition::new(topic, *p), true)?;
-        }
-        delete_recursive(self.zk.as_ref(), &zk_data::topic_path(topic)).await?;
-        delete_recursive(self.zk.as_ref(), &zk_data::topic_config_path(topic)).await?;
+        // Kafka's `AdminZkClient.deleteTopic`: the mark; the controller deletes the replicas and
+        // then the znodes, and the answer waits until this broker's cache no longer has it.
+        recipes::create_recursive(self.zk.as_ref(), &zk_data::delete_topic_path(topic), b"")
+            .await
+            .or_else(|e| match e {
+                ZkError::NodeExists(_) => Ok(()),
+                e => Err(e),
+            })?;
+        self.wait_for_metadata("topic deletion", |cache| !cache.contains_topic(topic))
+            .await;
         self.set_overrides(topic, BTreeMap::new());
         tracing::info!(topic, "deleted topic");
         Ok(metadata.topic_id)
@@ -608,18 +493,13 @@ impl TopicManager {
         self.zk
             .set_data(&zk_data::topic_path(topic), &data, -1)
             .await?;
-        for (p, replicas) in &added {
-            let tp = TopicPartition::new(topic, *p);
-            let state = self.initial_state(replicas);
-            recipes::create_recursive(
-                self.zk.as_ref(),
-                &zk_data::topic_partition_state_path(&tp),
-                &state.encode(),
-            )
-            .await?;
-            let pm = self.host_partition(&tp, metadata.topic_id, replicas, (state, 0))?;
-            self.metadata_cache.update_partition(topic, *p, pm);
-        }
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        self.wait_for_metadata("partition creation", |cache| {
+            cache.topic(topic).is_some_and(|t| {
+                t.partitions.len() >= count && t.partitions.values().all(|p| p.leader >= 0)
+            })
+        })
+        .await;
         Ok(())
     }
 
@@ -661,29 +541,4 @@ impl TopicManager {
         self.replica_manager.update_log_config(topic, &config);
         Ok(())
     }
-}
-
-/// Deletes `path` and everything below it (Kafka's `deleteRecursive`); a missing node is fine.
-async fn delete_recursive(zk: &dyn ZkClient, path: &str) -> Result<(), ZkError> {
-    let mut stack = vec![path.to_string()];
-    let mut order = Vec::new();
-    while let Some(p) = stack.pop() {
-        match zk.get_children(&p, false).await {
-            Ok((children, _)) => {
-                for c in children {
-                    stack.push(format!("{p}/{c}"));
-                }
-                order.push(p);
-            }
-            Err(ZkError::NoNode(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    for p in order.iter().rev() {
-        match zk.delete(p, -1).await {
-            Ok(()) | Err(ZkError::NoNode(_)) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
