@@ -232,3 +232,68 @@ async fn read_topic(
         partitions,
     }))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zk::recipes::create_recursive;
+    use crate::zk::{EmbeddedStore, ZkClient};
+
+    #[tokio::test]
+    async fn an_empty_store_reads_as_an_empty_cluster() {
+        let store = EmbeddedStore::in_memory();
+        let s = read_snapshot(&store.session()).await.unwrap();
+        assert_eq!(s, ClusterSnapshot::default());
+    }
+
+    #[tokio::test]
+    async fn epochs_come_from_the_stats_and_missing_states_are_none() {
+        let store = EmbeddedStore::in_memory();
+        let zk = store.session();
+        let w = async |p: &str, d: &str| create_recursive(&zk, p, d.as_bytes()).await.unwrap();
+        w(
+            "/brokers/ids/2",
+            r#"{"version":1,"host":"h","port":1,"jmx_port":-1}"#,
+        )
+        .await;
+        w(
+            "/brokers/topics/t",
+            r#"{"version":1,"partitions":{"0":[2],"1":[2]}}"#,
+        )
+        .await;
+        w(
+            "/brokers/topics/t/partitions/0/state",
+            r#"{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":0,"isr":[2]}"#,
+        )
+        .await;
+        zk.set_data(
+            "/brokers/topics/t/partitions/0/state",
+            br#"{"controller_epoch":1,"leader":2,"version":1,"leader_epoch":1,"isr":[2]}"#,
+            -1,
+        )
+        .await
+        .unwrap();
+        w("/admin/delete_topics/t", "").await;
+        let czxid = zk
+            .exists("/brokers/ids/2", false)
+            .await
+            .unwrap()
+            .unwrap()
+            .czxid;
+        let s = read_snapshot(&zk).await.unwrap();
+        assert_eq!(s.brokers.len(), 1);
+        assert_eq!((s.brokers[0].id, s.brokers[0].broker_epoch), (2, czxid));
+        let t = &s.topics[0];
+        assert!(t.marked_for_deletion);
+        let state = t.partitions[0].state.as_ref().unwrap();
+        assert_eq!((state.partition_epoch, state.state.leader_epoch), (1, 1));
+        assert_eq!(t.partitions[1].state, None);
+        w("/brokers/topics/t/partitions/1/state", "{").await;
+        match read_snapshot(&zk).await {
+            Err(SnapshotError::Malformed { path, .. }) => {
+                assert_eq!(path, "/brokers/topics/t/partitions/1/state");
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
