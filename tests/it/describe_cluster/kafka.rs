@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use super::{describe, describe_json, partition};
 use crate::serve_support::{KafkaConn, create_topic_with};
 use crate::support::kafka_broker::KafkaBroker;
-use crate::support::zookeeper::{ZkServer, write_znode};
+use crate::support::zookeeper::ZkServer;
 
 const TOPIC: &str = "real";
 const PARTITIONS: i64 = 3;
@@ -33,10 +33,8 @@ async fn until(what: &str, mut check: impl AsyncFnMut() -> bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn znodes_written_by_kafka_3_9_1() {
     let server = ZkServer::start_async().await;
-    let root = server.client("").await;
-    // Kafka creates a missing chroot itself; describe-cluster then reads under it.
+    // Kafka creates the missing chroot itself; describe-cluster then reads under it.
     let connect = format!("{}/kafka391", server.connect_string());
-    write_znode(&root, "/kafka391", b"").await;
     let zk = server.client("/kafka391").await;
     let mut broker = KafkaBroker::start(1, &connect, &[("broker.rack", "rack-a")], &zk).await;
     let created = tokio::task::spawn_blocking({
