@@ -26,6 +26,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
+            [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
@@ -35,6 +36,20 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         'kcli;completions' {
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;describe-cluster' {
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error')
+            [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'Show only this topic (repeatable); a topic that does not exist is an error')
+            [CompletionResult]::new('--min-isr', '--min-isr', [CompletionResultType]::ParameterName, 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables, or one JSON document (docs/describe-cluster.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms')
+            [CompletionResult]::new('--under-replicated', '--under-replicated', [CompletionResultType]::ParameterName, 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)')
+            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -80,6 +95,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         }
         'kcli;help' {
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
+            [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
@@ -87,6 +103,9 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help;completions' {
+            break
+        }
+        'kcli;help;describe-cluster' {
             break
         }
         'kcli;help;dump-segment' {

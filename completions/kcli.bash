@@ -19,6 +19,9 @@ _kcli() {
             kcli,completions)
                 cmd="kcli__subcmd__completions"
                 ;;
+            kcli,describe-cluster)
+                cmd="kcli__subcmd__describe__subcmd__cluster"
+                ;;
             kcli,dump-segment)
                 cmd="kcli__subcmd__dump__subcmd__segment"
                 ;;
@@ -33,6 +36,9 @@ _kcli() {
                 ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
+                ;;
+            kcli__subcmd__help,describe-cluster)
+                cmd="kcli__subcmd__help__subcmd__describe__subcmd__cluster"
                 ;;
             kcli__subcmd__help,dump-segment)
                 cmd="kcli__subcmd__help__subcmd__dump__subcmd__segment"
@@ -53,7 +59,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions dump-segment rebuild-index serve help"
+            opts="-h -V --help --version completions describe-cluster dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -73,6 +79,40 @@ _kcli() {
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__describe__subcmd__cluster)
+            opts="-h -V --zookeeper --topic --under-replicated --offline --min-isr --format --connection-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topic)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --min-isr)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --connection-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -107,7 +147,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help)
-            opts="completions dump-segment rebuild-index serve help"
+            opts="completions describe-cluster dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -121,6 +161,20 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help__subcmd__completions)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__describe__subcmd__cluster)
             opts=""
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )

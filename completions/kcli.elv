@@ -23,6 +23,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
             cand completions 'Print shell completions for kcli to stdout'
+            cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
@@ -31,6 +32,19 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;completions'= {
             cand -h 'Print help'
             cand --help 'Print help'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;describe-cluster'= {
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error'
+            cand --topic 'Show only this topic (repeatable); a topic that does not exist is an error'
+            cand --min-isr 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag'
+            cand --format 'Output format: tables, or one JSON document (docs/describe-cluster.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms'
+            cand --under-replicated 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
+            cand --offline 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -72,12 +86,15 @@ set edit:completion:arg-completer[kcli] = {|@words|
         }
         &'kcli;help'= {
             cand completions 'Print shell completions for kcli to stdout'
+            cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;help;completions'= {
+        }
+        &'kcli;help;describe-cluster'= {
         }
         &'kcli;help;dump-segment'= {
         }

@@ -27,12 +27,23 @@ end
 complete -c kcli -n "__fish_kcli_needs_command" -s h -l help -d 'Print help'
 complete -c kcli -n "__fish_kcli_needs_command" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "completions" -d 'Print shell completions for kcli to stdout'
+complete -c kcli -n "__fish_kcli_needs_command" -f -a "describe-cluster" -d 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition\'s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "dump-segment" -d 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka\'s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "rebuild-index" -d 'Rebuild or verify the .index and .timeindex files of log segments'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "serve" -d 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
 complete -c kcli -n "__fish_kcli_using_subcommand completions" -s h -l help -d 'Print help'
 complete -c kcli -n "__fish_kcli_using_subcommand completions" -s V -l version -d 'Print version'
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l zookeeper -d 'The ZooKeeper ensemble, as Kafka\'s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l topic -d 'Show only this topic (repeatable); a topic that does not exist is an error' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l min-isr -d 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l format -d 'Output format: tables, or one JSON document (docs/describe-cluster.md)' -r -f -a "text\t'Tables: brokers, topics, partitions with their flags'
+json\t'One JSON object: cluster_id, controller, brokers, topics with partitions'"
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l connection-timeout-ms -d 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l under-replicated -d 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l offline -d 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -s h -l help -d 'Print help (see more with \'--help\')'
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-bytes -d 'Read at most this many bytes of each .log file (Kafka\'s default: 2147483647, no limit)' -r
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-message-size -d 'The largest batch expected when verifying an offset index against its log (bytes)' -r
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l format -d 'Output format: Kafka\'s text, or JSON Lines (docs/dump-segment-json.md)' -r -f -a "text\t'Kafka\'s `kafka-dump-log.sh` text, line for line'
@@ -59,8 +70,9 @@ complete -c kcli -n "__fish_kcli_using_subcommand serve" -l config -d 'A `server
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l override -d 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`' -r
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -s V -l version -d 'Print version'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions dump-segment rebuild-index serve help" -f -a "completions" -d 'Print shell completions for kcli to stdout'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions dump-segment rebuild-index serve help" -f -a "dump-segment" -d 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka\'s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions dump-segment rebuild-index serve help" -f -a "rebuild-index" -d 'Rebuild or verify the .index and .timeindex files of log segments'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions dump-segment rebuild-index serve help" -f -a "serve" -d 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions dump-segment rebuild-index serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "completions" -d 'Print shell completions for kcli to stdout'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "describe-cluster" -d 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition\'s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "dump-segment" -d 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka\'s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "rebuild-index" -d 'Rebuild or verify the .index and .timeindex files of log segments'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "serve" -d 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'

@@ -16,6 +16,13 @@ pub struct Cli {
 pub enum Command {
     /// Print shell completions for kcli to stdout.
     Completions(CompletionsArgs),
+    /// Show the cluster as ZooKeeper records it: brokers, the controller, topics and every
+    /// partition's leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR,
+    /// PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION).
+    ///
+    /// Reads ZooKeeper only, so it works with every broker down (docs/describe-cluster.md).
+    /// Exits 1 when a partition shown is OFFLINE or UNDER-MIN-ISR, 2 on an error.
+    DescribeCluster(DescribeClusterArgs),
     /// Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka's
     /// `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table.
     DumpSegment(DumpSegmentArgs),
@@ -41,6 +48,45 @@ pub struct ServeArgs {
     /// `--override listeners=PLAINTEXT://127.0.0.1:9093`.
     #[arg(long = "override", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+}
+
+/// `kcli describe-cluster`: what ZooKeeper holds about the cluster, with filters.
+#[derive(Debug, clap::Args)]
+pub struct DescribeClusterArgs {
+    /// The ZooKeeper ensemble, as Kafka's `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot].
+    /// A chroot that does not exist is an error.
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: String,
+    /// Show only this topic (repeatable); a topic that does not exist is an error.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// Show only partitions whose ISR is smaller than their replication factor (with --offline:
+    /// either).
+    #[arg(long)]
+    pub under_replicated: bool,
+    /// Show only partitions without a leader, or whose leader is not in /brokers/ids (with
+    /// --under-replicated: either).
+    #[arg(long)]
+    pub offline: bool,
+    /// The min.insync.replicas of topics that have neither their own nor a cluster default
+    /// (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(i32).range(1..))]
+    pub min_isr: i32,
+    /// Output format: tables, or one JSON document (docs/describe-cluster.md).
+    #[arg(long, value_enum, default_value_t = DescribeFormat::Text)]
+    pub format: DescribeFormat,
+    /// How long to wait for ZooKeeper to accept the session, and again for the reads, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_timeout_ms: u64,
+}
+
+/// Output formats of `kcli describe-cluster`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DescribeFormat {
+    /// Tables: brokers, topics, partitions with their flags.
+    Text,
+    /// One JSON object: cluster_id, controller, brokers, topics with partitions.
+    Json,
 }
 
 /// `kcli dump-segment`: Kafka 3.9's DumpLogSegments options under the same names, plus an output

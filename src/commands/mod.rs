@@ -2,6 +2,7 @@
 //! result to a writer passed in, so tests capture output without a process.
 
 mod completions;
+pub mod describe_cluster;
 pub mod dump_segment;
 pub mod rebuild_index;
 pub mod serve;
@@ -13,7 +14,8 @@ use crate::cli::{Cli, Command};
 pub enum Outcome {
     /// Everything checked was valid (exit 0).
     Success,
-    /// A check failed: a CRC, an index, a sanity check (exit 1).
+    /// A check failed: a CRC, an index, a sanity check, a partition offline or under its min
+    /// ISR (exit 1).
     CheckFailed,
 }
 
@@ -23,6 +25,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let mut out = stdout.lock();
     match cli.command {
         Command::Completions(args) => completions::run(args.shell, &mut out),
+        Command::DescribeCluster(args) => describe_cluster::run(&args, &mut out),
         Command::DumpSegment(args) => {
             let stderr = std::io::stderr();
             let mut err = stderr.lock();

@@ -6,6 +6,7 @@
 //!
 //! Layering: this module uses only `crate::cluster`.
 
+pub mod broker_znode;
 pub mod client;
 pub mod embedded;
 mod json_order;

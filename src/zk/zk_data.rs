@@ -14,6 +14,7 @@ use super::json_order::{
 };
 use crate::cluster::{BrokerId, TopicPartition};
 
+pub use super::broker_znode::{BrokerZNode, FeatureRange};
 pub use super::zk_paths::*;
 
 /// A payload that is not what Kafka writes at that path.

@@ -295,6 +295,7 @@ fn garbage_never_panics() {
         &[0xff, 0xfe],
     ] {
         assert!(BrokerRegistration::decode(bytes).is_err());
+        assert!(BrokerZNode::decode(bytes).is_err());
         assert!(bytes.len() == 15 || TopicAssignment::decode(bytes).is_err());
         assert!(PartitionState::decode(bytes).is_err());
         assert!(ControllerRegistration::decode(bytes).is_err());
@@ -307,6 +308,7 @@ proptest::proptest! {
     fn decoders_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..128), s in "\\PC{0,64}") {
         for input in [&bytes[..], s.as_bytes()] {
             let _ = BrokerRegistration::decode(input);
+            let _ = BrokerZNode::decode(input);
             let _ = TopicAssignment::decode(input);
             let _ = PartitionState::decode(input);
             let _ = ControllerRegistration::decode(input);
@@ -318,4 +320,146 @@ proptest::proptest! {
         }
         let _ = topic_id_from_string(&s);
     }
+}
+
+// ---- every version a reader meets (what Kafka 1.x to 3.9 wrote) ----------------------------
+
+#[test]
+fn broker_znodes_of_every_version() {
+    let v1 = BrokerZNode::decode(
+        br#"{"version":1,"host":"h1","port":9092,"jmx_port":9999,"timestamp":"1000"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (v1.version, v1.host.as_deref(), v1.port),
+        (1, Some("h1"), 9092)
+    );
+    assert_eq!(v1.registration.jmx_port, 9999);
+    assert_eq!(v1.registration.timestamp_ms, 1000);
+    assert_eq!(
+        v1.registration.endpoints[0].connection_string(),
+        "PLAINTEXT://h1:9092"
+    );
+    assert!(v1.features.is_empty());
+    // v2 and v3: endpoints, no listener map (the listener name is the protocol); v3 a rack.
+    let v2 = BrokerZNode::decode(
+        br#"{"version":2,"host":"h2","port":9092,"jmx_port":-1,"timestamp":"2","endpoints":["PLAINTEXT://h2:9092","SSL://h2:9093"]}"#,
+    )
+    .unwrap();
+    let protos: Vec<&str> = v2
+        .registration
+        .endpoints
+        .iter()
+        .map(|e| e.security_protocol.as_str())
+        .collect();
+    assert_eq!(protos, ["PLAINTEXT", "SSL"]);
+    let v3 = BrokerZNode::decode(
+        br#"{"version":3,"host":"h3","port":9092,"jmx_port":-1,"timestamp":"3","endpoints":["PLAINTEXT://h3:9092"],"rack":"r1"}"#,
+    )
+    .unwrap();
+    assert_eq!(v3.registration.rack.as_deref(), Some("r1"));
+    // v4: the listener map; without a PLAINTEXT listener host is null and port -1.
+    let v4 = BrokerZNode::decode(
+        br#"{"listener_security_protocol_map":{"INTERNAL":"SASL_PLAINTEXT"},"endpoints":["INTERNAL://[::1]:9094"],"rack":null,"jmx_port":-1,"host":null,"timestamp":"4","port":-1,"version":4}"#,
+    )
+    .unwrap();
+    assert_eq!((v4.host, v4.port), (None, -1));
+    assert_eq!(v4.registration.rack, None);
+    let e = &v4.registration.endpoints[0];
+    assert_eq!(
+        (
+            e.listener_name.as_str(),
+            e.host.as_str(),
+            e.port,
+            e.security_protocol.as_str()
+        ),
+        ("INTERNAL", "::1", 9094, "SASL_PLAINTEXT")
+    );
+    // v5: features.
+    let v5 = BrokerZNode::decode(
+        br#"{"features":{"metadata.version":{"min_version":1,"max_version":21}},"listener_security_protocol_map":{"PLAINTEXT":"PLAINTEXT"},"endpoints":["PLAINTEXT://h5:9092"],"jmx_port":-1,"port":9092,"host":"h5","version":5,"timestamp":"5"}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        v5.features.get("metadata.version"),
+        Some(&FeatureRange {
+            min_version: 1,
+            max_version: 21
+        })
+    );
+    // What kcli itself writes reads back with its host and port.
+    let golden = BrokerZNode::decode(golden("broker").as_bytes()).unwrap();
+    assert_eq!(
+        (golden.version, golden.host.as_deref(), golden.port),
+        (5, Some("host1"), 9092)
+    );
+    // Malformed ones are errors, never defaults.
+    for bad in [
+        &br#"{"version":0,"host":"h","port":1,"jmx_port":-1}"#[..],
+        br#"{"version":1,"port":1,"jmx_port":-1}"#,
+        br#"{"version":4,"endpoints":["X://h:1"],"listener_security_protocol_map":{},"jmx_port":-1}"#,
+        br#"{"version":5,"endpoints":[],"jmx_port":-1,"features":{"f":{"min_version":"1"}}}"#,
+        br#"{"version":5,"endpoints":[],"jmx_port":-1,"port":"x"}"#,
+        b"[1]",
+    ] {
+        assert!(BrokerZNode::decode(bad).is_err(), "{}", String::from_utf8_lossy(bad));
+    }
+}
+
+#[test]
+fn topic_znodes_of_every_version() {
+    let v1 =
+        TopicAssignment::decode(br#"{"version":1,"partitions":{"1":[2,1],"0":[1,2]}}"#).unwrap();
+    assert_eq!(v1.topic_id, None);
+    assert_eq!(v1.partitions.get(&1), Some(&vec![2, 1]));
+    assert!(v1.adding_replicas.is_empty() && v1.removing_replicas.is_empty());
+    let v2 = TopicAssignment::decode(
+        br#"{"version":2,"partitions":{"0":[1,2,3]},"adding_replicas":{"0":[3]},"removing_replicas":{"0":[1]}}"#,
+    )
+    .unwrap();
+    assert_eq!(v2.adding_replicas.get(&0), Some(&vec![3]));
+    assert_eq!(v2.removing_replicas.get(&0), Some(&vec![1]));
+    let id = Uuid::from_u128(TOPIC_ID);
+    let v3 = TopicAssignment::decode(
+        format!(
+            r#"{{"removing_replicas":{{}},"partitions":{{"0":[1]}},"topic_id":"{}","adding_replicas":{{}},"version":3}}"#,
+            topic_id_to_string(id)
+        )
+        .as_bytes(),
+    )
+    .unwrap();
+    assert_eq!(v3.topic_id, Some(id));
+    assert!(TopicAssignment::decode(br#"{"version":3,"partitions":{"x":[1]}}"#).is_err());
+    assert!(TopicAssignment::decode(br#"{"version":3,"partitions":{"0":1}}"#).is_err());
+}
+
+#[test]
+fn partition_state_with_leader_recovery_state() {
+    let s = PartitionState::decode(
+        br#"{"controller_epoch":3,"leader":2,"version":1,"leader_epoch":7,"isr":[2,1],"leader_recovery_state":1}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        (
+            s.leader,
+            s.leader_epoch,
+            s.isr.as_slice(),
+            s.controller_epoch,
+            s.leader_recovery_state
+        ),
+        (2, 7, &[2, 1][..], 3, 1)
+    );
+    assert!(
+        PartitionState::decode(br#"{"leader":1,"leader_epoch":0,"controller_epoch":1}"#).is_err()
+    );
+    assert_eq!(
+        ControllerRegistration::decode(
+            br#"{"version":2,"brokerid":3000,"timestamp":"9","kraftControllerEpoch":4}"#
+        )
+        .unwrap()
+        .kraft_controller_epoch,
+        4
+    );
+    assert!(ControllerRegistration::decode(br#"{"version":1}"#).is_err());
+    assert!(decode_cluster_id(br#"{"version":"1"}"#).is_err());
 }

@@ -6,6 +6,7 @@
 
 mod cli;
 mod codegen;
+mod describe_cluster;
 mod dump_segment;
 mod kafka_tools;
 mod network;
@@ -29,6 +30,7 @@ mod storage_manager;
 mod storage_model;
 mod storage_producer_state;
 mod storage_support;
+mod support;
 mod tidy;
 #[rustfmt::skip]
 mod messages;

@@ -1,99 +1,16 @@
 //! The `ZkClient` conformance scenario, run against the embedded store and against a real
 //! ZooKeeper (Debian's `zookeeper` package, started here on 127.0.0.1 with a free port and a
-//! temp dir; `tests/run` installs it), so both implementations keep the same semantics.
+//! temp dir by `support::zookeeper`), so both implementations keep the same semantics.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use kcli::zk::zookeeper::ZooKeeperClient;
 use kcli::zk::{
     CreateMode, EmbeddedStore, Op, OpResult, WatchedEvent, WatchedEventType, ZkClient, ZkError,
 };
 
-const ZK_JAR: &str = "/usr/share/java/zookeeper.jar";
-
-/// A standalone ZooKeeper server, killed on drop.
-struct ZkServer {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for ZkServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn srvr_standalone(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-    if s.write_all(b"srvr").is_err() {
-        return false;
-    }
-    let mut out = String::new();
-    let _ = s.read_to_string(&mut out);
-    out.contains("Mode: standalone")
-}
-
-fn start_zookeeper() -> ZkServer {
-    assert!(
-        std::path::Path::new(ZK_JAR).exists(),
-        "{ZK_JAR} missing: apt-get install -y --no-install-recommends zookeeper (tests/run does)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let cfg = dir.path().join("zoo.cfg");
-    std::fs::write(
-        &cfg,
-        format!(
-            "tickTime=500\nminSessionTimeout=1000\nmaxSessionTimeout=30000\ndataDir={}\nclientPort={port}\n\
-             clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat\n",
-            data.display()
-        ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(dir.path().join("zk.log")).unwrap();
-    let child = Command::new("java")
-        .args(["-Xmx256m", "-XX:+UseSerialGC"])
-        .arg(format!("-Dzookeeper.log.dir={}", dir.path().display()))
-        .arg("-cp")
-        .arg(format!(
-            "/etc/zookeeper/conf:{ZK_JAR}:/usr/share/java/slf4j-simple.jar"
-        ))
-        .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
-        .arg(&cfg)
-        .stdout(Stdio::from(log.try_clone().unwrap()))
-        .stderr(Stdio::from(log))
-        .spawn()
-        .unwrap();
-    let server = ZkServer {
-        child,
-        port,
-        _dir: dir,
-    };
-    let start = Instant::now();
-    while !srvr_standalone(port) {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "ZooKeeper did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    server
-}
+use crate::support::zookeeper::ZkServer;
 
 async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<WatchedEvent>) -> WatchedEvent {
     tokio::time::timeout(Duration::from_secs(10), rx.recv())
@@ -238,8 +155,8 @@ async fn embedded_store_conforms() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn real_zookeeper_conforms() {
-    let server = tokio::task::spawn_blocking(start_zookeeper).await.unwrap();
-    let connect = format!("127.0.0.1:{}", server.port);
+    let server = ZkServer::start_async().await;
+    let connect = server.connect_string();
     let a = ZooKeeperClient::connect(&connect, Duration::from_secs(6))
         .await
         .unwrap();

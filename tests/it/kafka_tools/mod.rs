@@ -7,7 +7,7 @@
 
 mod dump_log;
 mod groups;
-mod support;
+pub mod support;
 
 use support::Session;
 

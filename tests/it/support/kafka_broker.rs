@@ -1,0 +1,194 @@
+//! A real Apache Kafka 3.9.1 broker in ZooKeeper mode, for tests that check kcli against what
+//! Kafka itself writes and does: [`KafkaBroker::start`] runs `kafka.Kafka server.properties`
+//! from `.tools/kafka-3.9.1/` (tests/install-kafka-tools) with a 256 MiB heap, a free port on
+//! 127.0.0.1, a temp log dir and the given `zookeeper.connect`, and waits with a deadline until
+//! its `/brokers/ids/<id>` registration appears and its own Metadata lists it (the controller
+//! has sent it UpdateMetadata, so it can create topics). It is stopped by its PID: SIGTERM (a clean
+//! shutdown, which closes its ZooKeeper session), SIGKILL, or on drop. One Kafka broker runs at
+//! a time in this test binary (the machine is shared), so a start holds a lock until the drop.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use kcli::zk::ZkClient;
+
+use crate::kafka_tools::support::{java, kafka_classpath};
+use crate::serve_support::{KafkaConn, free_port};
+
+/// A JVM start plus the broker's startup; the machine is shared by several builds.
+const START_LIMIT: Duration = Duration::from_secs(90);
+const STOP_LIMIT: Duration = Duration::from_secs(30);
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// A running `kafka.Kafka` process, killed on drop.
+pub struct KafkaBroker {
+    child: Option<Child>,
+    id: i32,
+    port: u16,
+    dir: tempfile::TempDir,
+    _turn: MutexGuard<'static, ()>,
+}
+
+impl KafkaBroker {
+    /// Starts broker `id` against `zookeeper_connect` (with its chroot, if any), with the extra
+    /// `server.properties` lines in `extra`, and waits until `zk` (a session on the same
+    /// ZooKeeper and chroot) shows its registration.
+    pub async fn start(
+        id: i32,
+        zookeeper_connect: &str,
+        extra: &[(&str, &str)],
+        zk: &dyn ZkClient,
+    ) -> KafkaBroker {
+        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = kafka_classpath();
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let logs = dir.path().join("logs");
+        let mut props = format!(
+            "broker.id={id}\nlisteners=PLAINTEXT://127.0.0.1:{port}\nlog.dirs={}\n\
+             zookeeper.connect={zookeeper_connect}\nzookeeper.session.timeout.ms=6000\n\
+             offsets.topic.replication.factor=1\ngroup.initial.rebalance.delay.ms=0\n",
+            logs.display()
+        );
+        for (k, v) in extra {
+            props.push_str(&format!("{k}={v}\n"));
+        }
+        let config = dir.path().join("server.properties");
+        std::fs::write(&config, props).unwrap();
+        let log = std::fs::File::create(dir.path().join("kafka.log")).unwrap();
+        let mut cmd: Command = java("kafka.Kafka");
+        cmd.arg(&config)
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log));
+        let child = cmd.spawn().unwrap();
+        let mut broker = KafkaBroker {
+            child: Some(child),
+            id,
+            port,
+            dir,
+            _turn: turn,
+        };
+        let path = format!("/brokers/ids/{id}");
+        let start = Instant::now();
+        loop {
+            // Kafka registers before it opens its listener, and knows itself only once the
+            // controller's UpdateMetadata has come.
+            if zk.exists(&path, false).await.unwrap().is_some()
+                && tokio::task::spawn_blocking(move || lists_itself(port, id))
+                    .await
+                    .unwrap()
+            {
+                return broker;
+            }
+            if !broker.is_running() || start.elapsed() > START_LIMIT {
+                panic!(
+                    "Kafka broker {id} did not register {path} within {START_LIMIT:?}:\n{}",
+                    broker.log()
+                );
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    pub fn id(&self) -> i32 {
+        self.id
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    pub fn bootstrap(&self) -> String {
+        format!("127.0.0.1:{}", self.port)
+    }
+
+    pub fn log_dir(&self) -> PathBuf {
+        self.dir.path().join("logs")
+    }
+
+    /// What the broker printed (stdout and stderr), for failure messages.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.dir.path().join("kafka.log")).unwrap_or_default()
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("broker is not running").id()
+    }
+
+    fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| c.try_wait().ok().flatten().is_none())
+    }
+
+    /// SIGTERM and wait (bounded) for the exit: a controlled shutdown that closes the session,
+    /// so its ephemeral znodes go at once.
+    pub fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else {
+            return;
+        };
+        let status = Command::new("kill")
+            .arg("-TERM")
+            .arg(child.id().to_string())
+            .status()
+            .unwrap();
+        assert!(status.success(), "kill -TERM {}: {status}", child.id());
+        let start = Instant::now();
+        while child.try_wait().unwrap().is_none() {
+            if start.elapsed() > STOP_LIMIT {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "Kafka broker {} ignored SIGTERM for {STOP_LIMIT:?}",
+                    self.id
+                );
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// SIGKILL: the registration stays until the session times out.
+    pub fn kill9(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// Whether the broker on `port` answers Metadata (v12) with itself among the brokers.
+fn lists_itself(port: u16, id: i32) -> bool {
+    use kcli::protocol::messages::metadata_request::MetadataRequest;
+    use kcli::protocol::messages::{RequestKind, ResponseKind};
+    let Ok(stream) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    stream
+        .set_read_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    stream
+        .set_write_timeout(Some(Duration::from_secs(5)))
+        .unwrap();
+    let mut conn = KafkaConn::from_stream(stream, 1);
+    let request = RequestKind::Metadata(MetadataRequest {
+        topics: Some(vec![]),
+        ..Default::default()
+    });
+    if conn.send(&request, 12).is_err() {
+        return false;
+    }
+    match conn.recv(kcli::protocol::messages::ApiKey::Metadata, 12) {
+        Ok((_, ResponseKind::Metadata(r))) => r.brokers.iter().any(|b| b.node_id == id),
+        _ => false,
+    }
+}
+
+impl Drop for KafkaBroker {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
