@@ -38,4 +38,5 @@ mod protocol_hostile;
 mod protocol_java_oracle;
 mod protocol_json;
 mod protocol_roundtrip;
+mod zk_session;
 mod zk_zookeeper;
