@@ -9,6 +9,7 @@ mod codegen;
 mod dump_segment;
 mod kafka_tools;
 mod network;
+mod network_client;
 mod rebuild_index;
 mod rebuild_index_kafka;
 mod record_interop;

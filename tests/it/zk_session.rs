@@ -274,11 +274,27 @@ async fn expiry_scenario(port: u16) {
 
     // Force the expiry.
     let info = session.session_info().await.unwrap();
-    let thief = ZooKeeperClient::reattach(&connect, info, SESSION)
+    proxy.cut();
+    let thief = ZooKeeperClient::reattach(&direct, info, SESSION)
         .await
         .unwrap();
     assert_eq!(thief.session_id(), old_id);
     thief.close().await.unwrap();
+    // The session is gone on the server (its ephemeral with it) before the partition heals.
+    let start = Instant::now();
+    while bare
+        .exists("/kcli/test/brokers/ids/1", false)
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the closed session's ephemeral stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    proxy.heal();
 
     let mut seen = Vec::new();
     while seen.last() != Some(&SessionState::Connected) {
