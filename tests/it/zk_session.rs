@@ -4,8 +4,9 @@
 //! expiry is forced by cutting the proxy (a partition), reattaching a second client directly to
 //! the session (its id and password) and closing it, which ends the session on the server, then
 //! healing the partition: the first client learns of the expiry on reconnecting, as after a long
-//! pause. (Reattaching without the partition makes the two clients take the session from each
-//! other on every reconnect.) After it: the states Disconnected, Expired, Connected in order, a new session id, the handlers run
+//! pause. (Reattaching without the partition lets the two clients take the session from each
+//! other on reconnects.) A short partition first shows a disconnection that is not an expiry.
+//! After the expiry: the states Disconnected, Expired, Connected in order, a new session id, the handlers run
 //! in order, the registration re-created by a handler with CheckedEphemeral semantics, and the
 //! watch it re-armed firing through the dispatcher.
 
@@ -266,6 +267,32 @@ async fn expiry_scenario(port: u16) {
     let mut states = zk.subscribe_states().unwrap();
 
     let old_id = zk.session_id();
+    // A short partition is a disconnection, not an expiry: the session comes back, and a call
+    // made during the partition waits for it and succeeds.
+    proxy.cut();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        SessionState::Disconnected
+    );
+    let during = tokio::spawn({
+        let zk = Arc::clone(&zk);
+        async move { zk.exists("/brokers/ids", false).await }
+    });
+    proxy.heal();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        SessionState::Connected
+    );
+    assert!(during.await.unwrap().unwrap().is_some());
+    assert_eq!(zk.session_id(), old_id);
+    assert!(log.try_recv().is_err(), "no handler runs without an expiry");
+
     let first = create_checked_ephemeral(&*zk, "/brokers/ids/1", b"{\"v\":5}")
         .await
         .unwrap();
