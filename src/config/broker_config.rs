@@ -113,6 +113,8 @@ pub struct Settings {
     pub transactional_id_expiration_ms: i32,
     pub unclean_leader_election_enable: bool,
     pub zookeeper_connect: Option<String>,
+    /// Unset: `zookeeper.session.timeout.ms` (see `zookeeper_connection_timeout_ms`).
+    pub zookeeper_connection_timeout_ms: Option<i32>,
     pub zookeeper_session_timeout_ms: i32,
 }
 
@@ -216,6 +218,7 @@ impl Default for Settings {
             transactional_id_expiration_ms: 604_800_000,
             unclean_leader_election_enable: false,
             zookeeper_connect: None,
+            zookeeper_connection_timeout_ms: None,
             zookeeper_session_timeout_ms: 18_000,
         }
     }
@@ -417,6 +420,9 @@ impl Settings {
             "transactional.id.expiration.ms" => self.transactional_id_expiration_ms = int(1)?,
             "unclean.leader.election.enable" => self.unclean_leader_election_enable = flag()?,
             "zookeeper.connect" => self.zookeeper_connect = optional(string(value)),
+            "zookeeper.connection.timeout.ms" => {
+                self.zookeeper_connection_timeout_ms = Some(int(i32::MIN)?)
+            }
             "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,
             _ => return Ok(false),
         }
@@ -437,6 +443,13 @@ impl Settings {
 
     /// `log.retention.ms`, else `log.retention.minutes`, else `log.retention.hours`, in
     /// milliseconds; any negative result is -1 (unlimited), as Kafka's `logRetentionTimeMillis`.
+    /// The max time to wait for the first ZooKeeper connection: `zookeeper.connection.timeout.ms`,
+    /// else `zookeeper.session.timeout.ms`, as Kafka's `zkConnectionTimeoutMs`.
+    pub fn zookeeper_connection_timeout_ms(&self) -> i32 {
+        self.zookeeper_connection_timeout_ms
+            .unwrap_or(self.zookeeper_session_timeout_ms)
+    }
+
     pub fn log_retention_time_millis(&self) -> i64 {
         let millis = match (self.log_retention_ms, self.log_retention_minutes) {
             (Some(ms), _) => ms,
@@ -568,6 +581,7 @@ mod tests {
             ("group.initial.rebalance.delay.ms", "3s", "INT"),
             ("replica.lag.time.max.ms", "x", "LONG"),
             ("zookeeper.session.timeout.ms", "x", "INT"),
+            ("zookeeper.connection.timeout.ms", "1s", "INT"),
             ("unclean.leader.election.enable", "no", "true or false"),
             ("listeners", "localhost:9092", "unable to parse"),
             (

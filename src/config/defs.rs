@@ -369,6 +369,7 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
         Kind::Bool,
     ),
     def("zookeeper.connect", None, false, Kind::Str),
+    def("zookeeper.connection.timeout.ms", None, false, Kind::Int),
     def(
         "zookeeper.session.timeout.ms",
         Some("18000"),

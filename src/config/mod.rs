@@ -382,6 +382,9 @@ mod tests {
         assert_eq!(c.group_initial_rebalance_delay_ms, 3000);
         assert_eq!(c.replica_lag_time_max_ms, 30_000);
         assert_eq!(c.zookeeper_session_timeout_ms, 18_000);
+        // Kafka's zkConnectionTimeoutMs: the session timeout unless set.
+        assert_eq!(c.zookeeper_connection_timeout_ms, None);
+        assert_eq!(c.zookeeper_connection_timeout_ms(), 18_000);
         assert_eq!(c.log_config(), LogConfig::default());
         assert!(c.unknown_keys().is_empty());
         assert!(c.entries().iter().all(|e| e.is_default));
@@ -442,12 +445,21 @@ mod tests {
             " broker.id = 9".to_string(),
             "broker.id=10".to_string(),
             "zookeeper.connect=a:1,b:2/chroot=x".to_string(),
+            "zookeeper.session.timeout.ms=6000".to_string(),
+            "zookeeper.connection.timeout.ms=2500".to_string(),
         ];
         let c = BrokerConfig::load_with_base(KCLI_SERVE_BASE, Some(&path), &overrides).unwrap();
         assert_eq!(c.num_io_threads, 4);
         assert_eq!(c.num_partitions, 6);
         assert_eq!(c.broker_id, 10);
         assert_eq!(c.zookeeper_connect.as_deref(), Some("a:1,b:2/chroot=x"));
+        assert_eq!(
+            (
+                c.zookeeper_session_timeout_ms,
+                c.zookeeper_connection_timeout_ms()
+            ),
+            (6000, 2500)
+        );
         assert_eq!(c.log_dirs(), vec!["./kcli-data"]);
         assert_eq!(c.listeners[0].host.as_deref(), Some("127.0.0.1"));
 

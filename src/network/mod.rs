@@ -10,12 +10,16 @@
 //! - `connection`: one task per connection; framing; one request in processing at a time.
 //! - `transmit`: writing a response's parts.
 //! - [`request`]: the types passed between this layer and the handler.
+//! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
+//!   `NetworkClient` under the controller's channel and the replica fetchers).
 
 mod connection;
+pub mod network_client;
 pub mod request;
 pub mod socket_server;
 mod transmit;
 
+pub use network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
 };

@@ -1,12 +1,17 @@
 //! The `ZkClient` trait: what Kafka's `KafkaZkClient` needs from ZooKeeper (create in the four
 //! classic modes, get/set/delete with versions, children, exists, atomic `multi`, one-shot
-//! watches delivered on a channel, the session id), with ZooKeeper's error codes.
+//! watches delivered on a channel, the session id), with ZooKeeper's error codes; and the session
+//! lifecycle's vocabulary (Kafka's `ZooKeeperClient`): the states a session reports and the
+//! `StateChangeHandler`s run around a new session after an expiry.
 //!
 //! The trait is object safe (`Arc<dyn ZkClient>`): every call returns a boxed future.
 
 use std::future::Future;
 use std::pin::Pin;
 
+use std::sync::Arc;
+
+use tokio::sync::broadcast;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 /// A boxed, sendable future, so the trait stays usable as `dyn ZkClient`.
@@ -46,6 +51,10 @@ pub enum ZkError {
     /// error, code -1).
     #[error("store i/o: {0}")]
     Io(String),
+    /// The first connection to the ensemble was not made within `zookeeper.connection.timeout.ms`
+    /// (Kafka's `ZooKeeperClientTimeoutException`).
+    #[error("timed out after {timeout_ms} ms waiting for a connection to ZooKeeper at {connect}")]
+    ConnectionTimeout { connect: String, timeout_ms: u64 },
     /// Any other server error, by its numeric code.
     #[error("zookeeper error code {0}")]
     Other(i32),
@@ -63,7 +72,7 @@ impl ZkError {
             ZkError::SessionExpired => -112,
             ZkError::ConnectionLoss => -4,
             ZkError::BadArguments(_) => -8,
-            ZkError::OperationTimeout => -7,
+            ZkError::OperationTimeout | ZkError::ConnectionTimeout { .. } => -7,
             ZkError::Io(_) => -1,
             ZkError::Other(code) => *code,
         }
@@ -170,6 +179,35 @@ pub struct WatchedEvent {
     pub path: String,
 }
 
+/// What a session reports to its subscribers (Kafka's `KeeperState`s that `ZooKeeperClient`
+/// acts on). A session goes Connected → Disconnected (connection lost, the session may still be
+/// alive) → Connected again, or → Expired, after which a new session is built and reported
+/// Connected. Closed is final.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionState {
+    Connected,
+    Disconnected,
+    Expired,
+    Closed,
+}
+
+/// A boxed, sendable future of a state change handler.
+pub type HandlerFuture<'a> = Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
+
+/// Kafka's `StateChangeHandler`: code run around the creation of a new session after an expiry,
+/// to re-create ephemerals, re-arm watches and re-run elections. Handlers run one at a time in
+/// registration order; registering a second handler of the same name replaces the first.
+pub trait StateChangeHandler: Send + Sync {
+    /// The handler's name (its key in the registry).
+    fn name(&self) -> &str;
+    /// Runs after the old session expired, before the new one is created.
+    fn before_initializing_session(&self) -> HandlerFuture<'_> {
+        Box::pin(async {})
+    }
+    /// Runs once the new session is connected; ZooKeeper calls made here use it.
+    fn after_initializing_session(&self) -> HandlerFuture<'_>;
+}
+
 /// The ZooKeeper operations Kafka's metadata code uses, over one session.
 ///
 /// Watches (`watch: true`) follow ZooKeeper: `get_data` and `exists` set a data watch (fired
@@ -212,6 +250,23 @@ pub trait ZkClient: Send + Sync + std::fmt::Debug {
 
     /// Closes the session: its ephemeral nodes are deleted, later calls get `SessionExpired`.
     fn close(&self) -> ZkFuture<'_, ()>;
+
+    /// A receiver of every later session state, in order; `None` for a client whose session
+    /// never changes state (the embedded store: always connected, never expires).
+    fn subscribe_states(&self) -> Option<broadcast::Receiver<SessionState>> {
+        None
+    }
+
+    /// Registers (or replaces, by name) a handler run around each new session after an expiry.
+    /// A client whose session never expires never runs it.
+    fn register_state_change_handler(&self, handler: Arc<dyn StateChangeHandler>) {
+        let _ = handler;
+    }
+
+    /// Removes the handler of this name, if any.
+    fn unregister_state_change_handler(&self, name: &str) {
+        let _ = name;
+    }
 }
 
 /// Checks a ZooKeeper path: absolute, no empty, `.` or `..` components, no trailing slash

@@ -1,26 +1,36 @@
 //! ZooKeeper: the `ZkClient` trait every metadata user talks to; the embedded in-process store
 //! that implements it for the single-node default (persisted in the data dir); `ZooKeeperClient`,
-//! the same trait over a real ensemble; `recipes` (recursive create, the pre-created paths, the
+//! the same trait over one session of a real ensemble, and `ZkSession`, the client that rebuilds
+//! its session after an expiry and runs the after-new-session handlers; the `WatchDispatcher`
+//! that routes watch events to per-path handlers; `checked_ephemeral`, Kafka's CheckedEphemeral
+//! create; `recipes` (recursive create, the pre-created paths, the
 //! cluster id); and `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
 //! writes them.
 //!
 //! Layering: this module uses only `crate::cluster`.
 
 pub mod broker_znode;
+pub mod checked_ephemeral;
 pub mod client;
 pub mod embedded;
 mod json_order;
 pub mod kafka_zk_client;
 pub mod recipes;
+pub mod session;
 mod snapshot;
 mod tree;
 mod txn_log;
+pub mod watch_dispatcher;
 pub mod zk_data;
 mod zk_paths;
 pub mod zookeeper;
 
+pub use checked_ephemeral::create_checked_ephemeral;
 pub use client::{
-    CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
+    CreateMode, HandlerFuture, Op, OpResult, SessionState, Stat, StateChangeHandler, WatchedEvent,
+    WatchedEventType, ZkClient, ZkError, ZkFuture,
 };
 pub use embedded::{EmbeddedSession, EmbeddedStore};
+pub use session::ZkSession;
+pub use watch_dispatcher::{WatchDispatcher, ZNodeChangeHandler, ZNodeChildChangeHandler};
 pub use zookeeper::ZooKeeperClient;

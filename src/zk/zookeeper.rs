@@ -1,7 +1,9 @@
 //! `ZkClient` over a real ZooKeeper ensemble, through the `zookeeper-client` crate: the
 //! ZooKeeper-mode counterpart of the embedded store. Nodes are created with open ACLs (Kafka's
-//! default when `zookeeper.set.acl=false`). One-shot watches are forwarded to this session's
-//! event channel by a small task each; session-state events are not forwarded.
+//! default when `zookeeper.set.acl=false`). One-shot watches are forwarded to an event channel by
+//! a small task each; session-state events are not forwarded (`zk::session` follows them through
+//! [`ZooKeeperClient::state_watcher`] and builds the next session on expiry, forwarding every
+//! session's watch events to one channel).
 
 use std::sync::Mutex;
 use std::time::Duration;
@@ -84,19 +86,65 @@ fn version(v: i32) -> Option<i32> {
 impl ZooKeeperClient {
     /// Connects to `connect` (`host:port[,host:port...][/chroot]`, Kafka's `zookeeper.connect`).
     pub async fn connect(connect: &str, session_timeout: Duration) -> Result<Self, ZkError> {
+        let (events_tx, events_rx) = unbounded_channel();
+        let mut client = Self::connect_forwarding(connect, session_timeout, events_tx).await?;
+        client.events_rx = Mutex::new(Some(events_rx));
+        Ok(client)
+    }
+
+    /// Connects a session whose watch events go to `events_tx` (so that successive sessions
+    /// feed one receiver); `take_events` on it returns `None`.
+    pub async fn connect_forwarding(
+        connect: &str,
+        session_timeout: Duration,
+        events_tx: UnboundedSender<WatchedEvent>,
+    ) -> Result<Self, ZkError> {
         let client = zkc::Client::connector()
             .with_session_timeout(session_timeout)
             .connect(connect)
             .await
             .map_err(map_err)?;
-        let session_id = client.session_id().0;
+        Ok(Self::from_client(client, events_tx))
+    }
+
+    /// Connects to the session `session` already names (its id and password): ZooKeeper moves
+    /// the session to this connection. Closing the result ends that session for every client
+    /// holding it, which is how tests force an expiry on another client.
+    pub async fn reattach(
+        connect: &str,
+        session: zkc::SessionInfo,
+        session_timeout: Duration,
+    ) -> Result<Self, ZkError> {
+        let client = zkc::Client::connector()
+            .with_session_timeout(session_timeout)
+            .with_session(session)
+            .connect(connect)
+            .await
+            .map_err(map_err)?;
         let (events_tx, events_rx) = unbounded_channel();
-        Ok(ZooKeeperClient {
+        let mut client = Self::from_client(client, events_tx);
+        client.events_rx = Mutex::new(Some(events_rx));
+        Ok(client)
+    }
+
+    fn from_client(client: zkc::Client, events_tx: UnboundedSender<WatchedEvent>) -> Self {
+        ZooKeeperClient {
+            session_id: client.session_id().0,
             client: Mutex::new(Some(client)),
-            session_id,
             events_tx,
-            events_rx: Mutex::new(Some(events_rx)),
-        })
+            events_rx: Mutex::new(None),
+        }
+    }
+
+    /// The session's id and password (what [`ZooKeeperClient::reattach`] takes); `None` once
+    /// closed.
+    pub fn session_info(&self) -> Option<zkc::SessionInfo> {
+        self.client().ok().map(|c| c.session().clone())
+    }
+
+    /// A watcher of the crate's session states from now on; `None` once closed.
+    pub fn state_watcher(&self) -> Option<zkc::StateWatcher> {
+        self.client().ok().map(|c| c.state_watcher())
     }
 
     fn client(&self) -> Result<zkc::Client, ZkError> {

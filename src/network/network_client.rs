@@ -1,0 +1,490 @@
+//! The outbound inter-broker client: Kafka's `NetworkClient` as its `InterBrokerSendThread`s and
+//! the controller's `RequestSendThread` use it. One connection to one destination broker
+//! (`host:port`); requests built with the generated codec at the version the caller chooses,
+//! with the request header version that API and version take (v1, or v2 from the first flexible
+//! version), this client's id and increasing correlation ids; each response read, its header
+//! (v0, or v1 when flexible) matched to the request's correlation id and its body decoded.
+//!
+//! One request is in flight at a time and requests go out in the order of the calls (Kafka's
+//! controller channel has one in flight per broker): the connection sits behind an async mutex.
+//! A request that gets no response within the request timeout fails and the connection is
+//! closed, as Kafka's client disconnects on a request timeout; so does any I/O error or a
+//! response that does not match. The next call reconnects, first waiting out an exponential
+//! backoff (`reconnect.backoff.ms` doubling up to `reconnect.backoff.max.ms`) after consecutive
+//! failures. Calls are not retried here: whether a request may be sent again is the caller's
+//! decision (the controller's channel retries until the broker goes away).
+//!
+//! It knows nothing of the server or the controller; they reach it through their own traits.
+
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+use tokio::sync::Mutex;
+use tokio::time::Instant;
+
+use crate::protocol::codec::{self as c, Message as _};
+use crate::protocol::messages::{
+    ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
+};
+
+/// How the client connects and waits.
+#[derive(Debug, Clone)]
+pub struct NetworkClientConfig {
+    /// The `client_id` of every request header.
+    pub client_id: String,
+    /// How long a request may wait for its response (Kafka's `request.timeout.ms`; the
+    /// controller's channel uses `controller.socket.timeout.ms`, 30000).
+    pub request_timeout: Duration,
+    /// How long a connection attempt may take (`socket.connection.setup.timeout.ms`).
+    pub connect_timeout: Duration,
+    /// The backoff after the first consecutive failure (`reconnect.backoff.ms`, 50)...
+    pub reconnect_backoff: Duration,
+    /// ...doubling per failure up to this (`reconnect.backoff.max.ms`, 1000).
+    pub reconnect_backoff_max: Duration,
+    /// The largest response accepted; a larger size prefix is a broken peer, not an allocation.
+    pub max_response_bytes: usize,
+}
+
+impl Default for NetworkClientConfig {
+    /// Kafka 3.9's client defaults.
+    fn default() -> Self {
+        NetworkClientConfig {
+            client_id: String::new(),
+            request_timeout: Duration::from_millis(30_000),
+            connect_timeout: Duration::from_millis(10_000),
+            reconnect_backoff: Duration::from_millis(50),
+            reconnect_backoff_max: Duration::from_millis(1000),
+            max_response_bytes: 100 * 1024 * 1024,
+        }
+    }
+}
+
+/// Why a request got no response.
+#[derive(Debug, thiserror::Error)]
+pub enum NetworkClientError {
+    #[error("{api} v{version} is not a version Kafka 3.9 defines (to {destination})")]
+    UnsupportedVersion {
+        destination: String,
+        api: &'static str,
+        version: i16,
+    },
+    #[error("cannot connect to {destination}: {source}")]
+    Connect {
+        destination: String,
+        source: std::io::Error,
+    },
+    #[error("cannot connect to {destination} within {timeout_ms} ms")]
+    ConnectTimeout {
+        destination: String,
+        timeout_ms: u64,
+    },
+    #[error("cannot encode {api} v{version} for {destination}: {source}")]
+    Encode {
+        destination: String,
+        api: &'static str,
+        version: i16,
+        source: c::EncodeError,
+    },
+    #[error(
+        "no response from {destination} to {api} v{version} (correlation id {correlation_id}) within {timeout_ms} ms"
+    )]
+    RequestTimeout {
+        destination: String,
+        api: &'static str,
+        version: i16,
+        correlation_id: i32,
+        timeout_ms: u64,
+    },
+    #[error(
+        "connection to {destination} lost during {api} v{version} (correlation id {correlation_id}): {source}"
+    )]
+    Disconnected {
+        destination: String,
+        api: &'static str,
+        version: i16,
+        correlation_id: i32,
+        source: std::io::Error,
+    },
+    #[error("{destination} sent a {size}-byte response to {api}, over the {max}-byte limit")]
+    ResponseTooLarge {
+        destination: String,
+        api: &'static str,
+        size: i64,
+        max: usize,
+    },
+    #[error("{destination} answered correlation id {received} to {api}, expected {expected}")]
+    CorrelationMismatch {
+        destination: String,
+        api: &'static str,
+        expected: i32,
+        received: i32,
+    },
+    #[error("cannot decode {destination}'s {api} v{version} response: {source}")]
+    Decode {
+        destination: String,
+        api: &'static str,
+        version: i16,
+        source: c::DecodeError,
+    },
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}
+
+#[derive(Debug, Default)]
+struct Link {
+    stream: Option<TcpStream>,
+    next_correlation_id: i32,
+    /// Consecutive failures (connects and requests) since the last success.
+    failures: u32,
+    /// No connection attempt before this, after a failure.
+    retry_at: Option<Instant>,
+    /// Connections made so far.
+    connects: u64,
+}
+
+/// A client of one destination broker.
+#[derive(Debug)]
+pub struct NetworkClient {
+    destination: String,
+    config: NetworkClientConfig,
+    link: Mutex<Link>,
+}
+
+/// What went wrong inside one exchange, before the destination and API are attached.
+enum Exchange {
+    Io(std::io::Error),
+    TooLarge(i64),
+    Mismatch(i32),
+    Decode(c::DecodeError),
+}
+
+impl NetworkClient {
+    /// A client of `destination` (`host:port`); it connects on the first request.
+    pub fn new(destination: impl Into<String>, config: NetworkClientConfig) -> NetworkClient {
+        NetworkClient {
+            destination: destination.into(),
+            config,
+            link: Mutex::new(Link::default()),
+        }
+    }
+
+    pub fn destination(&self) -> &str {
+        &self.destination
+    }
+
+    /// How many connections were made so far (a reconnect counts).
+    pub async fn connects(&self) -> u64 {
+        self.link.lock().await.connects
+    }
+
+    /// Whether a connection is open now.
+    pub async fn is_connected(&self) -> bool {
+        self.link.lock().await.stream.is_some()
+    }
+
+    /// Closes the connection, if any; the next request reconnects.
+    pub async fn disconnect(&self) {
+        self.link.lock().await.stream = None;
+    }
+
+    fn backoff(&self, failures: u32) -> Duration {
+        let doublings = failures.saturating_sub(1).min(16);
+        self.config
+            .reconnect_backoff
+            .saturating_mul(1 << doublings)
+            .min(self.config.reconnect_backoff_max)
+    }
+
+    fn failed(&self, link: &mut Link) {
+        link.stream = None;
+        link.failures = link.failures.saturating_add(1);
+        link.retry_at = Some(Instant::now() + self.backoff(link.failures));
+    }
+
+    async fn connect(&self, link: &mut Link) -> Result<(), NetworkClientError> {
+        if let Some(at) = link.retry_at {
+            tokio::time::sleep_until(at).await;
+        }
+        let attempt = tokio::time::timeout(
+            self.config.connect_timeout,
+            TcpStream::connect(&self.destination),
+        )
+        .await;
+        let stream = match attempt {
+            Ok(Ok(stream)) => stream,
+            Ok(Err(source)) => {
+                self.failed(link);
+                return Err(NetworkClientError::Connect {
+                    destination: self.destination.clone(),
+                    source,
+                });
+            }
+            Err(_) => {
+                self.failed(link);
+                return Err(NetworkClientError::ConnectTimeout {
+                    destination: self.destination.clone(),
+                    timeout_ms: millis(self.config.connect_timeout),
+                });
+            }
+        };
+        // Requests are small and answered one at a time: Nagle would only add latency.
+        let _ = stream.set_nodelay(true);
+        link.stream = Some(stream);
+        link.connects += 1;
+        Ok(())
+    }
+
+    /// Sends `body` at `version` and waits for its response.
+    pub async fn send(
+        &self,
+        body: &RequestKind,
+        version: i16,
+    ) -> Result<ResponseKind, NetworkClientError> {
+        let api = body.api_key();
+        let info = api.info();
+        if !info.valid.contains(version) {
+            return Err(NetworkClientError::UnsupportedVersion {
+                destination: self.destination.clone(),
+                api: info.name,
+                version,
+            });
+        }
+        let mut link = self.link.lock().await;
+        if link.stream.is_none() {
+            self.connect(&mut link).await?;
+        }
+        let correlation_id = link.next_correlation_id;
+        // Kafka's client wraps its correlation ids back to 0.
+        link.next_correlation_id = correlation_id.checked_add(1).unwrap_or(0);
+        let header = RequestHeader {
+            request_api_key: info.key,
+            request_api_version: version,
+            correlation_id,
+            client_id: Some(c::StrBytes::from(self.config.client_id.as_str())),
+            unknown_tagged_fields: Vec::new(),
+        };
+        let frame =
+            encode_request_frame(&header, body).map_err(|source| NetworkClientError::Encode {
+                destination: self.destination.clone(),
+                api: info.name,
+                version,
+                source,
+            })?;
+        let Some(stream) = link.stream.as_mut() else {
+            return Err(NetworkClientError::Disconnected {
+                destination: self.destination.clone(),
+                api: info.name,
+                version,
+                correlation_id,
+                source: std::io::ErrorKind::NotConnected.into(),
+            });
+        };
+        let exchange = tokio::time::timeout(
+            self.config.request_timeout,
+            self.exchange(stream, &frame, api, version, correlation_id),
+        )
+        .await;
+        let destination = || self.destination.clone();
+        let err = match exchange {
+            Ok(Ok(response)) => {
+                link.failures = 0;
+                link.retry_at = None;
+                return Ok(response);
+            }
+            Err(_) => NetworkClientError::RequestTimeout {
+                destination: destination(),
+                api: info.name,
+                version,
+                correlation_id,
+                timeout_ms: millis(self.config.request_timeout),
+            },
+            Ok(Err(Exchange::Io(source))) => NetworkClientError::Disconnected {
+                destination: destination(),
+                api: info.name,
+                version,
+                correlation_id,
+                source,
+            },
+            Ok(Err(Exchange::TooLarge(size))) => NetworkClientError::ResponseTooLarge {
+                destination: destination(),
+                api: info.name,
+                size,
+                max: self.config.max_response_bytes,
+            },
+            Ok(Err(Exchange::Mismatch(received))) => NetworkClientError::CorrelationMismatch {
+                destination: destination(),
+                api: info.name,
+                expected: correlation_id,
+                received,
+            },
+            Ok(Err(Exchange::Decode(source))) => NetworkClientError::Decode {
+                destination: destination(),
+                api: info.name,
+                version,
+                source,
+            },
+        };
+        // The stream's state is unknown after any failure: a late response would be read as
+        // the next request's.
+        self.failed(&mut link);
+        Err(err)
+    }
+
+    async fn exchange(
+        &self,
+        stream: &mut TcpStream,
+        frame: &[u8],
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<ResponseKind, Exchange> {
+        stream.write_all(frame).await.map_err(Exchange::Io)?;
+        let size = stream.read_i32().await.map_err(Exchange::Io)?;
+        let len = usize::try_from(size)
+            .ok()
+            .filter(|&n| n <= self.config.max_response_bytes)
+            .ok_or(Exchange::TooLarge(i64::from(size)))?;
+        let mut buf = vec![0u8; len];
+        stream.read_exact(&mut buf).await.map_err(Exchange::Io)?;
+        let mut r = c::Reader::new(c::Bytes::from(buf));
+        let header_version = api.info().response_header_version(version);
+        let header = ResponseHeader::decode(&mut r, header_version).map_err(Exchange::Decode)?;
+        if header.correlation_id != correlation_id {
+            return Err(Exchange::Mismatch(header.correlation_id));
+        }
+        ResponseKind::decode(api, &mut r, version).map_err(Exchange::Decode)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::ApiVersionsRequest;
+
+    fn config() -> NetworkClientConfig {
+        NetworkClientConfig {
+            client_id: "test".into(),
+            request_timeout: Duration::from_millis(300),
+            connect_timeout: Duration::from_secs(2),
+            reconnect_backoff: Duration::from_millis(100),
+            reconnect_backoff_max: Duration::from_millis(250),
+            max_response_bytes: 1024,
+        }
+    }
+
+    fn api_versions() -> RequestKind {
+        RequestKind::ApiVersions(ApiVersionsRequest::default())
+    }
+
+    #[test]
+    fn backoff_doubles_to_its_cap() {
+        let client = NetworkClient::new("127.0.0.1:1", config());
+        let ms: Vec<u128> = (1..=4).map(|f| client.backoff(f).as_millis()).collect();
+        assert_eq!(ms, [100, 200, 250, 250]);
+    }
+
+    #[tokio::test]
+    async fn a_refused_connect_backs_off_before_the_next_attempt() {
+        let port = {
+            let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            l.local_addr().unwrap().port()
+        };
+        let client = NetworkClient::new(format!("127.0.0.1:{port}"), config());
+        let err = client.send(&api_versions(), 3).await.unwrap_err();
+        assert!(
+            matches!(&err, NetworkClientError::Connect { destination, .. }
+            if destination == &format!("127.0.0.1:{port}")),
+            "{err}"
+        );
+        let start = std::time::Instant::now();
+        assert!(client.send(&api_versions(), 3).await.is_err());
+        assert!(
+            start.elapsed() >= Duration::from_millis(100),
+            "{:?}",
+            start.elapsed()
+        );
+        assert_eq!(client.connects().await, 0);
+    }
+
+    #[tokio::test]
+    async fn versions_outside_the_spec_are_refused_before_connecting() {
+        let client = NetworkClient::new("127.0.0.1:1", config());
+        let err = client.send(&api_versions(), 9).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NetworkClientError::UnsupportedVersion {
+                    api: "ApiVersions",
+                    version: 9,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+    }
+
+    /// A peer that reads one request and answers with `answer(correlation_id)`.
+    async fn peer(answer: fn(i32) -> Vec<u8>) -> (String, tokio::task::JoinHandle<()>) {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let task = tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            let size = s.read_i32().await.unwrap();
+            let mut req = vec![0u8; usize::try_from(size).unwrap()];
+            s.read_exact(&mut req).await.unwrap();
+            let correlation_id = i32::from_be_bytes([req[4], req[5], req[6], req[7]]);
+            s.write_all(&answer(correlation_id)).await.unwrap();
+            // Hold the connection until the client drops it.
+            let mut rest = Vec::new();
+            let _ = s.read_to_end(&mut rest).await;
+        });
+        (addr, task)
+    }
+
+    #[tokio::test]
+    async fn a_response_for_another_request_closes_the_connection() {
+        let (addr, task) = peer(|id| {
+            let mut f = 4i32.to_be_bytes().to_vec();
+            f.extend_from_slice(&(id + 7).to_be_bytes());
+            f
+        })
+        .await;
+        let client = NetworkClient::new(addr, config());
+        let err = client.send(&api_versions(), 0).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NetworkClientError::CorrelationMismatch {
+                    expected: 0,
+                    received: 7,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(!client.is_connected().await);
+        task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn an_oversized_response_is_refused_without_allocating_it() {
+        let (addr, task) = peer(|_| i32::MAX.to_be_bytes().to_vec()).await;
+        let client = NetworkClient::new(addr, config());
+        let err = client.send(&api_versions(), 0).await.unwrap_err();
+        assert!(
+            matches!(
+                err,
+                NetworkClientError::ResponseTooLarge {
+                    size: 2_147_483_647,
+                    max: 1024,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        task.await.unwrap();
+    }
+}

@@ -1,0 +1,261 @@
+//! The watch dispatcher: Kafka's `ZooKeeperClient.registerZNodeChangeHandler` and
+//! `registerZNodeChildChangeHandler` over any `ZkClient` (a `ZkSession`, or the embedded store
+//! for the single-node broker and unit tests). Components register one handler per path and kind
+//! (a second registration for the path replaces the first, as Kafka's map does); one task reads
+//! the client's watch events and calls the handler of each event's path. Watches are one-shot:
+//! a handler re-arms its watch itself (typically by the read it does on the event), and after a
+//! session expiry a `StateChangeHandler` re-arms them on the new session.
+//!
+//! Handlers are called on the dispatcher's task, so they must not block; Kafka's handlers put an
+//! event on their component's queue, and so should these.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio::task::JoinHandle;
+
+use super::client::{WatchedEvent, WatchedEventType, ZkClient, ZkError};
+
+/// Kafka's `ZNodeChangeHandler`: data watches on one path (set by `exists` or `get_data`).
+pub trait ZNodeChangeHandler: Send + Sync {
+    /// The watched path.
+    fn path(&self) -> &str;
+    fn handle_creation(&self) {}
+    fn handle_deletion(&self) {}
+    fn handle_data_change(&self) {}
+}
+
+/// Kafka's `ZNodeChildChangeHandler`: the child watch on one path (set by `get_children`).
+pub trait ZNodeChildChangeHandler: Send + Sync {
+    /// The watched path.
+    fn path(&self) -> &str;
+    fn handle_child_change(&self);
+}
+
+type NodeHandlers = HashMap<String, Arc<dyn ZNodeChangeHandler>>;
+type ChildHandlers = HashMap<String, Arc<dyn ZNodeChildChangeHandler>>;
+
+#[derive(Default)]
+struct Handlers {
+    node: Mutex<NodeHandlers>,
+    child: Mutex<ChildHandlers>,
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl Handlers {
+    /// Kafka's `ZooKeeperClientWatcher.process` for a node event.
+    fn dispatch(&self, event: &WatchedEvent) {
+        // Cloned out of the lock, so a handler may (un)register handlers.
+        if event.event_type == WatchedEventType::NodeChildrenChanged {
+            let handler = lock(&self.child).get(&event.path).cloned();
+            if let Some(h) = handler {
+                h.handle_child_change();
+            }
+            return;
+        }
+        let handler = lock(&self.node).get(&event.path).cloned();
+        if let Some(h) = handler {
+            match event.event_type {
+                WatchedEventType::NodeCreated => h.handle_creation(),
+                WatchedEventType::NodeDeleted => h.handle_deletion(),
+                WatchedEventType::NodeDataChanged => h.handle_data_change(),
+                WatchedEventType::NodeChildrenChanged => {}
+            }
+        }
+    }
+}
+
+/// Routes one client's watch events to the handlers registered per path. Dropping it stops the
+/// routing task.
+pub struct WatchDispatcher {
+    zk: Arc<dyn ZkClient>,
+    handlers: Arc<Handlers>,
+    task: JoinHandle<()>,
+}
+
+impl std::fmt::Debug for WatchDispatcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WatchDispatcher")
+            .field("node_paths", &lock(&self.handlers.node).len())
+            .field("child_paths", &lock(&self.handlers.child).len())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The dispatcher needs the client's one events receiver, and someone else took it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the watch events of ZooKeeper session {session_id:#x} were already taken")]
+pub struct EventsTaken {
+    pub session_id: i64,
+}
+
+impl WatchDispatcher {
+    /// Takes `zk`'s events receiver and starts routing (on the current tokio runtime).
+    pub fn start(zk: Arc<dyn ZkClient>) -> Result<WatchDispatcher, EventsTaken> {
+        let mut events = zk.take_events().ok_or(EventsTaken {
+            session_id: zk.session_id(),
+        })?;
+        let handlers = Arc::new(Handlers::default());
+        let routed = Arc::clone(&handlers);
+        let task = tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                routed.dispatch(&event);
+            }
+        });
+        Ok(WatchDispatcher { zk, handlers, task })
+    }
+
+    /// The client the watches are set on.
+    pub fn client(&self) -> &Arc<dyn ZkClient> {
+        &self.zk
+    }
+
+    pub fn register_znode_change_handler(&self, handler: Arc<dyn ZNodeChangeHandler>) {
+        lock(&self.handlers.node).insert(handler.path().to_string(), handler);
+    }
+
+    pub fn unregister_znode_change_handler(&self, path: &str) {
+        lock(&self.handlers.node).remove(path);
+    }
+
+    pub fn register_znode_child_change_handler(&self, handler: Arc<dyn ZNodeChildChangeHandler>) {
+        lock(&self.handlers.child).insert(handler.path().to_string(), handler);
+    }
+
+    pub fn unregister_znode_child_change_handler(&self, path: &str) {
+        lock(&self.handlers.child).remove(path);
+    }
+
+    /// Kafka's `registerZNodeChangeHandlerAndCheckExistence`: registers the handler, then arms
+    /// its data watch with `exists`, which watches a missing node for its creation. Whether the
+    /// node exists now.
+    pub async fn register_znode_change_handler_and_check_existence(
+        &self,
+        handler: Arc<dyn ZNodeChangeHandler>,
+    ) -> Result<bool, ZkError> {
+        let path = handler.path().to_string();
+        self.register_znode_change_handler(handler);
+        Ok(self.zk.exists(&path, true).await?.is_some())
+    }
+}
+
+impl Drop for WatchDispatcher {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zk::{CreateMode, EmbeddedStore};
+    use tokio::sync::mpsc::{UnboundedSender, unbounded_channel};
+    use tokio::time::{Duration, timeout};
+
+    /// Reports what it was told, by path, on a channel.
+    struct Probe {
+        path: String,
+        seen: UnboundedSender<String>,
+    }
+
+    impl ZNodeChangeHandler for Probe {
+        fn path(&self) -> &str {
+            &self.path
+        }
+        fn handle_creation(&self) {
+            let _ = self.seen.send(format!("created {}", self.path));
+        }
+        fn handle_deletion(&self) {
+            let _ = self.seen.send(format!("deleted {}", self.path));
+        }
+        fn handle_data_change(&self) {
+            let _ = self.seen.send(format!("changed {}", self.path));
+        }
+    }
+
+    impl ZNodeChildChangeHandler for Probe {
+        fn path(&self) -> &str {
+            &self.path
+        }
+        fn handle_child_change(&self) {
+            let _ = self.seen.send(format!("children {}", self.path));
+        }
+    }
+
+    fn probe(path: &str, seen: &UnboundedSender<String>) -> Arc<Probe> {
+        Arc::new(Probe {
+            path: path.to_string(),
+            seen: seen.clone(),
+        })
+    }
+
+    async fn next(rx: &mut tokio::sync::mpsc::UnboundedReceiver<String>) -> String {
+        timeout(Duration::from_secs(5), rx.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    }
+
+    #[tokio::test]
+    async fn routes_each_event_to_its_paths_handler() {
+        const P: CreateMode = CreateMode::Persistent;
+        let store = EmbeddedStore::in_memory();
+        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        let writer = store.session();
+        let d = WatchDispatcher::start(Arc::clone(&zk)).unwrap();
+        assert_eq!(
+            WatchDispatcher::start(Arc::clone(&zk)).err(),
+            Some(EventsTaken {
+                session_id: zk.session_id()
+            })
+        );
+        let (tx, mut rx) = unbounded_channel();
+        // Two components, two paths; a missing node is watched for its creation.
+        let controller = probe("/controller", &tx);
+        let ids = probe("/brokers/ids", &tx);
+        assert!(
+            !d.register_znode_change_handler_and_check_existence(controller.clone())
+                .await
+                .unwrap()
+        );
+        writer.create("/brokers", b"", P).await.unwrap();
+        writer.create("/brokers/ids", b"", P).await.unwrap();
+        d.register_znode_child_change_handler(ids.clone());
+        zk.get_children("/brokers/ids", true).await.unwrap();
+        writer
+            .create("/controller", b"1", CreateMode::Ephemeral)
+            .await
+            .unwrap();
+        assert_eq!(next(&mut rx).await, "created /controller");
+        writer
+            .create("/brokers/ids/1", b"", CreateMode::Ephemeral)
+            .await
+            .unwrap();
+        assert_eq!(next(&mut rx).await, "children /brokers/ids");
+        // One-shot: nothing more until the handler's owner re-arms.
+        writer.set_data("/controller", b"2", -1).await.unwrap();
+        writer.create("/brokers/ids/2", b"", P).await.unwrap();
+        zk.get_data("/controller", true).await.unwrap();
+        writer.set_data("/controller", b"3", -1).await.unwrap();
+        assert_eq!(next(&mut rx).await, "changed /controller");
+        // A registration for the same path replaces the old handler.
+        let (tx2, mut rx2) = unbounded_channel();
+        d.register_znode_change_handler(probe("/controller", &tx2));
+        zk.exists("/controller", true).await.unwrap();
+        writer.delete("/controller", -1).await.unwrap();
+        assert_eq!(next(&mut rx2).await, "deleted /controller");
+        // An unregistered path's event goes nowhere; the dispatcher keeps routing after it.
+        d.unregister_znode_child_change_handler("/brokers/ids");
+        zk.get_children("/brokers/ids", true).await.unwrap();
+        writer.delete("/brokers/ids/2", -1).await.unwrap();
+        d.register_znode_change_handler(controller);
+        zk.exists("/controller", true).await.unwrap();
+        writer.create("/controller", b"", P).await.unwrap();
+        assert_eq!(next(&mut rx).await, "created /controller");
+        assert!(rx.try_recv().is_err());
+        assert!(rx2.try_recv().is_err());
+    }
+}

@@ -1,0 +1,441 @@
+//! The ZooKeeper session lifecycle against a real ZooKeeper (Debian's `zookeeper` package on
+//! 127.0.0.1, a free port, a temp dir): the chroot created when missing, the connection timeout,
+//! and a forced expiry. The session under test reaches ZooKeeper through a small TCP proxy; the
+//! expiry is forced by cutting the proxy (a partition), reattaching a second client directly to
+//! the session (its id and password) and closing it, which ends the session on the server, then
+//! healing the partition: the first client learns of the expiry on reconnecting, as after a long
+//! pause. (Reattaching without the partition lets the two clients take the session from each
+//! other on reconnects.) A short partition first shows a disconnection that is not an expiry.
+//! After the expiry: the states Disconnected, Expired, Connected in order, a new session id, the handlers run
+//! in order, the registration re-created by a handler with CheckedEphemeral semantics, and the
+//! watch it re-armed firing through the dispatcher.
+
+use std::io::{Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kcli::zk::session::ZkSession;
+use kcli::zk::zookeeper::ZooKeeperClient;
+use kcli::zk::{
+    CreateMode, HandlerFuture, SessionState, StateChangeHandler, WatchDispatcher,
+    ZNodeChildChangeHandler, ZkClient, ZkError, create_checked_ephemeral,
+};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+
+const ZK_JAR: &str = "/usr/share/java/zookeeper.jar";
+const SESSION: Duration = Duration::from_secs(4);
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A standalone ZooKeeper server, killed on drop. A small copy of zk_zookeeper.rs's starter,
+/// kept local while that one moves to the shared test support.
+struct ZkServer {
+    child: Child,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for ZkServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn standalone(port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+        return false;
+    };
+    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut out = String::new();
+    s.write_all(b"srvr").is_ok() && s.read_to_string(&mut out).is_ok() && out.contains("standalone")
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn start_zookeeper() -> ZkServer {
+    assert!(
+        std::path::Path::new(ZK_JAR).exists(),
+        "{ZK_JAR} missing (tests/run installs it)"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let port = free_port();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let cfg = dir.path().join("zoo.cfg");
+    std::fs::write(
+        &cfg,
+        format!(
+            "tickTime=500\nminSessionTimeout=1000\nmaxSessionTimeout=10000\ndataDir={}\n\
+             clientPort={port}\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n\
+             4lw.commands.whitelist=srvr\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let log = std::fs::File::create(dir.path().join("zk.log")).unwrap();
+    let child = Command::new("java")
+        .args(["-Xmx256m", "-XX:+UseSerialGC"])
+        .arg(format!("-Dzookeeper.log.dir={}", dir.path().display()))
+        .arg("-cp")
+        .arg(format!(
+            "/etc/zookeeper/conf:{ZK_JAR}:/usr/share/java/slf4j-simple.jar"
+        ))
+        .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
+        .arg(&cfg)
+        .stdout(Stdio::from(log.try_clone().unwrap()))
+        .stderr(Stdio::from(log))
+        .spawn()
+        .unwrap();
+    let server = ZkServer {
+        child,
+        port,
+        _dir: dir,
+    };
+    let start = Instant::now();
+    while !standalone(port) {
+        assert!(
+            start.elapsed() < Duration::from_secs(30),
+            "ZooKeeper did not start"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server
+}
+
+/// A TCP proxy to 127.0.0.1:`to` that can be cut (connections dropped, new ones refused at
+/// once) and healed.
+struct Proxy {
+    port: u16,
+    open: Arc<std::sync::atomic::AtomicBool>,
+    conns: Arc<std::sync::Mutex<Vec<tokio::task::JoinHandle<()>>>>,
+    accept: tokio::task::JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(to: u16) -> Proxy {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let open = Arc::new(std::sync::atomic::AtomicBool::new(true));
+        let conns = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (o, c) = (Arc::clone(&open), Arc::clone(&conns));
+        let accept = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                if !o.load(std::sync::atomic::Ordering::SeqCst) {
+                    continue;
+                }
+                c.lock().unwrap().push(tokio::spawn(async move {
+                    if let Ok(mut out) = tokio::net::TcpStream::connect(("127.0.0.1", to)).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                    }
+                }));
+            }
+        });
+        Proxy {
+            port,
+            open,
+            conns,
+            accept,
+        }
+    }
+
+    fn cut(&self) {
+        self.open.store(false, std::sync::atomic::Ordering::SeqCst);
+        for conn in self.conns.lock().unwrap().drain(..) {
+            conn.abort();
+        }
+    }
+
+    fn heal(&self) {
+        self.open.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.cut();
+        self.accept.abort();
+    }
+}
+
+async fn recv<T>(rx: &mut UnboundedReceiver<T>, what: &str) -> T {
+    tokio::time::timeout(DEADLINE, rx.recv())
+        .await
+        .unwrap_or_else(|_| panic!("no {what} within {DEADLINE:?}"))
+        .unwrap()
+}
+
+/// The broker's registration, as a handler: records its hooks, re-registers with
+/// CheckedEphemeral and re-arms the child watch on the new session.
+struct Registration {
+    zk: Arc<dyn ZkClient>,
+    log: UnboundedSender<String>,
+}
+
+impl StateChangeHandler for Registration {
+    fn name(&self) -> &str {
+        "broker-registration"
+    }
+    fn before_initializing_session(&self) -> HandlerFuture<'_> {
+        Box::pin(async move {
+            let _ = self.log.send("before".into());
+        })
+    }
+    fn after_initializing_session(&self) -> HandlerFuture<'_> {
+        Box::pin(async move {
+            let created = create_checked_ephemeral(&*self.zk, "/brokers/ids/1", b"{\"v\":5}").await;
+            let rearmed = self.zk.get_children("/brokers/ids", true).await;
+            let _ = self.log.send(format!(
+                "after {:#x} {:?} {:?}",
+                self.zk.session_id(),
+                created.map(|s| s.ephemeral_owner == self.zk.session_id()),
+                rearmed.map(|(kids, _)| kids)
+            ));
+        })
+    }
+}
+
+/// A second handler, to show the order of registration is the order of running.
+struct Second(UnboundedSender<String>);
+
+impl StateChangeHandler for Second {
+    fn name(&self) -> &str {
+        "second"
+    }
+    fn after_initializing_session(&self) -> HandlerFuture<'_> {
+        Box::pin(async move {
+            let _ = self.0.send("second".into());
+        })
+    }
+}
+
+struct Children(UnboundedSender<String>);
+
+impl ZNodeChildChangeHandler for Children {
+    fn path(&self) -> &str {
+        "/brokers/ids"
+    }
+    fn handle_child_change(&self) {
+        let _ = self.0.send("children".into());
+    }
+}
+
+async fn expiry_scenario(port: u16) {
+    let proxy = Proxy::start(port).await;
+    let direct = format!("127.0.0.1:{port}/kcli/test");
+    let connect = format!("127.0.0.1:{}/kcli/test", proxy.port);
+    let session = Arc::new(
+        ZkSession::connect(&connect, SESSION, DEADLINE)
+            .await
+            .unwrap(),
+    );
+    // The chroot was created (with its parent) before the chrooted session connected.
+    let bare = ZooKeeperClient::connect(&format!("127.0.0.1:{port}"), SESSION)
+        .await
+        .unwrap();
+    assert!(bare.exists("/kcli/test", false).await.unwrap().is_some());
+    let zk: Arc<dyn ZkClient> = session.clone();
+    zk.create("/brokers", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    zk.create("/brokers/ids", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    // Seen through the chroot.
+    assert!(
+        bare.exists("/kcli/test/brokers/ids", false)
+            .await
+            .unwrap()
+            .is_some()
+    );
+
+    let dispatcher = WatchDispatcher::start(Arc::clone(&zk)).unwrap();
+    let (log_tx, mut log) = unbounded_channel();
+    dispatcher.register_znode_child_change_handler(Arc::new(Children(log_tx.clone())));
+    zk.register_state_change_handler(Arc::new(Registration {
+        zk: Arc::clone(&zk),
+        log: log_tx.clone(),
+    }));
+    zk.register_state_change_handler(Arc::new(Second(log_tx.clone())));
+    let mut states = zk.subscribe_states().unwrap();
+
+    let old_id = zk.session_id();
+    // A short partition is a disconnection, not an expiry: the session comes back, and a call
+    // made during the partition waits for it and succeeds.
+    proxy.cut();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        SessionState::Disconnected
+    );
+    let during = tokio::spawn({
+        let zk = Arc::clone(&zk);
+        async move { zk.exists("/brokers/ids", false).await }
+    });
+    proxy.heal();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        SessionState::Connected
+    );
+    assert!(during.await.unwrap().unwrap().is_some());
+    assert_eq!(zk.session_id(), old_id);
+    assert!(log.try_recv().is_err(), "no handler runs without an expiry");
+
+    let first = create_checked_ephemeral(&*zk, "/brokers/ids/1", b"{\"v\":5}")
+        .await
+        .unwrap();
+    assert_eq!(first.ephemeral_owner, old_id);
+    zk.get_children("/brokers/ids", true).await.unwrap();
+
+    // Force the expiry.
+    let info = session.session_info().await.unwrap();
+    proxy.cut();
+    let thief = ZooKeeperClient::reattach(&direct, info, SESSION)
+        .await
+        .unwrap();
+    assert_eq!(thief.session_id(), old_id);
+    thief.close().await.unwrap();
+    // The session is gone on the server (its ephemeral with it) before the partition heals.
+    let start = Instant::now();
+    while bare
+        .exists("/kcli/test/brokers/ids/1", false)
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the closed session's ephemeral stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    proxy.heal();
+
+    let mut seen = Vec::new();
+    while seen.last() != Some(&SessionState::Connected) {
+        let state = tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push(state);
+    }
+    assert_eq!(
+        seen,
+        [
+            SessionState::Disconnected,
+            SessionState::Expired,
+            SessionState::Connected
+        ]
+    );
+    let new_id = zk.session_id();
+    assert_ne!(new_id, old_id);
+    assert_eq!(session.state(), SessionState::Connected);
+
+    // The handlers ran in order on the new session: the registration is ours again (the old
+    // one went with the old session) and the re-armed child watch saw it.
+    assert_eq!(recv(&mut log, "before hook").await, "before");
+    assert_eq!(
+        recv(&mut log, "after hook").await,
+        format!("after {new_id:#x} Ok(true) Ok([\"1\"])")
+    );
+    assert_eq!(recv(&mut log, "second handler").await, "second");
+    let (data, stat) = zk.get_data("/brokers/ids/1", false).await.unwrap();
+    assert_eq!(
+        (data.as_slice(), stat.ephemeral_owner),
+        (&b"{\"v\":5}"[..], new_id)
+    );
+    assert!(
+        stat.czxid > first.czxid,
+        "a new registration, so a new broker epoch"
+    );
+    // CheckedEphemeral: our own node is success, someone else's is NodeExists.
+    assert_eq!(
+        create_checked_ephemeral(&*zk, "/brokers/ids/1", b"x")
+            .await
+            .unwrap()
+            .czxid,
+        stat.czxid
+    );
+    let other = ZooKeeperClient::connect(&direct, SESSION).await.unwrap();
+    assert_eq!(
+        create_checked_ephemeral(&other, "/brokers/ids/1", b"x").await,
+        Err(ZkError::NodeExists("/brokers/ids/1".into()))
+    );
+    // The watch the handler re-armed fires through the dispatcher on the new session.
+    other
+        .create("/brokers/ids/2", b"", CreateMode::Ephemeral)
+        .await
+        .unwrap();
+    assert_eq!(recv(&mut log, "child change").await, "children");
+
+    zk.close().await.unwrap();
+    assert_eq!(
+        tokio::time::timeout(DEADLINE, states.recv())
+            .await
+            .unwrap()
+            .unwrap(),
+        SessionState::Closed
+    );
+    assert_eq!(
+        zk.exists("/brokers", false).await,
+        Err(ZkError::SessionExpired)
+    );
+    // Closing ended the session: its registration is gone for the others.
+    let start = Instant::now();
+    while other
+        .exists("/brokers/ids/1", false)
+        .await
+        .unwrap()
+        .is_some()
+    {
+        assert!(
+            start.elapsed() < DEADLINE,
+            "the closed session's ephemeral stayed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    drop(dispatcher);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn session_expiry_rebuilds_the_session_and_runs_the_handlers() {
+    let server = tokio::task::spawn_blocking(start_zookeeper).await.unwrap();
+    tokio::time::timeout(Duration::from_secs(90), expiry_scenario(server.port))
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn first_connect_is_bounded_by_the_connection_timeout() {
+    // Nothing listens on the port.
+    let connect = format!("127.0.0.1:{}", free_port());
+    let start = Instant::now();
+    let err = ZkSession::connect(&connect, SESSION, Duration::from_millis(600))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        err,
+        ZkError::ConnectionTimeout {
+            connect: connect.clone(),
+            timeout_ms: 600
+        }
+    );
+    assert!(err.to_string().contains(&connect), "{err}");
+    assert!(
+        start.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        start.elapsed()
+    );
+}
