@@ -1,15 +1,18 @@
 //! The controller's [`BrokerChannel`]: how this broker's controller reaches brokers. Requests to
 //! this broker itself are handed to its own handlers in process (the same functions its
 //! listener serves them with, so a broker obeys its own controller exactly as it obeys another
-//! one); requests to other brokers go over the outbound inter-broker client.
+//! one); requests to other brokers go over the outbound inter-broker client, `NetworkClient`.
 
-use std::sync::{Arc, OnceLock, Weak};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use crate::cluster::BrokerId;
 use crate::controller::channel_manager::{
     BrokerChannel, BrokerNode, ChannelError, ChannelFuture, ControllerResponse,
 };
 use crate::controller::controller_request_batch::ControllerRequest;
+use crate::network::network_client::{NetworkClient, NetworkClientConfig};
+use crate::protocol::messages::{RequestKind, ResponseKind};
 
 use super::apis;
 use super::kafka_apis::KafkaApis;
@@ -19,6 +22,9 @@ use super::kafka_apis::KafkaApis;
 pub struct ControllerChannel {
     local_broker_id: BrokerId,
     apis: OnceLock<Weak<KafkaApis>>,
+    /// One client per remote broker address; the channel manager keeps one request in flight
+    /// per broker, so a client is never shared by two sends at once.
+    clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
 }
 
 impl ControllerChannel {
@@ -26,11 +32,54 @@ impl ControllerChannel {
         ControllerChannel {
             local_broker_id,
             apis: OnceLock::new(),
+            clients: Mutex::new(HashMap::new()),
         }
     }
 
     pub fn bind(&self, apis: &Arc<KafkaApis>) {
         let _ = self.apis.set(Arc::downgrade(apis));
+    }
+
+    fn client(&self, node: &BrokerNode) -> Arc<NetworkClient> {
+        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        let key = (node.id, node.host.clone(), node.port);
+        Arc::clone(clients.entry(key).or_insert_with(|| {
+            let config = NetworkClientConfig {
+                client_id: format!("broker-{}-controller", self.local_broker_id),
+                ..NetworkClientConfig::default()
+            };
+            Arc::new(NetworkClient::new(format!("{}:{}", node.host, node.port), config))
+        }))
+    }
+
+    /// A request to another broker, over the wire at the version the IBP chose.
+    async fn send_remote(
+        &self,
+        node: &BrokerNode,
+        request: &ControllerRequest,
+    ) -> Result<ControllerResponse, ChannelError> {
+        let (body, version) = match request.clone() {
+            ControllerRequest::LeaderAndIsr { version, request } => {
+                (RequestKind::LeaderAndIsr(request), version)
+            }
+            ControllerRequest::UpdateMetadata { version, request } => {
+                (RequestKind::UpdateMetadata(request), version)
+            }
+            ControllerRequest::StopReplica { version, request } => {
+                (RequestKind::StopReplica(request), version)
+            }
+        };
+        let response = self
+            .client(node)
+            .send(&body, version)
+            .await
+            .map_err(|e| Self::unavailable(node, &e.to_string()))?;
+        match response {
+            ResponseKind::LeaderAndIsr(r) => Ok(ControllerResponse::LeaderAndIsr(r)),
+            ResponseKind::UpdateMetadata(r) => Ok(ControllerResponse::UpdateMetadata(r)),
+            ResponseKind::StopReplica(r) => Ok(ControllerResponse::StopReplica(r)),
+            _ => Err(Self::unavailable(node, "answered with another API's response")),
+        }
     }
 
     fn unavailable(node: &BrokerNode, reason: &str) -> ChannelError {
@@ -49,10 +98,7 @@ impl BrokerChannel for ControllerChannel {
     ) -> ChannelFuture<'a> {
         Box::pin(async move {
             if node.id != self.local_broker_id {
-                return Err(Self::unavailable(
-                    node,
-                    "no inter-broker client: this build reaches only its own broker",
-                ));
+                return self.send_remote(node, request).await;
             }
             let Some(apis) = self.apis.get().and_then(Weak::upgrade) else {
                 return Err(Self::unavailable(node, "the broker is not serving yet"));
