@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -24,6 +24,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::StorageError;
 use crate::storage::file_names::{self, FUTURE_DIR_SUFFIX};
@@ -54,21 +55,17 @@ pub struct ReplicaAlterLogDirsManager {
     tracker: TaskTracker,
 }
 
-fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl ReplicaAlterLogDirsManager {
     /// Stops `tp`'s mover, if any (it exits at its next step).
     pub fn remove_fetcher_for_partition(&self, tp: &TopicPartition) {
-        if let Some((_, token)) = guard(&self.movers).remove(tp) {
+        if let Some((_, token)) = lock(&self.movers).remove(tp) {
             token.cancel();
         }
     }
 
     /// Stops every mover and waits for them.
     pub async fn shutdown(&self) {
-        for (_, (_, token)) in guard(&self.movers).drain() {
+        for (_, (_, token)) in lock(&self.movers).drain() {
             token.cancel();
         }
         self.tracker.close();
@@ -82,7 +79,7 @@ impl ReplicaAlterLogDirsManager {
         };
         let token = CancellationToken::new();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if let Some((_, old)) = guard(&self.movers).insert(tp.clone(), (id, token.clone())) {
+        if let Some((_, old)) = lock(&self.movers).insert(tp.clone(), (id, token.clone())) {
             old.cancel();
         }
         let log_manager = Arc::clone(log_manager);
@@ -94,7 +91,7 @@ impl ReplicaAlterLogDirsManager {
         self.tracker.spawn_on(
             async move {
                 run_mover(log_manager, partition, future, token).await;
-                let mut movers = guard(&movers);
+                let mut movers = lock(&movers);
                 // A newer mover may have replaced this one meanwhile.
                 if movers.get(&tp).is_some_and(|(other, _)| *other == id) {
                     movers.remove(&tp);
@@ -234,10 +231,6 @@ fn copy_step(
         future.maybe_increment_log_start_offset(current_start)?;
     }
     Ok(Step::Copied)
-}
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ReplicaManager {

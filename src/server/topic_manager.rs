@@ -20,12 +20,12 @@ use uuid::Uuid;
 use crate::admin::replica_assignment::{
     AssignmentError, AssignmentStart, assign_replicas_to_brokers,
 };
-use crate::cluster::{BrokerId, TopicPartition};
+use crate::cluster::sync::{lock, read, write};
+use crate::cluster::{BrokerId, LeaderAndIsr, LeaderRecoveryState, TopicPartition};
 use crate::config::BrokerConfig;
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
 use crate::replication::error::PartitionError;
-use crate::replication::partition::LeaderAndIsr;
 use crate::storage::log_config::{LogConfig, LogConfigError};
 use crate::zk::zk_data::{self, PartitionState, TopicAssignment};
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
@@ -174,9 +174,7 @@ impl TopicManager {
 
     /// The topic's config overrides (empty for an unknown topic).
     pub fn topic_overrides(&self, topic: &str) -> BTreeMap<String, String> {
-        self.overrides
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.overrides)
             .get(topic)
             .cloned()
             .unwrap_or_default()
@@ -184,10 +182,7 @@ impl TopicManager {
 
     /// The topic defaults the broker's current `log.*` settings give.
     pub fn default_log_config(&self) -> LogConfig {
-        self.default_log_config
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read(&self.default_log_config).clone()
     }
 
     /// The topic's effective log config: the broker's `log.*` defaults with its overrides.
@@ -206,10 +201,7 @@ impl TopicManager {
 
     pub async fn update_default_log_config(&self, defaults: LogConfig) {
         let _guard = self.admin_lock.lock().await;
-        *self
-            .default_log_config
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = defaults.clone();
+        *write(&self.default_log_config) = defaults.clone();
         for topic in self.metadata_cache.topic_names() {
             match defaults.with_overrides(&self.topic_overrides(&topic)) {
                 Ok(config) => self.replica_manager.update_log_config(&topic, &config),
@@ -356,12 +348,13 @@ impl TopicManager {
             self.replica_manager.become_leader_or_follower(
                 tp,
                 Some(topic_id),
+                replicas.to_vec(),
                 LeaderAndIsr {
-                    leader_id: state.leader,
+                    leader: state.leader,
                     leader_epoch: state.leader_epoch,
-                    partition_epoch,
-                    replicas: replicas.to_vec(),
                     isr: state.isr.clone(),
+                    partition_epoch,
+                    leader_recovery_state: LeaderRecoveryState::of(state.leader_recovery_state),
                 },
                 log_config,
             )?;
@@ -376,7 +369,7 @@ impl TopicManager {
     }
 
     fn set_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
-        let mut map = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.overrides);
         if overrides.is_empty() {
             map.remove(topic);
         } else {

@@ -27,6 +27,7 @@ use std::time::Duration;
 use bytes::Bytes;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::network::{FileRange, Response, ResponsePart};
 use crate::protocol::codec::{StrBytes, Uuid};
 use crate::protocol::errors::ErrorCode;
@@ -178,13 +179,9 @@ impl FetchPlan {
     fn refuses_down_conversion(&self, partition: &Result<Arc<Partition>, ErrorCode>) -> bool {
         self.version <= 3
             && !self.from_follower
-            && partition.as_ref().is_ok_and(|p| {
-                !p.log()
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .config()
-                    .message_downconversion_enable
-            })
+            && partition
+                .as_ref()
+                .is_ok_and(|p| !lock(p.log()).config().message_downconversion_enable)
     }
 
     fn hosted(&self) -> impl Iterator<Item = &Arc<Partition>> {

@@ -257,7 +257,7 @@ fn append(
         }
         failure
     })?;
-    Ok((partition, info))
+    Ok((partition, info.0))
 }
 
 /// Whether the first batch is a zstd one, as Kafka's `ProduceRequest.validateRecords` checks it;

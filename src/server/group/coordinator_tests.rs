@@ -10,10 +10,10 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::cluster::LeaderAndIsr;
 use crate::cluster::TopicPartition;
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
-use crate::replication::partition::LeaderAndIsr;
 use crate::server::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use crate::storage::log_config::LogConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
@@ -71,13 +71,8 @@ fn fixture(initial_delay_ms: i32, max_size: usize) -> Fixture {
         .become_leader_or_follower(
             &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
             None,
-            LeaderAndIsr {
-                leader_id: 0,
-                leader_epoch: 0,
-                partition_epoch: 0,
-                replicas: vec![0],
-                isr: vec![0],
-            },
+            vec![0],
+            LeaderAndIsr::new(0, vec![0]),
             config,
         )
         .unwrap();

@@ -22,11 +22,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::zk::ZkClient;
 
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, lock, store_group_error};
+use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, store_group_error};
 use super::member_metadata::{JoinGroupResult, SyncGroupResult};
 
 /// How long a new member's JoinGroup may wait in a rebalance (Kafka's `NewMemberJoinTimeoutMs`).

@@ -12,6 +12,7 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::log_manager::now_ms;
 
@@ -19,7 +20,7 @@ use super::group_coordinator::{
     AfterStore, GroupApi, GroupCoordinator, NEW_MEMBER_JOIN_TIMEOUT_MS, after,
 };
 use super::group_metadata::{GroupMetadata, GroupState, JoinTimer};
-use super::group_metadata_manager::{SharedGroup, lock};
+use super::group_metadata_manager::SharedGroup;
 use super::member_metadata::{JoinGroupResult, MemberMetadata};
 
 /// One JoinGroup, as the coordinator needs it.

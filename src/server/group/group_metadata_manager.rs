@@ -12,13 +12,14 @@
 //! across an `.await`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::group_metadata_value::GroupMetadataValue;
 use crate::protocol::record::batch_iter::BatchIter;
@@ -56,10 +57,6 @@ pub enum LoadState {
 
 /// One group, shared by the handlers and the timers.
 pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
-
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 /// An append waiting for the high watermark.
 #[derive(Debug, Clone)]
@@ -186,7 +183,7 @@ impl GroupMetadataManager {
             ErrorCode::UnknownServerError
         })?;
         match partition.append_records_to_leader(&batch, -1, now_ms()) {
-            Ok(info) => Ok(PendingAppend {
+            Ok((info, _)) => Ok(PendingAppend {
                 partition,
                 required_offset: info.last_offset + 1,
             }),

@@ -11,12 +11,13 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::SimpleRecord;
 
 use super::group_coordinator::{GroupApi, GroupCoordinator};
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, commit_error, lock};
+use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, commit_error};
 use super::offsets_records::OffsetAndMetadata;
 
 /// One OffsetCommit.
