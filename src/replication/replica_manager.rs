@@ -1,6 +1,10 @@
 //! Kafka's `ReplicaManager`: every partition this broker hosts, created or updated when the
 //! controller (or, in single-node mode, the broker itself) makes this broker a partition's
-//! leader, and removed by StopReplica. Request handlers look partitions up here and call them.
+//! leader or follower, and removed by StopReplica.
+//!
+//! It owns the two request paths, one file each: [`append`] (`append_records`, with the
+//! acks=-1 wait) and [`fetch`] (`fetch_messages`, with the long poll). The Produce and Fetch
+//! handlers only translate between the wire and these calls.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -14,6 +18,12 @@ use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::storage::log_config::LogConfig;
 use crate::storage::log_manager::{LogManager, OfflineLogs};
 use crate::storage::partition_metadata::TopicId;
+
+pub mod append;
+pub mod fetch;
+
+pub use append::{AppendEntry, DelayedProduce, PartitionResponse, ProduceResult};
+pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::error::PartitionError;
@@ -176,6 +186,13 @@ impl ReplicaManager {
         Ok(Arc::clone(entry))
     }
 
+    /// Whether the partition's topic allows down-conversion for old fetch versions
+    /// (`message.downconversion.enable`); true for a partition not hosted.
+    pub fn message_downconversion_enable(&self, tp: &TopicPartition) -> bool {
+        self.get_partition(tp)
+            .is_none_or(|p| lock(p.log()).config().message_downconversion_enable)
+    }
+
     /// Applies a topic's new log config to its hosted partitions.
     pub fn update_log_config(&self, topic: &str, config: &LogConfig) {
         for p in self.partitions_of(topic) {
@@ -195,3 +212,6 @@ impl ReplicaManager {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;
