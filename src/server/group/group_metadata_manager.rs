@@ -27,6 +27,7 @@ use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::records::{batch_records, for_each_record};
 use crate::replication::delayed::PartitionWatch;
+use crate::replication::partition::{LeaderAppend, ReplicationCheck};
 use crate::replication::{Partition, ReplicaManager};
 use crate::storage::log_manager::now_ms;
 use crate::storage::log_reads::FetchIsolation;
@@ -58,26 +59,34 @@ pub enum LoadState {
 /// One group, shared by the handlers and the timers.
 pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
 
-/// An append waiting for the high watermark.
+/// An append waiting for the high watermark, made by this broker as leader at one leader epoch.
 #[derive(Debug, Clone)]
 pub struct PendingAppend {
     partition: Arc<Partition>,
-    required_offset: i64,
+    append: LeaderAppend,
 }
 
 impl PendingAppend {
     pub fn is_committed(&self) -> bool {
-        self.partition.offsets().high_watermark >= self.required_offset
+        self.partition
+            .check_enough_replicas_reach_offset(self.append)
+            == ReplicationCheck::Done
     }
 
-    /// Waits until the append is committed; REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR
-    /// when the broker shuts down first.
+    /// Waits until the append is committed; the partition's error when leadership moved or the
+    /// ISR fell below the effective min ISR (Kafka's `DelayedProduce`, mapped by the caller);
+    /// REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR when the broker shuts down first.
     pub async fn wait(self, timeout: Duration, shutdown: &CancellationToken) -> ErrorCode {
         let deadline = Instant::now() + timeout;
         loop {
             let watch = PartitionWatch::register([&self.partition]);
-            if self.is_committed() {
-                return ErrorCode::None;
+            match self
+                .partition
+                .check_enough_replicas_reach_offset(self.append)
+            {
+                ReplicationCheck::Done => return ErrorCode::None,
+                ReplicationCheck::Failed(code) => return code,
+                ReplicationCheck::Pending => {}
             }
             if !watch.wait(deadline, shutdown).await {
                 return if self.is_committed() {
@@ -183,10 +192,7 @@ impl GroupMetadataManager {
             ErrorCode::UnknownServerError
         })?;
         match partition.append_records_to_leader(&batch, -1, now_ms()) {
-            Ok((info, _)) => Ok(PendingAppend {
-                partition,
-                required_offset: info.last_offset + 1,
-            }),
+            Ok((_, append)) => Ok(PendingAppend { partition, append }),
             Err(e) => {
                 tracing::warn!(group = group_id, err = %e, "appending to __consumer_offsets failed");
                 Err(e.error_code())
