@@ -1,6 +1,11 @@
-//! One partition hosted by this broker (Kafka's `kafka.cluster.Partition`): its leadership state
-//! as the controller last set it (leader, leader epoch, replicas, ISR), its log, and the waiters
-//! of the purgatory, which are woken whenever the log end or the high watermark moves.
+//! One partition hosted by this broker (Kafka's `kafka.cluster.Partition`): its replica
+//! assignment and leadership ([`LeaderAndIsr`]) as the controller last set them, its log, and the
+//! waiters of the purgatory, which are woken whenever the log end, the high watermark or the
+//! leadership moves.
+//!
+//! An acks=-1 append is acknowledged only while this broker leads the partition at the append's
+//! leader epoch ([`Partition::check_enough_replicas_reach_offset`]): a new leader may truncate
+//! what an old one appended, so an acknowledgement after leadership moved could be a lie.
 //!
 //! The high watermark is the smallest log end offset among the ISR. With the leader alone in
 //! the ISR (a single-node broker, or replication factor 1) it follows the log end at once.
