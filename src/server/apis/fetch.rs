@@ -200,7 +200,8 @@ fn build(
                 partitions.push(data);
                 continue;
             }
-            data.error_code = partition_error(metadata_cache, tp, read.error_code).code();
+            data.error_code =
+                partition_error(metadata_cache, &tp.topic, tp.partition, read.error_code).code();
             data.high_watermark = read.high_watermark;
             data.last_stable_offset = read.last_stable_offset;
             data.log_start_offset = read.log_start_offset;

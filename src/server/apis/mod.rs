@@ -35,7 +35,6 @@ pub mod offset_for_leader_epoch;
 pub mod produce;
 pub mod sync_group;
 
-use crate::cluster::TopicPartition;
 use crate::protocol::errors::ErrorCode;
 
 use super::metadata_cache::MetadataCache;
@@ -47,11 +46,12 @@ use super::metadata_cache::MetadataCache;
 /// `ReplicaManager.getPartitionOrError`).
 pub(crate) fn partition_error(
     metadata_cache: &MetadataCache,
-    tp: &TopicPartition,
+    topic: &str,
+    partition: i32,
     code: ErrorCode,
 ) -> ErrorCode {
     if code == ErrorCode::UnknownTopicOrPartition
-        && metadata_cache.partition(&tp.topic, tp.partition).is_some()
+        && metadata_cache.partition(topic, partition).is_some()
     {
         ErrorCode::NotLeaderOrFollower
     } else {
@@ -83,17 +83,16 @@ mod tests {
             partitions: BTreeMap::from([(0, partition)]),
         });
         let unknown = ErrorCode::UnknownTopicOrPartition;
-        let known = TopicPartition::new("t", 0);
         assert_eq!(
-            partition_error(&cache, &known, unknown),
+            partition_error(&cache, "t", 0, unknown),
             ErrorCode::NotLeaderOrFollower
         );
-        for tp in [TopicPartition::new("t", 1), TopicPartition::new("other", 0)] {
-            assert_eq!(partition_error(&cache, &tp, unknown), unknown);
+        for (topic, partition) in [("t", 1), ("other", 0)] {
+            assert_eq!(partition_error(&cache, topic, partition, unknown), unknown);
         }
         // Other codes pass through, and a hosted partition's success stays one.
         for code in [ErrorCode::None, ErrorCode::NotEnoughReplicas] {
-            assert_eq!(partition_error(&cache, &known, code), code);
+            assert_eq!(partition_error(&cache, "t", 0, code), code);
         }
     }
 }

@@ -189,8 +189,12 @@ fn wire_partition(
     index: i32,
     answer: PartitionResponse,
 ) -> PartitionProduceResponse {
-    let tp = TopicPartition::new(topic.to_string_lossy(), index);
-    let error_code = partition_error(metadata_cache, &tp, answer.error_code);
+    let error_code = partition_error(
+        metadata_cache,
+        &topic.to_string_lossy(),
+        index,
+        answer.error_code,
+    );
     let mut response = PartitionProduceResponse {
         index,
         error_code: error_code.code(),
