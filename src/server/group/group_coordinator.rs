@@ -161,7 +161,7 @@ impl GroupCoordinator {
             loop {
                 tokio::select! {
                     _ = token.cancelled() => break,
-                    _ = ticker.tick() => me.cleanup_expired_offsets(crate::storage::log_manager::now_ms()),
+                    _ = ticker.tick() => me.cleanup_expired_offsets(me.manager.now_ms()),
                 }
             }
         });
@@ -250,7 +250,7 @@ impl GroupCoordinator {
         then: AfterStore,
         now: Instant,
     ) {
-        let Some(record) = GroupMetadataManager::group_metadata_record(group, assignment) else {
+        let Some(record) = self.manager.group_metadata_record(group, assignment) else {
             self.after_store(group, then, ErrorCode::UnknownServerError, now);
             return;
         };

@@ -29,7 +29,6 @@ use crate::protocol::record::records::{batch_records, for_each_record};
 use crate::replication::delayed::PartitionWatch;
 use crate::replication::partition::{LeaderAppend, ReplicationCheck};
 use crate::replication::{Partition, ReplicaManager};
-use crate::storage::log_manager::now_ms;
 use crate::storage::log_reads::FetchIsolation;
 
 use super::group_metadata::{GroupMetadata, GroupState};
@@ -150,6 +149,11 @@ impl GroupMetadataManager {
         lock(&self.groups).get(group_id).cloned()
     }
 
+    /// The broker's clock, as the replica manager keeps it.
+    pub fn now_ms(&self) -> i64 {
+        self.replica_manager.time().milliseconds()
+    }
+
     pub fn get_or_create_group(&self, group_id: &str) -> SharedGroup {
         Arc::clone(
             lock(&self.groups)
@@ -158,7 +162,7 @@ impl GroupMetadataManager {
                     Arc::new(Mutex::new(GroupMetadata::new(
                         group_id.to_string(),
                         GroupState::Empty,
-                        now_ms(),
+                        self.now_ms(),
                     )))
                 }),
         )
@@ -191,7 +195,7 @@ impl GroupMetadataManager {
             tracing::error!(%e, "cannot build a __consumer_offsets batch");
             ErrorCode::UnknownServerError
         })?;
-        match partition.append_records_to_leader(&batch, -1, now_ms()) {
+        match partition.append_records_to_leader(&batch, -1, self.now_ms()) {
             Ok((_, append)) => Ok(PendingAppend { partition, append }),
             Err(e) => {
                 tracing::warn!(group = group_id, err = %e, "appending to __consumer_offsets failed");
@@ -203,6 +207,7 @@ impl GroupMetadataManager {
     /// The group's metadata record (Kafka's `groupMetadataValue` with the assignment given, or
     /// the members' current ones).
     pub fn group_metadata_record(
+        &self,
         group: &GroupMetadata,
         assignment: Option<&HashMap<String, bytes::Bytes>>,
     ) -> Option<SimpleRecord> {
@@ -237,27 +242,28 @@ impl GroupMetadataManager {
         };
         let key = records::group_metadata_key(&group.group_id).ok()?;
         let value = records::group_metadata_value(&value).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), Some(value)))
     }
 
     pub fn offset_record(
+        &self,
         group_id: &str,
         tp: &TopicPartition,
         o: &OffsetAndMetadata,
     ) -> Option<SimpleRecord> {
         let key = records::offset_commit_key(group_id, tp).ok()?;
         let value = records::offset_commit_value(o).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), Some(value)))
     }
 
-    pub fn offset_tombstone(group_id: &str, tp: &TopicPartition) -> Option<SimpleRecord> {
+    pub fn offset_tombstone(&self, group_id: &str, tp: &TopicPartition) -> Option<SimpleRecord> {
         let key = records::offset_commit_key(group_id, tp).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), None))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
-    pub fn group_tombstone(group_id: &str) -> Option<SimpleRecord> {
+    pub fn group_tombstone(&self, group_id: &str) -> Option<SimpleRecord> {
         let key = records::group_metadata_key(group_id).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), None))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
     /// Forgets an offsets partition this broker will not coordinate (its creation failed).
@@ -357,7 +363,7 @@ impl GroupMetadataManager {
 
     /// Installs what a load found; returns how many groups it made.
     fn install(&self, loaded: Loaded) -> usize {
-        let now = now_ms();
+        let now = self.now_ms();
         let session_now = Instant::now();
         let mut by_group: HashMap<String, BTreeMap<TopicPartition, OffsetAndMetadata>> =
             HashMap::new();
