@@ -1,8 +1,12 @@
-//! Shared vocabulary of the cluster: the names every layer uses for topics, partitions, brokers
-//! and epochs, and UTC dates for printing times. Nothing here does I/O.
+//! Shared vocabulary of the cluster: the names every layer uses for topics, partitions, brokers,
+//! epochs and a partition's leadership ([`LeaderAndIsr`]); the broker's clock ([`time`]), the
+//! poison-tolerant lock helpers ([`sync`]) and UTC dates for printing times. Nothing here does
+//! I/O.
 
 use std::fmt;
 
+pub mod sync;
+pub mod time;
 pub mod utc;
 
 /// A broker's `broker.id`.
@@ -33,6 +37,67 @@ impl fmt::Display for TopicPartition {
     }
 }
 
+/// Kafka's `LeaderRecoveryState`: whether the leader was elected uncleanly and is still
+/// recovering its log (`leader_recovery_state` 1 in the partition-state znode and LeaderAndIsr
+/// from v6), or is a normal leader (0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LeaderRecoveryState {
+    #[default]
+    Recovered,
+    Recovering,
+}
+
+impl LeaderRecoveryState {
+    /// The wire and znode value.
+    pub fn value(self) -> i8 {
+        match self {
+            LeaderRecoveryState::Recovered => 0,
+            LeaderRecoveryState::Recovering => 1,
+        }
+    }
+
+    /// The state for a wire or znode value; Kafka treats anything but 1 as recovered.
+    pub fn of(value: i8) -> Self {
+        if value == 1 {
+            LeaderRecoveryState::Recovering
+        } else {
+            LeaderRecoveryState::Recovered
+        }
+    }
+}
+
+/// Kafka's `LeaderAndIsr`: a partition's leadership as the controller decides it and the
+/// partition-state znode records it. Invariant: `leader` is -1 (no leader) or in `isr`.
+///
+/// The replica assignment is not part of it, as in Kafka: it lives in `/brokers/topics/<t>`,
+/// changes only by reassignment, and a hosted partition keeps it beside this state
+/// (`replication::Partition::assignment`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeaderAndIsr {
+    pub leader: BrokerId,
+    pub leader_epoch: i32,
+    pub isr: Vec<BrokerId>,
+    /// The partition state znode's version, bumped at every leader or ISR change.
+    pub partition_epoch: i32,
+    pub leader_recovery_state: LeaderRecoveryState,
+}
+
+impl LeaderAndIsr {
+    /// Kafka's `LeaderAndIsr.NoLeader`.
+    pub const NO_LEADER: BrokerId = -1;
+
+    /// A recovered leadership at the first epochs, as a new partition gets it.
+    pub fn new(leader: BrokerId, isr: Vec<BrokerId>) -> Self {
+        LeaderAndIsr {
+            leader,
+            leader_epoch: 0,
+            isr,
+            partition_epoch: 0,
+            leader_recovery_state: LeaderRecoveryState::Recovered,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -40,5 +105,16 @@ mod tests {
     #[test]
     fn displays_as_kafka_names_partition_dirs() {
         assert_eq!(TopicPartition::new("orders", 3).to_string(), "orders-3");
+    }
+
+    #[test]
+    fn leader_recovery_state_round_trips_its_wire_value() {
+        for state in [
+            LeaderRecoveryState::Recovered,
+            LeaderRecoveryState::Recovering,
+        ] {
+            assert_eq!(LeaderRecoveryState::of(state.value()), state);
+        }
+        assert_eq!(LeaderRecoveryState::of(7), LeaderRecoveryState::Recovered);
     }
 }

@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -24,10 +24,12 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
+use crate::cluster::time::Time;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::StorageError;
 use crate::storage::file_names::{self, FUTURE_DIR_SUFFIX};
-use crate::storage::log_manager::{LogManager, SharedLog, now_ms};
+use crate::storage::log_manager::{LogManager, SharedLog};
 use crate::storage::log_reads::FetchIsolation;
 
 use super::partition::Partition;
@@ -54,38 +56,40 @@ pub struct ReplicaAlterLogDirsManager {
     tracker: TaskTracker,
 }
 
-fn guard<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl ReplicaAlterLogDirsManager {
     /// Stops `tp`'s mover, if any (it exits at its next step).
     pub fn remove_fetcher_for_partition(&self, tp: &TopicPartition) {
-        if let Some((_, token)) = guard(&self.movers).remove(tp) {
+        if let Some((_, token)) = lock(&self.movers).remove(tp) {
             token.cancel();
         }
     }
 
     /// Stops every mover and waits for them.
     pub async fn shutdown(&self) {
-        for (_, (_, token)) in guard(&self.movers).drain() {
+        for (_, (_, token)) in lock(&self.movers).drain() {
             token.cancel();
         }
         self.tracker.close();
         self.tracker.wait().await;
     }
 
-    fn add_fetcher_for_partition(&self, log_manager: &Arc<LogManager>, partition: Arc<Partition>) {
+    fn add_fetcher_for_partition(
+        &self,
+        log_manager: &Arc<LogManager>,
+        time: &Arc<dyn Time>,
+        partition: Arc<Partition>,
+    ) {
         let tp = partition.topic_partition().clone();
         let Some(future) = log_manager.get_future_log(&tp) else {
             return;
         };
         let token = CancellationToken::new();
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        if let Some((_, old)) = guard(&self.movers).insert(tp.clone(), (id, token.clone())) {
+        if let Some((_, old)) = lock(&self.movers).insert(tp.clone(), (id, token.clone())) {
             old.cancel();
         }
         let log_manager = Arc::clone(log_manager);
+        let time = Arc::clone(time);
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             tracing::error!(topic_partition = %tp, "no runtime to move the partition on");
             return;
@@ -93,8 +97,8 @@ impl ReplicaAlterLogDirsManager {
         let movers = Arc::clone(&self.movers);
         self.tracker.spawn_on(
             async move {
-                run_mover(log_manager, partition, future, token).await;
-                let mut movers = guard(&movers);
+                run_mover(log_manager, time, partition, future, token).await;
+                let mut movers = lock(&movers);
                 // A newer mover may have replaced this one meanwhile.
                 if movers.get(&tp).is_some_and(|(other, _)| *other == id) {
                     movers.remove(&tp);
@@ -117,6 +121,7 @@ enum Step {
 
 async fn run_mover(
     log_manager: Arc<LogManager>,
+    time: Arc<dyn Time>,
     partition: Arc<Partition>,
     future: SharedLog,
     token: CancellationToken,
@@ -130,13 +135,16 @@ async fn run_mover(
         }
         // Registered before the step, so an append during it is not missed.
         partition.register_waiter(&wake);
-        let (lm, p, f, t) = (
+        let (lm, clock, p, f, t) = (
             Arc::clone(&log_manager),
+            Arc::clone(&time),
             Arc::clone(&partition),
             Arc::clone(&future),
             token.clone(),
         );
-        let outcome = tokio::task::spawn_blocking(move || copy_step(&lm, &p, &f, &t)).await;
+        let outcome =
+            tokio::task::spawn_blocking(move || copy_step(&lm, clock.milliseconds(), &p, &f, &t))
+                .await;
         match outcome {
             Ok(Ok(Step::Copied)) => {}
             Ok(Ok(Step::Behind)) => {
@@ -164,6 +172,7 @@ async fn run_mover(
 /// they end at the same offset.
 fn copy_step(
     log_manager: &LogManager,
+    now: i64,
     partition: &Partition,
     future: &SharedLog,
     token: &CancellationToken,
@@ -175,7 +184,6 @@ fn copy_step(
     if !still_ours || token.is_cancelled() {
         return Ok(Step::Gone);
     }
-    let now = now_ms();
     let future_end = lock(future).log_end_offset();
     let (slice, current_start, current_hw, current_end, current_dir) = {
         let current = lock(partition.log());
@@ -236,10 +244,6 @@ fn copy_step(
     Ok(Step::Copied)
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl ReplicaManager {
     /// Kafka's `alterReplicaLogDirs` for one partition: the error code its response carries.
     pub fn alter_replica_log_dir(&self, tp: &TopicPartition, destination: &str) -> ErrorCode {
@@ -285,10 +289,13 @@ impl ReplicaManager {
         if !log_manager.failure_channel().offline_dirs().is_empty() {
             return ErrorCode::KafkaStorageError;
         }
-        match log_manager.create_future_log(tp, &dir, now_ms()) {
+        match log_manager.create_future_log(tp, &dir, self.time().milliseconds()) {
             Ok(_) => {
-                self.alter_log_dirs()
-                    .add_fetcher_for_partition(log_manager, partition);
+                self.alter_log_dirs().add_fetcher_for_partition(
+                    log_manager,
+                    self.time(),
+                    partition,
+                );
                 ErrorCode::None
             }
             Err(err) => {
@@ -307,8 +314,11 @@ impl ReplicaManager {
     pub fn maybe_add_log_dir_fetchers(&self) {
         for (tp, _) in self.log_manager().all_future_logs() {
             if let Some(partition) = self.get_partition(&tp) {
-                self.alter_log_dirs()
-                    .add_fetcher_for_partition(self.log_manager(), partition);
+                self.alter_log_dirs().add_fetcher_for_partition(
+                    self.log_manager(),
+                    self.time(),
+                    partition,
+                );
             }
         }
     }

@@ -35,14 +35,15 @@ pub enum PartitionError {
         request_epoch: i32,
         leader_epoch: i32,
     },
-    /// acks=all with fewer in-sync replicas than `min.insync.replicas`.
+    /// acks=all with fewer in-sync replicas than the effective min ISR
+    /// (`min.insync.replicas` capped at the replica count).
     #[error(
         "the size of the current ISR {isr_size} of {topic_partition} is insufficient to satisfy the min.isr requirement of {min_isr}"
     )]
     NotEnoughReplicas {
         topic_partition: TopicPartition,
         isr_size: usize,
-        min_isr: i32,
+        min_isr: usize,
     },
     /// The topic's configuration forbids the operation (DeleteRecords without the `delete`
     /// cleanup policy).

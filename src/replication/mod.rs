@@ -4,8 +4,8 @@
 //!
 //! - [`partition`]: one partition's leadership state (leader epoch, replicas, ISR), its log, the
 //!   high watermark, and the waiters woken when either log offset moves.
-//! - [`replica_manager`]: every partition of the broker; leadership changes; appends and reads
-//!   across partitions.
+//! - [`replica_manager`]: every partition of the broker; leadership changes; the produce path
+//!   (`append_records`, the acks=-1 wait) and the fetch path (`fetch_messages`, the long poll).
 //! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
 //!
@@ -20,6 +20,11 @@ pub mod error;
 pub mod partition;
 pub mod replica_manager;
 
+/// A range of a segment file, as fetch results carry records for `sendfile(2)`.
+pub use crate::storage::file_records::FileSlice;
 pub use error::PartitionError;
 pub use partition::{LogOffsets, LogReadResult, Partition};
-pub use replica_manager::ReplicaManager;
+pub use replica_manager::{
+    AppendEntry, DelayedFetch, DelayedProduce, FetchParams, FetchPartitionData, FetchPartitionInfo,
+    FetchResult, PartitionResponse, ProduceResult, ReplicaManager,
+};

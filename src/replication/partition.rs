@@ -1,6 +1,11 @@
-//! One partition hosted by this broker (Kafka's `kafka.cluster.Partition`): its leadership state
-//! as the controller last set it (leader, leader epoch, replicas, ISR), its log, and the waiters
-//! of the purgatory, which are woken whenever the log end or the high watermark moves.
+//! One partition hosted by this broker (Kafka's `kafka.cluster.Partition`): its replica
+//! assignment and leadership ([`LeaderAndIsr`]) as the controller last set them, its log, and the
+//! waiters of the purgatory, which are woken whenever the log end, the high watermark or the
+//! leadership moves.
+//!
+//! An acks=-1 append is acknowledged only while this broker leads the partition at the append's
+//! leader epoch ([`Partition::check_enough_replicas_reach_offset`]): a new leader may truncate
+//! what an old one appended, so an acknowledgement after leadership moved could be a lie.
 //!
 //! The high watermark is the smallest log end offset among the ISR. With the leader alone in
 //! the ISR (a single-node broker, or replication factor 1) it follows the log end at once.
@@ -10,12 +15,14 @@
 //! operation answers KAFKA_STORAGE_ERROR.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
 use uuid::Uuid;
 
-use crate::cluster::{BrokerId, TopicPartition};
+use crate::cluster::sync::lock;
+use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
+use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::batch::NO_TIMESTAMP;
 use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
@@ -49,16 +56,35 @@ pub struct LogReadResult {
     pub first_entry_incomplete: bool,
 }
 
-/// The leadership state the controller gave this partition. Invariant: `isr` ⊆ `replicas`;
-/// `leader_id` is -1 or in `isr`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LeaderAndIsr {
-    pub leader_id: BrokerId,
+/// What the controller last told this broker about the partition: the replica assignment
+/// (Kafka's `Partition.assignmentState`) and the leadership. Invariant: `leader_and_isr.isr` ⊆
+/// `assignment`. One mutex holds both, so a reader never sees an ISR of another assignment.
+#[derive(Debug, Clone)]
+struct PartitionState {
+    assignment: Vec<BrokerId>,
+    leader_and_isr: LeaderAndIsr,
+}
+
+/// The partition this broker led when an append was made, for an acks=all wait to check that
+/// leadership did not move before the high watermark passed the append (Kafka's
+/// `checkEnoughReplicasReachOffset`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LeaderAppend {
     pub leader_epoch: i32,
-    /// The partition state znode's version, bumped at every leader or ISR change.
-    pub partition_epoch: i32,
-    pub replicas: Vec<BrokerId>,
-    pub isr: Vec<BrokerId>,
+    /// The offset after the append's last record: acknowledged once the high watermark reaches it.
+    pub required_offset: i64,
+}
+
+/// Where an acks=all wait stands (Kafka's `checkEnoughReplicasReachOffset` result).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReplicationCheck {
+    /// The high watermark has not reached the offset yet; keep waiting.
+    Pending,
+    /// The high watermark passed the offset with enough replicas in sync.
+    Done,
+    /// The wait ends with this error (NOT_LEADER_OR_FOLLOWER, NOT_ENOUGH_REPLICAS_AFTER_APPEND,
+    /// KAFKA_STORAGE_ERROR).
+    Failed(ErrorCode),
 }
 
 /// A hosted partition. Cheap to share (`Arc<Partition>`); all methods take `&self`.
@@ -68,7 +94,9 @@ pub struct Partition {
     topic_id: Option<Uuid>,
     local_broker_id: BrokerId,
     log: SharedLog,
-    state: Mutex<LeaderAndIsr>,
+    state: Mutex<PartitionState>,
+    /// Set by StopReplica: the partition is no longer hosted, whoever still holds it.
+    stopped: AtomicBool,
     /// Delayed operations (long-poll fetches, acks=all produces) watching this partition; each
     /// is notified once and removed when the log end or the high watermark moves.
     waiters: Mutex<Vec<Arc<Notify>>>,
@@ -78,19 +106,14 @@ pub struct Partition {
     offline: AtomicBool,
 }
 
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic under the lock leaves nothing half-written that later calls trust over the
-    // files; keep serving.
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl Partition {
     pub fn new(
         topic_partition: TopicPartition,
         topic_id: Option<Uuid>,
         local_broker_id: BrokerId,
         log: SharedLog,
-        state: LeaderAndIsr,
+        assignment: Vec<BrokerId>,
+        leader_and_isr: LeaderAndIsr,
         failure_channel: Arc<LogDirFailureChannel>,
     ) -> Self {
         let partition = Partition {
@@ -98,7 +121,11 @@ impl Partition {
             topic_id,
             local_broker_id,
             log,
-            state: Mutex::new(state),
+            state: Mutex::new(PartitionState {
+                assignment,
+                leader_and_isr,
+            }),
+            stopped: AtomicBool::new(false),
             waiters: Mutex::new(Vec::new()),
             failure_channel,
             offline: AtomicBool::new(false),
@@ -122,15 +149,64 @@ impl Partition {
 
     /// The current leadership state.
     pub fn leader_and_isr(&self) -> LeaderAndIsr {
-        lock(&self.state).clone()
+        lock(&self.state).leader_and_isr.clone()
     }
 
-    /// Replaces the leadership state (a LeaderAndIsr from the controller, or the single-node
-    /// broker electing itself) and recomputes the high watermark.
-    pub fn update_leader_and_isr(&self, state: LeaderAndIsr) {
-        *lock(&self.state) = state;
+    /// The replica assignment, in the controller's order.
+    pub fn assignment(&self) -> Vec<BrokerId> {
+        lock(&self.state).assignment.clone()
+    }
+
+    /// Replaces the assignment and leadership (a LeaderAndIsr from the controller, or the
+    /// single-node broker electing itself) and recomputes the high watermark. Parked waits
+    /// re-check: an acks=all produce whose leadership moved answers NOT_LEADER_OR_FOLLOWER.
+    pub fn update_leader_and_isr(&self, assignment: Vec<BrokerId>, leader_and_isr: LeaderAndIsr) {
+        *lock(&self.state) = PartitionState {
+            assignment,
+            leader_and_isr,
+        };
         self.maybe_increment_leader_hw();
         self.wake_waiters();
+    }
+
+    /// StopReplica: the partition is no longer hosted here; parked waits answer
+    /// NOT_LEADER_OR_FOLLOWER at once.
+    pub fn mark_stopped(&self) {
+        self.stopped.store(true, Ordering::SeqCst);
+        self.wake_waiters();
+    }
+
+    /// Kafka's `effectiveMinIsr`: `min.insync.replicas`, capped at the replica count, so a
+    /// topic with fewer replicas than the setting can still commit with all of them in sync.
+    fn effective_min_isr(&self, log: &UnifiedLog, state: &PartitionState) -> usize {
+        let configured = usize::try_from(log.config().min_insync_replicas).unwrap_or(1);
+        configured.min(state.assignment.len().max(1))
+    }
+
+    /// Kafka's `checkEnoughReplicasReachOffset` for an acks=all append made by `append`'s leader
+    /// epoch: done once the high watermark reaches the append's end with at least the
+    /// effective min ISR in sync; failed when this broker no longer leads at that epoch (the
+    /// append may be truncated away by the new leader, so it must never be acknowledged).
+    pub fn check_enough_replicas_reach_offset(&self, append: LeaderAppend) -> ReplicationCheck {
+        if self.is_offline() {
+            return ReplicationCheck::Failed(ErrorCode::KafkaStorageError);
+        }
+        let state = lock(&self.state).clone();
+        let leadership = &state.leader_and_isr;
+        if self.stopped.load(Ordering::SeqCst)
+            || leadership.leader != self.local_broker_id
+            || leadership.leader_epoch != append.leader_epoch
+        {
+            return ReplicationCheck::Failed(ErrorCode::NotLeaderOrFollower);
+        }
+        let log = lock(&self.log);
+        if log.high_watermark() < append.required_offset {
+            return ReplicationCheck::Pending;
+        }
+        if leadership.isr.len() < self.effective_min_isr(&log, &state) {
+            return ReplicationCheck::Failed(ErrorCode::NotEnoughReplicasAfterAppend);
+        }
+        ReplicationCheck::Done
     }
 
     /// Takes the partition offline (its log dir failed); parked waits answer at once.
@@ -168,7 +244,7 @@ impl Partition {
 
     /// Whether this broker leads the partition.
     pub fn is_leader(&self) -> bool {
-        lock(&self.state).leader_id == self.local_broker_id
+        lock(&self.state).leader_and_isr.leader == self.local_broker_id
     }
 
     pub fn offsets(&self) -> LogOffsets {
@@ -177,13 +253,20 @@ impl Partition {
 
     /// Checks the client's view of the leader epoch (-1: no check) and that this broker leads;
     /// returns the state it checked.
-    fn leader_state(&self, current_leader_epoch: i32) -> Result<LeaderAndIsr, PartitionError> {
+    fn leader_state(&self, current_leader_epoch: i32) -> Result<PartitionState, PartitionError> {
         if self.is_offline() {
             return Err(PartitionError::KafkaStorage {
                 topic_partition: self.topic_partition.clone(),
             });
         }
-        let state = lock(&self.state).clone();
+        if self.stopped.load(Ordering::SeqCst) {
+            return Err(PartitionError::NotLeaderOrFollower {
+                topic_partition: self.topic_partition.clone(),
+                broker_id: self.local_broker_id,
+            });
+        }
+        let full = lock(&self.state).clone();
+        let state = &full.leader_and_isr;
         if current_leader_epoch >= 0 {
             if current_leader_epoch < state.leader_epoch {
                 return Err(PartitionError::FencedLeaderEpoch {
@@ -200,43 +283,52 @@ impl Partition {
                 });
             }
         }
-        if state.leader_id != self.local_broker_id {
+        if state.leader != self.local_broker_id {
             return Err(PartitionError::NotLeaderOrFollower {
                 topic_partition: self.topic_partition.clone(),
                 broker_id: self.local_broker_id,
             });
         }
-        Ok(state)
+        Ok(full)
     }
 
     /// Kafka's `appendRecordsToLeader`: validates and appends one produced batch with the
-    /// current leader epoch. acks=all is refused when the ISR is smaller than
-    /// `min.insync.replicas`, before anything is written.
+    /// current leader epoch. acks=all is refused when the ISR is smaller than the effective min
+    /// ISR (`min.insync.replicas` capped at the replica count), before anything is written.
     pub fn append_records_to_leader(
         &self,
         records: &[u8],
         required_acks: i16,
         now_ms: i64,
-    ) -> Result<LogAppendInfo, PartitionError> {
+    ) -> Result<(LogAppendInfo, LeaderAppend), PartitionError> {
         let state = self.leader_state(-1)?;
+        let leadership = &state.leader_and_isr;
         let info = {
             let mut log = lock(&self.log);
-            let min_isr = log.config().min_insync_replicas;
-            if required_acks == -1 && state.isr.len() < usize::try_from(min_isr).unwrap_or(0) {
+            let min_isr = self.effective_min_isr(&log, &state);
+            if required_acks == -1 && leadership.isr.len() < min_isr {
                 return Err(PartitionError::NotEnoughReplicas {
                     topic_partition: self.topic_partition.clone(),
-                    isr_size: state.isr.len(),
+                    isr_size: leadership.isr.len(),
                     min_isr,
                 });
             }
-            let appended =
-                log.append_as_leader(records, state.leader_epoch, AppendOrigin::Client, now_ms);
+            let appended = log.append_as_leader(
+                records,
+                leadership.leader_epoch,
+                AppendOrigin::Client,
+                now_ms,
+            );
             let info = self.checked(&log, appended)?;
-            self.maybe_increment_leader_hw_locked(&mut log, &state);
+            self.maybe_increment_leader_hw_locked(&mut log, leadership);
             info
         };
         self.wake_waiters();
-        Ok(info)
+        let append = LeaderAppend {
+            leader_epoch: leadership.leader_epoch,
+            required_offset: info.last_offset + 1,
+        };
+        Ok((info, append))
     }
 
     /// Kafka's `readRecords` for a consumer (up to the high watermark) or a follower (up to the
@@ -279,7 +371,7 @@ impl Partition {
             LATEST_TIMESTAMP => Ok(Some(TimestampAndOffset {
                 timestamp: NO_TIMESTAMP,
                 offset: last_fetchable,
-                leader_epoch: Some(state.leader_epoch),
+                leader_epoch: Some(state.leader_and_isr.leader_epoch),
             })),
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
                 Ok(log.fetch_offset_by_timestamp(timestamp)?)
@@ -358,7 +450,7 @@ impl Partition {
     }
 
     fn maybe_increment_leader_hw(&self) {
-        let state = lock(&self.state).clone();
+        let state = lock(&self.state).leader_and_isr.clone();
         let mut log = lock(&self.log);
         self.maybe_increment_leader_hw_locked(&mut log, &state);
     }
@@ -367,7 +459,7 @@ impl Partition {
     /// ISR. Only the local replica's log end is known until followers fetch, so with others in
     /// the ISR it stays put.
     fn maybe_increment_leader_hw_locked(&self, log: &mut UnifiedLog, state: &LeaderAndIsr) {
-        if state.leader_id != self.local_broker_id {
+        if state.leader != self.local_broker_id {
             return;
         }
         let only_local = state.isr.iter().all(|id| *id == self.local_broker_id);

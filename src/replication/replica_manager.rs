@@ -1,6 +1,10 @@
 //! Kafka's `ReplicaManager`: every partition this broker hosts, created or updated when the
 //! controller (or, in single-node mode, the broker itself) makes this broker a partition's
-//! leader, and removed by StopReplica. Request handlers look partitions up here and call them.
+//! leader or follower, and removed by StopReplica.
+//!
+//! It owns the two request paths, one file each: [`append`] (`append_records`, with the
+//! acks=-1 wait) and [`fetch`] (`fetch_messages`, with the long poll). The Produce and Fetch
+//! handlers only translate between the wire and these calls.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -8,14 +12,22 @@ use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use tokio_util::sync::CancellationToken;
 use uuid::Uuid;
 
-use crate::cluster::{BrokerId, TopicPartition};
+use crate::cluster::sync::{lock, read, write};
+use crate::cluster::time::{self, Time};
+use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, OfflineLogs, now_ms};
+use crate::storage::log_manager::{LogManager, OfflineLogs};
 use crate::storage::partition_metadata::TopicId;
+
+pub mod append;
+pub mod fetch;
+
+pub use append::{AppendEntry, DelayedProduce, PartitionResponse, ProduceResult};
+pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::error::PartitionError;
-use super::partition::{LeaderAndIsr, Partition};
+use super::partition::Partition;
 
 /// The broker's hosted partitions over its log manager.
 #[derive(Debug)]
@@ -27,17 +39,35 @@ pub struct ReplicaManager {
     shutting_down: CancellationToken,
     /// Partitions being moved between log dirs.
     alter_log_dirs: ReplicaAlterLogDirsManager,
+    /// The clock of record timestamps and new logs.
+    time: Arc<dyn Time>,
 }
 
 impl ReplicaManager {
+    /// A replica manager on the system clock.
     pub fn new(local_broker_id: BrokerId, log_manager: Arc<LogManager>) -> Self {
+        Self::with_time(local_broker_id, log_manager, time::system())
+    }
+
+    /// A replica manager on `time` (a [`MockTime`](crate::cluster::time::MockTime) in tests).
+    pub fn with_time(
+        local_broker_id: BrokerId,
+        log_manager: Arc<LogManager>,
+        time: Arc<dyn Time>,
+    ) -> Self {
         ReplicaManager {
             local_broker_id,
             log_manager,
             partitions: RwLock::new(HashMap::new()),
             shutting_down: CancellationToken::new(),
             alter_log_dirs: ReplicaAlterLogDirsManager::default(),
+            time,
         }
+    }
+
+    /// The broker's clock.
+    pub fn time(&self) -> &Arc<dyn Time> {
+        &self.time
     }
 
     /// The movers of partitions between log dirs.
@@ -83,11 +113,11 @@ impl ReplicaManager {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, HashMap<TopicPartition, Arc<Partition>>> {
-        self.partitions.read().unwrap_or_else(|p| p.into_inner())
+        read(&self.partitions)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, HashMap<TopicPartition, Arc<Partition>>> {
-        self.partitions.write().unwrap_or_else(|p| p.into_inner())
+        write(&self.partitions)
     }
 
     /// The hosted partition, if any.
@@ -119,30 +149,33 @@ impl ReplicaManager {
     }
 
     /// Kafka's `becomeLeaderOrFollower` for one partition: opens (or creates) its log with the
-    /// topic's config and id, and installs the leadership state. An existing partition keeps
-    /// its log and only takes the new state.
+    /// topic's config and id, and installs the assignment (`replicas`, in the controller's
+    /// order) and the leadership state. An existing partition keeps its log and only takes the
+    /// new state.
     pub fn become_leader_or_follower(
         &self,
         tp: &TopicPartition,
         topic_id: Option<Uuid>,
+        replicas: Vec<BrokerId>,
         state: LeaderAndIsr,
         log_config: LogConfig,
     ) -> Result<Arc<Partition>, PartitionError> {
         if let Some(existing) = self.get_partition(tp) {
-            existing.update_leader_and_isr(state);
+            existing.update_leader_and_isr(replicas, state);
             return Ok(existing);
         }
         let log = self.log_manager.get_or_create_log(
             tp,
             topic_id.map(|id| TopicId(id.as_u128())),
             log_config,
-            now_ms(),
+            self.time.milliseconds(),
         )?;
         let partition = Arc::new(Partition::new(
             tp.clone(),
             topic_id,
             self.local_broker_id,
             log,
+            replicas,
             state,
             Arc::clone(self.log_manager.failure_channel()),
         ));
@@ -153,19 +186,25 @@ impl ReplicaManager {
         Ok(Arc::clone(entry))
     }
 
+    /// Whether the partition's topic allows down-conversion for old fetch versions
+    /// (`message.downconversion.enable`); true for a partition not hosted.
+    pub fn message_downconversion_enable(&self, tp: &TopicPartition) -> bool {
+        self.get_partition(tp)
+            .is_none_or(|p| lock(p.log()).config().message_downconversion_enable)
+    }
+
     /// Applies a topic's new log config to its hosted partitions.
     pub fn update_log_config(&self, topic: &str, config: &LogConfig) {
         for p in self.partitions_of(topic) {
-            p.log()
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .update_config(config.clone());
+            lock(p.log()).update_config(config.clone());
         }
     }
 
     /// Kafka's `stopReplicas`: stops hosting `tp`, deleting its log when `delete`.
     pub fn stop_replica(&self, tp: &TopicPartition, delete: bool) -> Result<(), PartitionError> {
-        self.write().remove(tp);
+        if let Some(stopped) = self.write().remove(tp) {
+            stopped.mark_stopped();
+        }
         self.alter_log_dirs.remove_fetcher_for_partition(tp);
         if delete {
             self.log_manager.delete_log(tp)?;
@@ -173,3 +212,6 @@ impl ReplicaManager {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -41,14 +41,17 @@ impl ControllerChannel {
     }
 
     fn client(&self, node: &BrokerNode) -> Arc<NetworkClient> {
-        let mut clients = self.clients.lock().unwrap_or_else(|p| p.into_inner());
+        let mut clients = crate::cluster::sync::lock(&self.clients);
         let key = (node.id, node.host.clone(), node.port);
         Arc::clone(clients.entry(key).or_insert_with(|| {
             let config = NetworkClientConfig {
                 client_id: format!("broker-{}-controller", self.local_broker_id),
                 ..NetworkClientConfig::default()
             };
-            Arc::new(NetworkClient::new(format!("{}:{}", node.host, node.port), config))
+            Arc::new(NetworkClient::new(
+                format!("{}:{}", node.host, node.port),
+                config,
+            ))
         }))
     }
 
@@ -78,7 +81,10 @@ impl ControllerChannel {
             ResponseKind::LeaderAndIsr(r) => Ok(ControllerResponse::LeaderAndIsr(r)),
             ResponseKind::UpdateMetadata(r) => Ok(ControllerResponse::UpdateMetadata(r)),
             ResponseKind::StopReplica(r) => Ok(ControllerResponse::StopReplica(r)),
-            _ => Err(Self::unavailable(node, "answered with another API's response")),
+            _ => Err(Self::unavailable(
+                node,
+                "answered with another API's response",
+            )),
         }
     }
 

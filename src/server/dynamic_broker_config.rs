@@ -20,6 +20,7 @@ use std::sync::{Arc, RwLock};
 
 use tokio::sync::Mutex;
 
+use crate::cluster::sync::{read, write};
 use crate::config::defs;
 use crate::config::{BrokerConfig, ConfigError, Settings};
 use crate::zk::zk_data;
@@ -198,7 +199,7 @@ impl DynamicBrokerConfig {
 
     /// A snapshot of the layers and the configuration in force.
     pub fn layers(&self) -> DynamicLayers {
-        self.state.read().unwrap_or_else(|p| p.into_inner()).clone()
+        read(&self.state).clone()
     }
 
     /// The configuration in force.
@@ -298,7 +299,7 @@ impl DynamicBrokerConfig {
         let log_config = current.log_config();
         let producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         {
-            let mut state = self.state.write().unwrap_or_else(|p| p.into_inner());
+            let mut state = write(&self.state);
             match level {
                 DynamicLevel::PerBroker => state.per_broker = props,
                 DynamicLevel::ClusterDefault => state.cluster_default = props,

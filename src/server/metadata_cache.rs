@@ -10,6 +10,7 @@ use std::sync::{RwLock, RwLockReadGuard, RwLockWriteGuard};
 use uuid::Uuid;
 
 use crate::cluster::BrokerId;
+use crate::cluster::sync::{read, write};
 
 /// One partition's leadership as the cluster last published it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -99,11 +100,11 @@ impl MetadataCache {
     }
 
     fn read(&self) -> RwLockReadGuard<'_, Snapshot> {
-        self.inner.read().unwrap_or_else(|p| p.into_inner())
+        read(&self.inner)
     }
 
     fn write(&self) -> RwLockWriteGuard<'_, Snapshot> {
-        self.inner.write().unwrap_or_else(|p| p.into_inner())
+        write(&self.inner)
     }
 
     pub fn cluster_id(&self) -> String {

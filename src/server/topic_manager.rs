@@ -21,6 +21,7 @@ use crate::admin::replica_assignment::{
     AssignmentError, AssignmentStart, assign_replicas_to_brokers,
 };
 use crate::cluster::BrokerId;
+use crate::cluster::sync::{lock, read, write};
 use crate::config::BrokerConfig;
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
@@ -170,9 +171,7 @@ impl TopicManager {
 
     /// The topic's config overrides (empty for an unknown topic).
     pub fn topic_overrides(&self, topic: &str) -> BTreeMap<String, String> {
-        self.overrides
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
+        lock(&self.overrides)
             .get(topic)
             .cloned()
             .unwrap_or_default()
@@ -180,10 +179,7 @@ impl TopicManager {
 
     /// The topic defaults the broker's current `log.*` settings give.
     pub fn default_log_config(&self) -> LogConfig {
-        self.default_log_config
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .clone()
+        read(&self.default_log_config).clone()
     }
 
     /// The topic's effective log config: the broker's `log.*` defaults with its overrides.
@@ -202,10 +198,7 @@ impl TopicManager {
 
     pub async fn update_default_log_config(&self, defaults: LogConfig) {
         let _guard = self.admin_lock.lock().await;
-        *self
-            .default_log_config
-            .write()
-            .unwrap_or_else(|p| p.into_inner()) = defaults.clone();
+        *write(&self.default_log_config) = defaults.clone();
         for topic in self.metadata_cache.topic_names() {
             match defaults.with_overrides(&self.topic_overrides(&topic)) {
                 Ok(config) => self.replica_manager.update_log_config(&topic, &config),
@@ -250,11 +243,7 @@ impl TopicManager {
     /// topic created through another broker, the ones in `/config/topics/<t>` (Kafka's
     /// `fetchLogConfig`).
     pub async fn fetch_topic_log_config(&self, topic: &str) -> Result<LogConfig, TopicError> {
-        let cached = self
-            .overrides
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .contains_key(topic);
+        let cached = lock(&self.overrides).contains_key(topic);
         if !cached {
             let overrides = self.read_overrides(topic).await?;
             self.set_overrides(topic, overrides);
@@ -270,7 +259,7 @@ impl TopicManager {
     }
 
     fn set_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
-        let mut map = self.overrides.lock().unwrap_or_else(|p| p.into_inner());
+        let mut map = lock(&self.overrides);
         if overrides.is_empty() {
             map.remove(topic);
         } else {

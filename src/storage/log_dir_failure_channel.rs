@@ -12,6 +12,8 @@ use std::sync::Mutex;
 
 use tokio::sync::Notify;
 
+use crate::cluster::sync::lock;
+
 #[derive(Debug, Default)]
 struct State {
     offline: BTreeSet<PathBuf>,
@@ -31,7 +33,7 @@ impl LogDirFailureChannel {
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     /// Marks `log_dir` offline because of `reason`; returns whether it was online until now.

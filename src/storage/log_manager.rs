@@ -20,12 +20,13 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::sync::lock;
 use crate::cluster::{BrokerId, TopicPartition};
 
 use super::StorageError;
@@ -126,21 +127,10 @@ pub struct LogManager {
     failure_channel: Arc<LogDirFailureChannel>,
 }
 
-/// Milliseconds since the Unix epoch, the clock every storage decision uses.
+/// Milliseconds since the Unix epoch on the system clock (`cluster::time::SystemTime`), for
+/// callers that are not handed a [`Time`](crate::cluster::time::Time).
 pub fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
-
-/// Locks a log (or the map of logs), ignoring poisoning.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    // A panic while holding a log lock cannot leave the log half-updated in a way later
-    // operations trust more than the files; keep serving rather than cascade the poison.
-    mutex
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    crate::cluster::time::Time::milliseconds(&crate::cluster::time::SystemTime)
 }
 
 impl LogManager {

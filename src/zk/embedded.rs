@@ -18,6 +18,8 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use nix::fcntl::{Flock, FlockArg};
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
+use crate::cluster::sync::lock;
+
 use super::client::parent_of;
 use super::client::{CreateMode, Op, OpResult, Stat, WatchedEvent, ZkClient, ZkError, ZkFuture};
 use super::snapshot;
@@ -267,7 +269,7 @@ impl EmbeddedStore {
     fn lock(&self) -> MutexGuard<'_, State> {
         // A poisoned lock only means another thread panicked mid-call; the tree is swapped in
         // whole, so it is still consistent.
-        self.state.lock().unwrap_or_else(|e| e.into_inner())
+        lock(&self.state)
     }
 
     /// Opens a new session on this store.
@@ -322,7 +324,7 @@ impl ZkClient for EmbeddedSession {
     }
 
     fn take_events(&self) -> Option<UnboundedReceiver<WatchedEvent>> {
-        self.events.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.events).take()
     }
 
     fn create<'a>(

@@ -12,6 +12,7 @@
 //! Also here: `ensure_chroot`, the chroot creation Kafka's `KafkaZkClient.apply` does with a
 //! chroot-less client before connecting with the chroot.
 
+use crate::cluster::sync::lock;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
@@ -63,10 +64,6 @@ impl std::fmt::Debug for Inner {
             .field("state", &*self.state.borrow())
             .finish_non_exhaustive()
     }
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Creates the chroot of `connect` (`host:port,.../chroot`) when it is missing, over a

@@ -9,6 +9,7 @@
 //! Handlers are called on the dispatcher's task, so they must not block; Kafka's handlers put an
 //! event on their component's queue, and so should these.
 
+use crate::cluster::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -39,10 +40,6 @@ type ChildHandlers = HashMap<String, Arc<dyn ZNodeChildChangeHandler>>;
 struct Handlers {
     node: Mutex<NodeHandlers>,
     child: Mutex<ChildHandlers>,
-}
-
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 impl Handlers {

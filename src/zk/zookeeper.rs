@@ -11,6 +11,8 @@ use std::time::Duration;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use zookeeper_client as zkc;
 
+use crate::cluster::sync::lock;
+
 use super::client::{
     CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
 };
@@ -148,7 +150,7 @@ impl ZooKeeperClient {
     }
 
     fn client(&self) -> Result<zkc::Client, ZkError> {
-        let guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        let guard = lock(&self.client);
         guard.clone().ok_or(ZkError::SessionExpired)
     }
 
@@ -178,10 +180,7 @@ impl ZkClient for ZooKeeperClient {
     }
 
     fn take_events(&self) -> Option<UnboundedReceiver<WatchedEvent>> {
-        self.events_rx
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .take()
+        lock(&self.events_rx).take()
     }
 
     fn create<'a>(
@@ -341,7 +340,7 @@ impl ZkClient for ZooKeeperClient {
     fn close(&self) -> ZkFuture<'_, ()> {
         Box::pin(async move {
             // The crate closes the session when the last clone of the client is dropped.
-            let client = self.client.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let client = lock(&self.client).take();
             drop(client);
             Ok(())
         })

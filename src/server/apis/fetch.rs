@@ -1,10 +1,6 @@
-//! Fetch (Kafka's `handleFetchRequest`, `ReplicaManager.fetchMessages` and `DelayedFetch`).
-//!
-//! Reads stop at the high watermark for consumers and at the log end for followers, and start at
-//! the whole batch that holds the fetch offset. Limits follow KIP-74: partitions are read in
-//! request order under the request's `max_bytes`, each under its `partition_max_bytes`, and the
-//! first partition with data returns its first batch even when it is larger (not at v0-2, whose
-//! limits are hard).
+//! Fetch (Kafka's `handleFetchRequest`): translates the request into
+//! `ReplicaManager::fetch_messages` (which reads, bounds and long-polls; see
+//! `replication::replica_manager::fetch`) and its reads back into the response.
 //!
 //! v4 and later are the fast path: each partition's records are a range of a segment file,
 //! sent with `sendfile(2)` by the network layer; the response is encoded around placeholders
@@ -17,12 +13,9 @@
 //! session; an incremental fetch (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
 //! falls back to full fetches; epoch -1 closes a session, which is a full fetch too.
 //!
-//! When less than `min_bytes` is available the request waits in the purgatory (on the
-//! connection's task) until one of its partitions moves or `max_wait_ms` passes, then reads
-//! again.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! A long poll waits on the connection's task. A partition this broker does not host answers
+//! NOT_LEADER_OR_FOLLOWER when the metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION; a
+//! topic id the cache does not know answers UNKNOWN_TOPIC_ID.
 
 use bytes::Bytes;
 
@@ -31,50 +24,41 @@ use crate::network::{FileRange, Response, ResponsePart};
 use crate::protocol::codec::{StrBytes, Uuid};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
-use crate::protocol::messages::fetch_request::{FetchPartition, FetchRequest};
+use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::{
     FetchResponse, FetchableTopicResponse, PartitionData,
 };
-use crate::replication::Partition;
-use crate::replication::delayed::PartitionWatch;
-use crate::storage::file_records::FileSlice;
-use crate::storage::log_reads::FetchIsolation;
+use crate::protocol::record::convert::batches_to_message_set;
+use crate::replication::{
+    FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice, ReplicaManager,
+};
 
 use super::super::kafka_apis::KafkaApis;
+use super::super::metadata_cache::MetadataCache;
 use super::super::request_context::RequestContext;
-use crate::protocol::record::convert::batches_to_message_set;
+use super::partition_error;
 
-/// One partition of the request, resolved once and re-read after each wait.
-struct PartitionPlan {
-    fetch: FetchPartition,
-    partition: Result<Arc<Partition>, ErrorCode>,
+/// One partition of the request: refused by the handler (an unknown topic id), or read by the
+/// replica manager at this index of its partitions.
+enum Slot {
+    Refused(ErrorCode),
+    Read(usize, TopicPartition),
 }
 
-struct TopicPlan {
-    name: StrBytes,
-    topic_id: Uuid,
-    partitions: Vec<PartitionPlan>,
-}
-
-/// The request, resolved against the hosted partitions.
-struct FetchPlan {
+/// What the response needs besides the reads: each topic's names and its partitions' slots.
+struct Layout {
     version: i16,
     /// A replica's fetch (`replica_id >= 0`): never refused down-conversion, as in Kafka.
     from_follower: bool,
-    isolation: FetchIsolation,
     read_committed: bool,
-    max_bytes: usize,
-    min_bytes: usize,
-    topics: Vec<TopicPlan>,
+    topics: Vec<TopicLayout>,
 }
 
-/// A read of every partition: the response with placeholders, and the file ranges to send in
-/// their place, in encoding order.
-struct FetchRead {
-    response: FetchResponse,
-    files: Vec<FileSlice>,
-    bytes: usize,
-    has_error: bool,
+/// A topic as the request names it, and its partitions' indexes and slots.
+struct TopicLayout {
+    name: StrBytes,
+    topic_id: Uuid,
+    partitions: Vec<(i32, Slot)>,
 }
 
 pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchRequest) -> Response {
@@ -91,197 +75,151 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchReques
     } else {
         request.replica_id
     };
-    let plan = resolve(apis, version, replica_id, &request);
-    let read = read_all(&plan);
-    let wait_ms = u64::try_from(request.max_wait_ms).unwrap_or(0);
-    if wait_ms == 0 || read.bytes >= plan.min_bytes || read.has_error || plan.is_empty() {
-        return respond(ctx, read);
-    }
-    let deadline = tokio::time::Instant::now() + Duration::from_millis(wait_ms);
-    let ctx = ctx.clone();
-    let shutting_down = apis.replica_manager.shutting_down().clone();
-    Response::Deferred(Box::pin(async move {
-        loop {
-            let watch = PartitionWatch::register(plan.hosted());
-            let read = read_all(&plan);
-            if read.bytes >= plan.min_bytes || read.has_error {
-                return respond(&ctx, read);
-            }
-            if !watch.wait(deadline, &shutting_down).await {
-                return respond(&ctx, read_all(&plan));
-            }
-        }
-    }))
-}
-
-fn resolve(apis: &KafkaApis, version: i16, replica_id: i32, request: &FetchRequest) -> FetchPlan {
-    let topics = request
-        .topics
-        .iter()
-        .map(|t| {
-            let name = if version >= 13 {
-                apis.metadata_cache.topic_name(t.topic_id)
-            } else {
-                Some(t.topic.to_string_lossy().into_owned())
-            };
-            let partitions = t
-                .partitions
-                .iter()
-                .map(|p| {
-                    let partition = match &name {
-                        None => Err(ErrorCode::UnknownTopicId),
-                        Some(name) => apis
-                            .replica_manager
-                            .get_partition_or_error(&TopicPartition::new(name.clone(), p.partition))
-                            .map_err(|e| e.error_code()),
-                    };
-                    PartitionPlan {
-                        fetch: p.clone(),
-                        partition,
-                    }
-                })
-                .collect();
-            TopicPlan {
-                name: t.topic.clone(),
-                topic_id: t.topic_id,
-                partitions,
-            }
-        })
-        .collect();
-    FetchPlan {
+    let mut partitions = Vec::new();
+    let mut layout = Layout {
         version,
         from_follower: replica_id >= 0,
-        isolation: if replica_id >= 0 {
-            FetchIsolation::LogEnd
-        } else {
-            FetchIsolation::HighWatermark
-        },
         read_committed: request.isolation_level == 1,
-        // v0-2 have no request-level limit.
+        topics: Vec::with_capacity(request.topics.len()),
+    };
+    for t in &request.topics {
+        let name = if version >= 13 {
+            apis.metadata_cache.topic_name(t.topic_id)
+        } else {
+            Some(t.topic.to_string_lossy().into_owned())
+        };
+        let slots = t
+            .partitions
+            .iter()
+            .map(|p| {
+                let slot = match &name {
+                    None => Slot::Refused(ErrorCode::UnknownTopicId),
+                    Some(name) => {
+                        let tp = TopicPartition::new(name.clone(), p.partition);
+                        partitions.push(FetchPartitionInfo {
+                            topic_partition: tp.clone(),
+                            fetch_offset: p.fetch_offset,
+                            current_leader_epoch: p.current_leader_epoch,
+                            partition_max_bytes: p.partition_max_bytes,
+                        });
+                        Slot::Read(partitions.len() - 1, tp)
+                    }
+                };
+                (p.partition, slot)
+            })
+            .collect();
+        layout.topics.push(TopicLayout {
+            name: t.topic.clone(),
+            topic_id: t.topic_id,
+            partitions: slots,
+        });
+    }
+    let params = FetchParams {
+        replica_id,
+        max_wait_ms: request.max_wait_ms,
+        min_bytes: request.min_bytes,
+        // v0-2 have no request-level limit, and their partition limits are hard.
         max_bytes: if version >= 3 {
             usize::try_from(request.max_bytes).unwrap_or(0)
         } else {
             usize::MAX
         },
-        min_bytes: usize::try_from(request.min_bytes).unwrap_or(0),
-        topics,
+        isolation_level: request.isolation_level,
+        min_one_message: version > 2,
+    };
+    match apis.replica_manager.fetch_messages(params, partitions) {
+        FetchResult::Ready(reads) => respond(
+            ctx,
+            build(&apis.replica_manager, &apis.metadata_cache, &layout, reads),
+        ),
+        FetchResult::Delayed(delayed) => {
+            let ctx = ctx.clone();
+            let replica_manager = std::sync::Arc::clone(&apis.replica_manager);
+            let metadata_cache = std::sync::Arc::clone(&apis.metadata_cache);
+            Response::Deferred(Box::pin(async move {
+                let reads = delayed.complete().await;
+                respond(
+                    &ctx,
+                    build(&replica_manager, &metadata_cache, &layout, reads),
+                )
+            }))
+        }
     }
 }
 
-impl FetchPlan {
-    fn is_empty(&self) -> bool {
-        self.topics.iter().all(|t| t.partitions.is_empty())
-    }
-
-    /// Kafka's `maybeConvertFetchedData`: whether the partition's answer is UNSUPPORTED_VERSION
-    /// because it would need down-conversion (v0-3) that its topic config disables.
-    fn refuses_down_conversion(&self, partition: &Result<Arc<Partition>, ErrorCode>) -> bool {
-        self.version <= 3
-            && !self.from_follower
-            && partition.as_ref().is_ok_and(|p| {
-                !p.log()
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .config()
-                    .message_downconversion_enable
-            })
-    }
-
-    fn hosted(&self) -> impl Iterator<Item = &Arc<Partition>> {
-        self.topics
-            .iter()
-            .flat_map(|t| &t.partitions)
-            .filter_map(|p| p.partition.as_ref().ok())
-    }
+/// A response with placeholders, and the file ranges to send in their place, in encoding order.
+struct FetchRead {
+    response: FetchResponse,
+    files: Vec<FileSlice>,
 }
 
-fn read_all(plan: &FetchPlan) -> FetchRead {
-    let mut limit = plan.max_bytes;
-    let mut min_one_message = plan.version > 2;
+fn build(
+    replica_manager: &ReplicaManager,
+    metadata_cache: &MetadataCache,
+    layout: &Layout,
+    reads: Vec<FetchPartitionData>,
+) -> FetchRead {
+    let mut reads: Vec<Option<FetchPartitionData>> = reads.into_iter().map(Some).collect();
     let mut files = Vec::new();
-    let mut total = 0usize;
-    let mut has_error = false;
-    let mut responses = Vec::with_capacity(plan.topics.len());
-    for topic in &plan.topics {
+    let version = layout.version;
+    let mut responses = Vec::with_capacity(layout.topics.len());
+    for topic in &layout.topics {
         let mut partitions = Vec::with_capacity(topic.partitions.len());
-        for p in &topic.partitions {
-            let refused = plan.refuses_down_conversion(&p.partition);
+        for (index, slot) in &topic.partitions {
             let mut data = PartitionData {
-                partition_index: p.fetch.partition,
+                partition_index: *index,
                 high_watermark: -1,
                 last_stable_offset: -1,
                 log_start_offset: -1,
-                aborted_transactions: plan.read_committed.then(Vec::new),
+                aborted_transactions: layout.read_committed.then(Vec::new),
                 records: Some(Bytes::new()),
                 ..PartitionData::default()
             };
-            let read = p.partition.as_ref().map_err(|c| *c).and_then(|partition| {
-                let max = usize::try_from(p.fetch.partition_max_bytes)
-                    .unwrap_or(0)
-                    .min(limit);
-                partition
-                    .read_records(
-                        p.fetch.fetch_offset,
-                        p.fetch.current_leader_epoch,
-                        max,
-                        plan.isolation,
-                        min_one_message,
-                    )
-                    // Kafka answers every read error with -1 offsets (`createLogReadResult`);
-                    // an out-of-range consumer resets through ListOffsets.
-                    .map_err(|e| e.error_code())
-            });
-            match read {
-                Ok(result) => {
-                    let o = result.offsets;
-                    data.high_watermark = o.high_watermark;
-                    data.last_stable_offset = o.high_watermark;
-                    data.log_start_offset = o.log_start_offset;
-                    let size = usize::try_from(result.records.size).unwrap_or(0);
-                    if size > 0 {
-                        min_one_message = false;
-                        limit = limit.saturating_sub(size);
-                        total += size;
-                    }
-                    // A refused partition still counts what it read towards `min_bytes`, as
-                    // Kafka converts (or refuses) only once the read completes.
-                    if size > 0 && !refused {
-                        match records_for(plan.version, result.records, &mut files) {
-                            Ok(records) => data.records = Some(records),
-                            Err(code) => {
-                                has_error = true;
-                                data.error_code = code.code();
-                            }
-                        }
-                    }
-                }
-                Err(code) => {
-                    has_error = true;
+            let (read, tp) = match slot {
+                Slot::Refused(code) => {
                     data.error_code = code.code();
+                    partitions.push(data);
+                    continue;
                 }
+                Slot::Read(i, tp) => (reads.get_mut(*i).and_then(Option::take), tp),
+            };
+            let Some(read) = read else {
+                data.error_code = ErrorCode::UnknownServerError.code();
+                partitions.push(data);
+                continue;
+            };
+            // Kafka's `maybeConvertFetchedData`: a consumer's v0-3 fetch of a topic that
+            // disables down-conversion gets UNSUPPORTED_VERSION in place of whatever the read
+            // gave (it still counted towards `min_bytes`).
+            if version <= 3
+                && !layout.from_follower
+                && !replica_manager.message_downconversion_enable(tp)
+            {
+                data.error_code = ErrorCode::UnsupportedVersion.code();
+                data.aborted_transactions = None;
+                partitions.push(data);
+                continue;
             }
-            if refused {
-                // Kafka's `FetchResponse.partitionResponse(tp, UNSUPPORTED_VERSION)`, in place of
-                // whatever the read gave.
-                data = PartitionData {
-                    partition_index: p.fetch.partition,
-                    error_code: ErrorCode::UnsupportedVersion.code(),
-                    high_watermark: -1,
-                    last_stable_offset: -1,
-                    log_start_offset: -1,
-                    records: Some(Bytes::new()),
-                    ..PartitionData::default()
-                };
+            data.error_code =
+                partition_error(metadata_cache, &tp.topic, tp.partition, read.error_code).code();
+            data.high_watermark = read.high_watermark;
+            data.last_stable_offset = read.last_stable_offset;
+            data.log_start_offset = read.log_start_offset;
+            if let Some(slice) = read.records {
+                match records_for(version, slice, &mut files) {
+                    Ok(records) => data.records = Some(records),
+                    Err(code) => data.error_code = code.code(),
+                }
             }
             partitions.push(data);
         }
         responses.push(FetchableTopicResponse {
-            topic: if plan.version < 13 {
+            topic: if version < 13 {
                 topic.name.clone()
             } else {
                 StrBytes::default()
             },
-            topic_id: if plan.version >= 13 {
+            topic_id: if version >= 13 {
                 topic.topic_id
             } else {
                 Uuid::nil()
@@ -296,8 +234,6 @@ fn read_all(plan: &FetchPlan) -> FetchRead {
             ..FetchResponse::default()
         },
         files,
-        bytes: total,
-        has_error,
     }
 }
 

@@ -10,7 +10,7 @@
 
 use uuid::Uuid;
 
-use crate::cluster::TopicPartition;
+use crate::cluster::{LeaderAndIsr, LeaderRecoveryState, TopicPartition};
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -21,7 +21,6 @@ use crate::protocol::messages::leader_and_isr_request::{
 use crate::protocol::messages::leader_and_isr_response::{
     LeaderAndIsrPartitionError, LeaderAndIsrResponse, LeaderAndIsrTopicError,
 };
-use crate::replication::partition::LeaderAndIsr;
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
@@ -134,26 +133,23 @@ async fn apply_partition_state(
         }
     };
     let leader_and_isr = LeaderAndIsr {
-        leader_id: state.leader,
+        leader: state.leader,
         leader_epoch: state.leader_epoch,
-        partition_epoch: state.partition_epoch,
-        replicas: state.replicas.clone(),
         isr: state.isr.clone(),
+        partition_epoch: state.partition_epoch,
+        leader_recovery_state: LeaderRecoveryState::of(state.leader_recovery_state),
     };
     match apis.replica_manager.become_leader_or_follower(
         &tp,
         request_topic_id.or_else(|| apis.metadata_cache.topic_id(&tp.topic)),
+        state.replicas.clone(),
         leader_and_isr,
         log_config.clone(),
     ) {
         Ok(partition) => {
             // A log opened at startup has the broker's defaults until its topic's config is
             // known, which is now.
-            partition
-                .log()
-                .lock()
-                .unwrap_or_else(|p| p.into_inner())
-                .update_config(log_config);
+            crate::cluster::sync::lock(partition.log()).update_config(log_config);
             tracing::info!(partition = %tp, leader = state.leader, leader_epoch = state.leader_epoch,
                 isr = ?state.isr, "applied LeaderAndIsr");
             ErrorCode::None

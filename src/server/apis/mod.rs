@@ -37,3 +37,65 @@ pub mod produce;
 pub mod stop_replica;
 pub mod sync_group;
 pub mod update_metadata;
+
+use crate::protocol::errors::ErrorCode;
+
+use super::metadata_cache::MetadataCache;
+
+/// The code a produce or consumer fetch answers for one partition, given the replica manager's:
+/// a partition this broker does not host is NOT_LEADER_OR_FOLLOWER when the metadata cache knows
+/// it (its leader is another broker; the client refreshes its metadata and retries there), and
+/// UNKNOWN_TOPIC_OR_PARTITION only when the cluster does not know it either (Kafka's
+/// `ReplicaManager.getPartitionOrError`).
+pub(crate) fn partition_error(
+    metadata_cache: &MetadataCache,
+    topic: &str,
+    partition: i32,
+    code: ErrorCode,
+) -> ErrorCode {
+    if code == ErrorCode::UnknownTopicOrPartition
+        && metadata_cache.partition(topic, partition).is_some()
+    {
+        ErrorCode::NotLeaderOrFollower
+    } else {
+        code
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::super::metadata_cache::{PartitionMetadata, TopicMetadata};
+    use super::*;
+
+    #[test]
+    fn an_unhosted_partition_the_cache_knows_is_not_leader_and_an_unknown_one_is_unknown() {
+        let cache = MetadataCache::new("c".into());
+        let partition = PartitionMetadata {
+            leader: 2,
+            leader_epoch: 1,
+            replicas: vec![2, 3],
+            isr: vec![2, 3],
+            offline_replicas: Vec::new(),
+        };
+        cache.update_topic(TopicMetadata {
+            name: "t".into(),
+            topic_id: uuid::Uuid::from_u128(7),
+            is_internal: false,
+            partitions: BTreeMap::from([(0, partition)]),
+        });
+        let unknown = ErrorCode::UnknownTopicOrPartition;
+        assert_eq!(
+            partition_error(&cache, "t", 0, unknown),
+            ErrorCode::NotLeaderOrFollower
+        );
+        for (topic, partition) in [("t", 1), ("other", 0)] {
+            assert_eq!(partition_error(&cache, topic, partition, unknown), unknown);
+        }
+        // Other codes pass through, and a hosted partition's success stays one.
+        for code in [ErrorCode::None, ErrorCode::NotEnoughReplicas] {
+            assert_eq!(partition_error(&cache, "t", 0, code), code);
+        }
+    }
+}

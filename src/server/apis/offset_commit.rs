@@ -20,7 +20,6 @@ use crate::protocol::messages::offset_commit_response::{
 use crate::server::group::GroupCoordinator;
 use crate::server::group::group_offsets::CommitParams;
 use crate::server::group::offsets_records::OffsetAndMetadata;
-use crate::storage::log_manager::now_ms;
 use crate::zk::{ZkClient, ZkError, recipes};
 
 use super::super::kafka_apis::KafkaApis;
@@ -34,7 +33,7 @@ pub fn zk_offset_path(group: &str, tp: &TopicPartition) -> String {
 pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetCommitRequest) -> Response {
     let v = ctx.api_version;
     let group_id = r.group_id.to_string_lossy().into_owned();
-    let now = now_ms();
+    let now = apis.replica_manager.time().milliseconds();
     let expire =
         (r.retention_time_ms != -1 && (2..=4).contains(&v)).then(|| now + r.retention_time_ms);
     let mut errors: HashMap<TopicPartition, ErrorCode> = HashMap::new();

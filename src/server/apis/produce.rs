@@ -1,15 +1,15 @@
-//! Produce (Kafka's `handleProduceRequest` and `ReplicaManager.appendRecords`). Each partition's
-//! records are appended by its leader as they arrived: v3 and later carry one magic-2 batch,
-//! validated in place and written without being decoded into objects; v0-2 carry message sets of
-//! magic 0/1, converted first (`protocol::record::convert`).
+//! Produce (Kafka's `handleProduceRequest`): translates the request into
+//! `ReplicaManager::append_records` and its answers back into the response. v3 and later carry
+//! one magic-2 batch per partition, passed on as a slice of the frame; v0-2 carry message sets
+//! of magic 0/1, converted first (`protocol::record::convert`).
 //!
 //! acks: 0 answers nothing (and closes the connection if any partition failed, the only way to
-//! tell such a client); 1 answers once the leader has appended; -1 (all) answers once the high
-//! watermark has passed every appended batch, waiting up to `timeout_ms` in the purgatory, or
-//! with REQUEST_TIMED_OUT for the partitions that did not get there.
-
-use std::sync::Arc;
-use std::time::Duration;
+//! tell such a client); 1 answers once the leader has appended; -1 (all) answers once the
+//! replica manager's wait for the ISR ends (on the connection's own task).
+//!
+//! A partition this broker does not host answers NOT_LEADER_OR_FOLLOWER when the metadata cache
+//! knows it (the leader is elsewhere; the client refreshes and retries), else
+//! UNKNOWN_TOPIC_OR_PARTITION.
 
 use bytes::Bytes;
 
@@ -22,242 +22,200 @@ use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, ProduceResponse, TopicProduceResponse,
 };
-use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader};
+use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::compression::CompressionType;
-use crate::replication::delayed::PartitionWatch;
-use crate::replication::{Partition, PartitionError};
-use crate::storage::StorageError;
-use crate::storage::log_manager::now_ms;
-use crate::storage::producer_state::ProducerStateError;
+use crate::protocol::record::convert::message_set_to_batch;
+use crate::replication::{AppendEntry, PartitionResponse, ProduceResult};
 
 use super::super::kafka_apis::KafkaApis;
+use super::super::metadata_cache::MetadataCache;
 use super::super::request_context::RequestContext;
 use super::super::topic_validation::is_internal;
-use crate::protocol::record::convert::message_set_to_batch;
+use super::partition_error;
 
-/// One partition's append, waiting for the high watermark when acks=all.
-struct PendingAck {
-    topic: usize,
-    partition: usize,
-    log: Arc<Partition>,
-    required_offset: i64,
+/// Where one partition of the request stands: refused by the handler, or sent to the replica
+/// manager at this index of its entries.
+enum Slot {
+    Refused(PartitionResponse),
+    Appended(usize),
 }
 
 pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequest) -> Response {
     let acks = request.acks;
-    let now = now_ms();
-    let mut responses = Vec::with_capacity(request.topic_data.len());
-    let mut pending = Vec::new();
-    let mut any_error = false;
-    for (ti, topic) in request.topic_data.into_iter().enumerate() {
+    let mut entries = Vec::new();
+    let mut layout = Vec::with_capacity(request.topic_data.len());
+    for topic in &request.topic_data {
         let name = topic.name.to_string_lossy().into_owned();
-        let mut partitions = Vec::with_capacity(topic.partition_data.len());
-        for (pi, data) in topic.partition_data.into_iter().enumerate() {
+        let mut slots = Vec::with_capacity(topic.partition_data.len());
+        for data in &topic.partition_data {
             let tp = TopicPartition::new(name.clone(), data.index);
-            let mut response = PartitionProduceResponse {
-                index: data.index,
-                base_offset: -1,
-                log_append_time_ms: NO_TIMESTAMP,
-                log_start_offset: -1,
-                ..PartitionProduceResponse::default()
-            };
-            let outcome = if !matches!(acks, -1..=1) {
-                Err(AppendFailure::code(ErrorCode::InvalidRequiredAcks))
+            let slot = if !matches!(acks, -1..=1) {
+                Slot::Refused(PartitionResponse::error(ErrorCode::InvalidRequiredAcks))
             } else if request.transactional_id.is_some() {
                 // Transactions are not supported: a non-retriable answer, so a transactional
                 // producer fails fast instead of retrying.
-                Err(AppendFailure::code(
+                Slot::Refused(PartitionResponse::error(
                     ErrorCode::TransactionalIdAuthorizationFailed,
                 ))
             } else {
-                append(apis, ctx, &tp, data.records, acks, now)
-            };
-            match outcome {
-                Ok((partition, info)) => {
-                    response.base_offset = info.first_offset;
-                    response.log_append_time_ms = info.log_append_time;
-                    response.log_start_offset = info.log_start_offset;
-                    if acks == -1 {
-                        pending.push(PendingAck {
-                            topic: ti,
-                            partition: pi,
-                            log: partition,
-                            required_offset: info.last_offset + 1,
+                match records_of(ctx, &tp, data.records.clone()) {
+                    Ok(records) => {
+                        entries.push(AppendEntry {
+                            topic_partition: tp,
+                            records,
                         });
+                        Slot::Appended(entries.len() - 1)
                     }
+                    Err(refused) => Slot::Refused(refused),
                 }
-                Err(failure) => {
-                    any_error = true;
-                    response.error_code = failure.code.code();
-                    response.log_start_offset = failure.log_start_offset;
-                    if ctx.api_version >= 8 {
-                        response.error_message = failure.message.map(StrBytes::from);
-                        response.record_errors = failure.record_errors;
-                    }
-                }
-            }
-            partitions.push(response);
+            };
+            slots.push(slot);
         }
-        responses.push(TopicProduceResponse {
-            name: topic.name,
-            partition_responses: partitions,
-            ..TopicProduceResponse::default()
-        });
+        layout.push(slots);
     }
+    let result = apis
+        .replica_manager
+        .append_records(request.timeout_ms, acks, entries);
+    let answers = match result {
+        ProduceResult::Ready(answers) => answers,
+        ProduceResult::Delayed(delayed) => {
+            let ctx = ctx.clone();
+            let metadata_cache = std::sync::Arc::clone(&apis.metadata_cache);
+            return Response::Deferred(Box::pin(async move {
+                let answers = delayed.complete().await;
+                let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
+                ctx.respond(ResponseKind::Produce(response))
+            }));
+        }
+    };
+    let response = response_of(ctx, &apis.metadata_cache, &request, layout, answers);
     if acks == 0 {
+        let any_error = response
+            .responses
+            .iter()
+            .flat_map(|t| &t.partition_responses)
+            .any(|p| p.error_code != ErrorCode::None.code());
         return if any_error {
             Response::CloseConnection
         } else {
             Response::NoOp
         };
     }
-    let response = ProduceResponse {
-        responses,
-        ..ProduceResponse::default()
-    };
-    if pending.iter().all(acked) {
-        return ctx.respond(ResponseKind::Produce(response));
-    }
-    // A DelayedProduce: wait for the ISR, then answer from the connection's own task.
-    let timeout = Duration::from_millis(u64::try_from(request.timeout_ms).unwrap_or(0));
-    let deadline = tokio::time::Instant::now() + timeout;
-    let ctx = ctx.clone();
-    let shutting_down = apis.replica_manager.shutting_down().clone();
-    Response::Deferred(Box::pin(async move {
-        let mut response = response;
-        loop {
-            let waiting: Vec<&PendingAck> = pending.iter().filter(|p| !acked(p)).collect();
-            if waiting.is_empty() {
-                break;
-            }
-            let watch = PartitionWatch::register(waiting.iter().map(|p| &p.log));
-            if pending.iter().all(acked) {
-                break;
-            }
-            if !watch.wait(deadline, &shutting_down).await {
-                break;
-            }
-        }
-        for p in &pending {
-            if !acked(p) {
-                let r = &mut response.responses[p.topic].partition_responses[p.partition];
-                r.error_code = ErrorCode::RequestTimedOut.code();
-            }
-        }
-        ctx.respond(ResponseKind::Produce(response))
-    }))
+    ctx.respond(ResponseKind::Produce(response))
 }
 
-fn acked(p: &PendingAck) -> bool {
-    p.log.offsets().high_watermark >= p.required_offset
-}
-
-/// Why one partition's append failed, as the response carries it.
-struct AppendFailure {
-    code: ErrorCode,
-    message: Option<String>,
-    record_errors: Vec<BatchIndexAndErrorMessage>,
-    /// -1, except where Kafka's `processFailedRecord` reports the partition's log start.
-    log_start_offset: i64,
-}
-
-impl AppendFailure {
-    fn code(code: ErrorCode) -> Self {
-        AppendFailure {
-            code,
-            message: None,
-            record_errors: Vec::new(),
-            log_start_offset: -1,
-        }
-    }
-}
-
-impl From<PartitionError> for AppendFailure {
-    fn from(e: PartitionError) -> Self {
-        let code = e.error_code();
-        let mut failure = AppendFailure::code(code);
-        if let PartitionError::Storage(StorageError::Validation(v)) = &e {
-            failure.message = Some(v.to_string());
-            failure.record_errors = v
-                .record_errors()
-                .iter()
-                .map(|(index, message)| BatchIndexAndErrorMessage {
-                    batch_index: *index,
-                    batch_index_error_message: Some(StrBytes::from(message.as_str())),
-                    ..BatchIndexAndErrorMessage::default()
-                })
-                .collect();
-        } else if let PartitionError::Storage(StorageError::ProducerState(p)) = &e {
-            // Kafka sends no message for sequence and epoch errors; the refusal of a
-            // transactional batch is kcli's own and says why.
-            if matches!(p, ProducerStateError::TransactionsUnsupported { .. }) {
-                failure.message = Some(p.to_string());
-            }
-        } else if matches!(
-            code,
-            ErrorCode::InvalidRecord | ErrorCode::CorruptMessage | ErrorCode::NotEnoughReplicas
-        ) {
-            failure.message = Some(e.to_string());
-        }
-        if code == ErrorCode::UnknownServerError || code == ErrorCode::KafkaStorageError {
-            tracing::error!(err = %e, "append failed");
-        }
-        failure
-    }
-}
-
-fn append(
-    apis: &KafkaApis,
+/// The records to append for one partition, or the handler's refusal: internal topics, missing
+/// records, zstd below v7 (Kafka's `ProduceRequest.validateRecords`), and v0-2 message sets
+/// that do not convert.
+fn records_of(
     ctx: &RequestContext,
     tp: &TopicPartition,
     records: Option<Bytes>,
-    acks: i16,
-    now: i64,
-) -> Result<(Arc<Partition>, crate::storage::unified_log::LogAppendInfo), AppendFailure> {
+) -> Result<Bytes, PartitionResponse> {
     if is_internal(&tp.topic) {
-        return Err(AppendFailure {
-            message: Some(format!("Cannot append to internal topic {}", tp.topic)),
-            ..AppendFailure::code(ErrorCode::InvalidTopicException)
-        });
+        return Err(PartitionResponse::error_with_message(
+            ErrorCode::InvalidTopicException,
+            format!("Cannot append to internal topic {}", tp.topic),
+        ));
     }
-    let partition = apis
-        .replica_manager
-        .get_partition_or_error(tp)
-        .map_err(AppendFailure::from)?;
     let Some(records) = records else {
-        return Err(AppendFailure {
-            message: Some("Produce request without records".into()),
-            ..AppendFailure::code(ErrorCode::InvalidRecord)
-        });
+        return Err(PartitionResponse::error_with_message(
+            ErrorCode::InvalidRecord,
+            "Produce request without records",
+        ));
     };
-    let info = if ctx.api_version < 3 {
-        let batch = message_set_to_batch(&records).map_err(|e| AppendFailure {
-            message: Some(e.message),
-            ..AppendFailure::code(e.code)
-        })?;
-        partition.append_records_to_leader(&batch, acks, now)
-    } else {
-        if ctx.api_version < 7 && is_zstd(&records) {
-            return Err(AppendFailure {
-                message: Some(
-                    "Produce requests with version below 7 are not allowed to use ZStandard compression"
-                        .into(),
-                ),
-                ..AppendFailure::code(ErrorCode::UnsupportedCompressionType)
-            });
-        }
-        partition.append_records_to_leader(&records, acks, now)
+    if ctx.api_version < 3 {
+        return message_set_to_batch(&records)
+            .map(Bytes::from)
+            .map_err(|e| PartitionResponse::error_with_message(e.code, e.message));
     }
-    .map_err(|e| {
-        let producer_state = matches!(&e, PartitionError::Storage(StorageError::ProducerState(_)));
-        let mut failure = AppendFailure::from(e);
-        if producer_state {
-            // Kafka's generic failure path (`processFailedRecord`) answers the log start.
-            failure.log_start_offset = partition.offsets().log_start_offset;
-        }
-        failure
-    })?;
-    Ok((partition, info))
+    if ctx.api_version < 7 && is_zstd(&records) {
+        return Err(PartitionResponse::error_with_message(
+            ErrorCode::UnsupportedCompressionType,
+            "Produce requests with version below 7 are not allowed to use ZStandard compression",
+        ));
+    }
+    Ok(records)
+}
+
+/// The wire response: each partition's answer in request order.
+fn response_of(
+    ctx: &RequestContext,
+    metadata_cache: &MetadataCache,
+    request: &ProduceRequest,
+    layout: Vec<Vec<Slot>>,
+    answers: Vec<PartitionResponse>,
+) -> ProduceResponse {
+    let mut answers: Vec<Option<PartitionResponse>> = answers.into_iter().map(Some).collect();
+    let responses = request
+        .topic_data
+        .iter()
+        .zip(layout)
+        .map(|(topic, slots)| {
+            let partition_responses = topic
+                .partition_data
+                .iter()
+                .zip(slots)
+                .map(|(data, slot)| {
+                    let answer = match slot {
+                        Slot::Refused(r) => r,
+                        Slot::Appended(i) => answers
+                            .get_mut(i)
+                            .and_then(Option::take)
+                            .unwrap_or_else(|| {
+                                PartitionResponse::error(ErrorCode::UnknownServerError)
+                            }),
+                    };
+                    wire_partition(ctx, metadata_cache, &topic.name, data.index, answer)
+                })
+                .collect();
+            TopicProduceResponse {
+                name: topic.name.clone(),
+                partition_responses,
+                ..TopicProduceResponse::default()
+            }
+        })
+        .collect();
+    ProduceResponse {
+        responses,
+        ..ProduceResponse::default()
+    }
+}
+
+fn wire_partition(
+    ctx: &RequestContext,
+    metadata_cache: &MetadataCache,
+    topic: &StrBytes,
+    index: i32,
+    answer: PartitionResponse,
+) -> PartitionProduceResponse {
+    let error_code = partition_error(
+        metadata_cache,
+        &topic.to_string_lossy(),
+        index,
+        answer.error_code,
+    );
+    let mut response = PartitionProduceResponse {
+        index,
+        error_code: error_code.code(),
+        base_offset: answer.base_offset,
+        log_append_time_ms: answer.log_append_time_ms,
+        log_start_offset: answer.log_start_offset,
+        ..PartitionProduceResponse::default()
+    };
+    if ctx.api_version >= 8 && error_code != ErrorCode::None {
+        response.error_message = answer.error_message.map(StrBytes::from);
+        response.record_errors = answer
+            .record_errors
+            .into_iter()
+            .map(|(batch_index, message)| BatchIndexAndErrorMessage {
+                batch_index,
+                batch_index_error_message: Some(StrBytes::from(message)),
+                ..BatchIndexAndErrorMessage::default()
+            })
+            .collect();
+    }
+    response
 }
 
 /// Whether the first batch is a zstd one, as Kafka's `ProduceRequest.validateRecords` checks it;

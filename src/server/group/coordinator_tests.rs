@@ -10,10 +10,10 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::cluster::LeaderAndIsr;
 use crate::cluster::TopicPartition;
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
-use crate::replication::partition::LeaderAndIsr;
 use crate::server::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use crate::storage::log_config::LogConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
@@ -71,13 +71,8 @@ fn fixture(initial_delay_ms: i32, max_size: usize) -> Fixture {
         .become_leader_or_follower(
             &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
             None,
-            LeaderAndIsr {
-                leader_id: 0,
-                leader_epoch: 0,
-                partition_epoch: 0,
-                replicas: vec![0],
-                isr: vec![0],
-            },
+            vec![0],
+            LeaderAndIsr::new(0, vec![0]),
             config,
         )
         .unwrap();
@@ -478,4 +473,36 @@ async fn a_group_over_capacity_after_a_load_rebalances_down_to_the_limit() {
     assert_eq!(refused.error, ErrorCode::GroupMaxSizeReached);
     let first = ready(&mut first).expect("the group completes with the one member left");
     assert_eq!((first.error, first.members.len()), (ErrorCode::None, 1));
+}
+
+#[tokio::test]
+async fn a_waiting_offsets_append_fails_when_the_offsets_partition_moves() {
+    let f = fixture(0, 10);
+    let tp = TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0);
+    let partition = f.replica_manager.get_partition(&tp).unwrap();
+    // A follower in the ISR holds the high watermark back.
+    partition.update_leader_and_isr(vec![0, 1], LeaderAndIsr::new(0, vec![0, 1]));
+    let manager = GroupMetadataManager::new(offsets_config(), Arc::clone(&f.replica_manager));
+    let record = crate::protocol::record::builder::SimpleRecord::new(1, Some(b"k".to_vec()), None);
+    let pending = manager.append("g", vec![record]).unwrap();
+    assert!(!pending.is_committed());
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let waiting =
+        tokio::spawn(async move { pending.wait(Duration::from_secs(30), &shutdown).await });
+    partition.update_leader_and_isr(
+        vec![0, 1],
+        LeaderAndIsr {
+            leader_epoch: 1,
+            ..LeaderAndIsr::new(1, vec![1, 0])
+        },
+    );
+    let code = tokio::time::timeout(Duration::from_secs(10), waiting)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(code, ErrorCode::NotLeaderOrFollower);
+    assert_eq!(
+        super::group_metadata_manager::commit_error(code),
+        ErrorCode::NotCoordinator
+    );
 }

@@ -22,11 +22,12 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::zk::ZkClient;
 
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, lock, store_group_error};
+use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, store_group_error};
 use super::member_metadata::{JoinGroupResult, SyncGroupResult};
 
 /// How long a new member's JoinGroup may wait in a rebalance (Kafka's `NewMemberJoinTimeoutMs`).
@@ -160,7 +161,7 @@ impl GroupCoordinator {
             loop {
                 tokio::select! {
                     _ = token.cancelled() => break,
-                    _ = ticker.tick() => me.cleanup_expired_offsets(crate::storage::log_manager::now_ms()),
+                    _ = ticker.tick() => me.cleanup_expired_offsets(me.manager.now_ms()),
                 }
             }
         });
@@ -249,7 +250,7 @@ impl GroupCoordinator {
         then: AfterStore,
         now: Instant,
     ) {
-        let Some(record) = GroupMetadataManager::group_metadata_record(group, assignment) else {
+        let Some(record) = self.manager.group_metadata_record(group, assignment) else {
             self.after_store(group, then, ErrorCode::UnknownServerError, now);
             return;
         };

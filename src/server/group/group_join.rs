@@ -12,14 +12,14 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
-use crate::storage::log_manager::now_ms;
 
 use super::group_coordinator::{
     AfterStore, GroupApi, GroupCoordinator, NEW_MEMBER_JOIN_TIMEOUT_MS, after,
 };
 use super::group_metadata::{GroupMetadata, GroupState, JoinTimer};
-use super::group_metadata_manager::{SharedGroup, lock};
+use super::group_metadata_manager::SharedGroup;
 use super::member_metadata::{JoinGroupResult, MemberMetadata};
 
 /// One JoinGroup, as the coordinator needs it.
@@ -482,7 +482,7 @@ impl GroupCoordinator {
             });
             return;
         }
-        group.init_next_generation(now_ms());
+        group.init_next_generation(self.manager.now_ms());
         if group.is(GroupState::Empty) {
             tracing::info!(group = %group.group_id, generation = group.generation_id, "group is now empty");
             self.store_group(shared, group, None, AfterStore::Nothing, now);

@@ -12,13 +12,14 @@
 //! across an `.await`.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::group_metadata_value::GroupMetadataValue;
 use crate::protocol::record::batch_iter::BatchIter;
@@ -26,8 +27,8 @@ use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::records::{batch_records, for_each_record};
 use crate::replication::delayed::PartitionWatch;
+use crate::replication::partition::{LeaderAppend, ReplicationCheck};
 use crate::replication::{Partition, ReplicaManager};
-use crate::storage::log_manager::now_ms;
 use crate::storage::log_reads::FetchIsolation;
 
 use super::group_metadata::{GroupMetadata, GroupState};
@@ -57,30 +58,34 @@ pub enum LoadState {
 /// One group, shared by the handlers and the timers.
 pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
 
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// An append waiting for the high watermark.
+/// An append waiting for the high watermark, made by this broker as leader at one leader epoch.
 #[derive(Debug, Clone)]
 pub struct PendingAppend {
     partition: Arc<Partition>,
-    required_offset: i64,
+    append: LeaderAppend,
 }
 
 impl PendingAppend {
     pub fn is_committed(&self) -> bool {
-        self.partition.offsets().high_watermark >= self.required_offset
+        self.partition
+            .check_enough_replicas_reach_offset(self.append)
+            == ReplicationCheck::Done
     }
 
-    /// Waits until the append is committed; REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR
-    /// when the broker shuts down first.
+    /// Waits until the append is committed; the partition's error when leadership moved or the
+    /// ISR fell below the effective min ISR (Kafka's `DelayedProduce`, mapped by the caller);
+    /// REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR when the broker shuts down first.
     pub async fn wait(self, timeout: Duration, shutdown: &CancellationToken) -> ErrorCode {
         let deadline = Instant::now() + timeout;
         loop {
             let watch = PartitionWatch::register([&self.partition]);
-            if self.is_committed() {
-                return ErrorCode::None;
+            match self
+                .partition
+                .check_enough_replicas_reach_offset(self.append)
+            {
+                ReplicationCheck::Done => return ErrorCode::None,
+                ReplicationCheck::Failed(code) => return code,
+                ReplicationCheck::Pending => {}
             }
             if !watch.wait(deadline, shutdown).await {
                 return if self.is_committed() {
@@ -144,6 +149,11 @@ impl GroupMetadataManager {
         lock(&self.groups).get(group_id).cloned()
     }
 
+    /// The broker's clock, as the replica manager keeps it.
+    pub fn now_ms(&self) -> i64 {
+        self.replica_manager.time().milliseconds()
+    }
+
     pub fn get_or_create_group(&self, group_id: &str) -> SharedGroup {
         Arc::clone(
             lock(&self.groups)
@@ -152,7 +162,7 @@ impl GroupMetadataManager {
                     Arc::new(Mutex::new(GroupMetadata::new(
                         group_id.to_string(),
                         GroupState::Empty,
-                        now_ms(),
+                        self.now_ms(),
                     )))
                 }),
         )
@@ -185,11 +195,8 @@ impl GroupMetadataManager {
             tracing::error!(%e, "cannot build a __consumer_offsets batch");
             ErrorCode::UnknownServerError
         })?;
-        match partition.append_records_to_leader(&batch, -1, now_ms()) {
-            Ok(info) => Ok(PendingAppend {
-                partition,
-                required_offset: info.last_offset + 1,
-            }),
+        match partition.append_records_to_leader(&batch, -1, self.now_ms()) {
+            Ok((_, append)) => Ok(PendingAppend { partition, append }),
             Err(e) => {
                 tracing::warn!(group = group_id, err = %e, "appending to __consumer_offsets failed");
                 Err(e.error_code())
@@ -200,6 +207,7 @@ impl GroupMetadataManager {
     /// The group's metadata record (Kafka's `groupMetadataValue` with the assignment given, or
     /// the members' current ones).
     pub fn group_metadata_record(
+        &self,
         group: &GroupMetadata,
         assignment: Option<&HashMap<String, bytes::Bytes>>,
     ) -> Option<SimpleRecord> {
@@ -234,27 +242,28 @@ impl GroupMetadataManager {
         };
         let key = records::group_metadata_key(&group.group_id).ok()?;
         let value = records::group_metadata_value(&value).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), Some(value)))
     }
 
     pub fn offset_record(
+        &self,
         group_id: &str,
         tp: &TopicPartition,
         o: &OffsetAndMetadata,
     ) -> Option<SimpleRecord> {
         let key = records::offset_commit_key(group_id, tp).ok()?;
         let value = records::offset_commit_value(o).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), Some(value)))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), Some(value)))
     }
 
-    pub fn offset_tombstone(group_id: &str, tp: &TopicPartition) -> Option<SimpleRecord> {
+    pub fn offset_tombstone(&self, group_id: &str, tp: &TopicPartition) -> Option<SimpleRecord> {
         let key = records::offset_commit_key(group_id, tp).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), None))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
-    pub fn group_tombstone(group_id: &str) -> Option<SimpleRecord> {
+    pub fn group_tombstone(&self, group_id: &str) -> Option<SimpleRecord> {
         let key = records::group_metadata_key(group_id).ok()?;
-        Some(SimpleRecord::new(now_ms(), Some(key), None))
+        Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
     /// Forgets an offsets partition this broker will not coordinate (its creation failed).
@@ -354,7 +363,7 @@ impl GroupMetadataManager {
 
     /// Installs what a load found; returns how many groups it made.
     fn install(&self, loaded: Loaded) -> usize {
-        let now = now_ms();
+        let now = self.now_ms();
         let session_now = Instant::now();
         let mut by_group: HashMap<String, BTreeMap<TopicPartition, OffsetAndMetadata>> =
             HashMap::new();

@@ -11,12 +11,13 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::SimpleRecord;
 
 use super::group_coordinator::{GroupApi, GroupCoordinator};
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, commit_error, lock};
+use super::group_metadata_manager::{SharedGroup, commit_error};
 use super::offsets_records::OffsetAndMetadata;
 
 /// One OffsetCommit.
@@ -113,7 +114,7 @@ impl GroupCoordinator {
                     results.push((tp.clone(), ErrorCode::OffsetMetadataTooLarge));
                     continue;
                 }
-                match GroupMetadataManager::offset_record(&p.group_id, tp, o) {
+                match self.manager.offset_record(&p.group_id, tp, o) {
                     Some(r) => {
                         records.push(r);
                         accepted.push((tp.clone(), o.clone()));
@@ -384,12 +385,12 @@ impl GroupCoordinator {
     ) {
         let mut records: Vec<SimpleRecord> = removed
             .iter()
-            .filter_map(|tp| GroupMetadataManager::offset_tombstone(&g.group_id, tp))
+            .filter_map(|tp| self.manager.offset_tombstone(&g.group_id, tp))
             .collect();
         if g.is(GroupState::Dead) {
             self.manager.remove_group(&g.group_id, shared);
             if g.generation_id > 0
-                && let Some(r) = GroupMetadataManager::group_tombstone(&g.group_id)
+                && let Some(r) = self.manager.group_tombstone(&g.group_id)
             {
                 records.push(r);
             }

@@ -18,6 +18,7 @@ use std::io::IoSlice;
 use std::path::Path;
 use std::sync::Arc;
 
+use crate::cluster::sync::lock;
 use crate::protocol::record::batch::{MAGIC_V2, RecordBatchHeader};
 use crate::protocol::record::records::{batch_records, for_each_record};
 
@@ -28,7 +29,6 @@ use super::throttler::Throttler;
 use crate::storage::StorageError;
 use crate::storage::file_names::{self, CLEANED_FILE_SUFFIX};
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::lock;
 use crate::storage::log_segment::{LogSegment, MAX_DECOMPRESSED_BATCH_BYTES, delete_if_exists};
 use crate::storage::replace_segments::{LogSnapshot, SegmentView};
 

@@ -17,10 +17,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Condvar, Mutex, MutexGuard};
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 use crate::storage::StorageError;
 use crate::storage::file_names::CLEANER_OFFSET_CHECKPOINT_FILE;
 use crate::storage::log_manager::SharedLog;
@@ -86,10 +87,6 @@ pub struct LogCleanerManager {
     paused: Condvar,
 }
 
-fn guard(state: &Mutex<State>) -> MutexGuard<'_, State> {
-    state.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 impl LogCleanerManager {
     /// Reads every log dir's `cleaner-offset-checkpoint`.
     pub fn new(log_dirs: &[PathBuf]) -> Result<Self, StorageError> {
@@ -106,7 +103,7 @@ impl LogCleanerManager {
 
     /// The first dirty offset of every partition with one (Kafka's `allCleanerCheckpoints`).
     pub fn all_cleaner_checkpoints(&self) -> BTreeMap<TopicPartition, i64> {
-        let state = guard(&self.state);
+        let state = lock(&self.state);
         state
             .checkpoints
             .values()
@@ -116,7 +113,7 @@ impl LogCleanerManager {
     }
 
     pub fn cleaning_state(&self, tp: &TopicPartition) -> Option<LogCleaningState> {
-        guard(&self.state).in_progress.get(tp).copied()
+        lock(&self.state).in_progress.get(tp).copied()
     }
 
     /// The compacted log with the highest dirty ratio above its `min.cleanable.dirty.ratio` (or
@@ -129,7 +126,7 @@ impl LogCleanerManager {
         now_ms: i64,
     ) -> Option<LogToClean> {
         let candidates: Vec<_> = {
-            let state = guard(&self.state);
+            let state = lock(&self.state);
             logs.iter()
                 .filter(|(tp, _, dir)| {
                     !state.in_progress.contains_key(tp)
@@ -142,7 +139,7 @@ impl LogCleanerManager {
         let mut dirty = Vec::new();
         for (tp, log, dir) in candidates {
             let snapshot = {
-                let mut log = crate::storage::log_manager::lock(&log);
+                let mut log = lock(&log);
                 if !log.config().cleanup_policy.compact {
                     continue;
                 }
@@ -166,7 +163,7 @@ impl LogCleanerManager {
                 dirty.push((ltc, snapshot.config.min_cleanable_dirty_ratio));
             }
         }
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         let filthiest = dirty
             .into_iter()
             .filter(|(ltc, min_ratio)| {
@@ -189,15 +186,12 @@ impl LogCleanerManager {
         &self,
         logs: &[(TopicPartition, SharedLog, PathBuf)],
     ) -> Vec<(TopicPartition, SharedLog)> {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         let mut out = Vec::new();
         for (tp, log, dir) in logs {
             if state.in_progress.contains_key(tp)
                 || state.uncleanable.get(dir).is_some_and(|s| s.contains(tp))
-                || !crate::storage::log_manager::lock(log)
-                    .config()
-                    .cleanup_policy
-                    .compact
+                || !lock(log).config().cleanup_policy.compact
             {
                 continue;
             }
@@ -215,15 +209,10 @@ impl LogCleanerManager {
         &self,
         logs: &[(TopicPartition, SharedLog)],
     ) -> Vec<(TopicPartition, SharedLog)> {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         let mut out = Vec::new();
         for (tp, log) in logs {
-            if state.in_progress.contains_key(tp)
-                || crate::storage::log_manager::lock(log)
-                    .config()
-                    .cleanup_policy
-                    .compact
-            {
+            if state.in_progress.contains_key(tp) || lock(log).config().cleanup_policy.compact {
                 continue;
             }
             state
@@ -237,7 +226,7 @@ impl LogCleanerManager {
     /// Stops any cleaning of `tp` and keeps it from starting until resumed; returns once no
     /// cleaner works on it (Kafka's `abortAndPauseCleaning`).
     pub fn abort_and_pause_cleaning(&self, tp: &TopicPartition) {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         let next = match state.in_progress.get(tp) {
             None => LogCleaningState::Paused(1),
             Some(LogCleaningState::InProgress) => LogCleaningState::Aborted,
@@ -262,7 +251,7 @@ impl LogCleanerManager {
 
     /// Undoes one pause of each partition.
     pub fn resume_cleaning(&self, tps: &[TopicPartition]) {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         for tp in tps {
             match state.in_progress.get(tp).copied() {
                 Some(LogCleaningState::Paused(1)) => {
@@ -282,7 +271,7 @@ impl LogCleanerManager {
 
     /// `CleaningAborted` when someone asked that cleaning of `tp` stop.
     pub fn check_cleaning_aborted(&self, tp: &TopicPartition) -> Result<(), StorageError> {
-        if guard(&self.state).in_progress.get(tp) == Some(&LogCleaningState::Aborted) {
+        if lock(&self.state).in_progress.get(tp) == Some(&LogCleaningState::Aborted) {
             return Err(StorageError::CleaningAborted {
                 topic_partition: tp.clone(),
             });
@@ -294,7 +283,7 @@ impl LogCleanerManager {
     /// aborted one becomes paused and wakes whoever waits for it.
     pub fn done_cleaning(&self, tp: &TopicPartition, log_dir: &Path, end_offset: i64) {
         // One critical section: an abort arriving in between would otherwise be lost.
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         match state.in_progress.get(tp).copied() {
             Some(LogCleaningState::InProgress) => {
                 write_checkpoint(&mut state, log_dir, Some((tp.clone(), end_offset)), None);
@@ -318,7 +307,7 @@ impl LogCleanerManager {
 
     /// The cleaner thread's retention pass over `tps` ended.
     pub fn done_deleting(&self, tps: &[TopicPartition]) {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         for tp in tps {
             match state.in_progress.get(tp).copied() {
                 Some(LogCleaningState::InProgress) => {
@@ -340,13 +329,13 @@ impl LogCleanerManager {
         update: Option<(TopicPartition, i64)>,
         remove: Option<&TopicPartition>,
     ) {
-        write_checkpoint(&mut guard(&self.state), log_dir, update, remove);
+        write_checkpoint(&mut lock(&self.state), log_dir, update, remove);
     }
 
     /// After a truncation to `offset`: a first dirty offset above it comes down to it (Kafka's
     /// `maybeTruncateCheckpoint`).
     pub fn maybe_truncate_checkpoint(&self, log_dir: &Path, tp: &TopicPartition, offset: i64) {
-        let above = guard(&self.state)
+        let above = lock(&self.state)
             .checkpoints
             .get(log_dir)
             .and_then(|c| c.get(tp))
@@ -357,7 +346,7 @@ impl LogCleanerManager {
     }
 
     pub fn mark_partition_uncleanable(&self, log_dir: &Path, tp: &TopicPartition) {
-        guard(&self.state)
+        lock(&self.state)
             .uncleanable
             .entry(log_dir.to_path_buf())
             .or_default()
@@ -365,7 +354,7 @@ impl LogCleanerManager {
     }
 
     pub fn uncleanable_partitions(&self, log_dir: &Path) -> HashSet<TopicPartition> {
-        guard(&self.state)
+        lock(&self.state)
             .uncleanable
             .get(log_dir)
             .cloned()
@@ -374,7 +363,7 @@ impl LogCleanerManager {
 
     /// Forgets uncleanable partitions that no longer exist.
     pub fn maintain_uncleanable_partitions(&self, live: &HashSet<TopicPartition>) {
-        let mut state = guard(&self.state);
+        let mut state = lock(&self.state);
         for partitions in state.uncleanable.values_mut() {
             partitions.retain(|tp| live.contains(tp));
         }
@@ -514,7 +503,7 @@ mod tests {
         let log_dir = dir.path().to_path_buf();
         let manager = Arc::new(LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap());
         let tp = TopicPartition::new("t", 0);
-        guard(&manager.state)
+        lock(&manager.state)
             .in_progress
             .insert(tp.clone(), LogCleaningState::InProgress);
         let (m, t) = (Arc::clone(&manager), tp.clone());

@@ -28,9 +28,10 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cluster::TopicPartition;
+use crate::cluster::sync::lock;
 
 use super::StorageError;
-use super::log_manager::{SharedLog, lock, now_ms};
+use super::log_manager::{SharedLog, now_ms};
 use cleaner::Cleaner;
 use cleaner_manager::{LogCleanerManager, LogToClean};
 use throttler::Throttler;

@@ -6,6 +6,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use crate::cluster::sync::lock;
+
 const CHECK_INTERVAL: Duration = Duration::from_millis(300);
 
 #[derive(Debug)]
@@ -38,7 +40,7 @@ impl Throttler {
             return;
         }
         let sleep = {
-            let mut period = self.period.lock().unwrap_or_else(|p| p.into_inner());
+            let mut period = lock(&self.period);
             period.observed += bytes as f64;
             let elapsed = period.start.elapsed();
             if elapsed <= CHECK_INTERVAL || period.observed <= 0.0 {

@@ -1,0 +1,259 @@
+//! The produce path of the replica manager (Kafka's `ReplicaManager.appendRecords` and
+//! `DelayedProduce`): each partition's records are appended by its leader as they arrived (a
+//! `Bytes` slice of the request frame, validated and written in place); acks 0 and 1 answer at
+//! once; acks=-1 (all) waits in the purgatory until the high watermark passes every appended
+//! batch, the partition's leadership moves, or the request's timeout.
+//!
+//! A waiting acks=-1 append is acknowledged only while this broker still leads its partition at
+//! the leader epoch of the append: once leadership moves, the new leader may truncate the
+//! append away, so the wait ends with NOT_LEADER_OR_FOLLOWER, never with success.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::TopicPartition;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::storage::StorageError;
+use crate::storage::producer_state::ProducerStateError;
+
+use super::super::delayed::PartitionWatch;
+use super::super::error::PartitionError;
+use super::super::partition::{LeaderAppend, Partition, ReplicationCheck};
+use super::ReplicaManager;
+
+/// One partition's records of a produce request.
+#[derive(Debug, Clone)]
+pub struct AppendEntry {
+    pub topic_partition: TopicPartition,
+    /// Magic-2 batches, a slice of the request frame.
+    pub records: Bytes,
+}
+
+/// One partition's answer (Kafka's `ProduceResponse.PartitionResponse`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionResponse {
+    pub error_code: ErrorCode,
+    /// Kafka's `errorMessage` (produce v8+).
+    pub error_message: Option<String>,
+    /// The failed records' batch indexes and messages (produce v8+).
+    pub record_errors: Vec<(i32, String)>,
+    pub base_offset: i64,
+    pub log_append_time_ms: i64,
+    pub log_start_offset: i64,
+}
+
+impl PartitionResponse {
+    /// A failure with only a code: -1 offsets, as Kafka answers a partition it did not append.
+    pub fn error(error_code: ErrorCode) -> Self {
+        PartitionResponse {
+            error_code,
+            error_message: None,
+            record_errors: Vec::new(),
+            base_offset: -1,
+            log_append_time_ms: NO_TIMESTAMP,
+            log_start_offset: -1,
+        }
+    }
+
+    /// A failure with its message.
+    pub fn error_with_message(error_code: ErrorCode, message: impl Into<String>) -> Self {
+        PartitionResponse {
+            error_message: Some(message.into()),
+            ..Self::error(error_code)
+        }
+    }
+}
+
+/// What `append_records` gives: the answers now, or a wait for the ISR.
+#[derive(Debug)]
+pub enum ProduceResult {
+    Ready(Vec<PartitionResponse>),
+    Delayed(DelayedProduce),
+}
+
+/// An acks=-1 produce waiting for the high watermark (Kafka's `DelayedProduce`), answered by
+/// [`DelayedProduce::complete`].
+#[derive(Debug)]
+pub struct DelayedProduce {
+    responses: Vec<PartitionResponse>,
+    pending: Vec<PendingAck>,
+    deadline: Instant,
+    shutting_down: CancellationToken,
+}
+
+/// One partition's append still waiting for its acknowledgement.
+#[derive(Debug)]
+struct PendingAck {
+    index: usize,
+    partition: Arc<Partition>,
+    append: LeaderAppend,
+}
+
+impl ReplicaManager {
+    /// Kafka's `appendRecords`: appends each entry to its partition as leader, in order, and
+    /// answers them in the same order. acks=-1 waits up to `timeout_ms` for the ISR (the
+    /// caller awaits [`DelayedProduce::complete`]); acks outside -1..=1 fail every partition
+    /// with INVALID_REQUIRED_ACKS.
+    pub fn append_records(
+        &self,
+        timeout_ms: i32,
+        required_acks: i16,
+        entries: Vec<AppendEntry>,
+    ) -> ProduceResult {
+        if !matches!(required_acks, -1..=1) {
+            let invalid = entries
+                .iter()
+                .map(|_| PartitionResponse::error(ErrorCode::InvalidRequiredAcks))
+                .collect();
+            return ProduceResult::Ready(invalid);
+        }
+        let now_ms = self.time().milliseconds();
+        let mut responses = Vec::with_capacity(entries.len());
+        let mut pending = Vec::new();
+        for (index, entry) in entries.into_iter().enumerate() {
+            match self.append_to_local_log(&entry, required_acks, now_ms) {
+                Ok((partition, response, append)) => {
+                    responses.push(response);
+                    if required_acks == -1 {
+                        pending.push(PendingAck {
+                            index,
+                            partition,
+                            append,
+                        });
+                    }
+                }
+                Err(response) => responses.push(response),
+            }
+        }
+        let mut delayed = DelayedProduce {
+            responses,
+            pending,
+            deadline: Instant::now()
+                + Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0)),
+            shutting_down: self.shutting_down().clone(),
+        };
+        if delayed.try_complete() {
+            ProduceResult::Ready(delayed.responses)
+        } else {
+            ProduceResult::Delayed(delayed)
+        }
+    }
+
+    fn append_to_local_log(
+        &self,
+        entry: &AppendEntry,
+        required_acks: i16,
+        now_ms: i64,
+    ) -> Result<(Arc<Partition>, PartitionResponse, LeaderAppend), PartitionResponse> {
+        let partition = self
+            .get_partition_or_error(&entry.topic_partition)
+            .map_err(|e| failed(&e, -1))?;
+        match partition.append_records_to_leader(&entry.records, required_acks, now_ms) {
+            Ok((info, append)) => {
+                let response = PartitionResponse {
+                    base_offset: info.first_offset,
+                    log_append_time_ms: info.log_append_time,
+                    log_start_offset: info.log_start_offset,
+                    ..PartitionResponse::error(ErrorCode::None)
+                };
+                Ok((partition, response, append))
+            }
+            Err(e) => {
+                // Kafka's generic failure path (`processFailedRecord`) answers the log start
+                // for sequence and epoch errors.
+                let log_start =
+                    if matches!(&e, PartitionError::Storage(StorageError::ProducerState(_))) {
+                        partition.offsets().log_start_offset
+                    } else {
+                        -1
+                    };
+                Err(failed(&e, log_start))
+            }
+        }
+    }
+}
+
+impl DelayedProduce {
+    /// Kafka's `DelayedProduce.tryComplete`: settles every pending partition whose high
+    /// watermark passed its append or whose leadership moved; `true` when none is left.
+    fn try_complete(&mut self) -> bool {
+        let responses = &mut self.responses;
+        self.pending.retain(
+            |p| match p.partition.check_enough_replicas_reach_offset(p.append) {
+                ReplicationCheck::Pending => true,
+                ReplicationCheck::Done => false,
+                ReplicationCheck::Failed(code) => {
+                    if let Some(r) = responses.get_mut(p.index) {
+                        r.error_code = code;
+                    }
+                    false
+                }
+            },
+        );
+        self.pending.is_empty()
+    }
+
+    /// Waits until every pending partition is settled, the timeout passes (those left answer
+    /// REQUEST_TIMED_OUT, Kafka's `onExpiration`) or the broker shuts down (likewise).
+    pub async fn complete(mut self) -> Vec<PartitionResponse> {
+        loop {
+            if self.try_complete() {
+                break;
+            }
+            let watch = PartitionWatch::register(self.pending.iter().map(|p| &p.partition));
+            // A change between the check above and the registration is caught here.
+            if self.try_complete() {
+                break;
+            }
+            if !watch.wait(self.deadline, &self.shutting_down).await {
+                self.try_complete();
+                break;
+            }
+        }
+        for p in &self.pending {
+            if let Some(r) = self.responses.get_mut(p.index) {
+                r.error_code = ErrorCode::RequestTimedOut;
+            }
+        }
+        self.responses
+    }
+}
+
+/// A failed append as the response carries it (Kafka's `appendToLocalLog` exception handlers).
+fn failed(e: &PartitionError, log_start_offset: i64) -> PartitionResponse {
+    let code = e.error_code();
+    let mut response = PartitionResponse {
+        log_start_offset,
+        ..PartitionResponse::error(code)
+    };
+    match e {
+        PartitionError::Storage(StorageError::Validation(v)) => {
+            response.error_message = Some(v.to_string());
+            response.record_errors = v.record_errors().to_vec();
+        }
+        PartitionError::Storage(StorageError::ProducerState(p)) => {
+            // Kafka sends no message for sequence and epoch errors; the refusal of a
+            // transactional batch is kcli's own and says why.
+            if matches!(p, ProducerStateError::TransactionsUnsupported { .. }) {
+                response.error_message = Some(p.to_string());
+            }
+        }
+        _ if matches!(
+            code,
+            ErrorCode::InvalidRecord | ErrorCode::CorruptMessage | ErrorCode::NotEnoughReplicas
+        ) =>
+        {
+            response.error_message = Some(e.to_string());
+        }
+        _ => {}
+    }
+    if code == ErrorCode::UnknownServerError || code == ErrorCode::KafkaStorageError {
+        tracing::error!(err = %e, "append failed");
+    }
+    response
+}

@@ -1,0 +1,239 @@
+//! The fetch path of the replica manager (Kafka's `ReplicaManager.fetchMessages`, `readFromLog`
+//! and `DelayedFetch`): each partition is read as a range of a segment file (sent with
+//! `sendfile(2)` by the network layer, never copied), up to the high watermark for consumers and
+//! to the log end for followers, starting at the whole batch that holds the fetch offset.
+//!
+//! Limits follow KIP-74: partitions are read in request order under the request's `max_bytes`,
+//! each under its `partition_max_bytes`, and the first partition with data returns its first
+//! batch even when it is larger (unless `min_one_message` is off: fetch v0-2's limits are hard).
+//!
+//! When less than `min_bytes` is available the fetch waits in the purgatory until one of its
+//! partitions moves or `max_wait_ms` passes, then reads again. A read error answers at once.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::TopicPartition;
+use crate::protocol::errors::ErrorCode;
+use crate::storage::file_records::FileSlice;
+use crate::storage::log_reads::FetchIsolation;
+
+use super::super::delayed::PartitionWatch;
+use super::super::partition::Partition;
+use super::ReplicaManager;
+
+/// The request-level parameters of a fetch (Kafka's `FetchParams`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FetchParams {
+    /// -1 for a consumer; a broker id for a follower, which reads to the log end.
+    pub replica_id: i32,
+    pub max_wait_ms: i32,
+    pub min_bytes: i32,
+    /// The whole response's limit (`usize::MAX` for fetch v0-2, which have none).
+    pub max_bytes: usize,
+    /// 0 read_uncommitted, 1 read_committed. Without transactions the last stable offset is
+    /// the high watermark, so both read to it.
+    pub isolation_level: i8,
+    /// Whether the first batch with data is returned even when over the limits (KIP-74).
+    pub min_one_message: bool,
+}
+
+impl FetchParams {
+    /// Kafka's `FetchIsolation.of`: followers read to the log end, consumers to the high
+    /// watermark (read_committed stops at the last stable offset, here the same).
+    fn isolation(&self) -> FetchIsolation {
+        if self.replica_id >= 0 {
+            FetchIsolation::LogEnd
+        } else {
+            FetchIsolation::HighWatermark
+        }
+    }
+}
+
+/// One partition to read (Kafka's `FetchRequest.PartitionData`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchPartitionInfo {
+    pub topic_partition: TopicPartition,
+    pub fetch_offset: i64,
+    /// The client's view of the leader epoch; -1 skips the check.
+    pub current_leader_epoch: i32,
+    pub partition_max_bytes: i32,
+}
+
+/// One partition's read (Kafka's `FetchPartitionData`). On an error the offsets are -1 and
+/// there are no records, as Kafka's `createLogReadResult` answers.
+#[derive(Debug, Clone)]
+pub struct FetchPartitionData {
+    pub error_code: ErrorCode,
+    pub high_watermark: i64,
+    pub last_stable_offset: i64,
+    pub log_start_offset: i64,
+    /// Whole batches as a range of a segment file; `None` when nothing was read.
+    pub records: Option<FileSlice>,
+}
+
+impl FetchPartitionData {
+    fn error(error_code: ErrorCode) -> Self {
+        FetchPartitionData {
+            error_code,
+            high_watermark: -1,
+            last_stable_offset: -1,
+            log_start_offset: -1,
+            records: None,
+        }
+    }
+
+    /// The bytes read.
+    pub fn size(&self) -> usize {
+        self.records
+            .as_ref()
+            .map_or(0, |r| usize::try_from(r.size).unwrap_or(0))
+    }
+}
+
+/// What `fetch_messages` gives: the reads now, or a long poll.
+#[derive(Debug)]
+pub enum FetchResult {
+    Ready(Vec<FetchPartitionData>),
+    Delayed(DelayedFetch),
+}
+
+/// A fetch waiting for `min_bytes` (Kafka's `DelayedFetch`), answered by
+/// [`DelayedFetch::complete`].
+#[derive(Debug)]
+pub struct DelayedFetch {
+    plan: FetchPlan,
+    deadline: Instant,
+    shutting_down: CancellationToken,
+}
+
+/// The request, resolved once against the hosted partitions and read again after each wait.
+#[derive(Debug)]
+struct FetchPlan {
+    params: FetchParams,
+    partitions: Vec<(FetchPartitionInfo, Result<Arc<Partition>, ErrorCode>)>,
+}
+
+/// One read of every partition, and whether it is enough to answer.
+struct Read {
+    data: Vec<FetchPartitionData>,
+    bytes: usize,
+    has_error: bool,
+}
+
+impl ReplicaManager {
+    /// Kafka's `fetchMessages`: reads every partition in order; answers now when `max_wait_ms`
+    /// is 0, there is nothing to read, a read failed or `min_bytes` are available, and
+    /// otherwise waits (the caller awaits [`DelayedFetch::complete`]).
+    pub fn fetch_messages(
+        &self,
+        params: FetchParams,
+        partitions: Vec<FetchPartitionInfo>,
+    ) -> FetchResult {
+        let partitions = partitions
+            .into_iter()
+            .map(|info| {
+                let partition = self
+                    .get_partition_or_error(&info.topic_partition)
+                    .map_err(|e| e.error_code());
+                (info, partition)
+            })
+            .collect();
+        let plan = FetchPlan { params, partitions };
+        let read = plan.read();
+        let min_bytes = usize::try_from(params.min_bytes).unwrap_or(0);
+        if params.max_wait_ms <= 0
+            || plan.partitions.is_empty()
+            || read.has_error
+            || read.bytes >= min_bytes
+        {
+            return FetchResult::Ready(read.data);
+        }
+        FetchResult::Delayed(DelayedFetch {
+            plan,
+            deadline: Instant::now()
+                + Duration::from_millis(u64::try_from(params.max_wait_ms).unwrap_or(0)),
+            shutting_down: self.shutting_down().clone(),
+        })
+    }
+}
+
+impl DelayedFetch {
+    /// Waits until `min_bytes` are available, a read fails, `max_wait_ms` passes or the broker
+    /// shuts down, then answers with a fresh read.
+    pub async fn complete(self) -> Vec<FetchPartitionData> {
+        let min_bytes = usize::try_from(self.plan.params.min_bytes).unwrap_or(0);
+        loop {
+            let watch = PartitionWatch::register(self.plan.hosted());
+            let read = self.plan.read();
+            if read.bytes >= min_bytes || read.has_error {
+                return read.data;
+            }
+            if !watch.wait(self.deadline, &self.shutting_down).await {
+                return self.plan.read().data;
+            }
+        }
+    }
+}
+
+impl FetchPlan {
+    fn hosted(&self) -> impl Iterator<Item = &Arc<Partition>> {
+        self.partitions.iter().filter_map(|(_, p)| p.as_ref().ok())
+    }
+
+    /// Kafka's `readFromLog`: every partition in order under the request's byte budget.
+    fn read(&self) -> Read {
+        let mut limit = self.params.max_bytes;
+        let mut min_one_message = self.params.min_one_message;
+        let mut bytes = 0usize;
+        let mut has_error = false;
+        let mut data = Vec::with_capacity(self.partitions.len());
+        for (info, partition) in &self.partitions {
+            let max = usize::try_from(info.partition_max_bytes)
+                .unwrap_or(0)
+                .min(limit);
+            let read = partition.as_ref().map_err(|c| *c).and_then(|partition| {
+                partition
+                    .read_records(
+                        info.fetch_offset,
+                        info.current_leader_epoch,
+                        max,
+                        self.params.isolation(),
+                        min_one_message,
+                    )
+                    // An out-of-range consumer resets through ListOffsets.
+                    .map_err(|e| e.error_code())
+            });
+            match read {
+                Ok(result) => {
+                    let size = usize::try_from(result.records.size).unwrap_or(0);
+                    if size > 0 {
+                        min_one_message = false;
+                        limit = limit.saturating_sub(size);
+                        bytes += size;
+                    }
+                    let o = result.offsets;
+                    data.push(FetchPartitionData {
+                        error_code: ErrorCode::None,
+                        high_watermark: o.high_watermark,
+                        last_stable_offset: o.high_watermark,
+                        log_start_offset: o.log_start_offset,
+                        records: (size > 0).then_some(result.records),
+                    });
+                }
+                Err(code) => {
+                    has_error = true;
+                    data.push(FetchPartitionData::error(code));
+                }
+            }
+        }
+        Read {
+            data,
+            bytes,
+            has_error,
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! Unit tests of the replica manager's produce and fetch paths: the acks=-1 wait and its
+//! endings (high watermark, leadership moved, min ISR, timeout), the effective min ISR, a
+//! follower's refusals, the long poll, and the controllable clock.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+
+use crate::cluster::time::MockTime;
+use crate::cluster::{LeaderAndIsr, TopicPartition};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::record::batch::TimestampType;
+use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use crate::protocol::record::compression::CompressionType;
+use crate::storage::log_config::LogConfig;
+use crate::storage::log_manager::{LogManager, LogManagerConfig};
+
+use super::*;
+
+const BOUND: Duration = Duration::from_secs(10);
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    rm: Arc<ReplicaManager>,
+    time: Arc<MockTime>,
+}
+
+fn fixture() -> Fixture {
+    let dir = tempfile::tempdir().unwrap();
+    let log_manager = Arc::new(
+        LogManager::startup(
+            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
+            1_000,
+        )
+        .unwrap(),
+    );
+    let time = Arc::new(MockTime::new(1_700_000_000_000));
+    let rm = Arc::new(ReplicaManager::with_time(0, log_manager, time.clone()));
+    Fixture {
+        _dir: dir,
+        rm,
+        time,
+    }
+}
+
+fn tp() -> TopicPartition {
+    TopicPartition::new("t", 0)
+}
+
+fn leadership(leader: i32, leader_epoch: i32, isr: Vec<i32>) -> LeaderAndIsr {
+    LeaderAndIsr {
+        leader_epoch,
+        ..LeaderAndIsr::new(leader, isr)
+    }
+}
+
+fn host(f: &Fixture, replicas: Vec<i32>, state: LeaderAndIsr, min_isr: i32) -> Arc<Partition> {
+    let config = LogConfig {
+        min_insync_replicas: min_isr,
+        message_timestamp_type: TimestampType::LogAppendTime,
+        ..LogConfig::default()
+    };
+    f.rm.become_leader_or_follower(&tp(), None, replicas, state, config)
+        .unwrap()
+}
+
+fn entry() -> Vec<AppendEntry> {
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    b.records.push(SimpleRecord::new(
+        5,
+        Some(b"k".to_vec()),
+        Some(b"v".to_vec()),
+    ));
+    vec![AppendEntry {
+        topic_partition: tp(),
+        records: Bytes::from(b.build().unwrap()),
+    }]
+}
+
+fn ready(result: ProduceResult) -> Vec<PartitionResponse> {
+    match result {
+        ProduceResult::Ready(r) => r,
+        ProduceResult::Delayed(_) => panic!("expected an answer at once"),
+    }
+}
+
+fn delayed(result: ProduceResult) -> DelayedProduce {
+    match result {
+        ProduceResult::Delayed(d) => d,
+        ProduceResult::Ready(r) => panic!("expected a wait, got {r:?}"),
+    }
+}
+
+/// Appends with acks=-1 where a follower in the ISR holds the high watermark back, changes the
+/// partition with `change`, and returns how the wait ended.
+async fn wait_ended_by(change: impl FnOnce(&Fixture, &Arc<Partition>)) -> ErrorCode {
+    let f = fixture();
+    let partition = host(&f, vec![0, 1], leadership(0, 3, vec![0, 1]), 1);
+    let wait = delayed(f.rm.append_records(30_000, -1, entry()));
+    let waiting = tokio::spawn(wait.complete());
+    // Still parked: the follower never fetched, so the high watermark stays at 0.
+    assert_eq!(partition.offsets().high_watermark, 0);
+    assert!(!waiting.is_finished());
+    change(&f, &partition);
+    let answers = tokio::time::timeout(BOUND, waiting).await.unwrap().unwrap();
+    assert_eq!(answers.len(), 1);
+    answers[0].error_code
+}
+
+#[tokio::test]
+async fn a_waiting_acks_all_produce_fails_when_the_leader_becomes_follower() {
+    let code = wait_ended_by(|f, _| {
+        f.rm.become_leader_or_follower(
+            &tp(),
+            None,
+            vec![0, 1],
+            leadership(1, 4, vec![0, 1]),
+            LogConfig::default(),
+        )
+        .unwrap();
+    })
+    .await;
+    assert_eq!(code, ErrorCode::NotLeaderOrFollower);
+}
+
+#[tokio::test]
+async fn a_waiting_acks_all_produce_fails_when_the_leader_epoch_moves() {
+    // Re-elected itself at a new epoch, with the ISR shrunk to itself: the high watermark
+    // would now pass the append, but the append belongs to the old epoch.
+    let code =
+        wait_ended_by(|_, p| p.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0]))).await;
+    assert_eq!(code, ErrorCode::NotLeaderOrFollower);
+}
+
+#[tokio::test]
+async fn a_waiting_acks_all_produce_fails_when_the_replica_is_stopped() {
+    let code = wait_ended_by(|f, _| f.rm.stop_replica(&tp(), false).unwrap()).await;
+    assert_eq!(code, ErrorCode::NotLeaderOrFollower);
+}
+
+#[tokio::test]
+async fn a_waiting_acks_all_produce_succeeds_once_the_isr_is_the_leader_alone() {
+    let code =
+        wait_ended_by(|_, p| p.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0]))).await;
+    assert_eq!(code, ErrorCode::None);
+}
+
+#[tokio::test]
+async fn below_the_effective_min_isr_after_the_append_the_wait_fails() {
+    let f = fixture();
+    let partition = host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 2);
+    let wait = delayed(f.rm.append_records(30_000, -1, entry()));
+    // The ISR shrinks to the leader: the high watermark passes the append, but one replica in
+    // sync is below min.insync.replicas=2.
+    partition.update_leader_and_isr(vec![0, 1], leadership(0, 0, vec![0]));
+    let answers = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
+    assert_eq!(
+        answers[0].error_code,
+        ErrorCode::NotEnoughReplicasAfterAppend
+    );
+}
+
+#[tokio::test]
+async fn an_unmet_acks_all_produce_times_out_and_is_never_acknowledged() {
+    let f = fixture();
+    host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 1);
+    let wait = delayed(f.rm.append_records(50, -1, entry()));
+    let answers = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
+    assert_eq!(answers[0].error_code, ErrorCode::RequestTimedOut);
+}
+
+#[test]
+fn the_effective_min_isr_is_capped_at_the_replica_count() {
+    // One replica, min.insync.replicas=2: Kafka's effective min ISR is 1, so acks=-1 commits.
+    let f = fixture();
+    host(&f, vec![0], leadership(0, 0, vec![0]), 2);
+    let answers = ready(f.rm.append_records(1_000, -1, entry()));
+    assert_eq!(answers[0].error_code, ErrorCode::None);
+    assert_eq!(answers[0].base_offset, 0);
+}
+
+#[test]
+fn acks_all_below_the_effective_min_isr_is_refused_before_the_append() {
+    let f = fixture();
+    let partition = host(&f, vec![0, 1, 2], leadership(0, 0, vec![0]), 2);
+    let answers = ready(f.rm.append_records(1_000, -1, entry()));
+    assert_eq!(answers[0].error_code, ErrorCode::NotEnoughReplicas);
+    assert_eq!(partition.offsets().log_end_offset, 0, "nothing was written");
+    // acks=1 does not care about the ISR.
+    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    assert_eq!(answers[0].error_code, ErrorCode::None);
+}
+
+#[test]
+fn appends_take_their_log_append_time_from_the_replica_managers_clock() {
+    let f = fixture();
+    host(&f, vec![0], leadership(0, 0, vec![0]), 1);
+    f.time.set(1_234_567);
+    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    assert_eq!(answers[0].log_append_time_ms, 1_234_567);
+}
+
+#[test]
+fn invalid_acks_fail_every_partition() {
+    let f = fixture();
+    let partition = host(&f, vec![0], leadership(0, 0, vec![0]), 1);
+    let answers = ready(f.rm.append_records(1_000, 2, entry()));
+    assert_eq!(answers[0].error_code, ErrorCode::InvalidRequiredAcks);
+    assert_eq!(partition.offsets().log_end_offset, 0);
+}
+
+fn consumer_fetch(max_wait_ms: i32, min_bytes: i32) -> (FetchParams, Vec<FetchPartitionInfo>) {
+    let params = FetchParams {
+        replica_id: -1,
+        max_wait_ms,
+        min_bytes,
+        max_bytes: 1 << 20,
+        isolation_level: 0,
+        min_one_message: true,
+    };
+    let info = FetchPartitionInfo {
+        topic_partition: tp(),
+        fetch_offset: 0,
+        current_leader_epoch: -1,
+        partition_max_bytes: 1 << 20,
+    };
+    (params, vec![info])
+}
+
+fn fetched(result: FetchResult) -> Vec<FetchPartitionData> {
+    match result {
+        FetchResult::Ready(r) => r,
+        FetchResult::Delayed(_) => panic!("expected an answer at once"),
+    }
+}
+
+#[test]
+fn a_follower_refuses_produce_and_consumer_fetch_and_an_unhosted_partition_is_unknown() {
+    let f = fixture();
+    let (params, infos) = consumer_fetch(500, 1);
+    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    assert_eq!(answers[0].error_code, ErrorCode::UnknownTopicOrPartition);
+    let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
+    assert_eq!(reads[0].error_code, ErrorCode::UnknownTopicOrPartition);
+
+    host(&f, vec![0, 1], leadership(1, 2, vec![1, 0]), 1);
+    for acks in [0, 1, -1] {
+        let answers = ready(f.rm.append_records(1_000, acks, entry()));
+        assert_eq!(answers[0].error_code, ErrorCode::NotLeaderOrFollower);
+    }
+    let reads = fetched(f.rm.fetch_messages(params, infos));
+    assert_eq!(reads[0].error_code, ErrorCode::NotLeaderOrFollower);
+    assert_eq!(reads[0].high_watermark, -1);
+    assert!(reads[0].records.is_none());
+}
+
+#[tokio::test]
+async fn a_long_poll_answers_when_data_arrives() {
+    let f = fixture();
+    host(&f, vec![0], leadership(0, 0, vec![0]), 1);
+    let (params, infos) = consumer_fetch(30_000, 1);
+    let FetchResult::Delayed(wait) = f.rm.fetch_messages(params, infos) else {
+        panic!("an empty partition with min_bytes 1 waits");
+    };
+    let waiting = tokio::spawn(wait.complete());
+    assert!(!waiting.is_finished());
+    ready(f.rm.append_records(1_000, 1, entry()));
+    let reads = tokio::time::timeout(BOUND, waiting).await.unwrap().unwrap();
+    assert_eq!(reads[0].error_code, ErrorCode::None);
+    assert_eq!(reads[0].high_watermark, 1);
+    assert!(reads[0].size() > 0);
+}
+
+#[tokio::test]
+async fn a_long_poll_without_data_answers_empty_at_max_wait() {
+    let f = fixture();
+    host(&f, vec![0], leadership(0, 0, vec![0]), 1);
+    let (params, infos) = consumer_fetch(50, 1);
+    let FetchResult::Delayed(wait) = f.rm.fetch_messages(params, infos) else {
+        panic!("an empty partition with min_bytes 1 waits");
+    };
+    let reads = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
+    assert_eq!(reads[0].error_code, ErrorCode::None);
+    assert!(reads[0].records.is_none());
+}
+
+#[test]
+fn consumers_read_below_the_high_watermark_and_followers_to_the_log_end() {
+    let f = fixture();
+    host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 1);
+    ready(f.rm.append_records(1_000, 1, entry()));
+    let (params, infos) = consumer_fetch(0, 1);
+    let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
+    assert_eq!(reads[0].high_watermark, 0);
+    assert!(
+        reads[0].records.is_none(),
+        "the record is above the high watermark"
+    );
+    let follower = FetchParams {
+        replica_id: 1,
+        ..params
+    };
+    let reads = fetched(f.rm.fetch_messages(follower, infos));
+    assert!(reads[0].size() > 0);
+}
