@@ -17,6 +17,7 @@ mod record_interop;
 mod serve_admin_raw;
 mod serve_bad_input;
 mod serve_clients;
+mod serve_controller_requests;
 mod serve_groups;
 mod serve_idempotence;
 mod serve_log_dirs;
