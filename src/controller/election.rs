@@ -10,34 +10,7 @@
 use std::collections::BTreeSet;
 
 use crate::cluster::BrokerId;
-
-/// Kafka's `LeaderRecoveryState`: a partition whose leader was elected uncleanly is RECOVERING
-/// until that leader has made its log the truth (KIP-704). Written to the state znode only when
-/// RECOVERING.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum LeaderRecoveryState {
-    #[default]
-    Recovered,
-    Recovering,
-}
-
-impl LeaderRecoveryState {
-    /// The value in the state znode and in LeaderAndIsr v6+.
-    pub fn value(self) -> i8 {
-        match self {
-            LeaderRecoveryState::Recovered => 0,
-            LeaderRecoveryState::Recovering => 1,
-        }
-    }
-
-    pub fn from_value(value: i8) -> Option<Self> {
-        match value {
-            0 => Some(LeaderRecoveryState::Recovered),
-            1 => Some(LeaderRecoveryState::Recovering),
-            _ => None,
-        }
-    }
-}
+pub use crate::cluster::LeaderRecoveryState;
 
 /// A partition's current leadership as the election sees it.
 #[derive(Debug, Clone, Copy)]
