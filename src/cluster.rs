@@ -5,6 +5,7 @@
 
 use std::fmt;
 
+pub mod inter_broker_protocol;
 pub mod sync;
 pub mod time;
 pub mod utc;
