@@ -4,6 +4,7 @@
 //! `KafkaConfig.validateValues` (in [`validate`]), the derived values Kafka computes from several keys (roll and
 //! retention times, log dirs). The topic defaults these keys give are in `super::log_defaults`.
 
+use crate::cluster::inter_broker_protocol::InterBrokerProtocolVersion;
 use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
 use crate::config::listeners::{EndPoint, parse_listeners};
@@ -29,6 +30,10 @@ pub struct Settings {
     /// -1: generate one (ZooKeeper's broker id sequence, above `reserved.broker.max.id`).
     pub broker_id: i32,
     pub broker_id_generation_enable: bool,
+    /// `broker.rack`, written into the registration and used by rack-aware assignment.
+    pub broker_rack: Option<String>,
+    /// `controller.socket.timeout.ms`: how long the controller waits for a broker's answer.
+    pub controller_socket_timeout_ms: i32,
     pub compression_gzip_level: i32,
     pub compression_lz4_level: i32,
     /// The topics' default `compression.type` (a codec makes leaders rebuild batches to it).
@@ -40,6 +45,9 @@ pub struct Settings {
     pub group_max_session_timeout_ms: i32,
     pub group_max_size: i32,
     pub group_min_session_timeout_ms: i32,
+    /// `inter.broker.listener.name`; unset: the listener of `security.inter.broker.protocol`.
+    pub inter_broker_listener_name: Option<String>,
+    pub inter_broker_protocol_version: InterBrokerProtocolVersion,
     pub listeners: Vec<EndPoint>,
     pub log_cleaner_backoff_ms: i64,
     pub log_cleaner_dedupe_buffer_size: i64,
@@ -86,6 +94,7 @@ pub struct Settings {
     pub num_io_threads: i32,
     pub num_network_threads: i32,
     pub num_partitions: i32,
+    pub num_replica_fetchers: i32,
     pub offsets_commit_timeout_ms: i32,
     pub offsets_load_buffer_size: i32,
     pub offsets_metadata_max_bytes: i32,
@@ -98,8 +107,18 @@ pub struct Settings {
     pub producer_id_expiration_check_interval_ms: i32,
     pub producer_id_expiration_ms: i32,
     pub queued_max_requests: i32,
+    pub replica_fetch_backoff_ms: i32,
+    pub replica_fetch_max_bytes: i32,
+    pub replica_fetch_min_bytes: i32,
+    pub replica_fetch_response_max_bytes: i32,
+    pub replica_fetch_wait_max_ms: i32,
+    pub replica_high_watermark_checkpoint_interval_ms: i64,
     pub replica_lag_time_max_ms: i64,
+    pub replica_socket_timeout_ms: i32,
     pub reserved_broker_max_id: i32,
+    /// `security.inter.broker.protocol`; only PLAINTEXT until the security issue. At most one
+    /// of it and `inter.broker.listener.name` may be given (`BrokerConfig::from_sources`).
+    pub security_inter_broker_protocol: String,
     pub socket_request_max_bytes: i32,
     pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i32,
     pub transaction_max_timeout_ms: i32,
@@ -133,6 +152,8 @@ impl Default for Settings {
             auto_create_topics_enable: true,
             broker_id: -1,
             broker_id_generation_enable: true,
+            broker_rack: None,
+            controller_socket_timeout_ms: 30_000,
             compression_gzip_level: GZIP_DEFAULT_LEVEL,
             compression_lz4_level: LZ4_DEFAULT_LEVEL,
             compression_type: BrokerCompressionType::Producer,
@@ -143,6 +164,8 @@ impl Default for Settings {
             group_max_session_timeout_ms: 1_800_000,
             group_max_size: i32::MAX,
             group_min_session_timeout_ms: 6000,
+            inter_broker_listener_name: None,
+            inter_broker_protocol_version: InterBrokerProtocolVersion::LATEST,
             listeners: vec![plaintext_all],
             log_cleaner_backoff_ms: 15_000,
             log_cleaner_dedupe_buffer_size: 128 * 1024 * 1024,
@@ -191,6 +214,7 @@ impl Default for Settings {
             num_io_threads: 8,
             num_network_threads: 3,
             num_partitions: 1,
+            num_replica_fetchers: 1,
             offsets_commit_timeout_ms: 5000,
             offsets_load_buffer_size: 5 * 1024 * 1024,
             offsets_metadata_max_bytes: 4096,
@@ -203,8 +227,16 @@ impl Default for Settings {
             producer_id_expiration_check_interval_ms: 600_000,
             producer_id_expiration_ms: 86_400_000,
             queued_max_requests: 500,
+            replica_fetch_backoff_ms: 1000,
+            replica_fetch_max_bytes: 1024 * 1024,
+            replica_fetch_min_bytes: 1,
+            replica_fetch_response_max_bytes: 10 * 1024 * 1024,
+            replica_fetch_wait_max_ms: 500,
+            replica_high_watermark_checkpoint_interval_ms: 5000,
             replica_lag_time_max_ms: 30_000,
+            replica_socket_timeout_ms: 30_000,
             reserved_broker_max_id: 1000,
+            security_inter_broker_protocol: "PLAINTEXT".to_string(),
             socket_request_max_bytes: 100 * 1024 * 1024,
             transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
             transaction_max_timeout_ms: 900_000,
@@ -249,6 +281,8 @@ impl Settings {
             "auto.create.topics.enable" => self.auto_create_topics_enable = flag()?,
             "broker.id" => self.broker_id = int(i32::MIN)?,
             "broker.id.generation.enable" => self.broker_id_generation_enable = flag()?,
+            "broker.rack" => self.broker_rack = optional(string(value)),
+            "controller.socket.timeout.ms" => self.controller_socket_timeout_ms = int(i32::MIN)?,
             "compression.gzip.level" => {
                 let n = int(i32::MIN)?;
                 values::check_gzip_level(n).map_err(invalid)?;
@@ -266,6 +300,13 @@ impl Settings {
             }
             "group.max.session.timeout.ms" => self.group_max_session_timeout_ms = int(i32::MIN)?,
             "group.max.size" => self.group_max_size = int(1)?,
+            "inter.broker.listener.name" => {
+                self.inter_broker_listener_name = optional(string(value))
+            }
+            "inter.broker.protocol.version" => {
+                self.inter_broker_protocol_version = InterBrokerProtocolVersion::parse(value.trim())
+                    .map_err(|e| invalid(e.to_string()))?
+            }
             "group.min.session.timeout.ms" => self.group_min_session_timeout_ms = int(i32::MIN)?,
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
             "log.cleaner.backoff.ms" => self.log_cleaner_backoff_ms = long(0)?,
@@ -366,6 +407,7 @@ impl Settings {
             "num.io.threads" => self.num_io_threads = int(1)?,
             "num.network.threads" => self.num_network_threads = int(1)?,
             "num.partitions" => self.num_partitions = int(1)?,
+            "num.replica.fetchers" => self.num_replica_fetchers = int(1)?,
             "offsets.commit.timeout.ms" => self.offsets_commit_timeout_ms = int(1)?,
             "offsets.load.buffer.size" => self.offsets_load_buffer_size = int(1)?,
             "offsets.metadata.max.bytes" => self.offsets_metadata_max_bytes = int(i32::MIN)?,
@@ -390,8 +432,18 @@ impl Settings {
             }
             "producer.id.expiration.ms" => self.producer_id_expiration_ms = int(1)?,
             "queued.max.requests" => self.queued_max_requests = int(1)?,
+            "replica.fetch.backoff.ms" => self.replica_fetch_backoff_ms = int(0)?,
+            "replica.fetch.max.bytes" => self.replica_fetch_max_bytes = int(0)?,
+            "replica.fetch.min.bytes" => self.replica_fetch_min_bytes = int(i32::MIN)?,
+            "replica.fetch.response.max.bytes" => self.replica_fetch_response_max_bytes = int(0)?,
+            "replica.fetch.wait.max.ms" => self.replica_fetch_wait_max_ms = int(i32::MIN)?,
+            "replica.high.watermark.checkpoint.interval.ms" => {
+                self.replica_high_watermark_checkpoint_interval_ms = long(i64::MIN)?
+            }
             "replica.lag.time.max.ms" => self.replica_lag_time_max_ms = long(i64::MIN)?,
+            "replica.socket.timeout.ms" => self.replica_socket_timeout_ms = int(i32::MIN)?,
             "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,
+            "security.inter.broker.protocol" => self.security_inter_broker_protocol = string(value),
             "socket.request.max.bytes" => self.socket_request_max_bytes = int(1)?,
             "transaction.abort.timed.out.transaction.cleanup.interval.ms" => {
                 self.transaction_abort_timed_out_transaction_cleanup_interval_ms = int(1)?

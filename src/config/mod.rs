@@ -36,6 +36,14 @@ pub const KCLI_SERVE_BASE: &[(&str, &str)] = &[
     ("log.dirs", "./kcli-data"),
 ];
 
+/// [`KCLI_SERVE_BASE`] for a broker that joins a ZooKeeper cluster: Kafka's `broker.id` default
+/// (-1) stays, so a broker without one takes the id in its `meta.properties` or a generated one
+/// (1001, 1002, ...), as Kafka's brokers do.
+pub const KCLI_CLUSTER_BASE: &[(&str, &str)] = &[
+    ("listeners", "PLAINTEXT://127.0.0.1:9092"),
+    ("log.dirs", "./kcli-data"),
+];
+
 /// A configuration that cannot be loaded.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -195,9 +203,30 @@ impl BrokerConfig {
                 }),
             }
         }
+        // Kafka looks at what was given, not at the defaults, for this one.
+        if let (Some((name, _)), Some(_)) = (
+            config.values.get("inter.broker.listener.name"),
+            config.values.get("security.inter.broker.protocol"),
+        ) {
+            return Err(ConfigError::InvalidValue {
+                key: "inter.broker.listener.name".to_string(),
+                value: name.clone(),
+                reason: "Only one of inter.broker.listener.name and \
+                         security.inter.broker.protocol should be set."
+                    .to_string(),
+            });
+        }
         config.settings.validate()?;
         config.settings.validate_log_defaults()?;
         Ok(config)
+    }
+
+    /// This config with the broker id the broker settled on at startup (a `broker.id` of -1
+    /// resolved from `meta.properties` or ZooKeeper's sequence), as Kafka's `KafkaServer`
+    /// writes it back into its config.
+    pub fn with_broker_id(mut self, broker_id: i32) -> Self {
+        self.settings.broker_id = broker_id;
+        self
     }
 
     /// The typed settings.
@@ -336,6 +365,7 @@ pub fn parse_override(arg: &str) -> Result<(String, String), ConfigError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::inter_broker_protocol::InterBrokerProtocolVersion;
 
     fn pairs(p: &[(&str, &str)]) -> Vec<(String, String)> {
         p.iter()
@@ -523,6 +553,57 @@ mod tests {
         assert_eq!(c.num_io_threads, 2);
         let err = BrokerConfig::from_sources(&[], &file, &[]).unwrap_err();
         assert!(err.to_string().contains("num.io.threads"), "{err}");
+    }
+
+    #[test]
+    fn inter_broker_keys_are_kafkas_and_checked_against_the_listeners() {
+        let load = |p: &[(&str, &str)]| BrokerConfig::from_sources(&[], &pairs(p), &[]);
+        let c = load(&[]).unwrap();
+        assert_eq!(c.inter_broker_listener_name(), "PLAINTEXT");
+        assert_eq!(
+            c.inter_broker_protocol_version,
+            InterBrokerProtocolVersion::LATEST
+        );
+        let c = load(&[
+            ("inter.broker.listener.name", "PLAINTEXT"),
+            ("inter.broker.protocol.version", "3.4"),
+            ("broker.rack", "rack-a"),
+        ])
+        .unwrap();
+        assert_eq!(c.inter_broker_listener_name(), "PLAINTEXT");
+        assert_eq!(
+            c.inter_broker_protocol_version,
+            InterBrokerProtocolVersion::new(3, 4, 0)
+        );
+        assert_eq!(c.broker_rack.as_deref(), Some("rack-a"));
+        for (pairs_, key) in [
+            (
+                &[
+                    ("inter.broker.listener.name", "PLAINTEXT"),
+                    ("security.inter.broker.protocol", "PLAINTEXT"),
+                ][..],
+                "inter.broker.listener.name",
+            ),
+            (
+                &[("inter.broker.listener.name", "REPLICATION")][..],
+                "inter.broker.listener.name",
+            ),
+            (
+                &[("security.inter.broker.protocol", "SSL")][..],
+                "security.inter.broker.protocol",
+            ),
+            (
+                &[("inter.broker.protocol.version", "2.8-IV1")][..],
+                "inter.broker.protocol.version",
+            ),
+            (
+                &[("inter.broker.protocol.version", "3.x")][..],
+                "inter.broker.protocol.version",
+            ),
+        ] {
+            let err = load(pairs_).unwrap_err().to_string();
+            assert!(err.contains(key), "{pairs_:?}: {err}");
+        }
     }
 
     #[test]

@@ -115,6 +115,49 @@ impl Settings {
                  defined in listeners",
             );
         }
-        only_plaintext_listeners(&self.listeners)
+        only_plaintext_listeners(&self.listeners)?;
+        self.validate_inter_broker_listener()
+    }
+
+    /// Kafka's `interBrokerListenerName` check: the listener must be an advertised one.
+    fn validate_inter_broker_listener(&self) -> Result<(), ConfigError> {
+        let fail = |key: &str, value: &str, reason: &str| {
+            Err(ConfigError::InvalidValue {
+                key: key.to_string(),
+                value: value.to_string(),
+                reason: reason.to_string(),
+            })
+        };
+        // An SSL or SASL protocol names a listener that cannot exist yet (only PLAINTEXT
+        // listeners are served), so the listener check below refuses it too.
+        let name = self.inter_broker_listener_name();
+        if !self
+            .effective_advertised_listeners()
+            .iter()
+            .any(|l| l.listener_name == name)
+        {
+            let key = if self.inter_broker_listener_name.is_some() {
+                "inter.broker.listener.name"
+            } else {
+                "security.inter.broker.protocol"
+            };
+            return fail(
+                key,
+                &name,
+                "inter.broker.listener.name must be a listener name defined in \
+                 advertised.listeners. The valid options based on currently configured \
+                 listeners are the advertised listeners' names",
+            );
+        }
+        Ok(())
+    }
+
+    /// The listener brokers and the controller reach this broker on: `inter.broker.listener.name`,
+    /// else the listener named after `security.inter.broker.protocol` (PLAINTEXT by default).
+    pub fn inter_broker_listener_name(&self) -> String {
+        match &self.inter_broker_listener_name {
+            Some(name) => name.clone(),
+            None => self.security_inter_broker_protocol.to_ascii_uppercase(),
+        }
     }
 }
