@@ -27,6 +27,22 @@ pub async fn handle(
     request: CreatePartitionsRequest,
 ) -> Response {
     let mut results: Vec<CreatePartitionsTopicResult> = Vec::new();
+    if !apis.controller.is_active() {
+        // ZooKeeper mode: only the controller adds partitions; clients send it there next.
+        let results = request
+            .topics
+            .iter()
+            .map(|t| CreatePartitionsTopicResult {
+                name: t.name.clone(),
+                error_code: ErrorCode::NotController.code(),
+                ..CreatePartitionsTopicResult::default()
+            })
+            .collect();
+        return ctx.respond(ResponseKind::CreatePartitions(CreatePartitionsResponse {
+            results,
+            ..CreatePartitionsResponse::default()
+        }));
+    }
     for topic in &request.topics {
         if results.iter().any(|r| r.name == topic.name) {
             continue;
@@ -55,7 +71,22 @@ pub async fn handle(
                 Ok(()) if request.timeout_ms <= 0 && !request.validate_only => {
                     (ErrorCode::RequestTimedOut, None)
                 }
-                Ok(()) => (ErrorCode::None, None),
+                Ok(()) if request.validate_only => (ErrorCode::None, None),
+                Ok(()) => {
+                    let timeout = std::time::Duration::from_millis(
+                        u64::try_from(request.timeout_ms).unwrap_or(0),
+                    );
+                    let count = usize::try_from(topic.count).unwrap_or(0);
+                    if apis
+                        .topic_manager
+                        .wait_for_leaders(&name, count, timeout)
+                        .await
+                    {
+                        (ErrorCode::None, None)
+                    } else {
+                        (ErrorCode::RequestTimedOut, None)
+                    }
+                }
                 Err(e) => api_error(&e),
             }
         };

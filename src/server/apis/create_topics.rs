@@ -36,6 +36,18 @@ pub async fn handle(
     request: CreateTopicsRequest,
 ) -> Response {
     let mut results = Vec::with_capacity(request.topics.len());
+    if !apis.controller.is_active() {
+        // ZooKeeper mode: only the controller creates topics; clients send it there next.
+        results.extend(request.topics.iter().map(|t| CreatableTopicResult {
+            name: t.name.clone(),
+            error_code: ErrorCode::NotController.code(),
+            ..CreatableTopicResult::default()
+        }));
+        return ctx.respond(ResponseKind::CreateTopics(CreateTopicsResponse {
+            topics: results,
+            ..CreateTopicsResponse::default()
+        }));
+    }
     for topic in &request.topics {
         let name = topic.name.to_string_lossy().into_owned();
         let mut result = CreatableTopicResult {
@@ -67,6 +79,15 @@ pub async fn handle(
         match outcome {
             // Kafka answers a zero timeout before looking at what it created.
             Ok(_) if request.timeout_ms <= 0 && !request.validate_only => {
+                result.error_code = ErrorCode::RequestTimedOut.code();
+                result.error_message = None;
+                result.configs = Some(Vec::new());
+            }
+            Ok(created)
+                if !request.validate_only
+                    && !wait_for_leaders(apis, &name, &created, request.timeout_ms).await =>
+            {
+                // Kafka's DelayedCreatePartitions expired before every leader was known.
                 result.error_code = ErrorCode::RequestTimedOut.code();
                 result.error_message = None;
                 result.configs = Some(Vec::new());
@@ -131,6 +152,21 @@ async fn create(
     };
     apis.topic_manager
         .create_topic(&new_topic, validate_only)
+        .await
+}
+
+/// Waits up to the request's timeout until this broker's metadata has a leader for every
+/// partition of the new topic.
+async fn wait_for_leaders(
+    apis: &KafkaApis,
+    name: &str,
+    created: &CreatedTopic,
+    timeout_ms: i32,
+) -> bool {
+    let partitions = usize::try_from(created.num_partitions).unwrap_or(0);
+    let timeout = std::time::Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0));
+    apis.topic_manager
+        .wait_for_leaders(name, partitions, timeout)
         .await
 }
 

@@ -51,7 +51,10 @@ pub async fn handle(
             })
             .collect::<Vec<_>>()
     };
-    let responses = if !apis.config.delete_topic_enable {
+    let responses = if !apis.controller.is_active() {
+        // ZooKeeper mode: only the controller deletes topics; clients send it there next.
+        all_failed(ErrorCode::NotController)
+    } else if !apis.config.delete_topic_enable {
         all_failed(if ctx.api_version < 3 {
             ErrorCode::InvalidRequest
         } else {

@@ -17,7 +17,7 @@ use crate::protocol::messages::find_coordinator_response::{Coordinator, FindCoor
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
-use super::super::topic_manager::{NewTopic, TopicError};
+use super::super::topic_manager::{ADMIN_WAIT, NewTopic, TopicError};
 use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 
 const GROUP: i8 = 0;
@@ -97,16 +97,31 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
     };
     // Groups of the new partitions answer COORDINATOR_LOAD_IN_PROGRESS (retried by clients)
     // until the partitions are loaded, not NOT_COORDINATOR.
+    // (Single-node: in a cluster each partition's leader marks and loads it on LeaderAndIsr.)
     let manager = &apis.group_coordinator.manager;
-    for p in 0..config.offsets_topic_num_partitions {
-        manager.mark_loading_if_unknown(p);
+    if config.zookeeper_connect.is_none() {
+        for p in 0..config.offsets_topic_num_partitions {
+            manager.mark_loading_if_unknown(p);
+        }
     }
     match apis.topic_manager.create_topic(&topic, false).await {
+        // In a cluster the leaders load their partitions when the controller's LeaderAndIsr
+        // makes them leaders; until then FindCoordinator answers COORDINATOR_NOT_AVAILABLE.
+        Ok(created) if config.zookeeper_connect.is_some() => {
+            tracing::info!(
+                partitions = created.num_partitions,
+                "created __consumer_offsets"
+            );
+        }
         Ok(created) => {
             tracing::info!(
                 partitions = created.num_partitions,
                 "created __consumer_offsets"
             );
+            let count = usize::try_from(created.num_partitions).unwrap_or(0);
+            apis.topic_manager
+                .wait_for_leaders(GROUP_METADATA_TOPIC_NAME, count, ADMIN_WAIT)
+                .await;
             let manager = std::sync::Arc::clone(&apis.group_coordinator.manager);
             let partitions: Vec<i32> = (0..created.num_partitions).collect();
             // The new partitions are empty: loading them is immediate.

@@ -82,6 +82,10 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: MetadataReq
     ctx.respond(ResponseKind::Metadata(response))
 }
 
+/// How long an auto-creating Metadata waits for the new topic's leaders before answering
+/// LEADER_NOT_AVAILABLE.
+const AUTO_CREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
 async fn named_topic(
     apis: &KafkaApis,
     name: &str,
@@ -104,8 +108,20 @@ async fn named_topic(
         ..NewTopic::default()
     };
     match apis.topic_manager.create_topic(&new_topic, false).await {
-        // Another request created it meanwhile: answer with it.
-        Ok(_) | Err(TopicError::TopicAlreadyExists(_)) => match apis.metadata_cache.topic(name) {
+        // Another request created it meanwhile: answer with it once its leaders are known.
+        // Kafka answers LEADER_NOT_AVAILABLE at once; the controller usually elects within
+        // milliseconds, so a short wait spares the client a retry round.
+        result @ (Ok(_) | Err(TopicError::TopicAlreadyExists(_))) => match apis
+            .topic_manager
+            .wait_for_leaders(
+                name,
+                result.map_or(1, |c| usize::try_from(c.num_partitions).unwrap_or(1)),
+                AUTO_CREATE_WAIT,
+            )
+            .await
+            .then(|| apis.metadata_cache.topic(name))
+            .flatten()
+        {
             Some(t) => topic_response(apis, &t, include_ops),
             None => topic_error(Some(name), ErrorCode::LeaderNotAvailable),
         },
