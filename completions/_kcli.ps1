@@ -87,6 +87,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         'kcli;serve' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A `server.properties` file in Kafka''s format')
             [CompletionResult]::new('--override', '--override', [CompletionResultType]::ParameterName, 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

@@ -267,7 +267,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__serve)
-            opts="-h -V --config --override --help --version"
+            opts="-h -V --config --override --zookeeper --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -278,6 +278,10 @@ _kcli() {
                     return 0
                     ;;
                 --override)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zookeeper)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

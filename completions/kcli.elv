@@ -79,6 +79,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;serve'= {
             cand --config 'A `server.properties` file in Kafka''s format'
             cand --override 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`'
+            cand --zookeeper 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster'
             cand -h 'Print help'
             cand --help 'Print help'
             cand -V 'Print version'

@@ -68,6 +68,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -s h -l help -d
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l config -d 'A `server.properties` file in Kafka\'s format' -r -F
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l override -d 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`' -r
+complete -c kcli -n "__fish_kcli_using_subcommand serve" -l zookeeper -d 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster' -r
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -s h -l help -d 'Print help'
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from completions describe-cluster dump-segment rebuild-index serve help" -f -a "completions" -d 'Print shell completions for kcli to stdout'

@@ -48,6 +48,12 @@ pub struct ServeArgs {
     /// `--override listeners=PLAINTEXT://127.0.0.1:9093`.
     #[arg(long = "override", value_name = "KEY=VALUE")]
     pub overrides: Vec<String>,
+    /// Join the cluster coordinated by this ZooKeeper ensemble: shorthand for
+    /// `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created
+    /// when missing). Without it, and without `zookeeper.connect`, the broker keeps its
+    /// metadata in an embedded store and runs as a single-node cluster.
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: Option<String>,
 }
 
 /// `kcli describe-cluster`: what ZooKeeper holds about the cluster, with filters.

@@ -1,19 +1,28 @@
-//! `kcli serve`: loads the broker config (Kafka's defaults, kcli's single-node base, the file,
-//! the overrides), reports unknown keys as Kafka does, runs the broker on a multi-threaded
+//! `kcli serve`: loads the broker config (Kafka's defaults, kcli's base, the file, the
+//! overrides, `--zookeeper`; the base of a cluster broker leaves `broker.id` at Kafka's -1),
+//! reports unknown keys as Kafka does, runs the broker on a multi-threaded
 //! runtime and shuts it down cleanly on Ctrl-C or SIGTERM. When every log dir has failed the
 //! process halts at once with status 1, as Kafka's broker does (`Exit.halt(1)`).
 
 use anyhow::Context;
 
 use crate::cli::ServeArgs;
-use crate::config::{BrokerConfig, KCLI_SERVE_BASE};
+use crate::config::{BrokerConfig, KCLI_CLUSTER_BASE, KCLI_SERVE_BASE};
 use crate::server::KafkaServer;
 
 use super::Outcome;
 
 pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
-    let config =
-        BrokerConfig::load_with_base(KCLI_SERVE_BASE, args.config.as_deref(), &args.overrides)?;
+    let mut overrides = args.overrides.clone();
+    if let Some(connect) = &args.zookeeper {
+        overrides.push(format!("zookeeper.connect={connect}"));
+    }
+    let mut config =
+        BrokerConfig::load_with_base(KCLI_SERVE_BASE, args.config.as_deref(), &overrides)?;
+    if config.zookeeper_connect.is_some() {
+        config =
+            BrokerConfig::load_with_base(KCLI_CLUSTER_BASE, args.config.as_deref(), &overrides)?;
+    }
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }

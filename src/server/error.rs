@@ -22,12 +22,29 @@ pub enum ServerError {
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
     #[error("loading topics: {0}")]
     Topics(#[from] super::topic_manager::TopicError),
-    /// `zookeeper.connect` names an ensemble, but this build runs only the single-node broker.
+    /// The log dirs' `meta.properties` name different broker ids.
     #[error(
-        "zookeeper.connect is set ({zookeeper_connect}), but cluster mode is not available yet; \
-         unset it to run the single-node broker"
+        "failed to match broker.id across log.dirs: {} in {} and {} in {}",
+        first.0, first.1.display(), second.0, second.1.display()
     )]
-    ClusterModeUnavailable { zookeeper_connect: String },
+    InconsistentBrokerId {
+        first: (BrokerId, std::path::PathBuf),
+        second: (BrokerId, std::path::PathBuf),
+    },
+    /// `broker.id` differs from the id a log dir's `meta.properties` holds.
+    #[error(
+        "configured broker.id {configured} doesn't match stored broker.id {stored} in \
+         meta.properties of {}",
+        dir.display()
+    )]
+    ConfiguredBrokerIdMismatch {
+        configured: BrokerId,
+        stored: BrokerId,
+        dir: std::path::PathBuf,
+    },
+    /// `broker.id=-1` with generation off and no `meta.properties` to take it from.
+    #[error("broker.id is -1 and broker.id.generation.enable is false: set broker.id")]
+    NoBrokerId,
     /// Another live broker holds `/brokers/ids/<id>`.
     #[error("broker.id {broker_id} is already registered in the metadata store at {path}")]
     BrokerIdRegistered { broker_id: BrokerId, path: String },

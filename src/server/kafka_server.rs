@@ -15,6 +15,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -23,19 +24,21 @@ use tokio_util::task::TaskTracker;
 use crate::config::BrokerConfig;
 use crate::controller::channel_manager::BrokerChannel;
 use crate::controller::controller_request_batch::BatchConfig;
-use crate::controller::inter_broker_versions::{
-    ControllerRequestVersions, InterBrokerProtocolVersion,
-};
+use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::controller::kafka_controller::event_for_watch;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
 use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::kafka_zk_client::KafkaZkClient;
+use crate::zk::session::ZkSession;
 use crate::zk::zk_data::{self, BrokerRegistration};
-use crate::zk::{CreateMode, EmbeddedStore, ZkClient, ZkError, recipes};
+use crate::zk::{EmbeddedStore, ZkClient, recipes};
 
 use super::broker_epoch_manager::BrokerEpochManager;
+use super::broker_registration::{
+    SessionExpiryHandler, get_or_generate_broker_id, register_broker,
+};
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
@@ -67,23 +70,25 @@ impl KafkaServer {
     /// Starts a broker with `config`; returns once it serves requests.
     pub async fn startup(config: BrokerConfig) -> Result<KafkaServer, ServerError> {
         config.validate()?;
-        if let Some(zookeeper_connect) = &config.zookeeper_connect {
-            return Err(ServerError::ClusterModeUnavailable {
-                zookeeper_connect: zookeeper_connect.clone(),
-            });
-        }
-        let config = Arc::new(config);
         let log_dirs: Vec<PathBuf> = config.log_dirs().into_iter().map(PathBuf::from).collect();
         let Some(first_dir) = log_dirs.first() else {
             return Err(crate::storage::StorageError::NoLogDirs.into());
         };
         std::fs::create_dir_all(first_dir)
             .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
-        let store = EmbeddedStore::open(first_dir)?;
-        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        let zk = open_metadata_store(&config, first_dir).await?;
         recipes::ensure_persistent_paths(zk.as_ref()).await?;
         let proposed = zk_data::topic_id_to_string(uuid::Uuid::new_v4());
         let cluster_id = recipes::create_or_get_cluster_id(zk.as_ref(), &proposed).await?;
+        let broker_id = get_or_generate_broker_id(
+            config.broker_id,
+            config.broker_id_generation_enable,
+            config.reserved_broker_max_id,
+            &log_dirs,
+            zk.as_ref(),
+        )
+        .await?;
+        let config = Arc::new(config.with_broker_id(broker_id));
         // Dynamic broker configs apply from the start, as Kafka's `DynamicBrokerConfig
         // .initialize` reads them before the log manager starts.
         let (per_broker, cluster_default) =
@@ -173,12 +178,20 @@ impl KafkaServer {
         let endpoints = advertised_endpoints(&config, socket_server.bound_endpoints());
         metadata_cache.set_brokers(vec![BrokerMetadata {
             id: config.broker_id,
-            rack: None,
+            rack: config.broker_rack.clone(),
             endpoints: endpoints.clone(),
         }]);
         let topics = topic_manager.load_topic_configs().await?;
-        let broker_epoch = register_broker(zk.as_ref(), config.broker_id, &endpoints).await?;
+        let registration = broker_registration(&config, &endpoints);
+        let broker_epoch = register_broker(zk.as_ref(), config.broker_id, &registration).await?;
         epochs.set_broker_epoch(broker_epoch);
+        zk.register_state_change_handler(Arc::new(SessionExpiryHandler {
+            zk: Arc::downgrade(&zk),
+            broker_id: config.broker_id,
+            registration,
+            epochs: Arc::clone(&epochs),
+            controller: controller_handle.clone(),
+        }));
 
         let background = CancellationToken::new();
         let tasks = TaskTracker::new();
@@ -187,7 +200,12 @@ impl KafkaServer {
         spawn_watch_forwarder(&zk, &controller_handle, &tasks, background.clone());
         tasks.spawn(controller.run(background.clone()));
         controller_handle.put(ControllerEvent::Startup);
-        wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
+        if config.zookeeper_connect.is_none() {
+            // A restarted single broker is its own controller and serves its partitions when it
+            // opens. A cluster broker, as Kafka's, opens at once; its partitions come with the
+            // controller's LeaderAndIsr, and clients retry LEADER_NOT_AVAILABLE meanwhile.
+            wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
+        }
         let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
@@ -317,11 +335,8 @@ fn controller_config(config: &BrokerConfig) -> ControllerConfig {
     ControllerConfig {
         batch: BatchConfig {
             controller_id: config.broker_id,
-            versions: ControllerRequestVersions::for_ibp(InterBrokerProtocolVersion::LATEST),
-            inter_broker_listener: config
-                .listeners
-                .first()
-                .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone()),
+            versions: ControllerRequestVersions::for_ibp(config.inter_broker_protocol_version),
+            inter_broker_listener: config.inter_broker_listener_name(),
         },
         unclean_leader_election_enable: config.unclean_leader_election_enable,
         delete_topic_enable: config.delete_topic_enable,
@@ -416,36 +431,49 @@ fn advertised_endpoints(config: &BrokerConfig, bound: &[BoundEndPoint]) -> Vec<B
         .collect()
 }
 
-/// `/brokers/ids/<id>`, ephemeral; returns the broker epoch (the node's czxid).
-async fn register_broker(
-    zk: &dyn ZkClient,
-    broker_id: i32,
-    endpoints: &[BrokerEndPoint],
-) -> Result<i64, ServerError> {
-    let registration = BrokerRegistration {
+/// What `/brokers/ids/<id>` holds: the advertised endpoints with their security protocols, the
+/// rack, and the registration time.
+fn broker_registration(config: &BrokerConfig, endpoints: &[BrokerEndPoint]) -> BrokerRegistration {
+    BrokerRegistration {
         endpoints: endpoints
             .iter()
             .map(|e| zk_data::EndPoint {
                 listener_name: e.listener_name.clone(),
                 host: e.host.clone(),
                 port: e.port,
-                security_protocol: "PLAINTEXT".into(),
+                security_protocol: config
+                    .listeners
+                    .iter()
+                    .find(|l| l.listener_name == e.listener_name)
+                    .map_or("PLAINTEXT", |l| l.security_protocol.name())
+                    .to_string(),
             })
             .collect(),
-        rack: None,
+        rack: config.broker_rack.clone(),
         jmx_port: -1,
         timestamp_ms: now_ms(),
-    };
-    match zk
-        .create(
-            &zk_data::broker_id_path(broker_id),
-            &registration.encode(),
-            CreateMode::Ephemeral,
-        )
-        .await
-    {
-        Ok((_, stat)) => Ok(stat.czxid),
-        Err(ZkError::NodeExists(path)) => Err(ServerError::BrokerIdRegistered { broker_id, path }),
-        Err(e) => Err(e.into()),
     }
+}
+
+/// The metadata store: a session with the ZooKeeper ensemble of `zookeeper.connect` (its chroot
+/// created when missing), or, without it, the embedded store whose files sit in the first log
+/// dir.
+async fn open_metadata_store(
+    config: &BrokerConfig,
+    first_dir: &std::path::Path,
+) -> Result<Arc<dyn ZkClient>, ServerError> {
+    let Some(connect) = &config.zookeeper_connect else {
+        let store = EmbeddedStore::open(first_dir)?;
+        return Ok(Arc::new(store.session()));
+    };
+    let millis = |ms: i32| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+    let session = ZkSession::connect(
+        connect,
+        millis(config.zookeeper_session_timeout_ms),
+        millis(config.zookeeper_connection_timeout_ms()),
+    )
+    .await?;
+    tracing::info!(zookeeper_connect = %connect, session_id = format!("{:#x}", session.session_id()),
+        "connected to ZooKeeper");
+    Ok(Arc::new(session))
 }

@@ -8,6 +8,8 @@
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
+//! - [`broker_registration`]: the broker id, `/brokers/ids/<id>`, re-registration after a
+//!   ZooKeeper session expiry.
 //! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
@@ -25,6 +27,7 @@
 pub mod api_versions;
 pub mod apis;
 pub mod broker_epoch_manager;
+pub mod broker_registration;
 pub mod config_entries;
 pub mod config_ops;
 pub mod controller_channel;

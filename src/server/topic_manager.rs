@@ -1,18 +1,20 @@
 //! Topic administration over ZooKeeper's layout (Kafka's `ZkAdminManager` and `AdminZkClient`),
-//! and, for the single-node broker, the controller's part of it: the broker is its only
-//! replica, so it writes each new partition's state znode with itself as leader and becomes
-//! that leader at once. In a cluster the controller does the second half.
+//! the admin half only: it writes what an operator asks for, on any broker, and the controller
+//! (watching those znodes) does the rest: partition state znodes, leaders, LeaderAndIsr and
+//! UpdateMetadata.
 //!
 //! Znodes written, as Kafka writes them: `/config/topics/<t>` (the topic's config overrides),
-//! `/brokers/topics/<t>` (replica assignment and topic id), and
-//! `/brokers/topics/<t>/partitions/<p>/state` (leader, epoch, ISR). A config change also leaves
-//! a `/config/changes/config_change_N` notification.
+//! `/brokers/topics/<t>` (replica assignment and topic id) and `/admin/delete_topics/<t>`. A
+//! config change also leaves a `/config/changes/config_change_N` notification. Creation returns
+//! once the znodes are written; callers that answer only once every partition has a leader
+//! (CreateTopics, CreatePartitions) wait with [`TopicManager::wait_for_leaders`].
 //!
 //! Topic creation, deletion and partition changes are serialised by one async mutex, so two
 //! clients auto-creating the same topic race for nothing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex as StdMutex, RwLock as StdRwLock};
+use std::time::Duration;
 
 use tokio::sync::Mutex;
 use uuid::Uuid;
@@ -104,7 +106,7 @@ pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
 
 /// How long an admin request waits for the controller's decision to reach this broker: Kafka's
 /// default `request.timeout.ms` of its admin client.
-const ADMIN_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+pub const ADMIN_WAIT: Duration = Duration::from_secs(30);
 
 fn check_partition_count(count: i64) -> Result<(), TopicError> {
     if count > MAX_PARTITIONS_PER_REQUEST {
@@ -258,6 +260,24 @@ impl TopicManager {
         }
     }
 
+    /// Waits until this broker's metadata cache shows `topic` with at least `partitions`
+    /// partitions, each with a leader (Kafka's `DelayedCreatePartitions`); `false` when
+    /// `timeout` passed first.
+    pub async fn wait_for_leaders(
+        &self,
+        topic: &str,
+        partitions: usize,
+        timeout: Duration,
+    ) -> bool {
+        self.metadata_cache
+            .wait_for(timeout, |cache| {
+                cache.topic(topic).is_some_and(|t| {
+                    t.partitions.len() >= partitions && t.partitions.values().all(|p| p.leader >= 0)
+                })
+            })
+            .await
+    }
+
     fn set_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
         let mut map = lock(&self.overrides);
         if overrides.is_empty() {
@@ -309,14 +329,8 @@ impl TopicManager {
             .await?;
         self.set_overrides(&topic.name, topic.configs.clone());
         // The controller creates the partitions (their state znodes, LeaderAndIsr,
-        // UpdateMetadata); the answer waits until this broker knows every leader.
-        let count = assignment.len();
-        self.wait_for_metadata("topic creation", |cache| {
-            cache.topic(&topic.name).is_some_and(|t| {
-                t.partitions.len() == count && t.partitions.values().all(|p| p.leader >= 0)
-            })
-        })
-        .await;
+        // UpdateMetadata); callers that answer only once leaders exist wait with
+        // `wait_for_leaders`.
         tracing::info!(topic = %topic.name, partitions = created.num_partitions, "created topic");
         Ok(created)
     }
@@ -482,13 +496,6 @@ impl TopicManager {
         self.zk
             .set_data(&zk_data::topic_path(topic), &data, -1)
             .await?;
-        let count = usize::try_from(count).unwrap_or(usize::MAX);
-        self.wait_for_metadata("partition creation", |cache| {
-            cache.topic(topic).is_some_and(|t| {
-                t.partitions.len() >= count && t.partitions.values().all(|p| p.leader >= 0)
-            })
-        })
-        .await;
         Ok(())
     }
 

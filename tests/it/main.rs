@@ -5,6 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod cli;
+mod cluster;
 mod codegen;
 mod describe_cluster;
 mod dump_segment;

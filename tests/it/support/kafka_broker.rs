@@ -9,7 +9,7 @@
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 use std::time::{Duration, Instant};
 
 use kcli::zk::ZkClient;
@@ -20,8 +20,6 @@ use crate::serve_support::{KafkaConn, free_port};
 /// A JVM start plus the broker's startup; the machine is shared by several builds.
 const START_LIMIT: Duration = Duration::from_secs(90);
 const STOP_LIMIT: Duration = Duration::from_secs(30);
-
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
 
 /// A running `kafka.Kafka` process, killed on drop.
 pub struct KafkaBroker {
@@ -42,7 +40,8 @@ impl KafkaBroker {
         extra: &[(&str, &str)],
         zk: &dyn ZkClient,
     ) -> KafkaBroker {
-        let turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+        // One cluster at a time, kcli's or Kafka's.
+        let turn = super::cluster::exclusive();
         let _ = kafka_classpath();
         let dir = tempfile::tempdir().unwrap();
         let port = free_port();

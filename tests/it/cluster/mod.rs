@@ -1,0 +1,75 @@
+//! Cluster mode over a real ZooKeeper, every broker a separate `kcli serve` process
+//! (`support::cluster::TestCluster`): membership and topic creation ([`membership`]); the
+//! controller and brokers dying, stopping and coming back ([`failover`]).
+
+mod failover;
+mod membership;
+
+use std::time::Duration;
+
+use kcli::protocol::codec::StrBytes;
+use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
+use kcli::protocol::messages::{RequestKind, ResponseKind};
+
+use crate::serve_support::KafkaConn;
+use crate::support::cluster::{TestCluster, metadata, wait_until};
+
+/// Creates `topic` with `partitions` partitions of `rf` replicas with an admin client (librdkafka's,
+/// which sends CreateTopics to the controller), and waits until every broker's Metadata shows a
+/// leader for each.
+pub fn create_topic(cluster: &TestCluster, topic: &str, partitions: i32, rf: i32) {
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::config::ClientConfig;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .create()
+        .unwrap();
+    let results = runtime
+        .block_on(admin.create_topics(
+            &[NewTopic::new(
+                topic,
+                partitions,
+                TopicReplication::Fixed(rf),
+            )],
+            &AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
+        ))
+        .unwrap();
+    for r in results {
+        r.unwrap_or_else(|(t, e)| panic!("creating {t}: {e}\n{}", cluster.logs()));
+    }
+    let alive = (1..=i32::try_from(cluster.brokers.len()).unwrap()).collect();
+    for b in &cluster.brokers {
+        wait_until(
+            "every broker's Metadata shows a leader for every partition",
+            Duration::from_secs(30),
+            || {
+                let count = usize::try_from(partitions).unwrap();
+                metadata(b.port()).filter(|m| m.led_partitions(topic, count, &alive).is_some())
+            },
+        );
+    }
+}
+
+/// A raw CreateTopics v7 to the broker on `port`; the topic's error code.
+pub fn create_topics_raw(port: u16, topic: &str) -> i16 {
+    let mut conn = KafkaConn::connect(port);
+    let body = RequestKind::CreateTopics(CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: StrBytes::from(topic.to_string()),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..CreatableTopic::default()
+        }],
+        timeout_ms: 10_000,
+        ..CreateTopicsRequest::default()
+    });
+    match conn.call(&body, 7) {
+        ResponseKind::CreateTopics(r) => r.topics[0].error_code,
+        other => panic!("{other:?}"),
+    }
+}

@@ -1,0 +1,241 @@
+//! [`TestCluster`]: a real ZooKeeper and N `kcli serve` brokers, each a separate process on
+//! 127.0.0.1 with a free port and a temp dir, broker ids 1..=N, under a chroot of their own. One
+//! cluster runs at a time in the test binary ([`exclusive`], also taken by the tests that run a
+//! Kafka broker), sessions are 6 s, and every wait is a poll with a deadline.
+//!
+//! Also here: [`metadata`], one broker's Metadata answer as plain data (raw protocol, so no
+//! client cache sits between the test and the broker), and synchronous ZooKeeper reads.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::{Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+use kcli::protocol::messages::metadata_request::MetadataRequest;
+use kcli::protocol::messages::{RequestKind, ResponseKind};
+use kcli::zk::{Stat, ZkClient, ZkError};
+
+use super::zookeeper::ZkServer;
+use crate::serve_support::{KafkaConn, TestBroker};
+
+/// The brokers' `zookeeper.session.timeout.ms`.
+pub const SESSION_TIMEOUT: Duration = Duration::from_secs(6);
+
+static ONE_CLUSTER: Mutex<()> = Mutex::new(());
+
+/// Held while a cluster (of kcli or Kafka brokers) runs, so that two never share the 2 cores.
+pub fn exclusive() -> MutexGuard<'static, ()> {
+    ONE_CLUSTER.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// Polls `f` every 50 ms until it gives `Some`, failing the test after `limit` with `what`.
+pub fn wait_until<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<T>) -> T {
+    let start = Instant::now();
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(start.elapsed() < limit, "not within {limit:?}: {what}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// One partition as a broker's Metadata shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartitionView {
+    pub error_code: i16,
+    pub leader: i32,
+    pub leader_epoch: i32,
+    pub replicas: Vec<i32>,
+    pub isr: Vec<i32>,
+}
+
+/// A broker's Metadata answer: brokers (id → port), controller, topics.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MetadataView {
+    pub brokers: BTreeMap<i32, i32>,
+    pub controller_id: i32,
+    pub topics: BTreeMap<String, (i16, BTreeMap<i32, PartitionView>)>,
+}
+
+impl MetadataView {
+    pub fn broker_ids(&self) -> BTreeSet<i32> {
+        self.brokers.keys().copied().collect()
+    }
+
+    /// The partitions of `topic`, when every one of `count` has a leader among `alive`.
+    pub fn led_partitions(
+        &self,
+        topic: &str,
+        count: usize,
+        alive: &BTreeSet<i32>,
+    ) -> Option<&BTreeMap<i32, PartitionView>> {
+        let (_, partitions) = self.topics.get(topic)?;
+        (partitions.len() == count && partitions.values().all(|p| alive.contains(&p.leader)))
+            .then_some(partitions)
+    }
+}
+
+/// Metadata v9 (all topics) from the broker on `port`; `None` when it does not answer.
+pub fn metadata(port: u16) -> Option<MetadataView> {
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    let mut conn = KafkaConn::from_stream(stream, 1);
+    let body = RequestKind::Metadata(MetadataRequest {
+        topics: None,
+        ..MetadataRequest::default()
+    });
+    conn.send(&body, 9).ok()?;
+    let (_, response) = conn
+        .recv(kcli::protocol::messages::ApiKey::Metadata, 9)
+        .ok()?;
+    let ResponseKind::Metadata(m) = response else {
+        return None;
+    };
+    Some(MetadataView {
+        brokers: m.brokers.iter().map(|b| (b.node_id, b.port)).collect(),
+        controller_id: m.controller_id,
+        topics: m
+            .topics
+            .iter()
+            .filter_map(|t| {
+                let name = t.name.as_ref()?.to_string();
+                let partitions = t
+                    .partitions
+                    .iter()
+                    .map(|p| {
+                        (
+                            p.partition_index,
+                            PartitionView {
+                                error_code: p.error_code,
+                                leader: p.leader_id,
+                                leader_epoch: p.leader_epoch,
+                                replicas: p.replica_nodes.clone(),
+                                isr: p.isr_nodes.clone(),
+                            },
+                        )
+                    })
+                    .collect();
+                Some((name, (t.error_code, partitions)))
+            })
+            .collect(),
+    })
+}
+
+/// Runs `f` against a fresh ZooKeeper session on `connect` (chroot included), blocking.
+pub fn with_zk<T>(connect: &str, f: impl AsyncFnOnce(&dyn ZkClient) -> T) -> T {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let client = tokio::time::timeout(
+            Duration::from_secs(20),
+            kcli::zk::ZooKeeperClient::connect(connect, SESSION_TIMEOUT),
+        )
+        .await
+        .expect("ZooKeeper session within 20 s")
+        .unwrap();
+        let out = f(&client).await;
+        let _ = client.close().await;
+        out
+    })
+}
+
+/// A real ZooKeeper and `n` kcli brokers (ids 1..=n).
+pub struct TestCluster {
+    pub brokers: Vec<TestBroker>,
+    pub zk: ZkServer,
+    chroot: String,
+    _exclusive: MutexGuard<'static, ()>,
+}
+
+impl TestCluster {
+    /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
+    /// waits until every broker's Metadata lists all `n`.
+    pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let zk = ZkServer::start();
+        let chroot = "/kcli".to_string();
+        let connect = format!("{}{chroot}", zk.connect_string());
+        let session_ms = SESSION_TIMEOUT.as_millis().to_string();
+        let brokers = (1..=n)
+            .map(|id| {
+                let id = id.to_string();
+                let mut all = vec![
+                    ("zookeeper.connect", connect.as_str()),
+                    ("broker.id", id.as_str()),
+                    ("zookeeper.session.timeout.ms", session_ms.as_str()),
+                ];
+                all.extend_from_slice(overrides);
+                TestBroker::start(&all)
+            })
+            .collect();
+        let cluster = TestCluster {
+            brokers,
+            zk,
+            chroot,
+            _exclusive: exclusive,
+        };
+        let all: BTreeSet<i32> = (1..=n).collect();
+        for b in &cluster.brokers {
+            wait_until(
+                "every broker's Metadata lists every broker",
+                Duration::from_secs(30),
+                || metadata(b.port()).filter(|m| m.broker_ids() == all),
+            );
+        }
+        cluster
+    }
+
+    /// `zookeeper.connect` of the brokers, chroot included.
+    pub fn connect(&self) -> String {
+        format!("{}{}", self.zk.connect_string(), self.chroot)
+    }
+
+    /// The broker with this id.
+    pub fn broker(&mut self, id: i32) -> &mut TestBroker {
+        let index = usize::try_from(id - 1).unwrap();
+        &mut self.brokers[index]
+    }
+
+    pub fn port(&self, id: i32) -> u16 {
+        self.brokers[usize::try_from(id - 1).unwrap()].port()
+    }
+
+    /// `host:port,...` of every broker.
+    pub fn bootstrap(&self) -> String {
+        let all: Vec<String> = self.brokers.iter().map(TestBroker::bootstrap).collect();
+        all.join(",")
+    }
+
+    /// A znode's data and stat, `None` when it does not exist.
+    pub fn get(&self, path: &str) -> Option<(String, Stat)> {
+        let path = path.to_string();
+        with_zk(&self.connect(), async move |zk: &dyn ZkClient| {
+            match zk.get_data(&path, false).await {
+                Ok((data, stat)) => Some((String::from_utf8(data).unwrap(), stat)),
+                Err(ZkError::NoNode(_)) => None,
+                Err(e) => panic!("reading {path}: {e}"),
+            }
+        })
+    }
+
+    /// `/controller`'s broker id, if any.
+    pub fn controller_id(&self) -> Option<i32> {
+        let (data, _) = self.get("/controller")?;
+        let json: serde_json::Value = serde_json::from_str(&data).unwrap();
+        json["brokerid"]
+            .as_i64()
+            .map(|id| i32::try_from(id).unwrap())
+    }
+
+    /// `/controller_epoch`.
+    pub fn controller_epoch(&self) -> i32 {
+        let (data, _) = self.get("/controller_epoch").expect("/controller_epoch");
+        data.trim().parse().unwrap()
+    }
+
+    /// Every broker's log, for failure messages.
+    pub fn logs(&self) -> String {
+        self.brokers.iter().map(TestBroker::stderr).collect()
+    }
+}
