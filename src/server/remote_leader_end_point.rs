@@ -220,13 +220,21 @@ impl RemoteLeaderEndPoint {
                 }),
             }
         }
-        let request = FetchRequest {
-            replica_id: self.local.broker_id,
-            replica_state: ReplicaState {
+        // KIP-903 moved the replica's id into `ReplicaState` at v15; the field of the other
+        // versions must keep its default or the request does not encode.
+        let (replica_id, replica_state) = if version >= 15 {
+            let state = ReplicaState {
                 replica_id: self.local.broker_id,
                 replica_epoch: self.local.epochs.broker_epoch(),
                 ..ReplicaState::default()
-            },
+            };
+            (-1, state)
+        } else {
+            (self.local.broker_id, ReplicaState::default())
+        };
+        let request = FetchRequest {
+            replica_id,
+            replica_state,
             max_wait_ms: settings.max_wait_ms,
             min_bytes: settings.min_bytes,
             max_bytes: settings.max_bytes,
@@ -389,5 +397,118 @@ impl LeaderEndPoint for RemoteLeaderEndPoint {
         current_leader_epoch: i32,
     ) -> OffsetFuture<'a> {
         Box::pin(self.list_offset(tp, current_leader_epoch, LATEST_TIMESTAMP))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::{ApiKey, RequestHeader, encode_request_frame};
+    use crate::server::metadata_cache::{BrokerEndPoint, BrokerMetadata, TopicMetadata};
+
+    fn factory() -> (RemoteLeaderEndPoints, Uuid) {
+        let cache = Arc::new(MetadataCache::new("cluster".into()));
+        cache.set_brokers(vec![BrokerMetadata {
+            id: 1,
+            rack: None,
+            endpoints: vec![BrokerEndPoint {
+                listener_name: "PLAINTEXT".into(),
+                host: "h1".into(),
+                port: 9093,
+            }],
+        }]);
+        let topic_id = Uuid::new_v4();
+        cache.update_topic(TopicMetadata {
+            name: "t".into(),
+            topic_id,
+            is_internal: false,
+            partitions: Default::default(),
+        });
+        let epochs = Arc::new(BrokerEpochManager::default());
+        epochs.set_broker_epoch(77);
+        let endpoints = RemoteLeaderEndPoints::new(
+            0,
+            "PLAINTEXT",
+            InterBrokerProtocolVersion::LATEST,
+            ReplicaFetchSettings::default(),
+            epochs,
+            cache,
+        );
+        (endpoints, topic_id)
+    }
+
+    fn partition(topic: &str, index: i32, offset: i64) -> FetchPartition {
+        FetchPartition {
+            topic_partition: TopicPartition::new(topic, index),
+            topic_id: None,
+            fetch_offset: offset,
+            log_start_offset: 0,
+            current_leader_epoch: 4,
+        }
+    }
+
+    #[test]
+    fn leaders_resolve_to_their_inter_broker_listener_and_only_live_others() {
+        let (endpoints, _) = factory();
+        let leader = endpoints.end_point(1).unwrap();
+        assert_eq!(leader.address(), "h1:9093");
+        assert_eq!(leader.broker_id(), 1);
+        assert!(endpoints.end_point(0).is_none(), "never itself");
+        assert!(endpoints.end_point(2).is_none(), "not alive");
+    }
+
+    #[test]
+    fn a_fetch_at_ibp_3_9_is_v17_by_topic_id_sessionless_with_kafkas_defaults() {
+        let (endpoints, topic_id) = factory();
+        let leader = RemoteLeaderEndPoint {
+            broker: 1,
+            address: "h1:9093".into(),
+            client: Arc::new(NetworkClient::new(
+                "h1:9093",
+                NetworkClientConfig::default(),
+            )),
+            local: Arc::clone(&endpoints.local),
+        };
+        let (request, local) = leader.build_fetch(&[
+            partition("t", 0, 10),
+            partition("t", 1, 20),
+            partition("unknown", 0, 0),
+        ]);
+        assert_eq!(endpoints.local.versions.fetch, 17);
+        assert_eq!(request.replica_state.replica_id, 0);
+        assert_eq!(request.replica_state.replica_epoch, 77);
+        assert_eq!(
+            (request.max_wait_ms, request.min_bytes, request.max_bytes),
+            (500, 1, 10 << 20)
+        );
+        assert_eq!((request.session_id, request.session_epoch), (0, -1));
+        assert_eq!(request.isolation_level, 0);
+        assert_eq!(request.topics.len(), 1);
+        let topic = &request.topics[0];
+        assert_eq!(topic.topic_id, topic_id);
+        let offsets: Vec<_> = topic
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition,
+                    p.fetch_offset,
+                    p.current_leader_epoch,
+                    p.partition_max_bytes,
+                )
+            })
+            .collect();
+        assert_eq!(offsets, vec![(0, 10, 4, 1 << 20), (1, 20, 4, 1 << 20)]);
+        // A topic without an id cannot be asked for at v13+.
+        assert_eq!(local.len(), 1);
+        assert_eq!(local[0].1.error_code, ErrorCode::UnknownTopicId.code());
+        let header = RequestHeader {
+            request_api_key: ApiKey::Fetch as i16,
+            request_api_version: 17,
+            correlation_id: 1,
+            client_id: None,
+            unknown_tagged_fields: Vec::new(),
+        };
+        assert!(encode_request_frame(&header, &RequestKind::Fetch(request)).is_ok());
     }
 }
