@@ -1,6 +1,7 @@
-//! The versions of the controller's requests, chosen by `inter.broker.protocol.version` as
-//! Kafka's `ControllerChannelManager` chooses them (no ApiVersions exchange between brokers: the
-//! operator's IBP is the contract, so a rolling upgrade can hold every broker to the oldest).
+//! The versions of the controller's and the replica fetchers' requests, chosen by
+//! `inter.broker.protocol.version` as Kafka's `ControllerChannelManager` and `MetadataVersion`
+//! choose them (no ApiVersions exchange between brokers: the operator's IBP is the contract, so
+//! a rolling upgrade can hold every broker to the oldest).
 
 pub use crate::cluster::inter_broker_protocol::{IbpError, InterBrokerProtocolVersion};
 
@@ -38,6 +39,42 @@ impl ControllerRequestVersions {
     }
 }
 
+/// The versions of the replica fetchers' requests at one IBP (Kafka's `MetadataVersion
+/// .fetchRequestVersion` and `listOffsetRequestVersion`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaFetcherRequestVersions {
+    pub fetch: i16,
+    pub list_offsets: i16,
+}
+
+impl ReplicaFetcherRequestVersions {
+    /// Fetch 17 from 3.9-IV0, 16 from 3.7-IV4, 15 from 3.5-IV1, 14 from 3.5-IV0, 13 from
+    /// 3.1-IV0, else 12; ListOffsets 9 from 3.9-IV0, 8 from 3.5-IV0, else 7.
+    pub fn for_ibp(ibp: InterBrokerProtocolVersion) -> Self {
+        let fetch = [
+            ((3, 9, 0), 17),
+            ((3, 7, 4), 16),
+            ((3, 5, 1), 15),
+            ((3, 5, 0), 14),
+            ((3, 1, 0), 13),
+        ]
+        .iter()
+        .find(|((major, minor, iv), _)| ibp.at_least(*major, *minor, *iv))
+        .map_or(12, |(_, v)| *v);
+        let list_offsets = if ibp.at_least(3, 9, 0) {
+            9
+        } else if ibp.at_least(3, 5, 0) {
+            8
+        } else {
+            7
+        };
+        ReplicaFetcherRequestVersions {
+            fetch,
+            list_offsets,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -51,5 +88,21 @@ mod tests {
         assert_eq!(at("3.3").stop_replica, 3);
         assert_eq!(at("3.2-IV0").leader_and_isr, 6);
         assert_eq!(at("3.1").leader_and_isr, 5);
+    }
+
+    #[test]
+    fn replica_fetcher_versions_follow_the_ibp() {
+        let at = |s| {
+            ReplicaFetcherRequestVersions::for_ibp(InterBrokerProtocolVersion::parse(s).unwrap())
+        };
+        assert_eq!(at("3.9").fetch, 17);
+        assert_eq!(at("3.9").list_offsets, 9);
+        assert_eq!(at("3.8").fetch, 16);
+        assert_eq!(at("3.7-IV3").fetch, 15);
+        assert_eq!(at("3.5-IV0").fetch, 14);
+        assert_eq!(at("3.5-IV0").list_offsets, 8);
+        assert_eq!(at("3.1").fetch, 13);
+        assert_eq!(at("3.0").fetch, 12);
+        assert_eq!(at("3.4").list_offsets, 7);
     }
 }

@@ -6,6 +6,10 @@
 //!   high watermark, and the waiters woken when either log offset moves.
 //! - [`replica_manager`]: every partition of the broker; leadership changes; the produce path
 //!   (`append_records`, the acks=-1 wait) and the fetch path (`fetch_messages`, the long poll).
+//! - [`leader_end_point`]: the `LeaderEndPoint` trait a fetcher reaches its leader through
+//!   (implemented by `server` over the inter-broker client).
+//! - [`replica_fetcher_manager`], [`replica_fetcher`]: the follower side, one fetcher task per
+//!   leader broker appending the leader's batches unchanged.
 //! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
 //!
@@ -13,16 +17,21 @@
 //!
 //! Locking: a partition's state mutex is taken before its log's; neither is held across an
 //! `.await`. The replica manager's map lock is never held while a partition's lock is taken.
+//! The fetcher manager's map, then a fetcher's partition map, come before both.
 
 pub mod alter_log_dirs;
 pub mod delayed;
 pub mod error;
+pub mod leader_end_point;
 pub mod partition;
+pub mod replica_fetcher;
+pub mod replica_fetcher_manager;
 pub mod replica_manager;
 
 /// A range of a segment file, as fetch results carry records for `sendfile(2)`.
 pub use crate::storage::file_records::FileSlice;
 pub use error::PartitionError;
+pub use leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
 pub use partition::{LogOffsets, LogReadResult, Partition};
 pub use replica_manager::{
     AppendEntry, DelayedFetch, DelayedProduce, FetchParams, FetchPartitionData, FetchPartitionInfo,

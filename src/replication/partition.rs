@@ -7,13 +7,23 @@
 //! leader epoch ([`Partition::check_enough_replicas_reach_offset`]): a new leader may truncate
 //! what an old one appended, so an acknowledgement after leadership moved could be a lie.
 //!
-//! The high watermark is the smallest log end offset among the ISR. With the leader alone in
-//! the ISR (a single-node broker, or replication factor 1) it follows the log end at once.
+//! The high watermark is the smallest log end offset among the ISR (Kafka's
+//! `maybeIncrementLeaderHW`), the leader's own included; a follower's log end is what its last
+//! fetch asked for (`updateFollowerFetchState`: a follower fetches from its log end), unknown
+//! (holding the high watermark back) until it fetches from this leader. Followers outside the
+//! ISR do not hold it back. With the leader alone in the ISR (a single-node broker, or
+//! replication factor 1) it follows the log end at once. The ISR is what the controller set;
+//! shrinking and expanding it is not done here yet.
+//!
+//! As a follower, the partition takes the leader's batches unchanged
+//! ([`Partition::append_records_to_follower`]) and its high watermark is the leader's, capped at
+//! its own log end.
 //!
 //! An I/O error from the log is reported to the log dir failure channel (the dir goes offline);
 //! once the broker has taken the partition offline (Kafka's `HostedPartition.Offline`) every
 //! operation answers KAFKA_STORAGE_ERROR.
 
+use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -63,6 +73,18 @@ pub struct LogReadResult {
 struct PartitionState {
     assignment: Vec<BrokerId>,
     leader_and_isr: LeaderAndIsr,
+    /// While this broker leads: each follower's log end offset as its last fetch reported it
+    /// (Kafka's `Replica.logEndOffset`). A follower missing here has not fetched since this
+    /// broker became leader (unknown, -1 in Kafka). Only assigned followers appear.
+    follower_log_ends: HashMap<BrokerId, i64>,
+}
+
+/// What the follower side of a fetch response did to the local log.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FollowerAppend {
+    /// The log end after the append: the next fetch offset.
+    pub log_end_offset: i64,
+    pub high_watermark: i64,
 }
 
 /// The partition this broker led when an append was made, for an acks=all wait to check that
@@ -124,6 +146,7 @@ impl Partition {
             state: Mutex::new(PartitionState {
                 assignment,
                 leader_and_isr,
+                follower_log_ends: HashMap::new(),
             }),
             stopped: AtomicBool::new(false),
             waiters: Mutex::new(Vec::new()),
@@ -160,13 +183,110 @@ impl Partition {
     /// Replaces the assignment and leadership (a LeaderAndIsr from the controller, or the
     /// single-node broker electing itself) and recomputes the high watermark. Parked waits
     /// re-check: an acks=all produce whose leadership moved answers NOT_LEADER_OR_FOLLOWER.
-    pub fn update_leader_and_isr(&self, assignment: Vec<BrokerId>, leader_and_isr: LeaderAndIsr) {
-        *lock(&self.state) = PartitionState {
-            assignment,
-            leader_and_isr,
+    /// Returns whether the leader changed (another broker, or this one newly).
+    ///
+    /// The followers' log ends are forgotten when this broker becomes leader (Kafka's
+    /// `resetReplicaState` for a new leader: unknown until they fetch), kept when it is
+    /// re-elected at a new epoch, and dropped for replicas no longer assigned.
+    pub fn update_leader_and_isr(
+        &self,
+        assignment: Vec<BrokerId>,
+        leader_and_isr: LeaderAndIsr,
+    ) -> bool {
+        let leader_changed = {
+            let mut state = lock(&self.state);
+            let leader_changed = state.leader_and_isr.leader != leader_and_isr.leader;
+            let mut follower_log_ends = std::mem::take(&mut state.follower_log_ends);
+            if leader_changed || leader_and_isr.leader != self.local_broker_id {
+                follower_log_ends.clear();
+            }
+            follower_log_ends.retain(|id, _| assignment.contains(id));
+            *state = PartitionState {
+                assignment,
+                leader_and_isr,
+                follower_log_ends,
+            };
+            leader_changed
         };
         self.maybe_increment_leader_hw();
         self.wake_waiters();
+        leader_changed
+    }
+
+    /// Kafka's `updateFollowerFetchState`: a follower fetched from `fetch_offset`, its log end.
+    /// The high watermark may move; when it does, parked acks=all produces re-check. A replica
+    /// not assigned to the partition is NOT_LEADER_OR_FOLLOWER, as Kafka refuses to record it.
+    pub fn update_follower_fetch_state(
+        &self,
+        follower_id: BrokerId,
+        fetch_offset: i64,
+    ) -> Result<(), PartitionError> {
+        let moved = {
+            let mut state = lock(&self.state);
+            if follower_id == self.local_broker_id || !state.assignment.contains(&follower_id) {
+                return Err(PartitionError::NotLeaderOrFollower {
+                    topic_partition: self.topic_partition.clone(),
+                    broker_id: self.local_broker_id,
+                });
+            }
+            state.follower_log_ends.insert(follower_id, fetch_offset);
+            let mut log = lock(&self.log);
+            self.maybe_increment_leader_hw_locked(&mut log, &state)
+        };
+        if moved {
+            self.wake_waiters();
+        }
+        Ok(())
+    }
+
+    /// The followers' log ends as this leader knows them, for tests and tools.
+    pub fn follower_log_end_offset(&self, follower_id: BrokerId) -> Option<i64> {
+        lock(&self.state)
+            .follower_log_ends
+            .get(&follower_id)
+            .copied()
+    }
+
+    /// Kafka's `appendRecordsToFollowerOrFutureReplica` and the rest of the fetcher's
+    /// `processPartitionData`: appends the leader's batches as they are (offsets, epochs, CRCs
+    /// untouched), then takes the leader's high watermark capped at the new log end, and the
+    /// leader's log start offset where the high watermark allows it.
+    pub fn append_records_to_follower(
+        &self,
+        records: &[u8],
+        leader_high_watermark: i64,
+        leader_log_start_offset: i64,
+        now_ms: i64,
+    ) -> Result<FollowerAppend, PartitionError> {
+        if self.is_offline() {
+            return Err(PartitionError::KafkaStorage {
+                topic_partition: self.topic_partition.clone(),
+            });
+        }
+        let outcome = {
+            let mut log = lock(&self.log);
+            if !records.is_empty() {
+                let appended = log.append_as_follower(records, now_ms);
+                self.checked(&log, appended)?;
+            }
+            let hw = leader_high_watermark.min(log.log_end_offset());
+            if hw >= 0 && hw != log.high_watermark() {
+                let updated = log.update_high_watermark(hw);
+                self.checked(&log, updated)?;
+            }
+            if leader_log_start_offset > log.log_start_offset()
+                && leader_log_start_offset <= log.high_watermark()
+            {
+                let moved = log.maybe_increment_log_start_offset(leader_log_start_offset);
+                self.checked(&log, moved)?;
+            }
+            FollowerAppend {
+                log_end_offset: log.log_end_offset(),
+                high_watermark: log.high_watermark(),
+            }
+        };
+        self.wake_waiters();
+        Ok(outcome)
     }
 
     /// StopReplica: the partition is no longer hosted here; parked waits answer
@@ -319,10 +439,10 @@ impl Partition {
                 AppendOrigin::Client,
                 now_ms,
             );
-            let info = self.checked(&log, appended)?;
-            self.maybe_increment_leader_hw_locked(&mut log, leadership);
-            info
+            self.checked(&log, appended)?
         };
+        // With the log's lock released: the state's lock comes first.
+        self.maybe_increment_leader_hw();
         self.wake_waiters();
         let append = LeaderAppend {
             leader_epoch: leadership.leader_epoch,
@@ -450,25 +570,42 @@ impl Partition {
     }
 
     fn maybe_increment_leader_hw(&self) {
-        let state = lock(&self.state).leader_and_isr.clone();
+        let state = lock(&self.state);
         let mut log = lock(&self.log);
         self.maybe_increment_leader_hw_locked(&mut log, &state);
     }
 
     /// Kafka's `maybeIncrementLeaderHW`: the high watermark is the smallest log end among the
-    /// ISR. Only the local replica's log end is known until followers fetch, so with others in
-    /// the ISR it stays put.
-    fn maybe_increment_leader_hw_locked(&self, log: &mut UnifiedLog, state: &LeaderAndIsr) {
-        if state.leader != self.local_broker_id {
-            return;
+    /// ISR, the leader's included. A follower of the ISR that has not fetched since this broker
+    /// became leader holds it where it is. It only moves up; `true` when it moved.
+    fn maybe_increment_leader_hw_locked(
+        &self,
+        log: &mut UnifiedLog,
+        state: &PartitionState,
+    ) -> bool {
+        let leadership = &state.leader_and_isr;
+        if leadership.leader != self.local_broker_id {
+            return false;
         }
-        let only_local = state.isr.iter().all(|id| *id == self.local_broker_id);
-        if only_local {
-            let leo = log.log_end_offset();
-            if leo > log.high_watermark()
-                && let Err(err) = log.update_high_watermark(leo)
-            {
+        let leo = log.log_end_offset();
+        let mut new_hw = leo;
+        for id in &leadership.isr {
+            if *id == self.local_broker_id {
+                continue;
+            }
+            match state.follower_log_ends.get(id) {
+                Some(follower_leo) => new_hw = new_hw.min(*follower_leo),
+                None => return false,
+            }
+        }
+        if new_hw <= log.high_watermark() {
+            return false;
+        }
+        match log.update_high_watermark(new_hw) {
+            Ok(_) => true,
+            Err(err) => {
                 tracing::error!(topic_partition = %self.topic_partition, %err, "cannot move the high watermark");
+                false
             }
         }
     }

@@ -5,6 +5,11 @@
 //! It owns the two request paths, one file each: [`append`] (`append_records`, with the
 //! acks=-1 wait) and [`fetch`] (`fetch_messages`, with the long poll). The Produce and Fetch
 //! handlers only translate between the wire and these calls.
+//!
+//! It also owns the replica fetchers ([`ReplicaFetcherManager`]): a partition this broker
+//! follows is truncated to its high watermark when its leader changes (Kafka's behaviour
+//! before KIP-279; epoch-based truncation comes later) and fetched from the leader; a
+//! partition it leads, stops hosting or loses with its log dir is not fetched.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -27,7 +32,10 @@ pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInf
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::error::PartitionError;
+use super::leader_end_point::LeaderEndPointFactory;
 use super::partition::Partition;
+use super::replica_fetcher::ReplicaFetcherConfig;
+use super::replica_fetcher_manager::ReplicaFetcherManager;
 
 /// The broker's hosted partitions over its log manager.
 #[derive(Debug)]
@@ -39,6 +47,8 @@ pub struct ReplicaManager {
     shutting_down: CancellationToken,
     /// Partitions being moved between log dirs.
     alter_log_dirs: ReplicaAlterLogDirsManager,
+    /// The fetchers of the partitions this broker follows.
+    replica_fetcher_manager: ReplicaFetcherManager,
     /// The clock of record timestamps and new logs.
     time: Arc<dyn Time>,
 }
@@ -55,14 +65,33 @@ impl ReplicaManager {
         log_manager: Arc<LogManager>,
         time: Arc<dyn Time>,
     ) -> Self {
+        let shutting_down = CancellationToken::new();
+        let replica_fetcher_manager = ReplicaFetcherManager::new(
+            ReplicaFetcherConfig::default(),
+            Arc::clone(&log_manager),
+            Arc::clone(&time),
+            shutting_down.child_token(),
+        );
         ReplicaManager {
             local_broker_id,
             log_manager,
             partitions: RwLock::new(HashMap::new()),
-            shutting_down: CancellationToken::new(),
+            shutting_down,
             alter_log_dirs: ReplicaAlterLogDirsManager::default(),
+            replica_fetcher_manager,
             time,
         }
+    }
+
+    /// Installs how this broker reaches partition leaders (the server's inter-broker client);
+    /// until then followed partitions are not fetched.
+    pub fn set_leader_end_points(&self, factory: Arc<dyn LeaderEndPointFactory>) {
+        self.replica_fetcher_manager.set_end_point_factory(factory);
+    }
+
+    /// The replica fetchers (stopped at shutdown with [`ReplicaFetcherManager::shutdown`]).
+    pub fn replica_fetcher_manager(&self) -> &ReplicaFetcherManager {
+        &self.replica_fetcher_manager
     }
 
     /// The broker's clock.
@@ -80,6 +109,8 @@ impl ReplicaManager {
     /// offline; with no live dir left the caller halts the broker.
     pub fn handle_log_dir_failure(&self, dir: &std::path::Path) -> OfflineLogs {
         let offline = self.log_manager.handle_log_dir_failure(dir);
+        self.replica_fetcher_manager
+            .remove_fetcher_for_partitions(&offline.current);
         for tp in offline.current.iter().chain(&offline.future) {
             self.alter_log_dirs.remove_fetcher_for_partition(tp);
         }
@@ -152,6 +183,10 @@ impl ReplicaManager {
     /// topic's config and id, and installs the assignment (`replicas`, in the controller's
     /// order) and the leadership state. An existing partition keeps its log and only takes the
     /// new state.
+    ///
+    /// Leading (`makeLeaders`): the partition's fetching stops before it leads, so no
+    /// follower append lands after its first leader append. Following (`makeFollowers`): see
+    /// [`ReplicaManager::make_follower`].
     pub fn become_leader_or_follower(
         &self,
         tp: &TopicPartition,
@@ -160,10 +195,78 @@ impl ReplicaManager {
         state: LeaderAndIsr,
         log_config: LogConfig,
     ) -> Result<Arc<Partition>, PartitionError> {
-        if let Some(existing) = self.get_partition(tp) {
-            existing.update_leader_and_isr(replicas, state);
-            return Ok(existing);
+        let (leader, leader_epoch) = (state.leader, state.leader_epoch);
+        if leader == self.local_broker_id {
+            self.replica_fetcher_manager
+                .remove_fetcher_for_partitions(std::slice::from_ref(tp));
         }
+        let (partition, leader_changed) = match self.get_partition(tp) {
+            Some(existing) => {
+                let changed = existing.update_leader_and_isr(replicas, state);
+                (existing, changed)
+            }
+            None => (
+                self.create_partition(tp, topic_id, replicas, state, log_config)?,
+                true,
+            ),
+        };
+        if leader != self.local_broker_id {
+            self.make_follower(&partition, leader, leader_epoch, leader_changed);
+        }
+        Ok(partition)
+    }
+
+    /// Kafka's `makeFollowers` for one partition (leadership already installed): stops its
+    /// fetching; when the leader is reachable, truncates the log to the high watermark if the
+    /// leader changed (what may be above it was never committed, and the new leader may not
+    /// have it), then fetches from the leader at `leader_epoch`. A partition without a
+    /// reachable leader waits for the next LeaderAndIsr.
+    fn make_follower(
+        &self,
+        partition: &Arc<Partition>,
+        leader: BrokerId,
+        leader_epoch: i32,
+        leader_changed: bool,
+    ) {
+        let tp = partition.topic_partition();
+        self.replica_fetcher_manager
+            .remove_fetcher_for_partitions(std::slice::from_ref(tp));
+        let Some(end_point) = (leader >= 0)
+            .then(|| self.replica_fetcher_manager.end_point(leader))
+            .flatten()
+        else {
+            tracing::info!(topic_partition = %tp, leader, leader_epoch,
+                "following a leader that is not available; not fetching until the next LeaderAndIsr");
+            return;
+        };
+        if leader_changed {
+            let high_watermark = partition.offsets().high_watermark;
+            if let Err(err) =
+                self.log_manager
+                    .truncate_to(tp, high_watermark, self.time.milliseconds())
+            {
+                tracing::error!(topic_partition = %tp, %err, "cannot truncate to the high watermark");
+                self.log_manager.maybe_report_log_dir_failure(&err);
+                return;
+            }
+        }
+        tracing::info!(topic_partition = %tp, leader, leader_epoch,
+            log_end_offset = partition.offsets().log_end_offset, "following");
+        self.replica_fetcher_manager.add_fetcher_for_partition(
+            end_point,
+            Arc::clone(partition),
+            leader_epoch,
+        );
+    }
+
+    fn create_partition(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Option<Uuid>,
+        replicas: Vec<BrokerId>,
+        state: LeaderAndIsr,
+        log_config: LogConfig,
+    ) -> Result<Arc<Partition>, PartitionError> {
         let log = self.log_manager.get_or_create_log(
             tp,
             topic_id.map(|id| TopicId(id.as_u128())),
@@ -202,6 +305,8 @@ impl ReplicaManager {
 
     /// Kafka's `stopReplicas`: stops hosting `tp`, deleting its log when `delete`.
     pub fn stop_replica(&self, tp: &TopicPartition, delete: bool) -> Result<(), PartitionError> {
+        self.replica_fetcher_manager
+            .remove_fetcher_for_partitions(std::slice::from_ref(tp));
         if let Some(stopped) = self.write().remove(tp) {
             stopped.mark_stopped();
         }

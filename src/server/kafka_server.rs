@@ -47,6 +47,7 @@ use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::producer_id_manager::ProducerIdManager;
+use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::topic_manager::TopicManager;
 use crate::protocol::record::compression::CompressionType;
 
@@ -133,6 +134,18 @@ impl KafkaServer {
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
         let epochs = Arc::new(BrokerEpochManager::default());
+        replica_manager.set_leader_end_points(Arc::new(RemoteLeaderEndPoints::new(
+            config.broker_id,
+            // The inter-broker listener, as the controller's channel picks it.
+            config
+                .listeners
+                .first()
+                .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone()),
+            InterBrokerProtocolVersion::LATEST,
+            ReplicaFetchSettings::default(),
+            Arc::clone(&epochs),
+            Arc::clone(&metadata_cache),
+        )));
         let channel = Arc::new(ControllerChannel::new(config.broker_id));
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
@@ -285,6 +298,12 @@ impl KafkaServer {
         self.tasks.wait().await;
         // Moves stop; their future logs are closed with the others and resume at the next start.
         self.apis.replica_manager.alter_log_dirs().shutdown().await;
+        // Follower appends stop before the logs close.
+        self.apis
+            .replica_manager
+            .replica_fetcher_manager()
+            .shutdown()
+            .await;
         let log_manager = Arc::clone(&self.log_manager);
         let broker_epoch = self.broker_epoch;
         tokio::task::spawn_blocking(move || log_manager.shutdown(broker_epoch, now_ms()))

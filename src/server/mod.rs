@@ -13,6 +13,8 @@
 //! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
+//! - [`remote_leader_end_point`]: the replica fetchers' `LeaderEndPoint` over the inter-broker
+//!   client (Fetch and ListOffsets to the leader).
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
 //! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
 //! - [`config_ops`]: AlterConfigs' shared checks and IncrementalAlterConfigs' operations.
@@ -39,6 +41,7 @@ pub mod kafka_server;
 pub mod log_dir_failure_handler;
 pub mod metadata_cache;
 pub mod producer_id_manager;
+pub mod remote_leader_end_point;
 pub mod request_context;
 pub mod topic_assignment;
 pub mod topic_manager;

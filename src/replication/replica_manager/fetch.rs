@@ -7,6 +7,9 @@
 //! each under its `partition_max_bytes`, and the first partition with data returns its first
 //! batch even when it is larger (unless `min_one_message` is off: fetch v0-2's limits are hard).
 //!
+//! A follower's fetch (`replica_id` >= 0) also reports its log end to the leader's partition
+//! (the fetch offset), which moves the high watermark and so completes acks=all produces.
+//!
 //! When less than `min_bytes` is available the fetch waits in the purgatory until one of its
 //! partitions moves or `max_wait_ms` passes, then reads again. A read error answers at once.
 
@@ -204,6 +207,18 @@ impl FetchPlan {
                         self.params.isolation(),
                         min_one_message,
                     )
+                    .and_then(|read| {
+                        // Kafka's `updateFollowerFetchState`, after the read as in Kafka: the
+                        // follower's log end is its fetch offset, and the high watermark may
+                        // move (the follower learns it at its next fetch).
+                        if self.params.replica_id >= 0 {
+                            partition.update_follower_fetch_state(
+                                self.params.replica_id,
+                                info.fetch_offset,
+                            )?;
+                        }
+                        Ok(read)
+                    })
                     // An out-of-range consumer resets through ListOffsets.
                     .map_err(|e| e.error_code())
             });

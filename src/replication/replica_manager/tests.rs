@@ -128,8 +128,10 @@ async fn a_waiting_acks_all_produce_fails_when_the_leader_becomes_follower() {
 async fn a_waiting_acks_all_produce_fails_when_the_leader_epoch_moves() {
     // Re-elected itself at a new epoch, with the ISR shrunk to itself: the high watermark
     // would now pass the append, but the append belongs to the old epoch.
-    let code =
-        wait_ended_by(|_, p| p.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0]))).await;
+    let code = wait_ended_by(|_, p| {
+        p.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0]));
+    })
+    .await;
     assert_eq!(code, ErrorCode::NotLeaderOrFollower);
 }
 
@@ -141,8 +143,10 @@ async fn a_waiting_acks_all_produce_fails_when_the_replica_is_stopped() {
 
 #[tokio::test]
 async fn a_waiting_acks_all_produce_succeeds_once_the_isr_is_the_leader_alone() {
-    let code =
-        wait_ended_by(|_, p| p.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0]))).await;
+    let code = wait_ended_by(|_, p| {
+        p.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0]));
+    })
+    .await;
     assert_eq!(code, ErrorCode::None);
 }
 

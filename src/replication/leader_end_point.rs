@@ -1,0 +1,116 @@
+//! Kafka's `LeaderEndPoint`: the seam between a replica fetcher and the broker that leads its
+//! partitions. The fetcher asks it for records from given offsets and, when a fetch offset is
+//! out of the leader's range, for the leader's earliest and latest offsets.
+//!
+//! `server` implements it over the outbound inter-broker client (Fetch and ListOffsets at the
+//! versions `inter.broker.protocol.version` selects); tests implement it over a second
+//! in-process replica manager. This module names no transport.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+use crate::cluster::{BrokerId, TopicPartition};
+
+/// One partition of a follower's fetch (Kafka's `FetchRequest.PartitionData` as the fetcher
+/// builds it): read from `fetch_offset`, the follower's log end.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchPartition {
+    pub topic_partition: TopicPartition,
+    /// The topic id, when the follower's partition knows it (Fetch v13+ names topics by id).
+    pub topic_id: Option<Uuid>,
+    pub fetch_offset: i64,
+    /// The follower's log start offset (Fetch v5+ tells the leader).
+    pub log_start_offset: i64,
+    /// The leader epoch the follower last heard from the controller; the leader refuses a
+    /// stale one (FENCED_LEADER_EPOCH) or a newer one (UNKNOWN_LEADER_EPOCH).
+    pub current_leader_epoch: i32,
+}
+
+/// The leader's answer for one partition (Kafka's `FetchResponseData.PartitionData`).
+/// `records` are whole batches exactly as the leader's log holds them (empty when there is
+/// nothing new or on an error); on an error the offsets are -1.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FetchPartitionResult {
+    /// The wire's error code (`ErrorCode::None.code()` when the read succeeded).
+    pub error_code: i16,
+    pub high_watermark: i64,
+    pub log_start_offset: i64,
+    pub records: Bytes,
+}
+
+/// Why a request to the leader got no usable answer. The fetcher backs off and retries.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaderEndPointError {
+    /// No answer: the connection failed, timed out or the response was undecodable.
+    #[error("no answer from broker {broker} at {address}: {reason}")]
+    Unreachable {
+        broker: BrokerId,
+        address: String,
+        reason: String,
+    },
+    /// The whole request was refused with an error code.
+    #[error("broker {broker} refused the request with error code {error_code}")]
+    Refused { broker: BrokerId, error_code: i16 },
+    /// The leader answered for the partition with an error code.
+    #[error("broker {broker} answered {topic_partition} with error code {error_code}")]
+    Partition {
+        broker: BrokerId,
+        topic_partition: TopicPartition,
+        error_code: i16,
+    },
+}
+
+/// A fetch's answers, one per partition the leader answered, keyed by partition.
+pub type FetchFuture<'a> = Pin<
+    Box<
+        dyn Future<
+                Output = Result<Vec<(TopicPartition, FetchPartitionResult)>, LeaderEndPointError>,
+            > + Send
+            + 'a,
+    >,
+>;
+
+/// An offset the leader reported.
+pub type OffsetFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<i64, LeaderEndPointError>> + Send + 'a>>;
+
+/// The leader of some partitions, as one fetcher reaches it.
+pub trait LeaderEndPoint: Send + Sync + fmt::Debug {
+    /// The leader's broker id.
+    fn broker_id(&self) -> BrokerId;
+
+    /// Where the leader is reached (`host:port`); a fetcher whose leader moved to another
+    /// address is restarted on the new one.
+    fn address(&self) -> String;
+
+    /// One sessionless fetch of `partitions` as a follower; long-polls on the leader up to the
+    /// implementation's `replica.fetch.wait.max.ms`.
+    fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a>;
+
+    /// The leader's log start offset of `tp` (ListOffsets, earliest timestamp).
+    fn fetch_earliest_offset<'a>(
+        &'a self,
+        tp: &'a TopicPartition,
+        current_leader_epoch: i32,
+    ) -> OffsetFuture<'a>;
+
+    /// The leader's log end offset of `tp` (ListOffsets as a replica, latest timestamp).
+    fn fetch_latest_offset<'a>(
+        &'a self,
+        tp: &'a TopicPartition,
+        current_leader_epoch: i32,
+    ) -> OffsetFuture<'a>;
+}
+
+/// How the replica manager reaches a broker: the server resolves a broker id to its
+/// inter-broker listener through the metadata cache.
+pub trait LeaderEndPointFactory: Send + Sync + fmt::Debug {
+    /// The end point of `broker`; `None` when the broker is not known to be alive (its
+    /// partitions are not fetched until the next LeaderAndIsr).
+    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>>;
+}

@@ -1,0 +1,421 @@
+//! One replica fetcher: the task that keeps this broker's follower partitions of one leader up
+//! to date (Kafka's `ReplicaFetcherThread` over `AbstractFetcherThread`).
+//!
+//! Each round fetches every partition not backing off, from its log end, as one sessionless
+//! fetch through the [`LeaderEndPoint`] (which long-polls on the leader), and hands each
+//! partition's answer to [`Partition::append_records_to_follower`]: the leader's batches are
+//! appended exactly as they arrived (no decoding past the batch headers, CRCs untouched), the
+//! high watermark becomes the leader's capped at the local log end, the log start follows the
+//! leader's. An answer is applied only when the partition is still fetched at the leader epoch
+//! and from the offset the request was built with (Kafka's check in `processFetchRequest`), so
+//! a leadership change during the round discards it.
+//!
+//! Errors: a failed request waits `replica.fetch.backoff.ms` before the next round; a partition
+//! answered with an error waits as long before it is fetched again, except FENCED_LEADER_EPOCH
+//! (this broker's epoch is older than the leader's: the partition leaves the fetcher until the
+//! next LeaderAndIsr) and OFFSET_OUT_OF_RANGE (Kafka's `handleOutOfRangeError`: truncated to the
+//! leader's log end when ahead of it, else restarted at the leader's log start when behind it).
+//!
+//! Locking: the partition map's mutex is held while a round's answers are applied (on a
+//! blocking thread), so once [`ReplicaFetcher::remove_partitions`] returns no append of the
+//! removed partitions is in progress or will follow (Kafka's `partitionMapLock`). Lock order:
+//! this map, then a partition's state, then its log.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use crate::cluster::sync::lock;
+use crate::cluster::time::Time;
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::protocol::errors::ErrorCode;
+use crate::storage::log_manager::LogManager;
+
+use super::leader_end_point::{FetchPartition, FetchPartitionResult, LeaderEndPoint};
+use super::partition::Partition;
+
+const NONE: i16 = ErrorCode::None.code();
+const OFFSET_OUT_OF_RANGE: i16 = ErrorCode::OffsetOutOfRange.code();
+const FENCED_LEADER_EPOCH: i16 = ErrorCode::FencedLeaderEpoch.code();
+
+/// A fetcher's settings (Kafka's `replica.fetch.*` keys the fetcher itself uses; the request's
+/// sizes and wait belong to the [`LeaderEndPoint`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaFetcherConfig {
+    /// `replica.fetch.backoff.ms`: the wait after a failed request or a partition's error.
+    pub fetch_backoff: Duration,
+}
+
+impl Default for ReplicaFetcherConfig {
+    /// Kafka 3.9's defaults.
+    fn default() -> Self {
+        ReplicaFetcherConfig {
+            fetch_backoff: Duration::from_millis(1000),
+        }
+    }
+}
+
+/// One partition's fetch state (Kafka's `PartitionFetchState`). The fetch offset is not kept:
+/// it is always the local log's end, which only this fetcher moves while the partition follows.
+#[derive(Debug, Clone)]
+struct PartitionFetchState {
+    partition: Arc<Partition>,
+    /// The leader epoch of the LeaderAndIsr that made this broker a follower.
+    current_leader_epoch: i32,
+    /// Not fetched before this, after an error.
+    delayed_until: Option<Instant>,
+}
+
+/// The partitions a fetcher fetches, shared by its task and the manager.
+#[derive(Debug, Default)]
+struct FetcherPartitions {
+    map: Mutex<HashMap<TopicPartition, PartitionFetchState>>,
+    /// Wakes an idle task when partitions are added.
+    added: Notify,
+}
+
+/// The handle of a running fetcher task for one leader.
+#[derive(Debug)]
+pub struct ReplicaFetcher {
+    end_point: Arc<dyn LeaderEndPoint>,
+    partitions: Arc<FetcherPartitions>,
+    stop: CancellationToken,
+}
+
+/// What the task needs besides its partitions.
+struct FetcherContext {
+    end_point: Arc<dyn LeaderEndPoint>,
+    partitions: Arc<FetcherPartitions>,
+    config: ReplicaFetcherConfig,
+    log_manager: Arc<LogManager>,
+    time: Arc<dyn Time>,
+    stop: CancellationToken,
+}
+
+impl ReplicaFetcher {
+    /// Starts the task on `runtime`, tracked by `tracker`; it ends when `stop` is cancelled.
+    pub fn start(
+        end_point: Arc<dyn LeaderEndPoint>,
+        config: ReplicaFetcherConfig,
+        log_manager: Arc<LogManager>,
+        time: Arc<dyn Time>,
+        tracker: &tokio_util::task::TaskTracker,
+        runtime: &tokio::runtime::Handle,
+        stop: CancellationToken,
+    ) -> ReplicaFetcher {
+        let partitions = Arc::new(FetcherPartitions::default());
+        let context = FetcherContext {
+            end_point: Arc::clone(&end_point),
+            partitions: Arc::clone(&partitions),
+            config,
+            log_manager,
+            time,
+            stop: stop.clone(),
+        };
+        tracker.spawn_on(context.run(), runtime);
+        ReplicaFetcher {
+            end_point,
+            partitions,
+            stop,
+        }
+    }
+
+    pub fn end_point(&self) -> &Arc<dyn LeaderEndPoint> {
+        &self.end_point
+    }
+
+    /// Fetches `partition` from now on at `leader_epoch` (replacing an earlier state of it).
+    pub fn add_partition(&self, partition: Arc<Partition>, leader_epoch: i32) {
+        let tp = partition.topic_partition().clone();
+        lock(&self.partitions.map).insert(
+            tp,
+            PartitionFetchState {
+                partition,
+                current_leader_epoch: leader_epoch,
+                delayed_until: None,
+            },
+        );
+        self.partitions.added.notify_one();
+    }
+
+    /// Stops fetching `tps`; waits for a round's answers being applied. Returns the removed
+    /// partitions with their leader epochs, for a fetcher taking them over.
+    pub fn remove_partitions(&self, tps: &[TopicPartition]) -> Vec<(Arc<Partition>, i32)> {
+        let mut map = lock(&self.partitions.map);
+        tps.iter()
+            .filter_map(|tp| map.remove(tp))
+            .map(|s| (s.partition, s.current_leader_epoch))
+            .collect()
+    }
+
+    /// Every partition, for moving them to a fetcher of the leader's new address.
+    pub fn remove_all(&self) -> Vec<(Arc<Partition>, i32)> {
+        lock(&self.partitions.map)
+            .drain()
+            .map(|(_, s)| (s.partition, s.current_leader_epoch))
+            .collect()
+    }
+
+    pub fn partition_count(&self) -> usize {
+        lock(&self.partitions.map).len()
+    }
+
+    /// The partitions fetched, sorted.
+    pub fn topic_partitions(&self) -> Vec<TopicPartition> {
+        let mut tps: Vec<_> = lock(&self.partitions.map).keys().cloned().collect();
+        tps.sort();
+        tps
+    }
+
+    /// Ends the task (at its next await).
+    pub fn stop(&self) {
+        self.stop.cancel();
+    }
+}
+
+/// A request's partitions, as built: what the answers are checked against.
+type Round = Vec<(FetchPartition, Arc<Partition>)>;
+
+impl FetcherContext {
+    fn leader(&self) -> BrokerId {
+        self.end_point.broker_id()
+    }
+
+    /// Kafka's `doWork`: fetch, apply, repeat until stopped.
+    async fn run(self) {
+        tracing::info!(leader = self.leader(), address = %self.end_point.address(), "replica fetcher started");
+        while !self.stop.is_cancelled() {
+            let round = match self.build_fetch() {
+                Ok(round) => round,
+                Err(wake_at) => {
+                    self.idle(wake_at).await;
+                    continue;
+                }
+            };
+            let request: Vec<FetchPartition> = round.iter().map(|(r, _)| r.clone()).collect();
+            let answered = tokio::select! {
+                _ = self.stop.cancelled() => break,
+                answered = self.end_point.fetch(&request) => answered,
+            };
+            match answered {
+                Ok(answers) => {
+                    let out_of_range = self.apply(round, answers).await;
+                    for (tp, epoch) in out_of_range {
+                        self.handle_out_of_range(&tp, epoch).await;
+                    }
+                }
+                Err(err) => {
+                    tracing::warn!(leader = self.leader(), %err, "replica fetch failed; backing off");
+                    tokio::select! {
+                        _ = self.stop.cancelled() => break,
+                        _ = tokio::time::sleep(self.config.fetch_backoff) => {}
+                    }
+                }
+            }
+        }
+        tracing::info!(leader = self.leader(), "replica fetcher stopped");
+    }
+
+    /// Waits until partitions are added, the earliest backoff ends, or the fetcher stops.
+    async fn idle(&self, wake_at: Option<Instant>) {
+        let until = wake_at.unwrap_or_else(|| Instant::now() + self.config.fetch_backoff);
+        tokio::select! {
+            _ = self.stop.cancelled() => {}
+            _ = self.partitions.added.notified() => {}
+            _ = tokio::time::sleep_until(until) => {}
+        }
+    }
+
+    /// Kafka's `buildFetch`: every partition not backing off, from its log end. `Err` with the
+    /// earliest end of a backoff (or `None`) when there is nothing to fetch now.
+    fn build_fetch(&self) -> Result<Round, Option<Instant>> {
+        let now = Instant::now();
+        let mut map = lock(&self.partitions.map);
+        let mut earliest: Option<Instant> = None;
+        let mut round = Vec::with_capacity(map.len());
+        for (tp, state) in map.iter_mut() {
+            if let Some(until) = state.delayed_until {
+                if until > now {
+                    earliest = Some(earliest.map_or(until, |e| e.min(until)));
+                    continue;
+                }
+                state.delayed_until = None;
+            }
+            if state.partition.is_offline() {
+                continue;
+            }
+            let offsets = state.partition.offsets();
+            round.push((
+                FetchPartition {
+                    topic_partition: tp.clone(),
+                    topic_id: state.partition.topic_id(),
+                    fetch_offset: offsets.log_end_offset,
+                    log_start_offset: offsets.log_start_offset,
+                    current_leader_epoch: state.current_leader_epoch,
+                },
+                Arc::clone(&state.partition),
+            ));
+        }
+        if round.is_empty() {
+            return Err(earliest);
+        }
+        round.sort_by(|a, b| a.0.topic_partition.cmp(&b.0.topic_partition));
+        Ok(round)
+    }
+
+    /// Kafka's `processFetchRequest`: applies each answer on a blocking thread with the map
+    /// locked. Returns the partitions whose fetch offset the leader called out of range.
+    async fn apply(
+        &self,
+        round: Round,
+        answers: Vec<(TopicPartition, FetchPartitionResult)>,
+    ) -> Vec<(TopicPartition, i32)> {
+        let partitions = Arc::clone(&self.partitions);
+        let time = Arc::clone(&self.time);
+        let backoff = self.config.fetch_backoff;
+        let leader = self.leader();
+        let applied = tokio::task::spawn_blocking(move || {
+            apply_answers(&partitions, leader, &round, answers, time.as_ref(), backoff)
+        })
+        .await;
+        match applied {
+            Ok(out_of_range) => out_of_range,
+            Err(err) => {
+                tracing::error!(leader = self.leader(), %err, "applying a replica fetch panicked");
+                Vec::new()
+            }
+        }
+    }
+
+    /// Kafka's `handleOutOfRangeError` (`fetchOffsetAndTruncate`): ahead of the leader's log end,
+    /// truncate to it; behind the leader's log start, start over there.
+    async fn handle_out_of_range(&self, tp: &TopicPartition, epoch: i32) {
+        let latest = self.end_point.fetch_latest_offset(tp, epoch).await;
+        let earliest = match &latest {
+            Ok(_) => Some(self.end_point.fetch_earliest_offset(tp, epoch).await),
+            Err(_) => None,
+        };
+        let (leader_end, leader_start) = match (latest, earliest) {
+            (Ok(end), Some(Ok(start))) => (end, start),
+            (Err(err), _) | (_, Some(Err(err))) => {
+                tracing::warn!(topic_partition = %tp, %err, "cannot read the leader's offsets");
+                self.delay(tp, epoch);
+                return;
+            }
+            (Ok(_), None) => return,
+        };
+        let partitions = Arc::clone(&self.partitions);
+        let log_manager = Arc::clone(&self.log_manager);
+        let now = self.time.milliseconds();
+        let tp_owned = tp.clone();
+        let truncated = tokio::task::spawn_blocking(move || {
+            let map = lock(&partitions.map);
+            let Some(state) = map.get(&tp_owned) else {
+                return Ok(());
+            };
+            if state.current_leader_epoch != epoch {
+                return Ok(());
+            }
+            let local_end = state.partition.offsets().log_end_offset;
+            if leader_end < local_end {
+                tracing::warn!(topic_partition = %tp_owned, local_end, leader_end,
+                    "the follower is ahead of its leader; truncating to the leader's log end");
+                log_manager
+                    .truncate_to(&tp_owned, leader_end, now)
+                    .map(|_| ())
+            } else if leader_start > local_end {
+                tracing::warn!(topic_partition = %tp_owned, local_end, leader_start,
+                    "the follower is behind the leader's log start; starting over there");
+                log_manager
+                    .truncate_fully_and_start_at(&tp_owned, leader_start, now)
+                    .map(|_| ())
+            } else {
+                Ok(())
+            }
+        })
+        .await;
+        match truncated {
+            Ok(Ok(())) => {}
+            Ok(Err(err)) => {
+                tracing::error!(topic_partition = %tp, %err, "cannot truncate the follower's log");
+                self.log_manager.maybe_report_log_dir_failure(&err);
+                self.delay(tp, epoch);
+            }
+            Err(err) => tracing::error!(topic_partition = %tp, %err, "truncation panicked"),
+        }
+    }
+
+    fn delay(&self, tp: &TopicPartition, epoch: i32) {
+        if let Some(state) = lock(&self.partitions.map).get_mut(tp)
+            && state.current_leader_epoch == epoch
+        {
+            state.delayed_until = Some(Instant::now() + self.config.fetch_backoff);
+        }
+    }
+}
+
+/// The blocking half of [`FetcherContext::apply`].
+fn apply_answers(
+    partitions: &FetcherPartitions,
+    leader: BrokerId,
+    round: &Round,
+    answers: Vec<(TopicPartition, FetchPartitionResult)>,
+    time: &dyn Time,
+    backoff: Duration,
+) -> Vec<(TopicPartition, i32)> {
+    let mut map = lock(&partitions.map);
+    let mut out_of_range = Vec::new();
+    for (tp, answer) in answers {
+        let Some((request, partition)) = round.iter().find(|(r, _)| r.topic_partition == tp) else {
+            continue;
+        };
+        let Some(state) = map.get_mut(&tp) else {
+            continue;
+        };
+        // Removed and added again, or at another epoch, since the request was built.
+        if state.current_leader_epoch != request.current_leader_epoch
+            || !Arc::ptr_eq(&state.partition, partition)
+            || partition.offsets().log_end_offset != request.fetch_offset
+        {
+            continue;
+        }
+        match answer.error_code {
+            NONE => {
+                let appended = partition.append_records_to_follower(
+                    &answer.records,
+                    answer.high_watermark,
+                    answer.log_start_offset,
+                    time.milliseconds(),
+                );
+                match appended {
+                    Ok(done) => tracing::trace!(topic_partition = %tp, leader,
+                        log_end_offset = done.log_end_offset, high_watermark = done.high_watermark,
+                        bytes = answer.records.len(), "replicated"),
+                    Err(err) => {
+                        tracing::error!(topic_partition = %tp, leader, %err,
+                            "cannot append the leader's records");
+                        state.delayed_until = Some(Instant::now() + backoff);
+                    }
+                }
+            }
+            OFFSET_OUT_OF_RANGE => {
+                out_of_range.push((tp, request.current_leader_epoch));
+            }
+            FENCED_LEADER_EPOCH => {
+                tracing::info!(topic_partition = %tp, leader, epoch = request.current_leader_epoch,
+                    "the leader has a newer epoch; not fetched until the next LeaderAndIsr");
+                map.remove(&tp);
+            }
+            code => {
+                tracing::debug!(topic_partition = %tp, leader, error_code = code,
+                    "the leader answered with an error; backing off");
+                state.delayed_until = Some(Instant::now() + backoff);
+            }
+        }
+    }
+    out_of_range
+}

@@ -1,0 +1,466 @@
+//! Replication between two in-process brokers: a follower's replica manager fetches through a
+//! fake `LeaderEndPoint` that reads from the leader's replica manager as a follower's Fetch
+//! would (its `fetch_messages`, replica id = the follower). Covered: byte-identical batches, the
+//! follower's high watermark, the leader's high watermark over the ISR and the acks=all wait,
+//! truncation to the high watermark on becoming follower, an out-of-range follower, removing a
+//! partition, and shutdown.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use bytes::Bytes;
+use tokio::time::Instant;
+
+use crate::cluster::sync::lock;
+use crate::cluster::time::MockTime;
+use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+use crate::protocol::record::compression::CompressionType;
+use crate::storage::log_config::LogConfig;
+use crate::storage::log_manager::{LogManager, LogManagerConfig};
+use crate::storage::log_reads::{EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP};
+
+use super::super::leader_end_point::{
+    FetchFuture, FetchPartition, FetchPartitionResult, LeaderEndPoint, LeaderEndPointError,
+    LeaderEndPointFactory, OffsetFuture,
+};
+use super::super::partition::Partition;
+use super::super::replica_manager::{
+    AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
+};
+
+const BOUND: Duration = Duration::from_secs(10);
+
+struct Broker {
+    _dir: tempfile::TempDir,
+    rm: Arc<ReplicaManager>,
+}
+
+fn broker(id: BrokerId) -> Broker {
+    let dir = tempfile::tempdir().unwrap();
+    let log_manager = Arc::new(
+        LogManager::startup(
+            LogManagerConfig::new(vec![dir.path().join("data")], id, "cluster"),
+            1_000,
+        )
+        .unwrap(),
+    );
+    let time = Arc::new(MockTime::new(1_700_000_000_000));
+    let rm = Arc::new(ReplicaManager::with_time(id, log_manager, time));
+    Broker { _dir: dir, rm }
+}
+
+fn tp() -> TopicPartition {
+    TopicPartition::new("t", 0)
+}
+
+fn leadership(leader: i32, leader_epoch: i32, isr: Vec<i32>) -> LeaderAndIsr {
+    LeaderAndIsr {
+        leader_epoch,
+        ..LeaderAndIsr::new(leader, isr)
+    }
+}
+
+fn host(b: &Broker, replicas: Vec<i32>, state: LeaderAndIsr) -> Arc<Partition> {
+    b.rm.become_leader_or_follower(&tp(), None, replicas, state, LogConfig::default())
+        .unwrap()
+}
+
+/// A batch of `n` records with distinct keys and values.
+fn batch(n: usize, seed: u8) -> Bytes {
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    for i in 0..n {
+        b.records.push(SimpleRecord::new(
+            1_700_000_000_000 + i as i64,
+            Some(vec![b'k', seed, i as u8]),
+            Some(vec![seed; 10 + i]),
+        ));
+    }
+    Bytes::from(b.build().unwrap())
+}
+
+fn produce(b: &Broker, acks: i16, records: Bytes) -> ProduceResult {
+    b.rm.append_records(
+        30_000,
+        acks,
+        vec![AppendEntry {
+            topic_partition: tp(),
+            records,
+        }],
+    )
+}
+
+fn produce_now(b: &Broker, records: Bytes) {
+    let ProduceResult::Ready(answers) = produce(b, 1, records) else {
+        panic!("acks=1 answers at once");
+    };
+    assert_eq!(answers[0].error_code, ErrorCode::None);
+}
+
+/// Every byte of the partition's log, from its start to its end.
+fn log_bytes(p: &Partition) -> Vec<u8> {
+    let log = lock(p.log());
+    let read = log
+        .read(
+            log.log_start_offset(),
+            usize::MAX >> 1,
+            FetchIsolation::LogEnd,
+            true,
+        )
+        .unwrap();
+    read.records.read_to_vec().unwrap()
+}
+
+/// Polls `check` until it holds or the bound passes.
+async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
+    let deadline = Instant::now() + BOUND;
+    while !check() {
+        assert!(Instant::now() < deadline, "timed out waiting until {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+/// A leader served from another in-process replica manager, as its Fetch handler would.
+#[derive(Debug)]
+struct FakeLeader {
+    leader: Arc<ReplicaManager>,
+    follower: BrokerId,
+    fetches: Arc<AtomicUsize>,
+}
+
+impl FakeLeader {
+    async fn serve(
+        &self,
+        partitions: &[FetchPartition],
+    ) -> Result<Vec<(TopicPartition, FetchPartitionResult)>, LeaderEndPointError> {
+        self.fetches.fetch_add(1, Ordering::SeqCst);
+        let params = FetchParams {
+            replica_id: self.follower,
+            max_wait_ms: 50,
+            min_bytes: 1,
+            max_bytes: 10 << 20,
+            isolation_level: 0,
+            min_one_message: true,
+        };
+        let infos = partitions
+            .iter()
+            .map(|p| FetchPartitionInfo {
+                topic_partition: p.topic_partition.clone(),
+                fetch_offset: p.fetch_offset,
+                current_leader_epoch: p.current_leader_epoch,
+                partition_max_bytes: 1 << 20,
+            })
+            .collect();
+        let reads = match self.leader.fetch_messages(params, infos) {
+            FetchResult::Ready(reads) => reads,
+            FetchResult::Delayed(wait) => wait.complete().await,
+        };
+        Ok(partitions
+            .iter()
+            .zip(reads)
+            .map(|(p, read)| {
+                let records = read
+                    .records
+                    .as_ref()
+                    .map_or_else(Bytes::new, |r| Bytes::from(r.read_to_vec().unwrap()));
+                (
+                    p.topic_partition.clone(),
+                    FetchPartitionResult {
+                        error_code: read.error_code.code(),
+                        high_watermark: read.high_watermark,
+                        log_start_offset: read.log_start_offset,
+                        records,
+                    },
+                )
+            })
+            .collect())
+    }
+
+    fn offset(
+        &self,
+        tp: &TopicPartition,
+        epoch: i32,
+        timestamp: i64,
+    ) -> Result<i64, LeaderEndPointError> {
+        let partition = self
+            .leader
+            .get_partition(tp)
+            .ok_or(LeaderEndPointError::Partition {
+                broker: self.leader.local_broker_id(),
+                topic_partition: tp.clone(),
+                error_code: ErrorCode::UnknownTopicOrPartition.code(),
+            })?;
+        let found = partition
+            .fetch_offset_for_timestamp(timestamp, FetchIsolation::LogEnd, epoch)
+            .map_err(|e| LeaderEndPointError::Partition {
+                broker: self.leader.local_broker_id(),
+                topic_partition: tp.clone(),
+                error_code: e.code(),
+            })?;
+        Ok(found.map_or(-1, |t| t.offset))
+    }
+}
+
+impl LeaderEndPoint for FakeLeader {
+    fn broker_id(&self) -> BrokerId {
+        self.leader.local_broker_id()
+    }
+
+    fn address(&self) -> String {
+        format!("in-process:{}", self.leader.local_broker_id())
+    }
+
+    fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a> {
+        Box::pin(self.serve(partitions))
+    }
+
+    fn fetch_earliest_offset<'a>(&'a self, tp: &'a TopicPartition, epoch: i32) -> OffsetFuture<'a> {
+        Box::pin(std::future::ready(self.offset(
+            tp,
+            epoch,
+            EARLIEST_TIMESTAMP,
+        )))
+    }
+
+    fn fetch_latest_offset<'a>(&'a self, tp: &'a TopicPartition, epoch: i32) -> OffsetFuture<'a> {
+        Box::pin(std::future::ready(self.offset(tp, epoch, LATEST_TIMESTAMP)))
+    }
+}
+
+/// The brokers a follower can reach.
+#[derive(Debug)]
+struct FakeCluster {
+    follower: BrokerId,
+    leaders: HashMap<BrokerId, Arc<ReplicaManager>>,
+    fetches: Arc<AtomicUsize>,
+}
+
+impl LeaderEndPointFactory for FakeCluster {
+    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>> {
+        let leader = self.leaders.get(&broker)?;
+        Some(Arc::new(FakeLeader {
+            leader: Arc::clone(leader),
+            follower: self.follower,
+            fetches: Arc::clone(&self.fetches),
+        }))
+    }
+}
+
+/// Lets `follower` reach `leaders`; returns the count of fetches served.
+fn connect(follower: &Broker, leaders: &[&Broker]) -> Arc<AtomicUsize> {
+    let fetches = Arc::new(AtomicUsize::new(0));
+    follower.rm.set_leader_end_points(Arc::new(FakeCluster {
+        follower: follower.rm.local_broker_id(),
+        leaders: leaders
+            .iter()
+            .map(|b| (b.rm.local_broker_id(), Arc::clone(&b.rm)))
+            .collect(),
+        fetches: Arc::clone(&fetches),
+    }));
+    fetches
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_leaders_batches_arrive_byte_identical_and_the_high_watermarks_follow() {
+    let (b0, b1) = (broker(0), broker(1));
+    let leader = host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    connect(&b1, &[&b0]);
+    let follower = host(&b1, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    assert_eq!(
+        b1.rm.replica_fetcher_manager().partitions_fetched_from(0),
+        vec![tp()]
+    );
+    for seed in 0..3 {
+        produce_now(&b0, batch(3, seed));
+    }
+    assert_eq!(leader.offsets().log_end_offset, 9);
+    eventually("the follower's high watermark reaches the log end", || {
+        follower.offsets().high_watermark == 9
+    })
+    .await;
+    assert_eq!(
+        leader.offsets().high_watermark,
+        9,
+        "the leader's moved first"
+    );
+    assert_eq!(follower.offsets().log_end_offset, 9);
+    assert_eq!(
+        log_bytes(&follower),
+        log_bytes(&leader),
+        "batches copied unchanged"
+    );
+    assert_eq!(leader.follower_log_end_offset(1), Some(9));
+    b1.rm.begin_shutdown();
+    b1.rm.replica_fetcher_manager().shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_acks_all_produce_completes_only_after_the_follower_fetched_past_it() {
+    let (b0, b1) = (broker(0), broker(1));
+    let leader = host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    let ProduceResult::Delayed(wait) = produce(&b0, -1, batch(2, 7)) else {
+        panic!("the follower in the ISR has not fetched: acks=-1 waits");
+    };
+    let waiting = tokio::spawn(wait.complete());
+    tokio::task::yield_now().await;
+    assert!(!waiting.is_finished());
+    assert_eq!(leader.offsets().high_watermark, 0);
+    connect(&b1, &[&b0]);
+    let follower = host(&b1, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    let answers = tokio::time::timeout(BOUND, waiting).await.unwrap().unwrap();
+    assert_eq!(answers[0].error_code, ErrorCode::None);
+    // The leader saw the follower fetch from past the batch before it acknowledged.
+    assert!(leader.follower_log_end_offset(1).unwrap() >= 2);
+    assert!(follower.offsets().log_end_offset >= 2);
+    assert_eq!(leader.offsets().high_watermark, 2);
+    b1.rm.begin_shutdown();
+    b1.rm.replica_fetcher_manager().shutdown().await;
+}
+
+#[test]
+fn the_leaders_high_watermark_is_the_smallest_log_end_of_the_isr() {
+    let b0 = broker(0);
+    let leader = host(&b0, vec![0, 1, 2], leadership(0, 1, vec![0, 1]));
+    produce_now(&b0, batch(4, 1));
+    assert_eq!(
+        leader.offsets().high_watermark,
+        0,
+        "follower 1 has not fetched"
+    );
+    // Follower 2 is outside the ISR: it does not hold the high watermark back, nor move it.
+    leader.update_follower_fetch_state(2, 0).unwrap();
+    assert_eq!(leader.offsets().high_watermark, 0);
+    leader.update_follower_fetch_state(1, 3).unwrap();
+    assert_eq!(leader.offsets().high_watermark, 3);
+    leader.update_follower_fetch_state(1, 4).unwrap();
+    assert_eq!(leader.offsets().high_watermark, 4);
+    // A replica not assigned is refused.
+    let refused = leader.update_follower_fetch_state(5, 4).unwrap_err();
+    assert_eq!(refused.error_code(), ErrorCode::NotLeaderOrFollower);
+    // Re-elected at a new epoch: the followers' positions are kept.
+    leader.update_leader_and_isr(vec![0, 1, 2], leadership(0, 2, vec![0, 1]));
+    assert_eq!(leader.follower_log_end_offset(1), Some(4));
+    // A broker newly leader knows nothing of its followers until they fetch.
+    leader.update_leader_and_isr(vec![0, 1, 2], leadership(1, 3, vec![0, 1]));
+    leader.update_leader_and_isr(vec![0, 1, 2], leadership(0, 4, vec![0, 1]));
+    assert_eq!(leader.follower_log_end_offset(1), None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn becoming_follower_truncates_to_the_high_watermark() {
+    let (b0, b1) = (broker(0), broker(1));
+    // Broker 1 does not host the partition: its answers are errors, so nothing is fetched.
+    connect(&b0, &[&b1]);
+    let partition = host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    // One record a batch: truncation cuts at a batch boundary (the batch holding the offset
+    // goes whole, as in Kafka).
+    for seed in 0..5 {
+        produce_now(&b0, batch(1, seed));
+    }
+    partition.update_follower_fetch_state(1, 2).unwrap();
+    assert_eq!(partition.offsets().high_watermark, 2);
+    assert_eq!(partition.offsets().log_end_offset, 5);
+    host(&b0, vec![0, 1], leadership(1, 2, vec![0, 1]));
+    assert_eq!(
+        partition.offsets().log_end_offset,
+        2,
+        "truncated to the high watermark"
+    );
+    assert_eq!(
+        b0.rm.replica_fetcher_manager().partitions_fetched_from(1),
+        vec![tp()]
+    );
+    b0.rm.begin_shutdown();
+    b0.rm.replica_fetcher_manager().shutdown().await;
+}
+
+#[tokio::test]
+async fn a_follower_of_an_unreachable_leader_is_left_alone() {
+    let b0 = broker(0);
+    connect(&b0, &[]);
+    let partition = host(&b0, vec![0, 1], leadership(0, 1, vec![0]));
+    produce_now(&b0, batch(3, 3));
+    host(&b0, vec![0, 1], leadership(1, 2, vec![1]));
+    assert_eq!(partition.offsets().log_end_offset, 3, "not truncated");
+    assert!(b0.rm.replica_fetcher_manager().leaders().is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_follower_ahead_of_its_leader_truncates_to_the_leaders_log_end() {
+    let (b0, b1) = (broker(0), broker(1));
+    // Broker 1 leads with 2 records; broker 0 has 4 of its own below its high watermark (an
+    // unclean election).
+    host(&b1, vec![0, 1], leadership(1, 3, vec![1]));
+    produce_now(&b1, batch(2, 4));
+    let partition = host(&b0, vec![0, 1], leadership(0, 1, vec![0]));
+    produce_now(&b0, batch(4, 5));
+    assert_eq!(partition.offsets().high_watermark, 4);
+    connect(&b0, &[&b1]);
+    host(&b0, vec![0, 1], leadership(1, 3, vec![1]));
+    eventually("the follower is truncated to the leader's log end", || {
+        partition.offsets().log_end_offset == 2
+    })
+    .await;
+    b0.rm.begin_shutdown();
+    b0.rm.replica_fetcher_manager().shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn becoming_leader_or_stopping_the_replica_ends_its_fetching() {
+    let (b0, b1) = (broker(0), broker(1));
+    let leader = host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    let fetches = connect(&b1, &[&b0]);
+    let follower = host(&b1, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    produce_now(&b0, batch(1, 6));
+    eventually("the follower has the record", || {
+        follower.offsets().log_end_offset == 1
+    })
+    .await;
+    // Leading at a newer epoch: the partition leaves the fetcher, whose task ends.
+    host(&b1, vec![0, 1], leadership(1, 2, vec![0, 1]));
+    let manager = b1.rm.replica_fetcher_manager();
+    assert!(manager.leaders().is_empty());
+    eventually("the idle fetcher's task ends", || {
+        manager.running_tasks() == 0
+    })
+    .await;
+    let served = fetches.load(Ordering::SeqCst);
+    produce_now(&b0, batch(1, 7));
+    assert_eq!(leader.offsets().log_end_offset, 2);
+    assert_eq!(follower.offsets().log_end_offset, 1, "not fetched any more");
+    assert_eq!(fetches.load(Ordering::SeqCst), served);
+
+    // Following again, then StopReplica: fetching ends as well.
+    leader.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0, 1]));
+    host(&b1, vec![0, 1], leadership(0, 3, vec![0, 1]));
+    eventually("the follower caught up", || {
+        follower.offsets().log_end_offset == 2
+    })
+    .await;
+    b1.rm.stop_replica(&tp(), false).unwrap();
+    assert!(manager.leaders().is_empty());
+    eventually("the fetcher's task ends", || manager.running_tasks() == 0).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_the_fetcher_tasks() {
+    let (b0, b1) = (broker(0), broker(1));
+    host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    let fetches = connect(&b1, &[&b0]);
+    host(&b1, vec![0, 1], leadership(0, 1, vec![0, 1]));
+    eventually("the fetcher is fetching", || {
+        fetches.load(Ordering::SeqCst) > 0
+    })
+    .await;
+    let manager = b1.rm.replica_fetcher_manager();
+    assert_eq!(manager.running_tasks(), 1);
+    b1.rm.begin_shutdown();
+    tokio::time::timeout(BOUND, manager.shutdown())
+        .await
+        .unwrap();
+    assert_eq!(manager.running_tasks(), 0);
+    assert!(manager.leaders().is_empty());
+}

@@ -1,0 +1,514 @@
+//! The replica fetchers' [`LeaderEndPoint`] over the outbound inter-broker client (Kafka's
+//! `RemoteLeaderEndPoint` over `BrokerBlockingSender`), and the factory that resolves a leader's
+//! broker id to its inter-broker listener through the metadata cache.
+//!
+//! A fetch is one sessionless Fetch (session id 0, epoch -1: the leader answers every partition
+//! every time) at the version `inter.broker.protocol.version` selects (3.9-IV0: v17, topics by
+//! id), with this broker's id and broker epoch as the replica (`ReplicaState` from v15, the
+//! `ReplicaId` field before), read_uncommitted, and Kafka's `replica.fetch.*` defaults: wait 500
+//! ms for 1 byte, 10 MiB per response, 1 MiB per partition. The records of each partition are a
+//! `Bytes` slice of the response frame, never copied or decoded here. Out-of-range offsets are
+//! resolved with ListOffsets as a replica (earliest -2, latest -1).
+//!
+//! One `NetworkClient` per leader address, with one request in flight (the fetcher waits for
+//! each answer), its client id `broker-<id>-fetcher-0` as Kafka names its fetcher threads.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use bytes::Bytes;
+use uuid::Uuid;
+
+use crate::cluster::sync::lock;
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::controller::inter_broker_versions::{
+    InterBrokerProtocolVersion, ReplicaFetcherRequestVersions,
+};
+use crate::network::network_client::{NetworkClient, NetworkClientConfig};
+use crate::protocol::codec::StrBytes;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::fetch_request::{
+    FetchPartition as WirePartition, FetchRequest, FetchTopic, ReplicaState,
+};
+use crate::protocol::messages::list_offsets_request::{
+    ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
+};
+use crate::protocol::messages::{RequestKind, ResponseKind};
+use crate::replication::leader_end_point::{
+    FetchFuture, FetchPartition, FetchPartitionResult, LeaderEndPoint, LeaderEndPointError,
+    LeaderEndPointFactory, OffsetFuture,
+};
+
+use super::broker_epoch_manager::BrokerEpochManager;
+use super::metadata_cache::MetadataCache;
+
+/// ListOffsets' timestamps for the log start and the log end.
+const EARLIEST_TIMESTAMP: i64 = -2;
+const LATEST_TIMESTAMP: i64 = -1;
+
+/// The fetch request's settings (Kafka's `replica.fetch.*` and `replica.socket.timeout.ms`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplicaFetchSettings {
+    /// `replica.fetch.wait.max.ms`.
+    pub max_wait_ms: i32,
+    /// `replica.fetch.min.bytes`.
+    pub min_bytes: i32,
+    /// `replica.fetch.response.max.bytes`.
+    pub max_bytes: i32,
+    /// `replica.fetch.max.bytes`, per partition.
+    pub partition_max_bytes: i32,
+    /// `replica.socket.timeout.ms`: how long one request may wait for its answer.
+    pub socket_timeout: Duration,
+}
+
+impl Default for ReplicaFetchSettings {
+    /// Kafka 3.9's defaults.
+    fn default() -> Self {
+        ReplicaFetchSettings {
+            max_wait_ms: 500,
+            min_bytes: 1,
+            max_bytes: 10 * 1024 * 1024,
+            partition_max_bytes: 1024 * 1024,
+            socket_timeout: Duration::from_millis(30_000),
+        }
+    }
+}
+
+/// What every end point of this broker shares.
+#[derive(Debug)]
+struct Local {
+    broker_id: BrokerId,
+    epochs: Arc<BrokerEpochManager>,
+    metadata_cache: Arc<MetadataCache>,
+    versions: ReplicaFetcherRequestVersions,
+    settings: ReplicaFetchSettings,
+}
+
+/// The factory the replica manager resolves leaders with.
+#[derive(Debug)]
+pub struct RemoteLeaderEndPoints {
+    local: Arc<Local>,
+    /// The listener whose address other brokers are reached at.
+    inter_broker_listener: String,
+    clients: Mutex<HashMap<(BrokerId, String), Arc<NetworkClient>>>,
+}
+
+impl RemoteLeaderEndPoints {
+    pub fn new(
+        broker_id: BrokerId,
+        inter_broker_listener: impl Into<String>,
+        ibp: InterBrokerProtocolVersion,
+        settings: ReplicaFetchSettings,
+        epochs: Arc<BrokerEpochManager>,
+        metadata_cache: Arc<MetadataCache>,
+    ) -> Self {
+        RemoteLeaderEndPoints {
+            local: Arc::new(Local {
+                broker_id,
+                epochs,
+                metadata_cache,
+                versions: ReplicaFetcherRequestVersions::for_ibp(ibp),
+                settings,
+            }),
+            inter_broker_listener: inter_broker_listener.into(),
+            clients: Mutex::new(HashMap::new()),
+        }
+    }
+}
+
+impl LeaderEndPointFactory for RemoteLeaderEndPoints {
+    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>> {
+        if broker == self.local.broker_id {
+            return None;
+        }
+        let node = self
+            .local
+            .metadata_cache
+            .alive_brokers()
+            .into_iter()
+            .find(|b| b.id == broker)?;
+        let endpoint = node.endpoint(&self.inter_broker_listener)?;
+        let address = format!("{}:{}", endpoint.host, endpoint.port);
+        let client = Arc::clone(
+            lock(&self.clients)
+                .entry((broker, address.clone()))
+                .or_insert_with(|| {
+                    let config = NetworkClientConfig {
+                        client_id: format!("broker-{}-fetcher-0", self.local.broker_id),
+                        request_timeout: self.local.settings.socket_timeout,
+                        ..NetworkClientConfig::default()
+                    };
+                    Arc::new(NetworkClient::new(address.clone(), config))
+                }),
+        );
+        Some(Arc::new(RemoteLeaderEndPoint {
+            broker,
+            address,
+            client,
+            local: Arc::clone(&self.local),
+        }))
+    }
+}
+
+/// One leader, reached over the wire.
+#[derive(Debug)]
+pub struct RemoteLeaderEndPoint {
+    broker: BrokerId,
+    address: String,
+    client: Arc<NetworkClient>,
+    local: Arc<Local>,
+}
+
+impl RemoteLeaderEndPoint {
+    fn unreachable(&self, reason: impl ToString) -> LeaderEndPointError {
+        LeaderEndPointError::Unreachable {
+            broker: self.broker,
+            address: self.address.clone(),
+            reason: reason.to_string(),
+        }
+    }
+
+    /// The topic id of `tp`: the follower's own, else the metadata cache's.
+    fn topic_id(&self, p: &FetchPartition) -> Option<Uuid> {
+        p.topic_id
+            .filter(|id| !id.is_nil())
+            .or_else(|| self.local.metadata_cache.topic_id(&p.topic_partition.topic))
+    }
+
+    /// Kafka's `buildFetch`: the request, and the partitions answered here without asking (no
+    /// topic id for a version that needs one).
+    fn build_fetch(
+        &self,
+        partitions: &[FetchPartition],
+    ) -> (FetchRequest, Vec<(TopicPartition, FetchPartitionResult)>) {
+        let version = self.local.versions.fetch;
+        let settings = &self.local.settings;
+        let mut topics: Vec<FetchTopic> = Vec::new();
+        let mut unanswerable = Vec::new();
+        for p in partitions {
+            let topic_id = self.topic_id(p);
+            if version >= 13 && topic_id.is_none() {
+                unanswerable.push((
+                    p.topic_partition.clone(),
+                    error_result(ErrorCode::UnknownTopicId.code()),
+                ));
+                continue;
+            }
+            let wire = WirePartition {
+                partition: p.topic_partition.partition,
+                current_leader_epoch: p.current_leader_epoch,
+                fetch_offset: p.fetch_offset,
+                // No epoch-based truncation yet: the leader is not asked for divergence.
+                last_fetched_epoch: -1,
+                log_start_offset: p.log_start_offset,
+                partition_max_bytes: settings.partition_max_bytes,
+                ..WirePartition::default()
+            };
+            let topic_id = topic_id.unwrap_or_else(Uuid::nil);
+            let name = p.topic_partition.topic.as_str();
+            match topics
+                .iter_mut()
+                .find(|t| t.topic_id == topic_id && t.topic.to_string_lossy() == name)
+            {
+                Some(t) => t.partitions.push(wire),
+                None => topics.push(FetchTopic {
+                    topic: StrBytes::from(name),
+                    topic_id,
+                    partitions: vec![wire],
+                    ..FetchTopic::default()
+                }),
+            }
+        }
+        // KIP-903 moved the replica's id into `ReplicaState` at v15; the field of the other
+        // versions must keep its default or the request does not encode.
+        let (replica_id, replica_state) = if version >= 15 {
+            let state = ReplicaState {
+                replica_id: self.local.broker_id,
+                replica_epoch: self.local.epochs.broker_epoch(),
+                ..ReplicaState::default()
+            };
+            (-1, state)
+        } else {
+            (self.local.broker_id, ReplicaState::default())
+        };
+        let request = FetchRequest {
+            replica_id,
+            replica_state,
+            max_wait_ms: settings.max_wait_ms,
+            min_bytes: settings.min_bytes,
+            max_bytes: settings.max_bytes,
+            isolation_level: 0,
+            session_id: 0,
+            session_epoch: -1,
+            topics,
+            ..FetchRequest::default()
+        };
+        (request, unanswerable)
+    }
+
+    async fn send_fetch(
+        &self,
+        partitions: &[FetchPartition],
+    ) -> Result<Vec<(TopicPartition, FetchPartitionResult)>, LeaderEndPointError> {
+        let version = self.local.versions.fetch;
+        let (request, mut answers) = self.build_fetch(partitions);
+        if request.topics.is_empty() {
+            return Ok(answers);
+        }
+        // The response names topics by id from v13; map them back to the request's names.
+        let names: HashMap<(Uuid, String), String> = request
+            .topics
+            .iter()
+            .map(|t| {
+                let name = t.topic.to_string_lossy().into_owned();
+                let key = if version >= 13 {
+                    (t.topic_id, String::new())
+                } else {
+                    (Uuid::nil(), name.clone())
+                };
+                (key, name)
+            })
+            .collect();
+        let response = self
+            .client
+            .send(&RequestKind::Fetch(request), version)
+            .await
+            .map_err(|e| self.unreachable(e))?;
+        let ResponseKind::Fetch(response) = response else {
+            return Err(self.unreachable("answered Fetch with another API's response"));
+        };
+        if response.error_code != ErrorCode::None.code() {
+            return Err(LeaderEndPointError::Refused {
+                broker: self.broker,
+                error_code: response.error_code,
+            });
+        }
+        for topic in response.responses {
+            let key = if version >= 13 {
+                (topic.topic_id, String::new())
+            } else {
+                (Uuid::nil(), topic.topic.to_string_lossy().into_owned())
+            };
+            let Some(name) = names.get(&key) else {
+                tracing::warn!(leader = self.broker, topic_id = %topic.topic_id,
+                    "the leader answered a topic not asked for");
+                continue;
+            };
+            for p in topic.partitions {
+                answers.push((
+                    TopicPartition::new(name.clone(), p.partition_index),
+                    FetchPartitionResult {
+                        error_code: p.error_code,
+                        high_watermark: p.high_watermark,
+                        log_start_offset: p.log_start_offset,
+                        records: p.records.unwrap_or_else(Bytes::new),
+                    },
+                ));
+            }
+        }
+        Ok(answers)
+    }
+
+    /// ListOffsets as a replica for one partition at `timestamp`.
+    async fn list_offset(
+        &self,
+        tp: &TopicPartition,
+        current_leader_epoch: i32,
+        timestamp: i64,
+    ) -> Result<i64, LeaderEndPointError> {
+        let request = ListOffsetsRequest {
+            replica_id: self.local.broker_id,
+            isolation_level: 0,
+            topics: vec![ListOffsetsTopic {
+                name: StrBytes::from(tp.topic.as_str()),
+                partitions: vec![ListOffsetsPartition {
+                    partition_index: tp.partition,
+                    current_leader_epoch,
+                    timestamp,
+                    ..ListOffsetsPartition::default()
+                }],
+                ..ListOffsetsTopic::default()
+            }],
+            ..ListOffsetsRequest::default()
+        };
+        let response = self
+            .client
+            .send(
+                &RequestKind::ListOffsets(request),
+                self.local.versions.list_offsets,
+            )
+            .await
+            .map_err(|e| self.unreachable(e))?;
+        let ResponseKind::ListOffsets(response) = response else {
+            return Err(self.unreachable("answered ListOffsets with another API's response"));
+        };
+        let answer = response
+            .topics
+            .iter()
+            .filter(|t| t.name.to_string_lossy() == tp.topic.as_str())
+            .flat_map(|t| t.partitions.iter())
+            .find(|p| p.partition_index == tp.partition)
+            .ok_or_else(|| self.unreachable(format!("ListOffsets has no answer for {tp}")))?;
+        if answer.error_code != ErrorCode::None.code() {
+            return Err(LeaderEndPointError::Partition {
+                broker: self.broker,
+                topic_partition: tp.clone(),
+                error_code: answer.error_code,
+            });
+        }
+        Ok(answer.offset)
+    }
+}
+
+fn error_result(error_code: i16) -> FetchPartitionResult {
+    FetchPartitionResult {
+        error_code,
+        high_watermark: -1,
+        log_start_offset: -1,
+        records: Bytes::new(),
+    }
+}
+
+impl LeaderEndPoint for RemoteLeaderEndPoint {
+    fn broker_id(&self) -> BrokerId {
+        self.broker
+    }
+
+    fn address(&self) -> String {
+        self.address.clone()
+    }
+
+    fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a> {
+        Box::pin(self.send_fetch(partitions))
+    }
+
+    fn fetch_earliest_offset<'a>(
+        &'a self,
+        tp: &'a TopicPartition,
+        current_leader_epoch: i32,
+    ) -> OffsetFuture<'a> {
+        Box::pin(self.list_offset(tp, current_leader_epoch, EARLIEST_TIMESTAMP))
+    }
+
+    fn fetch_latest_offset<'a>(
+        &'a self,
+        tp: &'a TopicPartition,
+        current_leader_epoch: i32,
+    ) -> OffsetFuture<'a> {
+        Box::pin(self.list_offset(tp, current_leader_epoch, LATEST_TIMESTAMP))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::messages::{ApiKey, RequestHeader, encode_request_frame};
+    use crate::server::metadata_cache::{BrokerEndPoint, BrokerMetadata, TopicMetadata};
+
+    fn factory() -> (RemoteLeaderEndPoints, Uuid) {
+        let cache = Arc::new(MetadataCache::new("cluster".into()));
+        cache.set_brokers(vec![BrokerMetadata {
+            id: 1,
+            rack: None,
+            endpoints: vec![BrokerEndPoint {
+                listener_name: "PLAINTEXT".into(),
+                host: "h1".into(),
+                port: 9093,
+            }],
+        }]);
+        let topic_id = Uuid::new_v4();
+        cache.update_topic(TopicMetadata {
+            name: "t".into(),
+            topic_id,
+            is_internal: false,
+            partitions: Default::default(),
+        });
+        let epochs = Arc::new(BrokerEpochManager::default());
+        epochs.set_broker_epoch(77);
+        let endpoints = RemoteLeaderEndPoints::new(
+            0,
+            "PLAINTEXT",
+            InterBrokerProtocolVersion::LATEST,
+            ReplicaFetchSettings::default(),
+            epochs,
+            cache,
+        );
+        (endpoints, topic_id)
+    }
+
+    fn partition(topic: &str, index: i32, offset: i64) -> FetchPartition {
+        FetchPartition {
+            topic_partition: TopicPartition::new(topic, index),
+            topic_id: None,
+            fetch_offset: offset,
+            log_start_offset: 0,
+            current_leader_epoch: 4,
+        }
+    }
+
+    #[test]
+    fn leaders_resolve_to_their_inter_broker_listener_and_only_live_others() {
+        let (endpoints, _) = factory();
+        let leader = endpoints.end_point(1).unwrap();
+        assert_eq!(leader.address(), "h1:9093");
+        assert_eq!(leader.broker_id(), 1);
+        assert!(endpoints.end_point(0).is_none(), "never itself");
+        assert!(endpoints.end_point(2).is_none(), "not alive");
+    }
+
+    #[test]
+    fn a_fetch_at_ibp_3_9_is_v17_by_topic_id_sessionless_with_kafkas_defaults() {
+        let (endpoints, topic_id) = factory();
+        let leader = RemoteLeaderEndPoint {
+            broker: 1,
+            address: "h1:9093".into(),
+            client: Arc::new(NetworkClient::new(
+                "h1:9093",
+                NetworkClientConfig::default(),
+            )),
+            local: Arc::clone(&endpoints.local),
+        };
+        let (request, local) = leader.build_fetch(&[
+            partition("t", 0, 10),
+            partition("t", 1, 20),
+            partition("unknown", 0, 0),
+        ]);
+        assert_eq!(endpoints.local.versions.fetch, 17);
+        assert_eq!(request.replica_state.replica_id, 0);
+        assert_eq!(request.replica_state.replica_epoch, 77);
+        assert_eq!(
+            (request.max_wait_ms, request.min_bytes, request.max_bytes),
+            (500, 1, 10 << 20)
+        );
+        assert_eq!((request.session_id, request.session_epoch), (0, -1));
+        assert_eq!(request.isolation_level, 0);
+        assert_eq!(request.topics.len(), 1);
+        let topic = &request.topics[0];
+        assert_eq!(topic.topic_id, topic_id);
+        let offsets: Vec<_> = topic
+            .partitions
+            .iter()
+            .map(|p| {
+                (
+                    p.partition,
+                    p.fetch_offset,
+                    p.current_leader_epoch,
+                    p.partition_max_bytes,
+                )
+            })
+            .collect();
+        assert_eq!(offsets, vec![(0, 10, 4, 1 << 20), (1, 20, 4, 1 << 20)]);
+        // A topic without an id cannot be asked for at v13+.
+        assert_eq!(local.len(), 1);
+        assert_eq!(local[0].1.error_code, ErrorCode::UnknownTopicId.code());
+        let header = RequestHeader {
+            request_api_key: ApiKey::Fetch as i16,
+            request_api_version: 17,
+            correlation_id: 1,
+            client_id: None,
+            unknown_tagged_fields: Vec::new(),
+        };
+        assert!(encode_request_frame(&header, &RequestKind::Fetch(request)).is_ok());
+    }
+}
