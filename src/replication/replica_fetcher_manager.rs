@@ -34,7 +34,8 @@ use super::replica_fetcher::{ReplicaFetcher, ReplicaFetcherConfig};
 /// The fetchers, by leader.
 #[derive(Debug)]
 pub struct ReplicaFetcherManager {
-    config: ReplicaFetcherConfig,
+    /// Settable once before any fetcher starts (`set_config`); read when one starts.
+    config: Mutex<ReplicaFetcherConfig>,
     log_manager: Arc<LogManager>,
     time: Arc<dyn Time>,
     end_points: OnceLock<Arc<dyn LeaderEndPointFactory>>,
@@ -52,7 +53,7 @@ impl ReplicaFetcherManager {
         shutting_down: CancellationToken,
     ) -> Self {
         ReplicaFetcherManager {
-            config,
+            config: Mutex::new(config),
             log_manager,
             time,
             end_points: OnceLock::new(),
@@ -60,6 +61,11 @@ impl ReplicaFetcherManager {
             tracker: TaskTracker::new(),
             shutting_down,
         }
+    }
+
+    /// The fetchers' settings (`replica.fetch.backoff.ms`), for the fetchers started from now on.
+    pub fn set_config(&self, config: ReplicaFetcherConfig) {
+        *lock(&self.config) = config;
     }
 
     /// Installs how leaders are reached; only the first call counts.
@@ -107,7 +113,7 @@ impl ReplicaFetcherManager {
                 };
                 entry.insert(ReplicaFetcher::start(
                     end_point,
-                    self.config,
+                    *lock(&self.config),
                     Arc::clone(&self.log_manager),
                     Arc::clone(&self.time),
                     &self.tracker,

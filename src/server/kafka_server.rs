@@ -29,6 +29,7 @@ use crate::controller::kafka_controller::event_for_watch;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
 use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
+use crate::replication::replica_fetcher::ReplicaFetcherConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::session::ZkSession;
@@ -102,6 +103,8 @@ impl KafkaServer {
         log_config.retention_check_interval_ms =
             u64::try_from(config.log_retention_check_interval_ms).unwrap_or(300_000);
         log_config.cleaner = config.cleaner_config();
+        log_config.high_watermark_checkpoint_interval_ms =
+            u64::try_from(config.replica_high_watermark_checkpoint_interval_ms).unwrap_or(5_000);
         // Dynamic in Kafka: the stored dynamic layers apply from the start.
         log_config.producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         log_config.producer_id_expiration_check_interval_ms =
@@ -134,15 +137,23 @@ impl KafkaServer {
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
         let epochs = Arc::new(BrokerEpochManager::default());
+        let millis = |ms: i32| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
+        replica_manager
+            .replica_fetcher_manager()
+            .set_config(ReplicaFetcherConfig {
+                fetch_backoff: millis(config.replica_fetch_backoff_ms),
+            });
         replica_manager.set_leader_end_points(Arc::new(RemoteLeaderEndPoints::new(
             config.broker_id,
-            // The inter-broker listener, as the controller's channel picks it.
-            config
-                .listeners
-                .first()
-                .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone()),
-            InterBrokerProtocolVersion::LATEST,
-            ReplicaFetchSettings::default(),
+            config.inter_broker_listener_name(),
+            config.inter_broker_protocol_version,
+            ReplicaFetchSettings {
+                max_wait_ms: config.replica_fetch_wait_max_ms,
+                min_bytes: config.replica_fetch_min_bytes,
+                max_bytes: config.replica_fetch_response_max_bytes,
+                partition_max_bytes: config.replica_fetch_max_bytes,
+                socket_timeout: millis(config.replica_socket_timeout_ms),
+            },
             Arc::clone(&epochs),
             Arc::clone(&metadata_cache),
         )));
