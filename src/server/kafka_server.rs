@@ -6,7 +6,9 @@
 //! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
-//! lead their partitions, start the log manager's background jobs, and open for requests.
+//! lead their partitions, get the first block of producer ids from the controller (AllocateProducerIds,
+//! in process when this broker is the controller), start the log manager's background jobs, and
+//! open for requests.
 //!
 //! Shutdown: end the purgatory's waits (parked fetches and produces answer with what they have),
 //! stop accepting and answer the requests in flight, stop the background jobs, close
@@ -15,6 +17,7 @@
 
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -36,6 +39,7 @@ use crate::zk::zk_data::{self, BrokerRegistration};
 use crate::zk::{CreateMode, EmbeddedStore, ZkClient, ZkError, recipes};
 
 use super::broker_epoch_manager::BrokerEpochManager;
+use super::broker_to_controller_channel::BrokerToControllerChannelManager;
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
@@ -43,8 +47,9 @@ use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsC
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
-use super::producer_id_manager::ProducerIdManager;
+use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
+use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 
 /// A running broker.
@@ -119,15 +124,25 @@ impl KafkaServer {
             layers,
             Arc::clone(&topic_manager),
         ));
-        let producer_id_manager =
-            Arc::new(ProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
-        producer_id_manager
-            .startup()
-            .await
-            .map_err(ServerError::ProducerIds)?;
+        let background = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        let epochs = Arc::new(BrokerEpochManager::default());
+        let zk_producer_id_manager =
+            Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
+        let producer_id_manager = Arc::new(RpcProducerIdManager::new(
+            config.broker_id,
+            Arc::clone(&epochs),
+            Arc::new(BrokerToControllerChannelManager::new(
+                config.broker_id,
+                inter_broker_listener(&config),
+                Arc::clone(&metadata_cache),
+                Arc::clone(&zk_producer_id_manager),
+            )),
+            tasks.clone(),
+            background.clone(),
+        ));
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
-        let epochs = Arc::new(BrokerEpochManager::default());
         let channel = Arc::new(ControllerChannel::new(config.broker_id));
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
@@ -141,7 +156,8 @@ impl KafkaServer {
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
             dynamic_config,
-            producer_id_manager,
+            producer_id_manager: Arc::clone(&producer_id_manager),
+            zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
@@ -180,14 +196,16 @@ impl KafkaServer {
         let broker_epoch = register_broker(zk.as_ref(), config.broker_id, &endpoints).await?;
         epochs.set_broker_epoch(broker_epoch);
 
-        let background = CancellationToken::new();
-        let tasks = TaskTracker::new();
         // The controller: its watches become its events, and it starts by trying to win the
         // election. A single broker wins it and makes itself the leader of every partition.
         spawn_watch_forwarder(&zk, &controller_handle, &tasks, background.clone());
         tasks.spawn(controller.run(background.clone()));
         controller_handle.put(ControllerEvent::Startup);
         wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
+        // The first block of producer ids, from the controller (this broker, when single).
+        if !producer_id_manager.startup(Duration::from_secs(30)).await {
+            tracing::warn!("no producer id block from the controller within 30 s of startup");
+        }
         let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
@@ -318,14 +336,19 @@ fn controller_config(config: &BrokerConfig) -> ControllerConfig {
         batch: BatchConfig {
             controller_id: config.broker_id,
             versions: ControllerRequestVersions::for_ibp(InterBrokerProtocolVersion::LATEST),
-            inter_broker_listener: config
-                .listeners
-                .first()
-                .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone()),
+            inter_broker_listener: inter_broker_listener(config),
         },
         unclean_leader_election_enable: config.unclean_leader_election_enable,
         delete_topic_enable: config.delete_topic_enable,
     }
+}
+
+/// The listener brokers and the controller reach each other on: the first listener.
+fn inter_broker_listener(config: &BrokerConfig) -> String {
+    config
+        .listeners
+        .first()
+        .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone())
 }
 
 /// Turns the session's watch events into controller events.

@@ -8,7 +8,10 @@
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
-//! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
+//! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
+//!   (AllocateProducerIds), over [`broker_to_controller_channel`].
+//! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
+//!   `/latest_producer_id_block`.
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
@@ -25,6 +28,7 @@
 pub mod api_versions;
 pub mod apis;
 pub mod broker_epoch_manager;
+pub mod broker_to_controller_channel;
 pub mod config_entries;
 pub mod config_ops;
 pub mod controller_channel;
@@ -35,11 +39,12 @@ pub mod kafka_apis;
 pub mod kafka_server;
 pub mod log_dir_failure_handler;
 pub mod metadata_cache;
-pub mod producer_id_manager;
 pub mod request_context;
+pub mod rpc_producer_id_manager;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod zk_producer_id_manager;
 
 pub use error::ServerError;
 pub use kafka_apis::KafkaApis;
