@@ -30,6 +30,9 @@ pub enum ServerError {
     /// Another live broker holds `/brokers/ids/<id>`.
     #[error("broker.id {broker_id} is already registered in the metadata store at {path}")]
     BrokerIdRegistered { broker_id: BrokerId, path: String },
+    /// Someone took the store session's watch events before the dispatcher.
+    #[error(transparent)]
+    Watches(#[from] crate::zk::watch_dispatcher::EventsTaken),
     /// A blocking task of the startup or shutdown sequence panicked or was cancelled.
     #[error("the {task} task failed")]
     TaskFailed {

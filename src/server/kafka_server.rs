@@ -36,10 +36,13 @@ use crate::replication::ReplicaManager;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::zk_data::{self, BrokerRegistration};
-use crate::zk::{CreateMode, EmbeddedStore, ZkClient, ZkError, recipes};
+use crate::zk::{CreateMode, EmbeddedStore, WatchDispatcher, ZkClient, ZkError, recipes};
 
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_to_controller_channel::BrokerToControllerChannelManager;
+use super::config_change_listener::{
+    BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
+};
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
@@ -61,6 +64,8 @@ pub struct KafkaServer {
     zk: Arc<dyn ZkClient>,
     apis: Arc<KafkaApis>,
     broker_epoch: i64,
+    /// Routes the store session's watch events; dropped last, with the server.
+    _watches: WatchDispatcher,
     background: CancellationToken,
     tasks: TaskTracker,
     _ready: watch::Sender<bool>,
@@ -155,7 +160,7 @@ impl KafkaServer {
             metadata_cache: Arc::clone(&metadata_cache),
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
-            dynamic_config,
+            dynamic_config: Arc::clone(&dynamic_config),
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
@@ -198,7 +203,8 @@ impl KafkaServer {
 
         // The controller: its watches become its events, and it starts by trying to win the
         // election. A single broker wins it and makes itself the leader of every partition.
-        spawn_watch_forwarder(&zk, &controller_handle, &tasks, background.clone());
+        let watches = WatchDispatcher::start(Arc::clone(&zk))?;
+        watches.set_default_handler(controller_watch_forwarder(&controller_handle));
         tasks.spawn(controller.run(background.clone()));
         controller_handle.put(ControllerEvent::Startup);
         wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
@@ -206,6 +212,27 @@ impl KafkaServer {
         if !producer_id_manager.startup(Duration::from_secs(30)).await {
             tracing::warn!("no producer id block from the controller within 30 s of startup");
         }
+        // Topic and broker configs other brokers change (Kafka's `dynamicConfigManager`).
+        ConfigChangeListener::start(
+            &watches,
+            vec![
+                (
+                    "topics",
+                    Arc::new(TopicConfigHandler(Arc::clone(&topic_manager)))
+                        as Arc<dyn ConfigHandler>,
+                ),
+                (
+                    "brokers",
+                    Arc::new(BrokerConfigHandler {
+                        broker_id: config.broker_id,
+                        dynamic_config,
+                    }),
+                ),
+            ],
+            now_ms,
+            &tasks,
+            background.clone(),
+        );
         let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
@@ -239,6 +266,7 @@ impl KafkaServer {
             zk,
             apis,
             broker_epoch,
+            _watches: watches,
             background,
             tasks,
             _ready: ready_tx,
@@ -351,31 +379,17 @@ fn inter_broker_listener(config: &BrokerConfig) -> String {
         .map_or_else(|| "PLAINTEXT".to_string(), |l| l.listener_name.clone())
 }
 
-/// Turns the session's watch events into controller events.
-fn spawn_watch_forwarder(
-    zk: &Arc<dyn ZkClient>,
+/// The controller's watches as the dispatcher's default handler: every event no other
+/// component claims is mapped by its path to a controller event.
+fn controller_watch_forwarder(
     controller: &ControllerHandle,
-    tasks: &TaskTracker,
-    stop: CancellationToken,
-) {
-    let Some(mut events) = zk.take_events() else {
-        return;
-    };
+) -> crate::zk::watch_dispatcher::DefaultHandler {
     let controller = controller.clone();
-    tasks.spawn(async move {
-        loop {
-            let event = tokio::select! {
-                _ = stop.cancelled() => return,
-                event = events.recv() => match event {
-                    Some(event) => event,
-                    None => return,
-                },
-            };
-            if let Some(e) = event_for_watch(&event.path, event.event_type) {
-                controller.put(e);
-            }
+    Arc::new(move |event: &crate::zk::WatchedEvent| {
+        if let Some(e) = event_for_watch(&event.path, event.event_type) {
+            controller.put(e);
         }
-    });
+    })
 }
 
 /// Waits (bounded) until this broker has heard from the controller about every topic in

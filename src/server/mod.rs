@@ -15,6 +15,8 @@
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
+//! - [`config_change_listener`]: applies the topic and broker configs other brokers changed
+//!   (`/config/changes`).
 //! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
 //! - [`config_ops`]: AlterConfigs' shared checks and IncrementalAlterConfigs' operations.
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
@@ -29,6 +31,7 @@ pub mod api_versions;
 pub mod apis;
 pub mod broker_epoch_manager;
 pub mod broker_to_controller_channel;
+pub mod config_change_listener;
 pub mod config_entries;
 pub mod config_ops;
 pub mod controller_channel;
