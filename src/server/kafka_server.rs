@@ -6,9 +6,9 @@
 //! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
-//! lead their partitions, get the first block of producer ids from the controller (AllocateProducerIds,
-//! in process when this broker is the controller), start the log manager's background jobs, and
-//! open for requests.
+//! lead their partitions, get the first block of producer ids from the controller
+//! (AllocateProducerIds, in process when this broker is the controller), start listening for
+//! config change notifications, start the log manager's background jobs, and open for requests.
 //!
 //! Shutdown: end the purgatory's waits (parked fetches and produces answer with what they have),
 //! stop accepting and answer the requests in flight, stop the background jobs, close
