@@ -296,6 +296,48 @@ impl DynamicBrokerConfig {
         let current = self
             .combined(&props, level)
             .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
+        self.apply(level, props, current).await;
+        Ok(())
+    }
+
+    /// Kafka's `updateBrokerConfig` and `updateDefaultConfig` from a change notification
+    /// (`config_change_listener.rs`): `stored` is what `/config/brokers/<entity>` holds now,
+    /// written by any broker, this one included. Keys that cannot apply are dropped as at
+    /// startup; a layer equal to the one in force changes nothing; a combination that does not
+    /// validate is logged and the configuration in force stays.
+    pub async fn update_from_persisted(
+        &self,
+        level: DynamicLevel,
+        stored: &BTreeMap<String, String>,
+    ) {
+        let _guard = self.update_lock.lock().await;
+        let props = from_persistent_props(stored, level);
+        let unchanged = {
+            let state = read(&self.state);
+            match level {
+                DynamicLevel::PerBroker => state.per_broker == props,
+                DynamicLevel::ClusterDefault => state.cluster_default == props,
+            }
+        };
+        if unchanged {
+            return;
+        }
+        match self.combined(&props, level) {
+            Ok(current) => self.apply(level, props, current).await,
+            Err(err) => {
+                tracing::error!(?level, %err, "changed dynamic broker config does not apply; keeping the old one")
+            }
+        }
+    }
+
+    /// Puts layer `level` and the configuration it gives in force: the topic defaults and the
+    /// producer-state expiry follow. The caller holds `update_lock`.
+    async fn apply(
+        &self,
+        level: DynamicLevel,
+        props: BTreeMap<String, String>,
+        current: BrokerConfig,
+    ) {
         let log_config = current.log_config();
         let producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         {
@@ -306,7 +348,7 @@ impl DynamicBrokerConfig {
             }
             state.current = Arc::new(current);
         }
-        tracing::info!(entity = %entity, "updated dynamic broker config");
+        tracing::info!(?level, "updated dynamic broker config");
         self.topic_manager
             .update_default_log_config(log_config)
             .await;
@@ -318,7 +360,6 @@ impl DynamicBrokerConfig {
                 producer_id_expiration_ms,
                 crate::storage::log_manager::now_ms(),
             );
-        Ok(())
     }
 }
 

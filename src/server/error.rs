@@ -1,7 +1,6 @@
 //! Errors that stop the broker from starting or shutting down cleanly. Per-request problems
 //! never come here: they are error codes in responses.
 
-use super::producer_id_manager::ProducerIdError;
 use crate::cluster::BrokerId;
 use crate::config::ConfigError;
 use crate::network::NetworkError;
@@ -48,9 +47,9 @@ pub enum ServerError {
     /// Another live broker holds `/brokers/ids/<id>`.
     #[error("broker.id {broker_id} is already registered in the metadata store at {path}")]
     BrokerIdRegistered { broker_id: BrokerId, path: String },
-    /// The first producer-id block could not be claimed at startup.
-    #[error("claiming a producer id block")]
-    ProducerIds(#[source] ProducerIdError),
+    /// Someone took the store session's watch events before the dispatcher.
+    #[error(transparent)]
+    Watches(#[from] crate::zk::watch_dispatcher::EventsTaken),
     /// A blocking task of the startup or shutdown sequence panicked or was cancelled.
     #[error("the {task} task failed")]
     TaskFailed {

@@ -23,9 +23,10 @@ use super::broker_epoch_manager::BrokerEpochManager;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::group::GroupCoordinator;
 use super::metadata_cache::MetadataCache;
-use super::producer_id_manager::ProducerIdManager;
 use super::request_context::RequestContext;
+use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
+use super::zk_producer_id_manager::ZkProducerIdManager;
 
 /// The broker's request handler and the state its handlers share.
 #[derive(Debug)]
@@ -35,7 +36,10 @@ pub struct KafkaApis {
     pub replica_manager: Arc<ReplicaManager>,
     pub topic_manager: Arc<TopicManager>,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
-    pub producer_id_manager: Arc<ProducerIdManager>,
+    /// This broker's producer ids, in blocks from the controller.
+    pub producer_id_manager: Arc<RpcProducerIdManager>,
+    /// The controller's half: the blocks it hands out while this broker is the controller.
+    pub zk_producer_id_manager: Arc<ZkProducerIdManager>,
     pub group_coordinator: Arc<GroupCoordinator>,
     /// This broker's epoch and the newest controller epoch it obeyed.
     pub epochs: Arc<BrokerEpochManager>,

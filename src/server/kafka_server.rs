@@ -6,7 +6,9 @@
 //! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
-//! lead their partitions, start the log manager's background jobs, and open for requests.
+//! lead their partitions, get the first block of producer ids from the controller
+//! (AllocateProducerIds, in process when this broker is the controller), start listening for
+//! config change notifications, start the log manager's background jobs, and open for requests.
 //!
 //! Shutdown: end the purgatory's waits (parked fetches and produces answer with what they have),
 //! stop accepting and answer the requests in flight, stop the background jobs, close
@@ -34,11 +36,15 @@ use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::session::ZkSession;
 use crate::zk::zk_data::{self, BrokerRegistration};
-use crate::zk::{EmbeddedStore, ZkClient, recipes};
+use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient, recipes};
 
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_registration::{
     SessionExpiryHandler, get_or_generate_broker_id, register_broker,
+};
+use super::broker_to_controller_channel::BrokerToControllerChannelManager;
+use super::config_change_listener::{
+    BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
 };
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
@@ -47,9 +53,10 @@ use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsC
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
-use super::producer_id_manager::ProducerIdManager;
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
+use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
+use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 
 /// A running broker.
@@ -61,6 +68,8 @@ pub struct KafkaServer {
     zk: Arc<dyn ZkClient>,
     apis: Arc<KafkaApis>,
     broker_epoch: i64,
+    /// Routes the store session's watch events; dropped last, with the server.
+    _watches: WatchDispatcher,
     background: CancellationToken,
     tasks: TaskTracker,
     _ready: watch::Sender<bool>,
@@ -128,15 +137,25 @@ impl KafkaServer {
             layers,
             Arc::clone(&topic_manager),
         ));
-        let producer_id_manager =
-            Arc::new(ProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
-        producer_id_manager
-            .startup()
-            .await
-            .map_err(ServerError::ProducerIds)?;
+        let background = CancellationToken::new();
+        let tasks = TaskTracker::new();
+        let epochs = Arc::new(BrokerEpochManager::default());
+        let zk_producer_id_manager =
+            Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
+        let producer_id_manager = Arc::new(RpcProducerIdManager::new(
+            config.broker_id,
+            Arc::clone(&epochs),
+            Arc::new(BrokerToControllerChannelManager::new(
+                config.broker_id,
+                config.inter_broker_listener_name(),
+                Arc::clone(&metadata_cache),
+                Arc::clone(&zk_producer_id_manager),
+            )),
+            tasks.clone(),
+            background.clone(),
+        ));
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
-        let epochs = Arc::new(BrokerEpochManager::default());
         let millis = |ms: i32| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
         replica_manager
             .replica_fetcher_manager()
@@ -169,8 +188,9 @@ impl KafkaServer {
             metadata_cache: Arc::clone(&metadata_cache),
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
-            dynamic_config,
-            producer_id_manager,
+            dynamic_config: Arc::clone(&dynamic_config),
+            producer_id_manager: Arc::clone(&producer_id_manager),
+            zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
@@ -217,11 +237,10 @@ impl KafkaServer {
             controller: controller_handle.clone(),
         }));
 
-        let background = CancellationToken::new();
-        let tasks = TaskTracker::new();
         // The controller: its watches become its events, and it starts by trying to win the
         // election. A single broker wins it and makes itself the leader of every partition.
-        spawn_watch_forwarder(&zk, &controller_handle, &tasks, background.clone());
+        let watches = WatchDispatcher::start(Arc::clone(&zk))?;
+        watches.set_default_handler(controller_watch_forwarder(&controller_handle));
         tasks.spawn(controller.run(background.clone()));
         controller_handle.put(ControllerEvent::Startup);
         if config.zookeeper_connect.is_none() {
@@ -230,6 +249,31 @@ impl KafkaServer {
             // controller's LeaderAndIsr, and clients retry LEADER_NOT_AVAILABLE meanwhile.
             wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
         }
+        // The first block of producer ids, from the controller (this broker, when single).
+        if !producer_id_manager.startup(Duration::from_secs(30)).await {
+            tracing::warn!("no producer id block from the controller within 30 s of startup");
+        }
+        // Topic and broker configs other brokers change (Kafka's `dynamicConfigManager`).
+        ConfigChangeListener::start(
+            &watches,
+            vec![
+                (
+                    "topics",
+                    Arc::new(TopicConfigHandler(Arc::clone(&topic_manager)))
+                        as Arc<dyn ConfigHandler>,
+                ),
+                (
+                    "brokers",
+                    Arc::new(BrokerConfigHandler {
+                        broker_id: config.broker_id,
+                        dynamic_config,
+                    }),
+                ),
+            ],
+            now_ms,
+            &tasks,
+            background.clone(),
+        );
         let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
@@ -263,6 +307,7 @@ impl KafkaServer {
             zk,
             apis,
             broker_epoch,
+            _watches: watches,
             background,
             tasks,
             _ready: ready_tx,
@@ -373,31 +418,17 @@ fn controller_config(config: &BrokerConfig) -> ControllerConfig {
     }
 }
 
-/// Turns the session's watch events into controller events.
-fn spawn_watch_forwarder(
-    zk: &Arc<dyn ZkClient>,
+/// The controller's watches as the dispatcher's default handler: every event no other
+/// component claims is mapped by its path to a controller event.
+fn controller_watch_forwarder(
     controller: &ControllerHandle,
-    tasks: &TaskTracker,
-    stop: CancellationToken,
-) {
-    let Some(mut events) = zk.take_events() else {
-        return;
-    };
+) -> crate::zk::watch_dispatcher::DefaultHandler {
     let controller = controller.clone();
-    tasks.spawn(async move {
-        loop {
-            let event = tokio::select! {
-                _ = stop.cancelled() => return,
-                event = events.recv() => match event {
-                    Some(event) => event,
-                    None => return,
-                },
-            };
-            if let Some(e) = event_for_watch(&event.path, event.event_type) {
-                controller.put(e);
-            }
+    Arc::new(move |event: &crate::zk::WatchedEvent| {
+        if let Some(e) = event_for_watch(&event.path, event.event_type) {
+            controller.put(e);
         }
-    });
+    })
 }
 
 /// Waits (bounded) until this broker has heard from the controller about every topic in

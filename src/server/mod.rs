@@ -10,12 +10,17 @@
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`broker_registration`]: the broker id, `/brokers/ids/<id>`, re-registration after a
 //!   ZooKeeper session expiry.
-//! - [`producer_id_manager`]: producer ids in blocks from `/latest_producer_id_block`.
+//! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
+//!   (AllocateProducerIds), over [`broker_to_controller_channel`].
+//! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
+//!   `/latest_producer_id_block`.
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`remote_leader_end_point`]: the replica fetchers' `LeaderEndPoint` over the inter-broker
 //!   client (Fetch and ListOffsets to the leader).
 //! - [`dynamic_broker_config`]: dynamic broker configs in `/config/brokers/*`, applied live.
+//! - [`config_change_listener`]: applies the topic and broker configs other brokers changed
+//!   (`/config/changes`).
 //! - [`config_entries`]: config entries, sources and synonyms as DescribeConfigs reports them.
 //! - [`config_ops`]: AlterConfigs' shared checks and IncrementalAlterConfigs' operations.
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
@@ -30,6 +35,8 @@ pub mod api_versions;
 pub mod apis;
 pub mod broker_epoch_manager;
 pub mod broker_registration;
+pub mod broker_to_controller_channel;
+pub mod config_change_listener;
 pub mod config_entries;
 pub mod config_ops;
 pub mod controller_channel;
@@ -40,12 +47,13 @@ pub mod kafka_apis;
 pub mod kafka_server;
 pub mod log_dir_failure_handler;
 pub mod metadata_cache;
-pub mod producer_id_manager;
 pub mod remote_leader_end_point;
 pub mod request_context;
+pub mod rpc_producer_id_manager;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod zk_producer_id_manager;
 
 pub use error::ServerError;
 pub use kafka_apis::KafkaApis;

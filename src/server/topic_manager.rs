@@ -499,6 +499,24 @@ impl TopicManager {
         Ok(())
     }
 
+    /// Kafka's `TopicConfigHandler.processConfigChanges`: a change notification named the
+    /// topic, and `overrides` is what `/config/topics/<t>` holds now (written by any broker,
+    /// this one included; applying the same overrides again changes nothing). The cache takes
+    /// them and the hosted logs take the config they give; overrides that do not give a valid
+    /// config are logged and the old ones stay in force.
+    pub async fn apply_stored_overrides(&self, topic: &str, overrides: BTreeMap<String, String>) {
+        let _guard = self.admin_lock.lock().await;
+        let config = match self.default_log_config().with_overrides(&overrides) {
+            Ok(config) => config,
+            Err(err) => {
+                tracing::error!(%topic, %err, "changed topic config does not apply; keeping the old one");
+                return;
+            }
+        };
+        self.set_overrides(topic, overrides);
+        self.replica_manager.update_log_config(topic, &config);
+    }
+
     /// Replaces a topic's config overrides (AlterConfigs and IncrementalAlterConfigs end
     /// here): checks them, writes `/config/topics/<t>` and a change notification, and applies
     /// them to the hosted logs.

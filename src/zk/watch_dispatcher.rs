@@ -6,6 +6,10 @@
 //! a handler re-arms its watch itself (typically by the read it does on the event), and after a
 //! session expiry a `StateChangeHandler` re-arms them on the new session.
 //!
+//! An event no registered handler claims goes to the default handler, if one is set: the
+//! controller's forwarding, whose per-topic watches (`/brokers/topics/<t>`) come and go with
+//! the topics and are mapped to its events by path.
+//!
 //! Handlers are called on the dispatcher's task, so they must not block; Kafka's handlers put an
 //! event on their component's queue, and so should these.
 
@@ -36,10 +40,14 @@ pub trait ZNodeChildChangeHandler: Send + Sync {
 type NodeHandlers = HashMap<String, Arc<dyn ZNodeChangeHandler>>;
 type ChildHandlers = HashMap<String, Arc<dyn ZNodeChildChangeHandler>>;
 
+/// What gets the events of paths without a handler of their kind.
+pub type DefaultHandler = Arc<dyn Fn(&WatchedEvent) + Send + Sync>;
+
 #[derive(Default)]
 struct Handlers {
     node: Mutex<NodeHandlers>,
     child: Mutex<ChildHandlers>,
+    default: Mutex<Option<DefaultHandler>>,
 }
 
 impl Handlers {
@@ -48,19 +56,29 @@ impl Handlers {
         // Cloned out of the lock, so a handler may (un)register handlers.
         if event.event_type == WatchedEventType::NodeChildrenChanged {
             let handler = lock(&self.child).get(&event.path).cloned();
-            if let Some(h) = handler {
-                h.handle_child_change();
+            match handler {
+                Some(h) => h.handle_child_change(),
+                None => self.dispatch_default(event),
             }
             return;
         }
         let handler = lock(&self.node).get(&event.path).cloned();
+        let Some(h) = handler else {
+            self.dispatch_default(event);
+            return;
+        };
+        match event.event_type {
+            WatchedEventType::NodeCreated => h.handle_creation(),
+            WatchedEventType::NodeDeleted => h.handle_deletion(),
+            WatchedEventType::NodeDataChanged => h.handle_data_change(),
+            WatchedEventType::NodeChildrenChanged => {}
+        }
+    }
+
+    fn dispatch_default(&self, event: &WatchedEvent) {
+        let handler = lock(&self.default).clone();
         if let Some(h) = handler {
-            match event.event_type {
-                WatchedEventType::NodeCreated => h.handle_creation(),
-                WatchedEventType::NodeDeleted => h.handle_deletion(),
-                WatchedEventType::NodeDataChanged => h.handle_data_change(),
-                WatchedEventType::NodeChildrenChanged => {}
-            }
+            h(event);
         }
     }
 }
@@ -124,6 +142,11 @@ impl WatchDispatcher {
 
     pub fn unregister_znode_child_change_handler(&self, path: &str) {
         lock(&self.handlers.child).remove(path);
+    }
+
+    /// Sets (or replaces) the handler of events that no path handler claims.
+    pub fn set_default_handler(&self, handler: DefaultHandler) {
+        *lock(&self.handlers.default) = Some(handler);
     }
 
     /// Kafka's `registerZNodeChangeHandlerAndCheckExistence`: registers the handler, then arms
@@ -254,5 +277,17 @@ mod tests {
         assert_eq!(next(&mut rx).await, "created /controller");
         assert!(rx.try_recv().is_err());
         assert!(rx2.try_recv().is_err());
+        // The default handler gets what no path handler claims, and only that.
+        let (tx3, mut rx3) = unbounded_channel();
+        d.set_default_handler(Arc::new(move |e: &WatchedEvent| {
+            let _ = tx3.send(format!("{:?} {}", e.event_type, e.path));
+        }));
+        zk.get_children("/brokers/ids", true).await.unwrap();
+        zk.exists("/controller", true).await.unwrap();
+        writer.delete("/brokers/ids/1", -1).await.unwrap();
+        writer.set_data("/controller", b"4", -1).await.unwrap();
+        assert_eq!(next(&mut rx3).await, "NodeChildrenChanged /brokers/ids");
+        assert_eq!(next(&mut rx).await, "changed /controller");
+        assert!(rx3.try_recv().is_err());
     }
 }

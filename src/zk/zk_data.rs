@@ -534,8 +534,21 @@ pub fn encode_config_change(entity_path: &str) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The entity path (`<type>/<name>`) a change notification names: version 2's `entity_path`,
+/// or version 1's `entity_type` and `entity_name` (still read by Kafka 3.9's `ZkConfigManager`).
 pub fn decode_config_change(bytes: &[u8]) -> Result<String, ZkDataError> {
-    Ok(get_str(&parse(bytes)?, "entity_path")?.to_string())
+    let m = parse(bytes)?;
+    match get_i64(&m, "version")? {
+        1 => Ok(format!(
+            "{}/{}",
+            get_str(&m, "entity_type")?,
+            get_str(&m, "entity_name")?
+        )),
+        2 => Ok(get_str(&m, "entity_path")?.to_string()),
+        v => Err(ZkDataError::Invalid(format!(
+            "config change notification version {v}"
+        ))),
+    }
 }
 
 // ---- notifications, producer ids ---------------------------------------------------------

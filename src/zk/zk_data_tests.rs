@@ -111,6 +111,12 @@ fn entity_configs() {
         decode_config_change(golden("change").as_bytes()).unwrap(),
         "topics/t"
     );
+    // Version 1, as brokers before Kafka 2.0 wrote it.
+    assert_eq!(
+        decode_config_change(br#"{"version":1,"entity_type":"topics","entity_name":"t"}"#).unwrap(),
+        "topics/t"
+    );
+    assert!(decode_config_change(br#"{"version":3,"entity_path":"topics/t"}"#).is_err());
 }
 
 #[test]

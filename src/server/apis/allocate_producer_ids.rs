@@ -5,6 +5,9 @@
 //! answers NOT_CONTROLLER; a requester without a registration BROKER_ID_NOT_REGISTERED; an epoch
 //! other than its registration's czxid STALE_BROKER_EPOCH; a store failure or exhausted ids
 //! UNKNOWN_SERVER_ERROR (Kafka's `Errors.forException` of the exception it throws).
+//!
+//! [`allocate_producer_ids`] is also how this broker's own producer-id manager asks when the
+//! broker is the controller itself (in process, the same answer the listener gives).
 
 use crate::network::Response;
 use crate::protocol::errors::ErrorCode;
@@ -13,19 +16,27 @@ use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerId
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
 
 use super::super::kafka_apis::KafkaApis;
-use super::super::producer_id_manager::AllocateError;
 use super::super::request_context::RequestContext;
+use super::super::zk_producer_id_manager::{AllocateError, ZkProducerIdManager};
 
 pub async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AllocateProducerIdsRequest,
 ) -> Response {
-    let result = apis
-        .producer_id_manager
+    let response = allocate_producer_ids(&apis.zk_producer_id_manager, &request).await;
+    ctx.respond(ResponseKind::AllocateProducerIds(response))
+}
+
+/// The controller's answer to `request`.
+pub async fn allocate_producer_ids(
+    manager: &ZkProducerIdManager,
+    request: &AllocateProducerIdsRequest,
+) -> AllocateProducerIdsResponse {
+    let result = manager
         .allocate_block_for(request.broker_id, request.broker_epoch)
         .await;
-    let response = match result {
+    match result {
         Ok(block) => AllocateProducerIdsResponse {
             producer_id_start: block.block_start,
             producer_id_len: i32::try_from(block.block_end - block.block_start + 1)
@@ -45,6 +56,5 @@ pub async fn handle(
                 ..AllocateProducerIdsResponse::default()
             }
         }
-    };
-    ctx.respond(ResponseKind::AllocateProducerIds(response))
+    }
 }

@@ -3,7 +3,8 @@
 //! id with epoch 0. A producer id and epoch from a KIP-360 retry (v3+) are validated as Kafka
 //! does (both or neither) and, without a transactional id, answered like a first call: Kafka
 //! bumps epochs only for transactional ids, and blindly hands an idempotent producer a fresh
-//! id. Errors answer producer id -1, epoch -1.
+//! id. Errors answer producer id -1, epoch -1; while the broker waits for its next block of
+//! ids from the controller, COORDINATOR_LOAD_IN_PROGRESS (as Kafka 3.9's `RPCProducerIdManager`).
 //!
 //! Transactions are not supported. A transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
 //! the same code FindCoordinator answers for key type TRANSACTION: it is fatal in the Java
@@ -50,14 +51,13 @@ pub async fn handle(
         );
         return fail(ErrorCode::TransactionalIdAuthorizationFailed);
     }
-    match apis.producer_id_manager.generate_producer_id().await {
+    match apis.producer_id_manager.generate_producer_id() {
         Ok(producer_id) => answer(ErrorCode::None, producer_id, 0),
         Err(err) => {
-            // A store failure is transient from the client's side: a retriable code, so the
-            // producer asks again rather than failing (Kafka's KRaft manager answers
-            // COORDINATOR_LOAD_IN_PROGRESS the same way while it waits for a block).
-            tracing::error!(%err, "cannot allocate a producer id");
-            fail(ErrorCode::CoordinatorNotAvailable)
+            // Kafka's `Errors.forException` of the manager's exception: retriable, so the
+            // producer asks again once the next block has arrived.
+            tracing::debug!(%err, "no producer id to hand out yet");
+            fail(err.error_code())
         }
     }
 }

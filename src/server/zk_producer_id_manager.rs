@@ -1,21 +1,20 @@
-//! Producer ids for InitProducerId (Kafka's `ZkProducerIdManager`): the broker takes blocks of
-//! 1000 consecutive ids from `/latest_producer_id_block` and hands them out one by one.
+//! The controller's half of producer ids (Kafka's `ZkProducerIdManager.getNewProducerIdBlock`
+//! and the ZooKeeper-mode controller's `processAllocateProducerIds`): blocks of 1000
+//! consecutive ids claimed from `/latest_producer_id_block` for the broker that asks with
+//! AllocateProducerIds. Brokers hand the ids out one by one (`rpc_producer_id_manager.rs`).
 //!
-//! Taking a block reads the znode (Kafka's JSON `{"version":1,"broker":B,"block_start":"S",
+//! Claiming a block reads the znode (Kafka's JSON `{"version":1,"broker":B,"block_start":"S",
 //! "block_end":"E"}`, start and end inclusive and written as strings) and writes the next block
 //! with a conditional `setData` on the version it read; a lost race (`BadVersion`) reads again.
 //! The znode is created empty at startup with the other persistent paths; empty means no block
 //! was ever taken and the first is 0..=999. So ids are unique across brokers and restarts: a
-//! restarted broker takes a new block (the unused rest of its old one is never reused), as
+//! restarted broker gets a new block (the unused rest of its old one is never reused), as
 //! Kafka does. In single-node mode the embedded store, which persists, plays ZooKeeper's part
 //! through the same `ZkClient` trait.
 //!
-//! Lock order: the manager's own async mutex is held across the store round trips of a block
-//! allocation (one allocation at a time); it is never taken while holding another lock.
+//! No lock is held here: the conditional write serialises concurrent claims.
 
 use std::sync::Arc;
-
-use tokio::sync::Mutex;
 
 use crate::cluster::BrokerId;
 use crate::zk::zk_data::{
@@ -39,62 +38,24 @@ pub enum ProducerIdError {
     Exhausted { block_end: i64 },
 }
 
-/// The ids still available to this broker: `next..=block.block_end`.
-#[derive(Debug)]
-struct Current {
-    block: Option<ProducerIdBlock>,
-    next: i64,
-}
-
-/// Hands out producer ids; see the module doc.
-pub struct ProducerIdManager {
+/// The controller's half of producer ids; see the module doc.
+pub struct ZkProducerIdManager {
     broker_id: BrokerId,
     zk: Arc<dyn ZkClient>,
-    current: Mutex<Current>,
 }
 
-impl std::fmt::Debug for ProducerIdManager {
+impl std::fmt::Debug for ZkProducerIdManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ProducerIdManager")
+        f.debug_struct("ZkProducerIdManager")
             .field("broker_id", &self.broker_id)
             .finish_non_exhaustive()
     }
 }
 
-impl ProducerIdManager {
-    /// A manager with no block yet; the first id takes one (see [`startup`](Self::startup)).
+impl ZkProducerIdManager {
+    /// The manager of broker `broker_id`, which claims blocks only while it is the controller.
     pub fn new(broker_id: BrokerId, zk: Arc<dyn ZkClient>) -> Self {
-        ProducerIdManager {
-            broker_id,
-            zk,
-            current: Mutex::new(Current {
-                block: None,
-                next: 0,
-            }),
-        }
-    }
-
-    /// Takes the first block now, as Kafka's manager does when the broker starts.
-    pub async fn startup(&self) -> Result<(), ProducerIdError> {
-        let mut current = self.current.lock().await;
-        let block = get_new_producer_id_block(self.broker_id, self.zk.as_ref()).await?;
-        current.next = block.block_start;
-        current.block = Some(block);
-        Ok(())
-    }
-
-    /// The next unused producer id, taking a new block when this one is used up.
-    pub async fn generate_producer_id(&self) -> Result<i64, ProducerIdError> {
-        let mut current = self.current.lock().await;
-        let exhausted = current.block.is_none_or(|b| current.next > b.block_end);
-        if exhausted {
-            let block = get_new_producer_id_block(self.broker_id, self.zk.as_ref()).await?;
-            current.next = block.block_start;
-            current.block = Some(block);
-        }
-        let id = current.next;
-        current.next += 1;
-        Ok(id)
+        ZkProducerIdManager { broker_id, zk }
     }
 }
 
@@ -118,7 +79,7 @@ pub enum AllocateError {
     Block(#[from] ProducerIdError),
 }
 
-impl ProducerIdManager {
+impl ZkProducerIdManager {
     /// The ZooKeeper-mode controller's `processAllocateProducerIds`: when this broker is the
     /// controller and the requester is registered under the epoch it gives (the czxid of its
     /// `/brokers/ids/<id>`, which is how Kafka numbers broker epochs), claims the next block for
@@ -225,8 +186,8 @@ mod tests {
         let store = EmbeddedStore::open(dir.path()).unwrap();
         let zk: Arc<dyn ZkClient> = Arc::new(store.session());
         ensure_persistent_paths(zk.as_ref()).await.unwrap();
-        let manager = ProducerIdManager::new(3, Arc::clone(&zk));
-        manager.startup().await.unwrap();
+        let first = get_new_producer_id_block(3, zk.as_ref()).await.unwrap();
+        assert_eq!((first.block_start, first.block_end), (0, 999));
         let (data, _) = zk
             .get_data(LATEST_PRODUCER_ID_BLOCK_PATH, false)
             .await
@@ -235,36 +196,60 @@ mod tests {
             String::from_utf8(data).unwrap(),
             r#"{"version":1,"broker":3,"block_start":"0","block_end":"999"}"#
         );
-        let mut ids = Vec::new();
-        for _ in 0..1001 {
-            ids.push(manager.generate_producer_id().await.unwrap());
-        }
-        assert_eq!(ids[0], 0);
-        assert_eq!(ids[999], 999);
-        // The 1001st id needed the next block.
-        assert_eq!(ids[1000], 1000);
-        let (data, stat) = zk
+        let second = get_new_producer_id_block(3, zk.as_ref()).await.unwrap();
+        assert_eq!((second.block_start, second.block_end), (1000, 1999));
+        let (_, stat) = zk
             .get_data(LATEST_PRODUCER_ID_BLOCK_PATH, false)
             .await
             .unwrap();
-        assert_eq!(
-            ProducerIdBlock::decode(&data).unwrap(),
-            ProducerIdBlock {
-                broker: 3,
-                block_start: 1000,
-                block_end: 1999
-            }
-        );
         assert_eq!(stat.version, 2);
-        drop(manager);
         drop(zk);
         drop(store);
-        // A restart (the store reopened from disk) takes a fresh block.
+        // A restart (the store reopened from disk) continues after the last block.
         let store = EmbeddedStore::open(dir.path()).unwrap();
         let zk: Arc<dyn ZkClient> = Arc::new(store.session());
-        let manager = ProducerIdManager::new(3, Arc::clone(&zk));
-        manager.startup().await.unwrap();
-        assert_eq!(manager.generate_producer_id().await.unwrap(), 2000);
+        let third = get_new_producer_id_block(3, zk.as_ref()).await.unwrap();
+        assert_eq!(third.block_start, 2000);
+    }
+
+    #[tokio::test]
+    async fn only_the_controller_allocates_and_only_for_a_current_registration() {
+        let store = EmbeddedStore::in_memory();
+        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        ensure_persistent_paths(zk.as_ref()).await.unwrap();
+        let manager = ZkProducerIdManager::new(1, Arc::clone(&zk));
+        assert!(matches!(
+            manager.allocate_block_for(2, 5).await,
+            Err(AllocateError::NotController)
+        ));
+        let controller = ControllerRegistration {
+            broker_id: 1,
+            timestamp_ms: 0,
+            kraft_controller_epoch: -1,
+        };
+        zk.create(CONTROLLER_PATH, &controller.encode(), CreateMode::Ephemeral)
+            .await
+            .unwrap();
+        assert!(matches!(
+            manager.allocate_block_for(2, 5).await,
+            Err(AllocateError::BrokerIdNotRegistered(2))
+        ));
+        let (_, stat) = zk
+            .create(&broker_id_path(2), b"{}", CreateMode::Ephemeral)
+            .await
+            .unwrap();
+        assert!(matches!(
+            manager.allocate_block_for(2, stat.czxid + 1).await,
+            Err(AllocateError::StaleBrokerEpoch { broker_id: 2, .. })
+        ));
+        let block = manager.allocate_block_for(2, stat.czxid).await.unwrap();
+        assert_eq!((block.broker, block.block_start), (2, 0));
+        // Another controller's broker is refused again.
+        let other = ZkProducerIdManager::new(3, Arc::clone(&zk));
+        assert!(matches!(
+            other.allocate_block_for(2, stat.czxid).await,
+            Err(AllocateError::NotController)
+        ));
     }
 
     #[tokio::test]

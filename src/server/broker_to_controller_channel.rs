@@ -1,0 +1,224 @@
+//! How a broker sends AllocateProducerIds to the active controller (the part of Kafka's
+//! `BrokerToControllerChannelManager` its producer-id manager uses). [`BrokerToControllerChannel`]
+//! is the seam: the producer-id manager depends only on it, so its unit tests use a fake
+//! controller.
+//!
+//! [`BrokerToControllerChannelManager`] is the real one. The controller is the one the
+//! `MetadataCache` names (UpdateMetadata's controller id), read afresh on every send, so a retry
+//! after NOT_CONTROLLER or a lost connection reaches the new controller once the cache knows
+//! it. When this broker is the controller the request is answered in process by the same
+//! function its listener serves it with; otherwise it goes over a `NetworkClient` to the
+//! controller's endpoint on the inter-broker listener. Sends are not retried here: the caller
+//! decides (the manager retries with backoff until it has a block).
+//!
+//! Lock order: the client slot's std mutex is held only to pick or replace the client, never
+//! across a send.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+
+use crate::cluster::BrokerId;
+use crate::cluster::sync::lock;
+use crate::network::network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
+use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
+use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
+use crate::protocol::messages::{RequestKind, ResponseKind};
+
+use super::apis::allocate_producer_ids::allocate_producer_ids;
+use super::metadata_cache::MetadataCache;
+use super::zk_producer_id_manager::ZkProducerIdManager;
+
+/// AllocateProducerIds exists only at version 0 in Kafka 3.9.
+const ALLOCATE_PRODUCER_IDS_VERSION: i16 = 0;
+
+/// Why a request reached no controller (an error code in a response is not an error here).
+#[derive(Debug, thiserror::Error)]
+pub enum BrokerToControllerError {
+    #[error("no controller is known to this broker yet")]
+    NoController,
+    #[error("controller {controller_id} has no endpoint on the inter-broker listener {listener}")]
+    NoEndpoint {
+        controller_id: BrokerId,
+        listener: String,
+    },
+    #[error("sending to controller {controller_id}: {source}")]
+    Network {
+        controller_id: BrokerId,
+        #[source]
+        source: NetworkClientError,
+    },
+    #[error("controller {controller_id} answered AllocateProducerIds with another API's response")]
+    UnexpectedResponse { controller_id: BrokerId },
+}
+
+/// A boxed, sendable future of the controller's answer.
+pub type ControllerFuture<'a> = Pin<
+    Box<
+        dyn Future<Output = Result<AllocateProducerIdsResponse, BrokerToControllerError>>
+            + Send
+            + 'a,
+    >,
+>;
+
+/// The broker's channel to the active controller.
+pub trait BrokerToControllerChannel: Send + Sync + std::fmt::Debug {
+    /// Sends AllocateProducerIds to the controller this broker knows now.
+    fn allocate_producer_ids(&self, request: AllocateProducerIdsRequest) -> ControllerFuture<'_>;
+}
+
+/// The connection to the controller last used: its id, `host:port` and client.
+type ClientSlot = Option<(BrokerId, String, Arc<NetworkClient>)>;
+
+/// The real channel; see the module doc.
+#[derive(Debug)]
+pub struct BrokerToControllerChannelManager {
+    broker_id: BrokerId,
+    inter_broker_listener: String,
+    metadata_cache: Arc<MetadataCache>,
+    /// The controller half of this broker, for requests while it is the controller.
+    local: Arc<ZkProducerIdManager>,
+    client: Mutex<ClientSlot>,
+}
+
+impl BrokerToControllerChannelManager {
+    pub fn new(
+        broker_id: BrokerId,
+        inter_broker_listener: String,
+        metadata_cache: Arc<MetadataCache>,
+        local: Arc<ZkProducerIdManager>,
+    ) -> Self {
+        BrokerToControllerChannelManager {
+            broker_id,
+            inter_broker_listener,
+            metadata_cache,
+            local,
+            client: Mutex::new(None),
+        }
+    }
+
+    /// The client to `controller_id`, reusing the last one while the address is unchanged.
+    fn client_for(
+        &self,
+        controller_id: BrokerId,
+    ) -> Result<Arc<NetworkClient>, BrokerToControllerError> {
+        let no_endpoint = || BrokerToControllerError::NoEndpoint {
+            controller_id,
+            listener: self.inter_broker_listener.clone(),
+        };
+        let brokers = self.metadata_cache.alive_brokers();
+        let broker = brokers
+            .iter()
+            .find(|b| b.id == controller_id)
+            .ok_or_else(no_endpoint)?;
+        let endpoint = broker
+            .endpoint(&self.inter_broker_listener)
+            .ok_or_else(no_endpoint)?;
+        let destination = format!("{}:{}", endpoint.host, endpoint.port);
+        let mut slot = lock(&self.client);
+        if let Some((id, address, client)) = slot.as_ref()
+            && *id == controller_id
+            && *address == destination
+        {
+            return Ok(Arc::clone(client));
+        }
+        let config = NetworkClientConfig {
+            client_id: format!("broker-{}-to-controller", self.broker_id),
+            ..NetworkClientConfig::default()
+        };
+        let client = Arc::new(NetworkClient::new(destination.clone(), config));
+        *slot = Some((controller_id, destination, Arc::clone(&client)));
+        Ok(client)
+    }
+}
+
+impl BrokerToControllerChannel for BrokerToControllerChannelManager {
+    fn allocate_producer_ids(&self, request: AllocateProducerIdsRequest) -> ControllerFuture<'_> {
+        Box::pin(async move {
+            let controller_id = self
+                .metadata_cache
+                .controller_id()
+                .ok_or(BrokerToControllerError::NoController)?;
+            if controller_id == self.broker_id {
+                return Ok(allocate_producer_ids(&self.local, &request).await);
+            }
+            let client = self.client_for(controller_id)?;
+            let response = client
+                .send(
+                    &RequestKind::AllocateProducerIds(request),
+                    ALLOCATE_PRODUCER_IDS_VERSION,
+                )
+                .await
+                .map_err(|source| BrokerToControllerError::Network {
+                    controller_id,
+                    source,
+                })?;
+            match response {
+                ResponseKind::AllocateProducerIds(r) => Ok(r),
+                _ => Err(BrokerToControllerError::UnexpectedResponse { controller_id }),
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::errors::ErrorCode;
+    use crate::server::metadata_cache::{BrokerEndPoint, BrokerMetadata};
+    use crate::zk::{EmbeddedStore, ZkClient};
+
+    #[tokio::test]
+    async fn answers_in_process_when_this_broker_is_the_controller_and_names_what_is_missing() {
+        let store = EmbeddedStore::in_memory();
+        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        crate::zk::recipes::ensure_persistent_paths(zk.as_ref())
+            .await
+            .unwrap();
+        let cache = Arc::new(MetadataCache::new("c".into()));
+        let channel = BrokerToControllerChannelManager::new(
+            1,
+            "PLAINTEXT".into(),
+            Arc::clone(&cache),
+            Arc::new(ZkProducerIdManager::new(1, zk)),
+        );
+        let request = AllocateProducerIdsRequest {
+            broker_id: 1,
+            broker_epoch: 7,
+            ..AllocateProducerIdsRequest::default()
+        };
+        assert!(matches!(
+            channel.allocate_producer_ids(request.clone()).await,
+            Err(BrokerToControllerError::NoController)
+        ));
+        // This broker named as controller: the in-process answer, here NOT_CONTROLLER since
+        // `/controller` is not held (the same answer the listener gives).
+        cache.apply_update_metadata(1, Vec::new(), Vec::new());
+        let answer = channel
+            .allocate_producer_ids(request.clone())
+            .await
+            .unwrap();
+        assert_eq!(answer.error_code, ErrorCode::NotController.code());
+        // Another controller without an endpoint on the listener.
+        cache.apply_update_metadata(
+            2,
+            vec![BrokerMetadata {
+                id: 2,
+                rack: None,
+                endpoints: vec![BrokerEndPoint {
+                    listener_name: "INTERNAL".into(),
+                    host: "127.0.0.1".into(),
+                    port: 1,
+                }],
+            }],
+            Vec::new(),
+        );
+        assert!(matches!(
+            channel.allocate_producer_ids(request).await,
+            Err(BrokerToControllerError::NoEndpoint {
+                controller_id: 2,
+                ..
+            })
+        ));
+    }
+}
