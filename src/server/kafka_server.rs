@@ -249,8 +249,16 @@ impl KafkaServer {
             // controller's LeaderAndIsr, and clients retry LEADER_NOT_AVAILABLE meanwhile.
             wait_for_leadership(zk.as_ref(), &metadata_cache).await?;
         }
-        // The first block of producer ids, from the controller (this broker, when single).
-        if !producer_id_manager.startup(Duration::from_secs(30)).await {
+        // The first block of producer ids, from the controller. A single broker is its own
+        // controller and waits for it; a cluster broker must not, as the controller reaches it
+        // only once it serves requests (InitProducerId answers COORDINATOR_LOAD_IN_PROGRESS
+        // until the block arrives).
+        let first_block = producer_id_manager.startup(if config.zookeeper_connect.is_none() {
+            Duration::from_secs(30)
+        } else {
+            Duration::ZERO
+        });
+        if !first_block.await && config.zookeeper_connect.is_none() {
             tracing::warn!("no producer id block from the controller within 30 s of startup");
         }
         // Topic and broker configs other brokers change (Kafka's `dynamicConfigManager`).
