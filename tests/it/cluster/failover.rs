@@ -3,14 +3,17 @@
 //! order), a restart once the old registration is gone, every broker down (describe-cluster
 //! exits 1 with every partition OFFLINE), and SIGSTOP of the controller past its session (it
 //! loses registration and controllership, then registers again with a new czxid and stays a
-//! plain broker).
+//! plain broker), and a plain broker's session expiry (it registers again; its producer-id
+//! manager and group coordinator keep working).
 
 use std::collections::BTreeSet;
 use std::process::Command;
 use std::time::Duration;
 
 use super::create_topic;
+use super::membership::init_producer_id;
 use crate::describe_cluster::describe_json;
+use crate::serve_support::{KafkaConn, run_within};
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
 
 /// Session timeout plus the few seconds Kafka's controller needs after it.
@@ -200,4 +203,98 @@ fn sigstop_of_the_controller_past_its_session_loses_it_for_good() {
         log.contains("registered again after the ZooKeeper session expired"),
         "{log}"
     );
+}
+
+#[test]
+fn a_plain_brokers_session_expiry_re_registers_and_its_coordinators_keep_working() {
+    let mut cluster = TestCluster::start(3, &[]);
+    create_topic(&cluster, "t", 3, 3);
+    let controller = cluster.controller_id().unwrap();
+    let plain = (1..=3).find(|id| *id != controller).unwrap();
+    let (_, registration) = cluster.get(&format!("/brokers/ids/{plain}")).unwrap();
+    let first_id = init_producer_id(&mut KafkaConn::connect(cluster.port(plain)));
+    let pid = cluster.broker(plain).pid();
+    // Stopped past its session, the broker's session expires and its registration goes.
+    signal(pid, "STOP");
+    wait_until(
+        "the stopped broker's registration gone",
+        failover_limit(),
+        || {
+            cluster
+                .get(&format!("/brokers/ids/{plain}"))
+                .is_none()
+                .then_some(())
+        },
+    );
+    signal(pid, "CONT");
+    let (_, again) = wait_until(
+        "registered again with a new session",
+        failover_limit(),
+        || cluster.get(&format!("/brokers/ids/{plain}")),
+    );
+    assert!(again.czxid > registration.czxid, "a new broker epoch");
+    assert_eq!(cluster.controller_id(), Some(controller));
+    let all: BTreeSet<i32> = (1..=3).collect();
+    for id in 1..=3 {
+        wait_until("every broker lists it again", failover_limit(), || {
+            metadata(cluster.port(id)).filter(|m| m.broker_ids() == all)
+        });
+    }
+    // The producer-id manager still hands out fresh ids, and the group coordinator answers a
+    // consumer group: a consumer of the group reads what was produced through the broker.
+    let next = init_producer_id(&mut KafkaConn::connect(cluster.port(plain)));
+    assert_ne!(next, first_id);
+    let topic_leaders = metadata(cluster.port(plain)).unwrap().topics["t"].1.clone();
+    assert!(topic_leaders.values().all(|p| all.contains(&p.leader)));
+    let bootstrap = format!("127.0.0.1:{}", cluster.port(plain));
+    let (code, out, err) = run_within(
+        {
+            let mut cmd = Command::new("kcat");
+            cmd.args(["-P", "-b", &bootstrap, "-t", "t", "-X", "acks=all"]);
+            cmd
+        },
+        b"one\ntwo\nthree\n",
+        Duration::from_secs(60),
+    );
+    assert_eq!(code, 0, "{out}{err}");
+    let consume = |group: &str| {
+        let mut cmd = Command::new("kcat");
+        cmd.args([
+            "-b",
+            &bootstrap,
+            "-G",
+            group,
+            "-X",
+            "auto.offset.reset=earliest",
+            "-e",
+            "-q",
+            "t",
+        ]);
+        run_within(cmd, b"", Duration::from_secs(90))
+    };
+    // The first group creates __consumer_offsets (RF 3); then a group whose coordinator is
+    // the broker whose session expired.
+    let (code, _, err) = consume("warm-up");
+    assert_eq!(code, 0, "{err}\n{}", cluster.logs());
+    let offsets = wait_until("__consumer_offsets led", failover_limit(), || {
+        metadata(cluster.port(plain))
+            .and_then(|m| m.led_partitions("__consumer_offsets", 50, &all).cloned())
+    });
+    let group = (0..)
+        .map(|i| format!("after-expiry-{i}"))
+        .find(|g| offsets[&offsets_partition(g)].leader == plain)
+        .unwrap();
+    let (code, out, err) = consume(&group);
+    assert_eq!(code, 0, "{err}\n{}", cluster.logs());
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.sort_unstable();
+    assert_eq!(lines, ["one", "three", "two"], "{err}");
+}
+
+/// Kafka's `partitionFor(groupId)`: `abs(groupId.hashCode) % 50`, Java's `String.hashCode`.
+fn offsets_partition(group: &str) -> i32 {
+    let hash = group
+        .encode_utf16()
+        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)));
+    (hash & 0x7fff_ffff) % 50
 }

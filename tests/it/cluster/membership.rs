@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::{create_topic, create_topics_raw};
 use crate::describe_cluster::describe_json;
 use crate::serve_support::KafkaConn;
-use crate::support::cluster::{TestCluster, metadata};
+use crate::support::cluster::{TestCluster, metadata, wait_until};
 
 fn json(text: &str) -> Value {
     serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -24,6 +24,32 @@ fn ids(v: &Value) -> Vec<i32> {
         .iter()
         .map(|x| i32::try_from(x.as_i64().unwrap()).unwrap())
         .collect()
+}
+
+/// InitProducerId for an idempotent producer, retried (as clients do) while the broker waits
+/// for its first block from the controller (COORDINATOR_LOAD_IN_PROGRESS).
+pub fn init_producer_id(conn: &mut KafkaConn) -> i64 {
+    wait_until(
+        "InitProducerId answered",
+        std::time::Duration::from_secs(20),
+        || {
+            let body = RequestKind::InitProducerId(InitProducerIdRequest {
+                transactional_id: None,
+                transaction_timeout_ms: 60_000,
+                producer_id: -1,
+                producer_epoch: -1,
+                ..InitProducerIdRequest::default()
+            });
+            let ResponseKind::InitProducerId(r) = conn.call(&body, 4) else {
+                panic!("not an InitProducerId response");
+            };
+            match r.error_code {
+                0 => Some(r.producer_id),
+                14 => None,
+                code => panic!("InitProducerId: error {code}"),
+            }
+        },
+    )
 }
 
 #[test]
@@ -145,18 +171,8 @@ fn three_brokers_register_elect_a_controller_and_agree_on_a_new_topic() {
     for id in 1..=3 {
         let mut conn = KafkaConn::connect(cluster.port(id));
         for _ in 0..3 {
-            let body = RequestKind::InitProducerId(InitProducerIdRequest {
-                transactional_id: None,
-                transaction_timeout_ms: 60_000,
-                producer_id: -1,
-                producer_epoch: -1,
-                ..InitProducerIdRequest::default()
-            });
-            let ResponseKind::InitProducerId(r) = conn.call(&body, 4) else {
-                panic!("not an InitProducerId response");
-            };
-            assert_eq!(r.error_code, 0, "broker {id}");
-            assert!(seen.insert(r.producer_id), "id {} twice", r.producer_id);
+            let producer_id = init_producer_id(&mut conn);
+            assert!(seen.insert(producer_id), "id {producer_id} twice");
         }
     }
 }
