@@ -35,10 +35,10 @@ fn consume_keys(bootstrap: &str, want: &BTreeSet<String>) -> BTreeSet<String> {
     let mut seen = BTreeSet::new();
     let deadline = Instant::now() + Duration::from_secs(60);
     while !want.is_subset(&seen) && Instant::now() < deadline {
-        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200)) {
-            if let Some(key) = m.key() {
-                seen.insert(String::from_utf8_lossy(key).into_owned());
-            }
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200))
+            && let Some(key) = m.key()
+        {
+            seen.insert(String::from_utf8_lossy(key).into_owned());
         }
     }
     seen
