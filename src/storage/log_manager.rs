@@ -44,6 +44,7 @@ use super::offset_checkpoint::OffsetCheckpointFile;
 use super::partition_metadata::{PartitionMetadataFile, TopicId};
 use super::unified_log::UnifiedLog;
 
+mod log_deletion;
 mod log_dirs;
 
 pub use log_dirs::{LogDescription, LogDirDescription, OfflineLogs, absolute};
@@ -125,6 +126,8 @@ pub struct LogManager {
     preferred_log_dirs: Mutex<BTreeMap<TopicPartition, PathBuf>>,
     /// The offline log dirs.
     failure_channel: Arc<LogDirFailureChannel>,
+    /// Deleted partitions' renamed dirs, removed after `file.delete.delay.ms`.
+    logs_to_be_deleted: log_deletion::LogsToBeDeleted,
 }
 
 /// Milliseconds since the Unix epoch on the system clock (`cluster::time::SystemTime`), for
@@ -139,6 +142,7 @@ impl LogManager {
         let mut log_dirs = Vec::with_capacity(config.log_dirs.len());
         let mut logs = BTreeMap::new();
         let mut future_logs = BTreeMap::new();
+        let logs_to_be_deleted = log_deletion::LogsToBeDeleted::default();
         for path in &config.log_dirs {
             std::fs::create_dir_all(path).map_err(|e| StorageError::io(path, e))?;
             let lock = LogDirLock::try_acquire(path)?;
@@ -151,7 +155,10 @@ impl LogManager {
                 OffsetCheckpointFile::new(path.join(LOG_START_OFFSET_CHECKPOINT_FILE)).read()?;
             let high_watermarks =
                 OffsetCheckpointFile::new(path.join(REPLICATION_OFFSET_CHECKPOINT_FILE)).read()?;
-            let partitions = partition_dirs(path)?;
+            let (partitions, doomed) = partition_dirs(path)?;
+            for dir in doomed {
+                logs_to_be_deleted.push(dir, now_ms);
+            }
             // As Kafka's `loadLogs`: recovery is news only when there are logs to recover (a
             // brand-new dir has no marker either).
             if !had_clean_shutdown && !partitions.is_empty() {
@@ -218,6 +225,7 @@ impl LogManager {
             future_logs: Mutex::new(future_logs),
             preferred_log_dirs: Mutex::new(BTreeMap::new()),
             failure_channel: Arc::new(LogDirFailureChannel::new()),
+            logs_to_be_deleted,
         })
     }
 
@@ -303,7 +311,7 @@ impl LogManager {
     }
 
     /// Removes `tp`'s log: its directory is renamed `<tp>.<uuid>-delete` at once (so a restart
-    /// never loads it) and then removed.
+    /// never loads it) and removed from disk `file.delete.delay.ms` later ([`Self::delete_logs`]).
     pub fn delete_log(&self, tp: &TopicPartition) -> Result<bool, StorageError> {
         self.remove_future_log(tp)?;
         let Some(log) = lock(&self.logs).remove(tp) else {
@@ -322,7 +330,7 @@ impl LogManager {
             file_names::DELETE_DIR_SUFFIX,
         ));
         std::fs::rename(&dir, &doomed).map_err(|e| StorageError::io(&dir, e))?;
-        std::fs::remove_dir_all(&doomed).map_err(|e| StorageError::io(&doomed, e))?;
+        self.logs_to_be_deleted.push(doomed, now_ms());
         Ok(true)
     }
 
@@ -577,7 +585,10 @@ impl LogManager {
         shutdown: CancellationToken,
     ) {
         let every = |ms: u64| Duration::from_millis(ms.max(1));
-        let jobs: [(&'static str, Duration, StorageJob); 5] = [
+        let jobs: [(&'static str, Duration, StorageJob); 6] = [
+            ("kafka-delete-logs", Duration::from_secs(1), |m| {
+                m.delete_logs(now_ms()).map(|_| ())
+            }),
             (
                 "flush-log",
                 Duration::from_millis(ROLL_FLUSH_INTERVAL_MS),
@@ -645,10 +656,13 @@ impl LogManager {
 }
 
 /// The partition directories of a log dir, each with whether it is a future replica
-/// (`-future`, a move in progress, loaded as Kafka's `loadLog` does); directories of partitions
-/// being deleted or left stray are not loaded, and `-delete` ones are removed.
-fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf, bool)>, StorageError> {
+/// (`-future`, a move in progress, loaded as Kafka's `loadLog` does), and the `-delete` dirs of
+/// partitions being deleted (queued for removal); stray directories are not loaded.
+type PartitionDirs = (Vec<(TopicPartition, PathBuf, bool)>, Vec<PathBuf>);
+
+fn partition_dirs(log_dir: &Path) -> Result<PartitionDirs, StorageError> {
     let mut dirs = Vec::new();
+    let mut doomed = Vec::new();
     for entry in std::fs::read_dir(log_dir).map_err(|e| StorageError::io(log_dir, e))? {
         let entry = entry.map_err(|e| StorageError::io(log_dir, e))?;
         let path = entry.path();
@@ -659,7 +673,7 @@ fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf, bool)>
             continue;
         };
         if name.ends_with("-delete") {
-            std::fs::remove_dir_all(&path).map_err(|e| StorageError::io(&path, e))?;
+            doomed.push(path);
             continue;
         }
         if let Some(tp) = file_names::parse_topic_partition_name(&name) {
@@ -669,7 +683,7 @@ fn partition_dirs(log_dir: &Path) -> Result<Vec<(TopicPartition, PathBuf, bool)>
         }
     }
     dirs.sort();
-    Ok(dirs)
+    Ok((dirs, doomed))
 }
 
 /// A ZooKeeper-mode `meta.properties`: written when missing; a different `broker.id` or
