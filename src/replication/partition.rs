@@ -213,6 +213,19 @@ impl Partition {
         leader_changed
     }
 
+    /// Kafka's `makeLeader` bookkeeping of the epoch: `leader_epoch` starts at the log end, so
+    /// a follower asking OffsetForLeaderEpoch about the previous epoch learns where it ended.
+    /// Idempotent for an epoch already recorded.
+    pub fn assign_leader_epoch_start_offset(&self, leader_epoch: i32) {
+        let mut log = lock(&self.log);
+        let end = log.log_end_offset();
+        let assigned = log.maybe_assign_epoch_start_offset(leader_epoch, end);
+        if let Err(e) = self.checked(&log, assigned) {
+            tracing::error!(topic_partition = %self.topic_partition, %e,
+                "cannot record the new leader epoch's start offset");
+        }
+    }
+
     /// Kafka's `updateFollowerFetchState`: a follower fetched from `fetch_offset`, its log end.
     /// The high watermark may move; when it does, parked acks=all produces re-check. A replica
     /// not assigned to the partition is NOT_LEADER_OR_FOLLOWER, as Kafka refuses to record it.

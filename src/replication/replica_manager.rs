@@ -210,7 +210,9 @@ impl ReplicaManager {
                 true,
             ),
         };
-        if leader != self.local_broker_id {
+        if leader == self.local_broker_id {
+            partition.assign_leader_epoch_start_offset(leader_epoch);
+        } else {
             self.make_follower(&partition, leader, leader_epoch, leader_changed);
         }
         Ok(partition)

@@ -201,6 +201,16 @@ impl UnifiedLog {
         self.recovery_point
     }
 
+    /// Kafka's `maybeAssignEpochStartOffset`: records that `epoch` starts at `start_offset`
+    /// (a leader's new epoch at its log end), writing `leader-epoch-checkpoint` when it changed.
+    pub fn maybe_assign_epoch_start_offset(
+        &mut self,
+        epoch: i32,
+        start_offset: i64,
+    ) -> Result<(), StorageError> {
+        self.leader_epoch_cache.assign(epoch, start_offset)
+    }
+
     pub fn leader_epoch_cache(&self) -> &LeaderEpochFileCache {
         &self.leader_epoch_cache
     }

@@ -308,3 +308,27 @@ fn consumers_read_below_the_high_watermark_and_followers_to_the_log_end() {
     let reads = fetched(f.rm.fetch_messages(follower, infos));
     assert!(reads[0].size() > 0);
 }
+
+#[test]
+fn becoming_leader_records_the_new_epochs_start_offset() {
+    let f = fixture();
+    let partition = host(&f, vec![0], leadership(0, 0, vec![0]), 1);
+    let epochs = |p: &Arc<Partition>| -> Vec<(i32, i64)> {
+        crate::cluster::sync::lock(p.log())
+            .leader_epoch_cache()
+            .entries()
+            .iter()
+            .map(|e| (e.epoch, e.start_offset))
+            .collect()
+    };
+    assert_eq!(epochs(&partition), vec![(0, 0)]);
+    for _ in 0..3 {
+        ready(f.rm.append_records(1_000, 1, entry()));
+    }
+    // Re-elected at epoch 2 (an election elsewhere took epoch 1): epoch 2 starts at the log end.
+    host(&f, vec![0], leadership(0, 2, vec![0]), 1);
+    assert_eq!(epochs(&partition), vec![(0, 0), (2, 3)]);
+    // The same epoch again changes nothing.
+    host(&f, vec![0], leadership(0, 2, vec![0]), 1);
+    assert_eq!(epochs(&partition), vec![(0, 0), (2, 3)]);
+}
