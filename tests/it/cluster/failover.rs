@@ -2,8 +2,8 @@
 //! a new epoch, within the session timeout; leaders of its partitions from the ISR in assignment
 //! order), a restart once the old registration is gone, every broker down (describe-cluster
 //! exits 1 with every partition OFFLINE), and SIGSTOP of the controller past its session (it
-//! loses registration and controllership, then registers again with a new czxid and stays a
-//! plain broker), and a plain broker's session expiry (it registers again; its producer-id
+//! loses registration and controllership, acknowledges no acks=-1 write as the replaced leader,
+//! then registers again with a new czxid and stays a plain broker), and a plain broker's session expiry (it registers again; its producer-id
 //! manager and group coordinator keep working).
 
 use std::collections::BTreeSet;
@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::create_topic;
 use super::membership::init_producer_id;
 use crate::describe_cluster::describe_json;
-use crate::serve_support::{KafkaConn, run_within};
+use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result, run_within};
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
 
 /// Session timeout plus the few seconds Kafka's controller needs after it.
@@ -164,6 +164,13 @@ fn sigstop_of_the_controller_past_its_session_loses_it_for_good() {
     let old = cluster.controller_id().unwrap();
     let (_, registration) = cluster.get(&format!("/brokers/ids/{old}")).unwrap();
     let pid = cluster.broker(old).pid();
+    // A partition the stopped controller led.
+    let led = metadata(cluster.port(old)).unwrap().topics["t"]
+        .1
+        .iter()
+        .find(|(_, p)| p.leader == old)
+        .map(|(index, _)| *index)
+        .unwrap();
     signal(pid, "STOP");
     let new = wait_until("another controller", failover_limit(), || {
         cluster.controller_id().filter(|id| *id != old)
@@ -179,7 +186,26 @@ fn sigstop_of_the_controller_past_its_session_loses_it_for_good() {
                 .then_some(())
         },
     );
+    let alive: BTreeSet<i32> = (1..=3).filter(|id| *id != old).collect();
+    wait_until("the partition has a new leader", failover_limit(), || {
+        metadata(cluster.port(new)).filter(|m| m.led_partitions("t", 3, &alive).is_some())
+    });
+    // Resumed, the replaced leader may still believe it leads; it must not acknowledge an
+    // acks=-1 write (its followers now fetch from the new leader), only refuse or time out.
+    let mut conn = KafkaConn::connect(cluster.port(old));
+    let mut request = produce_request("t", led, batch_of(&[b"late".to_vec()]), -1);
+    if let kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
+        // Well inside the connection's read limit.
+        p.timeout_ms = 3_000;
+    }
+    let sent = conn.send(&request, 9).unwrap();
     signal(pid, "CONT");
+    let (correlation, response) = conn
+        .recv(kcli::protocol::messages::ApiKey::Produce, 9)
+        .unwrap();
+    assert_eq!(correlation, sent);
+    let (code, _) = produce_result(&response);
+    assert_ne!(code, 0, "the replaced leader acknowledged an acks=-1 write");
     let (_, again) = wait_until("registered again after SIGCONT", failover_limit(), || {
         cluster.get(&format!("/brokers/ids/{old}"))
     });
