@@ -122,15 +122,15 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
             apis.topic_manager
                 .wait_for_leaders(GROUP_METADATA_TOPIC_NAME, count, ADMIN_WAIT)
                 .await;
-            let manager = std::sync::Arc::clone(&apis.group_coordinator.manager);
-            let partitions: Vec<i32> = (0..created.num_partitions).collect();
-            // The new partitions are empty: loading them is immediate.
-            let _ = tokio::task::spawn_blocking(move || {
-                for p in partitions {
-                    manager.load_partition(p);
-                }
-            })
-            .await;
+            // The controller's LeaderAndIsr made this broker their leader, which loads them
+            // (empty: at once); the answer waits for that, so a single broker's first group
+            // request finds its coordinator ready.
+            let deadline = tokio::time::Instant::now() + ADMIN_WAIT;
+            while (0..created.num_partitions).any(|p| !manager.is_partition_loaded(p))
+                && tokio::time::Instant::now() < deadline
+            {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
         }
         // Another request created it; its creator loads the partitions.
         Err(TopicError::TopicAlreadyExists(_)) => {}

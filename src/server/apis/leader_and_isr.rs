@@ -86,6 +86,11 @@ pub async fn become_leader_or_follower(
             && state.topic_name == GROUP_METADATA_TOPIC_NAME
         {
             led_offsets_partitions.push(state.partition_index);
+        } else if error == ErrorCode::None && state.topic_name == GROUP_METADATA_TOPIC_NAME {
+            // No longer its coordinator: a later election here loads the partition afresh.
+            apis.group_coordinator
+                .manager
+                .forget_partition(state.partition_index);
         }
         results.push((topic_id, state, error));
     }

@@ -168,9 +168,14 @@ impl GroupCoordinator {
     }
 
     /// This broker became leader of offsets partitions: load them off the runtime's workers.
+    /// A partition loaded already (re-elected at a new epoch) is not loaded again, as in Kafka.
     pub fn on_elected(&self, partitions: Vec<i32>) {
-        for p in &partitions {
-            self.manager.mark_loading(*p);
+        let partitions: Vec<i32> = partitions
+            .into_iter()
+            .filter(|p| self.manager.begin_loading(*p))
+            .collect();
+        if partitions.is_empty() {
+            return;
         }
         let manager = Arc::clone(&self.manager);
         self.tasks.spawn(async move {

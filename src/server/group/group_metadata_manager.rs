@@ -145,6 +145,22 @@ impl GroupMetadataManager {
             && self.offsets_partition(index).is_some_and(|p| p.is_leader())
     }
 
+    /// Whether the offsets partition `index` is loaded (owned) here.
+    pub fn is_partition_loaded(&self, index: i32) -> bool {
+        lock(&self.partitions).get(&index) == Some(&LoadState::Loaded)
+    }
+
+    /// Kafka's `addLoadingPartition`: marks `index` loading unless it is loaded already (an
+    /// owned partition is not loaded twice); whether the caller should load it.
+    pub fn begin_loading(&self, index: i32) -> bool {
+        let mut partitions = lock(&self.partitions);
+        if partitions.get(&index) == Some(&LoadState::Loaded) {
+            return false;
+        }
+        partitions.insert(index, LoadState::Loading);
+        true
+    }
+
     pub fn get_group(&self, group_id: &str) -> Option<SharedGroup> {
         lock(&self.groups).get(group_id).cloned()
     }
@@ -266,7 +282,8 @@ impl GroupMetadataManager {
         Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
-    /// Forgets an offsets partition this broker will not coordinate (its creation failed).
+    /// Forgets an offsets partition this broker will not coordinate (its creation failed, or
+    /// another broker leads it now).
     pub fn forget_partition(&self, index: i32) {
         lock(&self.partitions).remove(&index);
     }
