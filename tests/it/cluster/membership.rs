@@ -1,7 +1,8 @@
 //! Three brokers on a real ZooKeeper: registrations and the controller as Kafka writes them, a
 //! topic created by an admin client (through the controller; the others answer NOT_CONTROLLER),
 //! its znodes field by field, and describe-cluster agreeing with ZooKeeper and with every
-//! broker's Metadata. Producer ids are unique across brokers.
+//! broker's Metadata. Producer ids are unique across brokers. A broker without an id takes
+//! Kafka's generated one (1001, 1002, ...) and keeps it in `meta.properties`.
 
 use std::collections::BTreeSet;
 
@@ -11,7 +12,7 @@ use serde_json::Value;
 
 use super::{create_topic, create_topics_raw};
 use crate::describe_cluster::describe_json;
-use crate::serve_support::KafkaConn;
+use crate::serve_support::{KafkaConn, TestBroker};
 use crate::support::cluster::{TestCluster, metadata, wait_until};
 
 fn json(text: &str) -> Value {
@@ -175,4 +176,32 @@ fn three_brokers_register_elect_a_controller_and_agree_on_a_new_topic() {
             assert!(seen.insert(producer_id), "id {producer_id} twice");
         }
     }
+}
+
+#[test]
+fn a_broker_without_an_id_takes_1001_from_the_sequence_and_keeps_it_across_a_restart() {
+    let _one = crate::support::cluster::exclusive();
+    let zk = crate::support::zookeeper::ZkServer::start();
+    let connect = format!("{}/gen", zk.connect_string());
+    let session = ("zookeeper.session.timeout.ms", "6000");
+    let mut first = TestBroker::start(&[("zookeeper.connect", connect.as_str()), session]);
+    let registered = |id: i32| {
+        crate::support::cluster::with_zk(&connect, async move |zk: &dyn kcli::zk::ZkClient| {
+            zk.exists(&format!("/brokers/ids/{id}"), false)
+                .await
+                .unwrap()
+                .is_some()
+        })
+    };
+    assert!(registered(1001), "{}", first.stderr());
+    let meta = std::fs::read_to_string(first.data_dir().join("meta.properties")).unwrap();
+    assert!(meta.contains("broker.id=1001"), "{meta}");
+    // A second broker takes the next id.
+    let second = TestBroker::start(&[("zookeeper.connect", connect.as_str()), session]);
+    assert!(registered(1002), "{}", second.stderr());
+    // Restarted, the first keeps its id from meta.properties.
+    first.stop();
+    first.restart();
+    assert!(registered(1001), "{}", first.stderr());
+    assert!(!registered(1003));
 }
