@@ -10,9 +10,6 @@
 //! in order, the registration re-created by a handler with CheckedEphemeral semantics, and the
 //! watch it re-armed firing through the dispatcher.
 
-use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -24,91 +21,11 @@ use kcli::zk::{
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-const ZK_JAR: &str = "/usr/share/java/zookeeper.jar";
+use crate::serve_support::free_port;
+use crate::support::zookeeper::ZkServer;
+
 const SESSION: Duration = Duration::from_secs(4);
 const DEADLINE: Duration = Duration::from_secs(20);
-
-/// A standalone ZooKeeper server, killed on drop. A small copy of zk_zookeeper.rs's starter,
-/// kept local while that one moves to the shared test support.
-struct ZkServer {
-    child: Child,
-    port: u16,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for ZkServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn standalone(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
-        return false;
-    };
-    let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
-    let mut out = String::new();
-    s.write_all(b"srvr").is_ok() && s.read_to_string(&mut out).is_ok() && out.contains("standalone")
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_zookeeper() -> ZkServer {
-    assert!(
-        std::path::Path::new(ZK_JAR).exists(),
-        "{ZK_JAR} missing (tests/run installs it)"
-    );
-    let dir = tempfile::tempdir().unwrap();
-    let port = free_port();
-    let data = dir.path().join("data");
-    std::fs::create_dir(&data).unwrap();
-    let cfg = dir.path().join("zoo.cfg");
-    std::fs::write(
-        &cfg,
-        format!(
-            "tickTime=500\nminSessionTimeout=1000\nmaxSessionTimeout=10000\ndataDir={}\n\
-             clientPort={port}\nclientPortAddress=127.0.0.1\nadmin.enableServer=false\n\
-             4lw.commands.whitelist=srvr\n",
-            data.display()
-        ),
-    )
-    .unwrap();
-    let log = std::fs::File::create(dir.path().join("zk.log")).unwrap();
-    let child = Command::new("java")
-        .args(["-Xmx256m", "-XX:+UseSerialGC"])
-        .arg(format!("-Dzookeeper.log.dir={}", dir.path().display()))
-        .arg("-cp")
-        .arg(format!(
-            "/etc/zookeeper/conf:{ZK_JAR}:/usr/share/java/slf4j-simple.jar"
-        ))
-        .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
-        .arg(&cfg)
-        .stdout(Stdio::from(log.try_clone().unwrap()))
-        .stderr(Stdio::from(log))
-        .spawn()
-        .unwrap();
-    let server = ZkServer {
-        child,
-        port,
-        _dir: dir,
-    };
-    let start = Instant::now();
-    while !standalone(port) {
-        assert!(
-            start.elapsed() < Duration::from_secs(30),
-            "ZooKeeper did not start"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    server
-}
 
 /// A TCP proxy to 127.0.0.1:`to` that can be cut (connections dropped, new ones refused at
 /// once) and healed.
@@ -411,8 +328,8 @@ async fn expiry_scenario(port: u16) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn session_expiry_rebuilds_the_session_and_runs_the_handlers() {
-    let server = tokio::task::spawn_blocking(start_zookeeper).await.unwrap();
-    tokio::time::timeout(Duration::from_secs(90), expiry_scenario(server.port))
+    let server = ZkServer::start_async().await;
+    tokio::time::timeout(Duration::from_secs(90), expiry_scenario(server.port()))
         .await
         .unwrap();
 }

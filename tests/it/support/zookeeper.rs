@@ -101,6 +101,10 @@ impl ZkServer {
         tokio::task::spawn_blocking(ZkServer::start).await.unwrap()
     }
 
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
     /// `127.0.0.1:<port>`, Kafka's `zookeeper.connect` without a chroot.
     pub fn connect_string(&self) -> String {
         format!("127.0.0.1:{}", self.port)
