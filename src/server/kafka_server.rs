@@ -156,7 +156,6 @@ impl KafkaServer {
         ));
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
-        let millis = |ms: i32| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
         replica_manager
             .replica_fetcher_manager()
             .set_config(ReplicaFetcherConfig {
@@ -535,7 +534,6 @@ async fn open_metadata_store(
         let store = EmbeddedStore::open(first_dir)?;
         return Ok(Arc::new(store.session()));
     };
-    let millis = |ms: i32| Duration::from_millis(u64::try_from(ms).unwrap_or(0));
     let session = ZkSession::connect(
         connect,
         millis(config.zookeeper_session_timeout_ms),
@@ -545,4 +543,9 @@ async fn open_metadata_store(
     tracing::info!(zookeeper_connect = %connect, session_id = format!("{:#x}", session.session_id()),
         "connected to ZooKeeper");
     Ok(Arc::new(session))
+}
+
+/// A `*.ms` setting as a duration (negative values, which the config refuses, as zero).
+fn millis(ms: i32) -> Duration {
+    Duration::from_millis(u64::try_from(ms).unwrap_or(0))
 }
