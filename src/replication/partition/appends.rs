@@ -1,0 +1,128 @@
+//! The write side of a [`Partition`]: appends as leader (with the acks=all refusal below the
+//! min ISR and the wait's completion check) and as follower (the leader's batches unchanged).
+
+use std::sync::atomic::Ordering;
+
+use crate::cluster::sync::lock;
+use crate::protocol::errors::ErrorCode;
+use crate::storage::log_validator::AppendOrigin;
+use crate::storage::unified_log::{LogAppendInfo, UnifiedLog};
+
+use super::{FollowerAppend, LeaderAppend, Partition, PartitionState, ReplicationCheck};
+use crate::replication::error::PartitionError;
+
+impl Partition {
+    /// Kafka's `appendRecordsToFollowerOrFutureReplica` and the rest of the fetcher's
+    /// `processPartitionData`: appends the leader's batches as they are (offsets, epochs, CRCs
+    /// untouched), then takes the leader's high watermark capped at the new log end, and the
+    /// leader's log start offset where the high watermark allows it.
+    pub fn append_records_to_follower(
+        &self,
+        records: &[u8],
+        leader_high_watermark: i64,
+        leader_log_start_offset: i64,
+        now_ms: i64,
+    ) -> Result<FollowerAppend, PartitionError> {
+        if self.is_offline() {
+            return Err(PartitionError::KafkaStorage {
+                topic_partition: self.topic_partition.clone(),
+            });
+        }
+        let outcome = {
+            let mut log = lock(&self.log);
+            if !records.is_empty() {
+                let appended = log.append_as_follower(records, now_ms);
+                self.checked(&log, appended)?;
+            }
+            let hw = leader_high_watermark.min(log.log_end_offset());
+            if hw >= 0 && hw != log.high_watermark() {
+                let updated = log.update_high_watermark(hw);
+                self.checked(&log, updated)?;
+            }
+            if leader_log_start_offset > log.log_start_offset()
+                && leader_log_start_offset <= log.high_watermark()
+            {
+                let moved = log.maybe_increment_log_start_offset(leader_log_start_offset);
+                self.checked(&log, moved)?;
+            }
+            FollowerAppend {
+                log_end_offset: log.log_end_offset(),
+                high_watermark: log.high_watermark(),
+            }
+        };
+        self.wake_waiters();
+        Ok(outcome)
+    }
+
+    /// Kafka's `effectiveMinIsr`: `min.insync.replicas`, capped at the replica count, so a
+    /// topic with fewer replicas than the setting can still commit with all of them in sync.
+    pub(super) fn effective_min_isr(&self, log: &UnifiedLog, state: &PartitionState) -> usize {
+        let configured = usize::try_from(log.config().min_insync_replicas).unwrap_or(1);
+        configured.min(state.assignment.len().max(1))
+    }
+
+    /// Kafka's `checkEnoughReplicasReachOffset` for an acks=all append made by `append`'s leader
+    /// epoch: done once the high watermark reaches the append's end with at least the
+    /// effective min ISR in sync; failed when this broker no longer leads at that epoch (the
+    /// append may be truncated away by the new leader, so it must never be acknowledged).
+    pub fn check_enough_replicas_reach_offset(&self, append: LeaderAppend) -> ReplicationCheck {
+        if self.is_offline() {
+            return ReplicationCheck::Failed(ErrorCode::KafkaStorageError);
+        }
+        let state = lock(&self.state).clone();
+        let leadership = &state.leader_and_isr;
+        if self.stopped.load(Ordering::SeqCst)
+            || leadership.leader != self.local_broker_id
+            || leadership.leader_epoch != append.leader_epoch
+        {
+            return ReplicationCheck::Failed(ErrorCode::NotLeaderOrFollower);
+        }
+        let log = lock(&self.log);
+        if log.high_watermark() < append.required_offset {
+            return ReplicationCheck::Pending;
+        }
+        if leadership.isr.len() < self.effective_min_isr(&log, &state) {
+            return ReplicationCheck::Failed(ErrorCode::NotEnoughReplicasAfterAppend);
+        }
+        ReplicationCheck::Done
+    }
+
+    /// Kafka's `appendRecordsToLeader`: validates and appends one produced batch with the
+    /// current leader epoch. acks=all is refused when the ISR is smaller than the effective min
+    /// ISR (`min.insync.replicas` capped at the replica count), before anything is written.
+    pub fn append_records_to_leader(
+        &self,
+        records: &[u8],
+        required_acks: i16,
+        now_ms: i64,
+    ) -> Result<(LogAppendInfo, LeaderAppend), PartitionError> {
+        let state = self.leader_state(-1)?;
+        let leadership = &state.leader_and_isr;
+        let info = {
+            let mut log = lock(&self.log);
+            let min_isr = self.effective_min_isr(&log, &state);
+            if required_acks == -1 && leadership.isr.len() < min_isr {
+                return Err(PartitionError::NotEnoughReplicas {
+                    topic_partition: self.topic_partition.clone(),
+                    isr_size: leadership.isr.len(),
+                    min_isr,
+                });
+            }
+            let appended = log.append_as_leader(
+                records,
+                leadership.leader_epoch,
+                AppendOrigin::Client,
+                now_ms,
+            );
+            self.checked(&log, appended)?
+        };
+        // With the log's lock released: the state's lock comes first.
+        self.maybe_increment_leader_hw();
+        self.wake_waiters();
+        let append = LeaderAppend {
+            leader_epoch: leadership.leader_epoch,
+            required_offset: info.last_offset + 1,
+        };
+        Ok((info, append))
+    }
+}
