@@ -18,9 +18,10 @@ use crate::zk::zk_data::{self, BrokerRegistration, EndPoint, TopicAssignment};
 use crate::zk::{CreateMode, EmbeddedSession, EmbeddedStore, ZkClient, recipes};
 
 use super::channel_manager::{BrokerChannel, BrokerNode, ChannelFuture, ControllerResponse};
+use super::controller_event_manager::ControllerEvent;
 use super::controller_request_batch::{BatchConfig, ControllerRequest};
 use super::inter_broker_versions::{ControllerRequestVersions, InterBrokerProtocolVersion};
-use super::kafka_controller::{ControllerConfig, ControllerEvent, KafkaController};
+use super::kafka_controller::{ControllerConfig, KafkaController};
 
 /// Records (broker, request) in send order and answers with no errors.
 #[derive(Debug, Default)]

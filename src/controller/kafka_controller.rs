@@ -17,12 +17,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::zk::kafka_zk_client::{KafkaZkClient, KafkaZkError};
-use crate::zk::zk_data;
 
 use super::channel_manager::{
     BrokerChannel, BrokerNode, ControllerChannelManager, ControllerResponse,
@@ -30,6 +29,7 @@ use super::channel_manager::{
 use super::controller_context::{
     ControllerContext, LeaderIsrAndControllerEpoch, LiveBroker, ReplicaAssignment,
 };
+use super::controller_event_manager::{ControllerEvent, ControllerHandle};
 use super::controller_request_batch::{
     BatchConfig, ControllerBrokerRequestBatch, ControllerRequest,
 };
@@ -40,32 +40,6 @@ use super::partition_state_machine::{
 };
 use super::replica_state_machine::{ReplicaState, ReplicaStateMachine};
 
-/// What the controller's queue carries.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ControllerEvent {
-    /// The broker started: watch `/controller` and try to become the controller.
-    Startup,
-    /// `/controller` was created or changed: perhaps another broker took over.
-    ControllerChange,
-    /// `/controller` was deleted: elect.
-    Reelect,
-    /// The children of `/brokers/ids` changed.
-    BrokerChange,
-    /// The children of `/brokers/topics` changed.
-    TopicChange,
-    /// `/brokers/topics/<t>` changed (CreatePartitions).
-    PartitionModifications { topic: String },
-    /// The children of `/admin/delete_topics` changed.
-    TopicDeletion,
-    /// A broker answered a StopReplica that deleted partitions.
-    TopicDeletionStopReplicaResponseReceived {
-        broker: BrokerId,
-        errors: Vec<(TopicPartition, i16)>,
-    },
-    /// The ZooKeeper session expired: resign until the new session re-elects.
-    Expire,
-}
-
 /// The controller's settings.
 #[derive(Debug, Clone)]
 pub struct ControllerConfig {
@@ -74,32 +48,6 @@ pub struct ControllerConfig {
     pub unclean_leader_election_enable: bool,
     /// `delete.topic.enable`: with it off, marks in `/admin/delete_topics` are removed unserved.
     pub delete_topic_enable: bool,
-}
-
-/// What the rest of the broker sees of its controller.
-#[derive(Debug, Clone)]
-pub struct ControllerHandle {
-    events: UnboundedSender<ControllerEvent>,
-    /// The broker id in `/controller` as this broker last read it; -1 when none.
-    active_controller_id: Arc<AtomicI32>,
-    local_broker_id: BrokerId,
-}
-
-impl ControllerHandle {
-    /// Queues an event; `false` once the controller has stopped.
-    pub fn put(&self, event: ControllerEvent) -> bool {
-        self.events.send(event).is_ok()
-    }
-
-    /// Whether this broker is the active controller.
-    pub fn is_active(&self) -> bool {
-        self.active_controller_id() == Some(self.local_broker_id)
-    }
-
-    pub fn active_controller_id(&self) -> Option<BrokerId> {
-        let id = self.active_controller_id.load(Ordering::Acquire);
-        (id >= 0).then_some(id)
-    }
 }
 
 /// The controller task's state.
@@ -151,11 +99,11 @@ impl KafkaController {
                 }
             },
         );
-        let handle = ControllerHandle {
-            events: tx,
-            active_controller_id: Arc::clone(&active_controller_id),
-            local_broker_id: config.batch.controller_id,
-        };
+        let handle = ControllerHandle::new(
+            tx,
+            Arc::clone(&active_controller_id),
+            config.batch.controller_id,
+        );
         let controller = KafkaController {
             config,
             zk,
@@ -196,8 +144,9 @@ impl KafkaController {
     /// One event; a fencing failure resigns, any other failure is logged (the next watch or
     /// event brings the context back in line).
     pub async fn process(&mut self, event: ControllerEvent) {
-        tracing::debug!(?event, "controller event");
-        let result = match event.clone() {
+        let name = event.name();
+        tracing::debug!(event = name, "controller event");
+        let result = match event {
             ControllerEvent::Startup => self.elect().await,
             ControllerEvent::ControllerChange => self.maybe_resign().await,
             ControllerEvent::Reelect => match self.maybe_resign().await {
@@ -209,6 +158,7 @@ impl KafkaController {
                 self.active_controller_id.store(-1, Ordering::Release);
                 Ok(())
             }
+            // Dropping a request's reply sender answers NOT_CONTROLLER (the handle's fallback).
             _ if !self.is_active() => Ok(()),
             ControllerEvent::BrokerChange => self.process_broker_change().await,
             ControllerEvent::TopicChange => self.process_topic_change().await,
@@ -220,17 +170,27 @@ impl KafkaController {
                 self.process_deletion_stop_replica_response(broker, errors)
                     .await
             }
+            ControllerEvent::AlterPartitionReceived {
+                request,
+                version,
+                reply,
+            } => {
+                let (response, result) = self.process_alter_partition(request, version).await;
+                // The leader may have given up waiting; its retry gets the same answer.
+                let _ = reply.send(response);
+                result
+            }
         };
         match result {
             Ok(()) => {}
             Err(ControllerError::ControllerMoved { .. }) => {
-                tracing::warn!(?event, "controller moved while processing; resigning");
+                tracing::warn!(event = name, "controller moved while processing; resigning");
                 self.on_controller_resignation().await;
                 if let Err(e) = self.read_active_controller().await {
                     tracing::error!(%e, "cannot read /controller after resigning");
                 }
             }
-            Err(e) => tracing::error!(?event, %e, "controller event failed"),
+            Err(e) => tracing::error!(event = name, %e, "controller event failed"),
         }
     }
 
@@ -713,30 +673,4 @@ fn deletion_results(
         }
     }
     Some(results.into_iter().collect())
-}
-
-/// The path → event mapping of the controller's ZooKeeper watches (Kafka's
-/// `ControllerChangeHandler`, `BrokerChangeHandler`, `TopicChangeHandler`,
-/// `PartitionModificationsHandler`, `TopicDeletionHandler`).
-pub fn event_for_watch(
-    path: &str,
-    event_type: crate::zk::WatchedEventType,
-) -> Option<ControllerEvent> {
-    use crate::zk::WatchedEventType as T;
-    match (path, event_type) {
-        (zk_data::CONTROLLER_PATH, T::NodeDeleted) => Some(ControllerEvent::Reelect),
-        (zk_data::CONTROLLER_PATH, _) => Some(ControllerEvent::ControllerChange),
-        (zk_data::BROKER_IDS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::BrokerChange),
-        (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
-        (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
-            Some(ControllerEvent::TopicDeletion)
-        }
-        (path, T::NodeDataChanged) => {
-            let topic = path.strip_prefix(zk_data::TOPICS_PATH)?.strip_prefix('/')?;
-            (!topic.contains('/')).then(|| ControllerEvent::PartitionModifications {
-                topic: topic.to_string(),
-            })
-        }
-        _ => None,
-    }
 }

@@ -5,7 +5,9 @@
 //! controller over the embedded store.
 //!
 //! - [`kafka_controller`]: the event queue and the event handlers (election, failover, brokers,
-//!   topics); [`topic_deletion`] is its deletion part.
+//!   topics); [`topic_deletion`] is its deletion part, `alter_partition` its answer to a
+//!   leader's ISR change.
+//! - [`controller_event_manager`]: the events, the handle that queues them, the watch mapping.
 //! - [`controller_context`]: what the active controller knows, as plain data.
 //! - [`partition_state_machine`] and [`replica_state_machine`]: the state machines, their
 //!   states and valid transitions as data.
@@ -18,8 +20,10 @@
 //! Layering: uses `zk`, `admin`, `cluster` and `protocol`; never `storage`, `server` or
 //! `network`.
 
+mod alter_partition;
 pub mod channel_manager;
 pub mod controller_context;
+pub mod controller_event_manager;
 pub mod controller_request_batch;
 pub mod election;
 pub mod error;
@@ -32,4 +36,5 @@ mod topic_deletion;
 #[cfg(test)]
 mod controller_tests;
 
-pub use kafka_controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
+pub use controller_event_manager::{ControllerEvent, ControllerHandle, event_for_watch};
+pub use kafka_controller::{ControllerConfig, KafkaController};

@@ -35,6 +35,9 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
     // 3.0+); a single node is its own controller.
     (ApiKey::AllocateProducerIds, 0),
+    // Broker-to-controller: a leader's ISR changes (apis::alter_partition, served by the
+    // controller's queue), every version a Kafka 3.9 broker may send.
+    (ApiKey::AlterPartition, 0),
     // Controller-to-broker (src/controller/ sends them; apis::leader_and_isr, update_metadata
     // and stop_replica serve them), every version a Kafka 3.9 controller may send.
     (ApiKey::LeaderAndIsr, 0),

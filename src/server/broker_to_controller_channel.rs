@@ -1,15 +1,17 @@
-//! How a broker sends AllocateProducerIds to the active controller (the part of Kafka's
-//! `BrokerToControllerChannelManager` its producer-id manager uses). [`BrokerToControllerChannel`]
-//! is the seam: the producer-id manager depends only on it, so its unit tests use a fake
-//! controller.
+//! How a broker sends its requests to the active controller (Kafka's
+//! `BrokerToControllerChannelManager`): AllocateProducerIds for the producer-id manager,
+//! AlterPartition for the ISR changes of the partitions it leads. [`BrokerToControllerChannel`] is the producer-id manager's seam, so its unit tests use
+//! a fake controller; the other requests are methods of the manager itself, behind seams of
+//! their own users (`replication::alter_partition::AlterPartitionChannel`).
 //!
 //! [`BrokerToControllerChannelManager`] is the real one. The controller is the one the
 //! `MetadataCache` names (UpdateMetadata's controller id), read afresh on every send, so a retry
 //! after NOT_CONTROLLER or a lost connection reaches the new controller once the cache knows
 //! it. When this broker is the controller the request is answered in process by the same
-//! function its listener serves it with; otherwise it goes over a `NetworkClient` to the
+//! functions its listener serves it with; otherwise it goes over a `NetworkClient` to the
 //! controller's endpoint on the inter-broker listener. Sends are not retried here: the caller
-//! decides (the manager retries with backoff until it has a block).
+//! decides (the producer-id manager retries with backoff until it has a block, the
+//! AlterPartition manager until the controller answers).
 //!
 //! Lock order: the client slot's std mutex is held only to pick or replace the client, never
 //! across a send.
@@ -20,9 +22,12 @@ use std::sync::{Arc, Mutex};
 
 use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
+use crate::controller::ControllerHandle;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
+use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
+use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
 use crate::protocol::messages::{RequestKind, ResponseKind};
 
 use super::apis::allocate_producer_ids::allocate_producer_ids;
@@ -31,6 +36,10 @@ use super::zk_producer_id_manager::ZkProducerIdManager;
 
 /// AllocateProducerIds exists only at version 0 in Kafka 3.9.
 const ALLOCATE_PRODUCER_IDS_VERSION: i16 = 0;
+
+/// AlterPartition v3 (KIP-903: the new ISR with broker epochs, by topic id), which Kafka 3.9's
+/// brokers send at every IBP kcli accepts (topic ids came at 2.8).
+pub const ALTER_PARTITION_VERSION: i16 = 3;
 
 /// Why a request reached no controller (an error code in a response is not an error here).
 #[derive(Debug, thiserror::Error)]
@@ -48,18 +57,16 @@ pub enum BrokerToControllerError {
         #[source]
         source: NetworkClientError,
     },
-    #[error("controller {controller_id} answered AllocateProducerIds with another API's response")]
-    UnexpectedResponse { controller_id: BrokerId },
+    #[error("controller {controller_id} answered {api} with another API's response")]
+    UnexpectedResponse {
+        controller_id: BrokerId,
+        api: &'static str,
+    },
 }
 
 /// A boxed, sendable future of the controller's answer.
-pub type ControllerFuture<'a> = Pin<
-    Box<
-        dyn Future<Output = Result<AllocateProducerIdsResponse, BrokerToControllerError>>
-            + Send
-            + 'a,
-    >,
->;
+pub type ControllerFuture<'a, T = AllocateProducerIdsResponse> =
+    Pin<Box<dyn Future<Output = Result<T, BrokerToControllerError>> + Send + 'a>>;
 
 /// The broker's channel to the active controller.
 pub trait BrokerToControllerChannel: Send + Sync + std::fmt::Debug {
@@ -78,6 +85,7 @@ pub struct BrokerToControllerChannelManager {
     metadata_cache: Arc<MetadataCache>,
     /// The controller half of this broker, for requests while it is the controller.
     local: Arc<ZkProducerIdManager>,
+    controller: ControllerHandle,
     client: Mutex<ClientSlot>,
 }
 
@@ -87,13 +95,68 @@ impl BrokerToControllerChannelManager {
         inter_broker_listener: String,
         metadata_cache: Arc<MetadataCache>,
         local: Arc<ZkProducerIdManager>,
+        controller: ControllerHandle,
     ) -> Self {
         BrokerToControllerChannelManager {
             broker_id,
             inter_broker_listener,
             metadata_cache,
             local,
+            controller,
             client: Mutex::new(None),
+        }
+    }
+
+    /// The controller this broker knows now: `Ok(None)` when that is this broker itself.
+    fn remote_controller(&self) -> Result<Option<BrokerId>, BrokerToControllerError> {
+        let controller_id = self
+            .metadata_cache
+            .controller_id()
+            .ok_or(BrokerToControllerError::NoController)?;
+        Ok((controller_id != self.broker_id).then_some(controller_id))
+    }
+
+    /// Sends `request` at `version` to the remote controller `controller_id`.
+    async fn send_remote(
+        &self,
+        controller_id: BrokerId,
+        request: &RequestKind,
+        version: i16,
+    ) -> Result<ResponseKind, BrokerToControllerError> {
+        let client = self.client_for(controller_id)?;
+        client
+            .send(request, version)
+            .await
+            .map_err(|source| BrokerToControllerError::Network {
+                controller_id,
+                source,
+            })
+    }
+
+    /// Sends AlterPartition (v[`ALTER_PARTITION_VERSION`]) to the controller.
+    pub async fn alter_partition(
+        &self,
+        request: AlterPartitionRequest,
+    ) -> Result<AlterPartitionResponse, BrokerToControllerError> {
+        let Some(controller_id) = self.remote_controller()? else {
+            return Ok(self
+                .controller
+                .alter_partition(request, ALTER_PARTITION_VERSION)
+                .await);
+        };
+        match self
+            .send_remote(
+                controller_id,
+                &RequestKind::AlterPartition(request),
+                ALTER_PARTITION_VERSION,
+            )
+            .await?
+        {
+            ResponseKind::AlterPartition(r) => Ok(r),
+            _ => Err(BrokerToControllerError::UnexpectedResponse {
+                controller_id,
+                api: "AlterPartition",
+            }),
         }
     }
 
@@ -135,27 +198,22 @@ impl BrokerToControllerChannelManager {
 impl BrokerToControllerChannel for BrokerToControllerChannelManager {
     fn allocate_producer_ids(&self, request: AllocateProducerIdsRequest) -> ControllerFuture<'_> {
         Box::pin(async move {
-            let controller_id = self
-                .metadata_cache
-                .controller_id()
-                .ok_or(BrokerToControllerError::NoController)?;
-            if controller_id == self.broker_id {
+            let Some(controller_id) = self.remote_controller()? else {
                 return Ok(allocate_producer_ids(&self.local, &request).await);
-            }
-            let client = self.client_for(controller_id)?;
-            let response = client
-                .send(
+            };
+            match self
+                .send_remote(
+                    controller_id,
                     &RequestKind::AllocateProducerIds(request),
                     ALLOCATE_PRODUCER_IDS_VERSION,
                 )
-                .await
-                .map_err(|source| BrokerToControllerError::Network {
-                    controller_id,
-                    source,
-                })?;
-            match response {
+                .await?
+            {
                 ResponseKind::AllocateProducerIds(r) => Ok(r),
-                _ => Err(BrokerToControllerError::UnexpectedResponse { controller_id }),
+                _ => Err(BrokerToControllerError::UnexpectedResponse {
+                    controller_id,
+                    api: "AllocateProducerIds",
+                }),
             }
         })
     }
@@ -181,6 +239,7 @@ mod tests {
             "PLAINTEXT".into(),
             Arc::clone(&cache),
             Arc::new(ZkProducerIdManager::new(1, zk)),
+            ControllerHandle::detached(1),
         );
         let request = AllocateProducerIdsRequest {
             broker_id: 1,

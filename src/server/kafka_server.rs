@@ -26,8 +26,8 @@ use tokio_util::task::TaskTracker;
 use crate::config::BrokerConfig;
 use crate::controller::channel_manager::BrokerChannel;
 use crate::controller::controller_request_batch::BatchConfig;
+use crate::controller::event_for_watch;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
-use crate::controller::kafka_controller::event_for_watch;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
 use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
@@ -42,7 +42,9 @@ use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_registration::{
     SessionExpiryHandler, get_or_generate_broker_id, register_broker,
 };
-use super::broker_to_controller_channel::BrokerToControllerChannelManager;
+use super::broker_to_controller_channel::{
+    BrokerToControllerChannel, BrokerToControllerChannelManager,
+};
 use super::config_change_listener::{
     BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
 };
@@ -142,15 +144,24 @@ impl KafkaServer {
         let epochs = Arc::new(BrokerEpochManager::default());
         let zk_producer_id_manager =
             Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
+        let channel = Arc::new(ControllerChannel::new(config.broker_id));
+        let (controller, controller_handle) = KafkaController::new(
+            controller_config(&config),
+            KafkaZkClient::new(Arc::clone(&zk)),
+            Arc::clone(&channel) as Arc<dyn BrokerChannel>,
+            Arc::new(now_ms),
+        );
+        let to_controller = Arc::new(BrokerToControllerChannelManager::new(
+            config.broker_id,
+            config.inter_broker_listener_name(),
+            Arc::clone(&metadata_cache),
+            Arc::clone(&zk_producer_id_manager),
+            controller_handle.clone(),
+        ));
         let producer_id_manager = Arc::new(RpcProducerIdManager::new(
             config.broker_id,
             Arc::clone(&epochs),
-            Arc::new(BrokerToControllerChannelManager::new(
-                config.broker_id,
-                config.inter_broker_listener_name(),
-                Arc::clone(&metadata_cache),
-                Arc::clone(&zk_producer_id_manager),
-            )),
+            Arc::clone(&to_controller) as Arc<dyn BrokerToControllerChannel>,
             tasks.clone(),
             background.clone(),
         ));
@@ -175,13 +186,6 @@ impl KafkaServer {
             Arc::clone(&epochs),
             Arc::clone(&metadata_cache),
         )));
-        let channel = Arc::new(ControllerChannel::new(config.broker_id));
-        let (controller, controller_handle) = KafkaController::new(
-            controller_config(&config),
-            KafkaZkClient::new(Arc::clone(&zk)),
-            Arc::clone(&channel) as Arc<dyn BrokerChannel>,
-            Arc::new(now_ms),
-        );
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),

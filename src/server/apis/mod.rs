@@ -6,6 +6,7 @@
 
 pub mod allocate_producer_ids;
 pub mod alter_configs;
+pub mod alter_partition;
 pub mod alter_replica_log_dirs;
 pub mod api_versions;
 mod authorized_operations;

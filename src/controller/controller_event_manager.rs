@@ -1,0 +1,165 @@
+//! The controller's queue as the rest of the broker sees it (Kafka's `ControllerEventManager`
+//! and its events): [`ControllerEvent`]s, the [`ControllerHandle`] that puts them, and the
+//! mapping of ZooKeeper watches to events. Requests that need the controller's answer (a
+//! broker's AlterPartition) carry a oneshot sender the controller answers on; if the controller
+//! task has stopped, the sender is dropped and the caller answers NOT_CONTROLLER itself.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicI32, Ordering};
+
+use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::oneshot;
+
+use crate::cluster::{BrokerId, TopicPartition};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
+use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
+use crate::zk::zk_data;
+
+/// What the controller's queue carries.
+#[derive(Debug)]
+pub enum ControllerEvent {
+    /// The broker started: watch `/controller` and try to become the controller.
+    Startup,
+    /// `/controller` was created or changed: perhaps another broker took over.
+    ControllerChange,
+    /// `/controller` was deleted: elect.
+    Reelect,
+    /// The children of `/brokers/ids` changed.
+    BrokerChange,
+    /// The children of `/brokers/topics` changed.
+    TopicChange,
+    /// `/brokers/topics/<t>` changed (CreatePartitions).
+    PartitionModifications { topic: String },
+    /// The children of `/admin/delete_topics` changed.
+    TopicDeletion,
+    /// A broker answered a StopReplica that deleted partitions.
+    TopicDeletionStopReplicaResponseReceived {
+        broker: BrokerId,
+        errors: Vec<(TopicPartition, i16)>,
+    },
+    /// The ZooKeeper session expired: resign until the new session re-elects.
+    Expire,
+    /// A leader's AlterPartition (Kafka's `AlterPartitionReceived`), answered on `reply`.
+    AlterPartitionReceived {
+        request: AlterPartitionRequest,
+        version: i16,
+        reply: oneshot::Sender<AlterPartitionResponse>,
+    },
+}
+
+impl ControllerEvent {
+    /// The event's name, for logs (the requests it may carry are not printed).
+    pub fn name(&self) -> &'static str {
+        match self {
+            ControllerEvent::Startup => "Startup",
+            ControllerEvent::ControllerChange => "ControllerChange",
+            ControllerEvent::Reelect => "Reelect",
+            ControllerEvent::BrokerChange => "BrokerChange",
+            ControllerEvent::TopicChange => "TopicChange",
+            ControllerEvent::PartitionModifications { .. } => "PartitionModifications",
+            ControllerEvent::TopicDeletion => "TopicDeletion",
+            ControllerEvent::TopicDeletionStopReplicaResponseReceived { .. } => {
+                "TopicDeletionStopReplicaResponseReceived"
+            }
+            ControllerEvent::Expire => "Expire",
+            ControllerEvent::AlterPartitionReceived { .. } => "AlterPartitionReceived",
+        }
+    }
+}
+
+/// What the rest of the broker sees of its controller.
+#[derive(Debug, Clone)]
+pub struct ControllerHandle {
+    events: UnboundedSender<ControllerEvent>,
+    /// The broker id in `/controller` as this broker last read it; -1 when none.
+    active_controller_id: Arc<AtomicI32>,
+    local_broker_id: BrokerId,
+}
+
+impl ControllerHandle {
+    pub(super) fn new(
+        events: UnboundedSender<ControllerEvent>,
+        active_controller_id: Arc<AtomicI32>,
+        local_broker_id: BrokerId,
+    ) -> Self {
+        ControllerHandle {
+            events,
+            active_controller_id,
+            local_broker_id,
+        }
+    }
+
+    /// A handle to no controller: never active, every event refused (for tests of its users).
+    #[cfg(test)]
+    pub fn detached(local_broker_id: BrokerId) -> Self {
+        let (events, _) = tokio::sync::mpsc::unbounded_channel();
+        ControllerHandle::new(events, Arc::new(AtomicI32::new(-1)), local_broker_id)
+    }
+
+    /// Hands a leader's AlterPartition to the controller and waits for its answer; NOT_CONTROLLER
+    /// when this broker is not the active controller or its controller stopped meanwhile.
+    pub async fn alter_partition(
+        &self,
+        request: AlterPartitionRequest,
+        version: i16,
+    ) -> AlterPartitionResponse {
+        let not_controller = || AlterPartitionResponse {
+            error_code: ErrorCode::NotController.code(),
+            ..AlterPartitionResponse::default()
+        };
+        if !self.is_active() {
+            return not_controller();
+        }
+        let (reply, answer) = oneshot::channel();
+        if !self.put(ControllerEvent::AlterPartitionReceived {
+            request,
+            version,
+            reply,
+        }) {
+            return not_controller();
+        }
+        answer.await.unwrap_or_else(|_| not_controller())
+    }
+
+    /// Queues an event; `false` once the controller has stopped.
+    pub fn put(&self, event: ControllerEvent) -> bool {
+        self.events.send(event).is_ok()
+    }
+
+    /// Whether this broker is the active controller.
+    pub fn is_active(&self) -> bool {
+        self.active_controller_id() == Some(self.local_broker_id)
+    }
+
+    pub fn active_controller_id(&self) -> Option<BrokerId> {
+        let id = self.active_controller_id.load(Ordering::Acquire);
+        (id >= 0).then_some(id)
+    }
+}
+
+/// The path → event mapping of the controller's ZooKeeper watches (Kafka's
+/// `ControllerChangeHandler`, `BrokerChangeHandler`, `TopicChangeHandler`,
+/// `PartitionModificationsHandler`, `TopicDeletionHandler`).
+pub fn event_for_watch(
+    path: &str,
+    event_type: crate::zk::WatchedEventType,
+) -> Option<ControllerEvent> {
+    use crate::zk::WatchedEventType as T;
+    match (path, event_type) {
+        (zk_data::CONTROLLER_PATH, T::NodeDeleted) => Some(ControllerEvent::Reelect),
+        (zk_data::CONTROLLER_PATH, _) => Some(ControllerEvent::ControllerChange),
+        (zk_data::BROKER_IDS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::BrokerChange),
+        (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
+        (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
+            Some(ControllerEvent::TopicDeletion)
+        }
+        (path, T::NodeDataChanged) => {
+            let topic = path.strip_prefix(zk_data::TOPICS_PATH)?.strip_prefix('/')?;
+            (!topic.contains('/')).then(|| ControllerEvent::PartitionModifications {
+                topic: topic.to_string(),
+            })
+        }
+        _ => None,
+    }
+}
