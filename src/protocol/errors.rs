@@ -136,6 +136,136 @@ impl ErrorCode {
         self as i16
     }
 
+    /// The code for a wire value; `None` for a value Kafka 3.9 does not define.
+    pub const fn from_code(code: i16) -> Option<ErrorCode> {
+        use ErrorCode::*;
+        Some(match code {
+            -1 => UnknownServerError,
+            0 => None,
+            1 => OffsetOutOfRange,
+            2 => CorruptMessage,
+            3 => UnknownTopicOrPartition,
+            4 => InvalidFetchSize,
+            5 => LeaderNotAvailable,
+            6 => NotLeaderOrFollower,
+            7 => RequestTimedOut,
+            8 => BrokerNotAvailable,
+            9 => ReplicaNotAvailable,
+            10 => MessageTooLarge,
+            11 => StaleControllerEpoch,
+            12 => OffsetMetadataTooLarge,
+            13 => NetworkException,
+            14 => CoordinatorLoadInProgress,
+            15 => CoordinatorNotAvailable,
+            16 => NotCoordinator,
+            17 => InvalidTopicException,
+            18 => RecordListTooLarge,
+            19 => NotEnoughReplicas,
+            20 => NotEnoughReplicasAfterAppend,
+            21 => InvalidRequiredAcks,
+            22 => IllegalGeneration,
+            23 => InconsistentGroupProtocol,
+            24 => InvalidGroupId,
+            25 => UnknownMemberId,
+            26 => InvalidSessionTimeout,
+            27 => RebalanceInProgress,
+            28 => InvalidCommitOffsetSize,
+            29 => TopicAuthorizationFailed,
+            30 => GroupAuthorizationFailed,
+            31 => ClusterAuthorizationFailed,
+            32 => InvalidTimestamp,
+            33 => UnsupportedSaslMechanism,
+            34 => IllegalSaslState,
+            35 => UnsupportedVersion,
+            36 => TopicAlreadyExists,
+            37 => InvalidPartitions,
+            38 => InvalidReplicationFactor,
+            39 => InvalidReplicaAssignment,
+            40 => InvalidConfig,
+            41 => NotController,
+            42 => InvalidRequest,
+            43 => UnsupportedForMessageFormat,
+            44 => PolicyViolation,
+            45 => OutOfOrderSequenceNumber,
+            46 => DuplicateSequenceNumber,
+            47 => InvalidProducerEpoch,
+            48 => InvalidTxnState,
+            49 => InvalidProducerIdMapping,
+            50 => InvalidTransactionTimeout,
+            51 => ConcurrentTransactions,
+            52 => TransactionCoordinatorFenced,
+            53 => TransactionalIdAuthorizationFailed,
+            54 => SecurityDisabled,
+            55 => OperationNotAttempted,
+            56 => KafkaStorageError,
+            57 => LogDirNotFound,
+            58 => SaslAuthenticationFailed,
+            59 => UnknownProducerId,
+            60 => ReassignmentInProgress,
+            61 => DelegationTokenAuthDisabled,
+            62 => DelegationTokenNotFound,
+            63 => DelegationTokenOwnerMismatch,
+            64 => DelegationTokenRequestNotAllowed,
+            65 => DelegationTokenAuthorizationFailed,
+            66 => DelegationTokenExpired,
+            67 => InvalidPrincipalType,
+            68 => NonEmptyGroup,
+            69 => GroupIdNotFound,
+            70 => FetchSessionIdNotFound,
+            71 => InvalidFetchSessionEpoch,
+            72 => ListenerNotFound,
+            73 => TopicDeletionDisabled,
+            74 => FencedLeaderEpoch,
+            75 => UnknownLeaderEpoch,
+            76 => UnsupportedCompressionType,
+            77 => StaleBrokerEpoch,
+            78 => OffsetNotAvailable,
+            79 => MemberIdRequired,
+            80 => PreferredLeaderNotAvailable,
+            81 => GroupMaxSizeReached,
+            82 => FencedInstanceId,
+            83 => EligibleLeadersNotAvailable,
+            84 => ElectionNotNeeded,
+            85 => NoReassignmentInProgress,
+            86 => GroupSubscribedToTopic,
+            87 => InvalidRecord,
+            88 => UnstableOffsetCommit,
+            89 => ThrottlingQuotaExceeded,
+            90 => ProducerFenced,
+            91 => ResourceNotFound,
+            92 => DuplicateResource,
+            93 => UnacceptableCredential,
+            94 => InconsistentVoterSet,
+            95 => InvalidUpdateVersion,
+            96 => FeatureUpdateFailed,
+            97 => PrincipalDeserializationFailure,
+            98 => SnapshotNotFound,
+            99 => PositionOutOfRange,
+            100 => UnknownTopicId,
+            101 => DuplicateBrokerRegistration,
+            102 => BrokerIdNotRegistered,
+            103 => InconsistentTopicId,
+            104 => InconsistentClusterId,
+            105 => TransactionalIdNotFound,
+            106 => FetchSessionTopicIdError,
+            107 => IneligibleReplica,
+            108 => NewLeaderElected,
+            109 => OffsetMovedToTieredStorage,
+            110 => FencedMemberEpoch,
+            111 => UnreleasedInstanceId,
+            112 => UnsupportedAssignor,
+            113 => StaleMemberEpoch,
+            114 => MismatchedEndpointType,
+            115 => UnsupportedEndpointType,
+            116 => UnknownControllerId,
+            117 => UnknownSubscriptionId,
+            118 => TelemetryTooLarge,
+            119 => InvalidRegistration,
+            120 => TransactionAbortable,
+            _ => return Option::None,
+        })
+    }
+
     /// Kafka's default exception message for the code (`Errors.message()`), used where a
     /// response has an error message field and nothing more specific is known.
     pub fn message(self) -> &'static str {
@@ -231,5 +361,20 @@ mod tests {
         assert_eq!(ErrorCode::FetchSessionIdNotFound.code(), 70);
         assert_eq!(ErrorCode::UnknownTopicId.code(), 100);
         assert_eq!(ErrorCode::TransactionAbortable.code(), 120);
+    }
+
+    #[test]
+    fn from_code_inverts_code_over_every_wire_value() {
+        for code in -2..=130i16 {
+            if let Some(e) = ErrorCode::from_code(code) {
+                assert_eq!(e.code(), code);
+            }
+        }
+        assert_eq!(
+            ErrorCode::from_code(107),
+            Some(ErrorCode::IneligibleReplica)
+        );
+        assert_eq!(ErrorCode::from_code(121), None);
+        assert_eq!(ErrorCode::from_code(-2), None);
     }
 }

@@ -10,6 +10,7 @@
 //!   (implemented by `server` over the inter-broker client).
 //! - [`replica_fetcher_manager`], [`replica_fetcher`]: the follower side, one fetcher task per
 //!   leader broker appending the leader's batches unchanged.
+//! - [`alter_partition`]: the seam through which leaders propose ISR changes to the controller.
 //! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
 //!
@@ -20,6 +21,7 @@
 //! The fetcher manager's map, then a fetcher's partition map, come before both.
 
 pub mod alter_log_dirs;
+pub mod alter_partition;
 pub mod delayed;
 pub mod error;
 pub mod leader_end_point;

@@ -34,8 +34,10 @@ use tokio::sync::Notify;
 use uuid::Uuid;
 
 use crate::cluster::sync::lock;
+use crate::cluster::time::Time;
 use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
+use crate::replication::alter_partition::AlterPartitionManager;
 use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
@@ -47,6 +49,21 @@ use super::error::PartitionError;
 mod appends;
 mod isr;
 mod reads;
+pub mod replica;
+
+pub use isr::PendingIsrChange;
+use replica::Replica;
+
+/// What every partition of a broker shares: the clock and settings its ISR is managed with,
+/// the channel ISR changes go to the controller by, and where its log's I/O errors go.
+#[derive(Debug, Clone)]
+pub struct PartitionContext {
+    pub time: Arc<dyn Time>,
+    /// `replica.lag.time.max.ms`.
+    pub replica_lag_time_max_ms: i64,
+    pub alter_partition: Arc<dyn AlterPartitionManager>,
+    pub failure_channel: Arc<LogDirFailureChannel>,
+}
 
 /// A snapshot of a partition log's offsets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -68,16 +85,23 @@ pub struct LogReadResult {
 }
 
 /// What the controller last told this broker about the partition: the replica assignment
-/// (Kafka's `Partition.assignmentState`) and the leadership. Invariant: `leader_and_isr.isr` ⊆
-/// `assignment`. One mutex holds both, so a reader never sees an ISR of another assignment.
+/// (Kafka's `Partition.assignmentState`) and the leadership, with this leader's proposal of a new
+/// ISR while one is in flight. Invariant: `leader_and_isr.isr` ⊆ `assignment`. One mutex holds
+/// it all, so a reader never sees an ISR of another assignment.
 #[derive(Debug, Clone)]
 struct PartitionState {
     assignment: Vec<BrokerId>,
+    /// The committed leadership: the ISR as ZooKeeper has it (Kafka's `CommittedPartitionState`).
     leader_and_isr: LeaderAndIsr,
-    /// While this broker leads: each follower's log end offset as its last fetch reported it
-    /// (Kafka's `Replica.logEndOffset`). A follower missing here has not fetched since this
-    /// broker became leader (unknown, -1 in Kafka). Only assigned followers appear.
-    follower_log_ends: HashMap<BrokerId, i64>,
+    /// While this broker leads: its followers' fetch state (Kafka's `remoteReplicasMap`), one
+    /// per assigned replica other than this broker.
+    followers: HashMap<BrokerId, Replica>,
+    /// An AlterPartition sent and not answered yet (Kafka's `PendingExpandIsr` /
+    /// `PendingShrinkIsr`); no other is sent meanwhile.
+    pending_isr: Option<PendingIsrChange>,
+    /// This leader's log end when it took the current leader epoch; a follower joins the ISR
+    /// only once it has reached it (it then has every record of earlier epochs this leader has).
+    leader_epoch_start_offset: Option<i64>,
 }
 
 /// What the follower side of a fetch response did to the local log.
@@ -118,13 +142,14 @@ pub struct Partition {
     local_broker_id: BrokerId,
     log: SharedLog,
     state: Mutex<PartitionState>,
+    /// What every partition of the broker shares: the clock, the lag setting, the controller
+    /// channel the ISR is managed with, and where I/O errors of the log are reported.
+    partition_context: PartitionContext,
     /// Set by StopReplica: the partition is no longer hosted, whoever still holds it.
     stopped: AtomicBool,
     /// Delayed operations (long-poll fetches, acks=all produces) watching this partition; each
     /// is notified once and removed when the log end or the high watermark moves.
     waiters: Mutex<Vec<Arc<Notify>>>,
-    /// Where an I/O error of the log is reported.
-    failure_channel: Arc<LogDirFailureChannel>,
     /// Set when the log's dir failed: nothing is read or written any more.
     offline: AtomicBool,
 }
@@ -137,8 +162,12 @@ impl Partition {
         log: SharedLog,
         assignment: Vec<BrokerId>,
         leader_and_isr: LeaderAndIsr,
-        failure_channel: Arc<LogDirFailureChannel>,
+        partition_context: PartitionContext,
     ) -> Self {
+        let now_ms = partition_context.time.milliseconds();
+        let leader_epoch_start_offset =
+            (leader_and_isr.leader == local_broker_id).then(|| lock(&log).log_end_offset());
+        let followers = followers_of(&assignment, local_broker_id, &leader_and_isr, now_ms);
         let partition = Partition {
             topic_partition,
             topic_id,
@@ -147,11 +176,13 @@ impl Partition {
             state: Mutex::new(PartitionState {
                 assignment,
                 leader_and_isr,
-                follower_log_ends: HashMap::new(),
+                followers,
+                pending_isr: None,
+                leader_epoch_start_offset,
             }),
+            partition_context,
             stopped: AtomicBool::new(false),
             waiters: Mutex::new(Vec::new()),
-            failure_channel,
             offline: AtomicBool::new(false),
         };
         partition.maybe_increment_leader_hw();
@@ -186,26 +217,63 @@ impl Partition {
     /// re-check: an acks=all produce whose leadership moved answers NOT_LEADER_OR_FOLLOWER.
     /// Returns whether the leader changed (another broker, or this one newly).
     ///
-    /// The followers' log ends are forgotten when this broker becomes leader (Kafka's
-    /// `resetReplicaState` for a new leader: unknown until they fetch), kept when it is
-    /// re-elected at a new epoch, and dropped for replicas no longer assigned.
+    /// A state at this leader epoch with an older partition epoch than the one this leader
+    /// committed through AlterPartition is stale and ignored (Kafka's `makeLeader` check). Any
+    /// proposal in flight is dropped: the controller's state replaces it. The followers' fetch
+    /// state is reset as Kafka's `resetReplicaState` does when this broker becomes leader or is
+    /// re-elected at a new epoch; replicas no longer assigned are dropped.
     pub fn update_leader_and_isr(
         &self,
         assignment: Vec<BrokerId>,
         leader_and_isr: LeaderAndIsr,
     ) -> bool {
+        let now_ms = self.partition_context.time.milliseconds();
         let leader_changed = {
             let mut state = lock(&self.state);
-            let leader_changed = state.leader_and_isr.leader != leader_and_isr.leader;
-            let mut follower_log_ends = std::mem::take(&mut state.follower_log_ends);
-            if leader_changed || leader_and_isr.leader != self.local_broker_id {
-                follower_log_ends.clear();
+            let current = &state.leader_and_isr;
+            if leader_and_isr.leader_epoch == current.leader_epoch
+                && leader_and_isr.leader == current.leader
+                && leader_and_isr.partition_epoch < current.partition_epoch
+            {
+                tracing::info!(topic_partition = %self.topic_partition,
+                    partition_epoch = leader_and_isr.partition_epoch,
+                    current = current.partition_epoch, "ignoring a stale partition state");
+                return false;
             }
-            follower_log_ends.retain(|id, _| assignment.contains(id));
+            let leader_changed = current.leader != leader_and_isr.leader;
+            let leads = leader_and_isr.leader == self.local_broker_id;
+            let new_epoch = leader_changed || current.leader_epoch != leader_and_isr.leader_epoch;
+            let log_end = lock(&self.log).log_end_offset();
+            let mut followers = std::mem::take(&mut state.followers);
+            if leads && !leader_changed {
+                followers.retain(|id, _| assignment.contains(id));
+                for (id, replica) in followers.iter_mut() {
+                    if new_epoch {
+                        replica.reset(now_ms, log_end, false, leader_and_isr.isr.contains(id));
+                    }
+                }
+                for (id, replica) in
+                    followers_of(&assignment, self.local_broker_id, &leader_and_isr, now_ms)
+                {
+                    followers.entry(id).or_insert(replica);
+                }
+            } else {
+                followers =
+                    followers_of(&assignment, self.local_broker_id, &leader_and_isr, now_ms);
+            }
+            let leader_epoch_start_offset = if !leads {
+                None
+            } else if new_epoch {
+                Some(log_end)
+            } else {
+                state.leader_epoch_start_offset
+            };
             *state = PartitionState {
                 assignment,
                 leader_and_isr,
-                follower_log_ends,
+                followers,
+                pending_isr: None,
+                leader_epoch_start_offset,
             };
             leader_changed
         };
@@ -262,7 +330,9 @@ impl Partition {
         if let Err(err @ StorageError::Io { .. }) = &outcome
             && let Some(dir) = log.dir().parent()
         {
-            self.failure_channel.maybe_add_offline_log_dir(dir, err);
+            self.partition_context
+                .failure_channel
+                .maybe_add_offline_log_dir(dir, err);
         }
         Ok(outcome?)
     }
@@ -337,6 +407,27 @@ impl Partition {
             w.notify_one();
         }
     }
+}
+
+/// The followers of a leadership this broker holds, not heard from yet (ISR members caught up as
+/// of `now_ms`); none when another broker leads.
+fn followers_of(
+    assignment: &[BrokerId],
+    local_broker_id: BrokerId,
+    leader_and_isr: &LeaderAndIsr,
+    now_ms: i64,
+) -> HashMap<BrokerId, Replica> {
+    if leader_and_isr.leader != local_broker_id {
+        return HashMap::new();
+    }
+    assignment
+        .iter()
+        .filter(|id| **id != local_broker_id)
+        .map(|id| {
+            let in_sync = leader_and_isr.isr.contains(id);
+            (*id, Replica::new(*id, now_ms, in_sync))
+        })
+        .collect()
 }
 
 fn offsets_of(log: &UnifiedLog) -> LogOffsets {

@@ -31,9 +31,10 @@ pub use append::{AppendEntry, DelayedProduce, PartitionResponse, ProduceResult};
 pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
+use super::alter_partition::{AlterPartitionManager, NoAlterPartitionManager};
 use super::error::PartitionError;
 use super::leader_end_point::LeaderEndPointFactory;
-use super::partition::Partition;
+use super::partition::{Partition, PartitionContext};
 use super::replica_fetcher::ReplicaFetcherConfig;
 use super::replica_fetcher_manager::ReplicaFetcherManager;
 
@@ -51,7 +52,13 @@ pub struct ReplicaManager {
     replica_fetcher_manager: ReplicaFetcherManager,
     /// The clock of record timestamps and new logs.
     time: Arc<dyn Time>,
+    /// What new partitions manage their ISR with (`replica.lag.time.max.ms`, the controller
+    /// channel); set before the first partition is created.
+    partition_context: std::sync::Mutex<PartitionContext>,
 }
+
+/// `replica.lag.time.max.ms`'s default (Kafka 2.5+).
+pub const DEFAULT_REPLICA_LAG_TIME_MAX_MS: i64 = 30_000;
 
 impl ReplicaManager {
     /// A replica manager on the system clock.
@@ -72,6 +79,7 @@ impl ReplicaManager {
             Arc::clone(&time),
             shutting_down.child_token(),
         );
+        let failure_channel = Arc::clone(log_manager.failure_channel());
         ReplicaManager {
             local_broker_id,
             log_manager,
@@ -79,7 +87,50 @@ impl ReplicaManager {
             shutting_down,
             alter_log_dirs: ReplicaAlterLogDirsManager::default(),
             replica_fetcher_manager,
+            partition_context: std::sync::Mutex::new(PartitionContext {
+                time: Arc::clone(&time),
+                replica_lag_time_max_ms: DEFAULT_REPLICA_LAG_TIME_MAX_MS,
+                alter_partition: Arc::new(NoAlterPartitionManager),
+                failure_channel,
+            }),
             time,
+        }
+    }
+
+    /// Installs how leaders propose ISR changes (the server's AlterPartition manager) and
+    /// `replica.lag.time.max.ms`; partitions created before keep what they had.
+    pub fn set_isr_management(
+        &self,
+        alter_partition: Arc<dyn AlterPartitionManager>,
+        replica_lag_time_max_ms: i64,
+    ) {
+        let mut context = lock(&self.partition_context);
+        context.alter_partition = alter_partition;
+        context.replica_lag_time_max_ms = replica_lag_time_max_ms;
+    }
+
+    /// Kafka's `isr-expiration` task: every half `replica.lag.time.max.ms`, each partition this
+    /// broker leads drops the followers that fell behind (see `Partition::maybe_shrink_isr`).
+    /// Runs until `stop`.
+    pub async fn run_isr_expiration(self: Arc<Self>, stop: CancellationToken) {
+        let lag = lock(&self.partition_context).replica_lag_time_max_ms;
+        let period = std::time::Duration::from_millis(u64::try_from(lag / 2).unwrap_or(0).max(1));
+        let mut ticks = tokio::time::interval(period);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = ticks.tick() => {}
+            }
+            let leading: Vec<Arc<Partition>> = self
+                .read()
+                .values()
+                .filter(|p| p.is_leader())
+                .cloned()
+                .collect();
+            for partition in leading {
+                partition.maybe_shrink_isr();
+            }
         }
     }
 
@@ -282,7 +333,7 @@ impl ReplicaManager {
             log,
             replicas,
             state,
-            Arc::clone(self.log_manager.failure_channel()),
+            lock(&self.partition_context).clone(),
         ));
         let mut partitions = self.write();
         let entry = partitions

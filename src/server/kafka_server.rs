@@ -38,6 +38,7 @@ use crate::zk::session::ZkSession;
 use crate::zk::zk_data::{self, BrokerRegistration};
 use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient, recipes};
 
+use super::alter_partition_manager::{AlterPartitionChannel, DefaultAlterPartitionManager};
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_registration::{
     SessionExpiryHandler, get_or_generate_broker_id, register_broker,
@@ -60,6 +61,7 @@ use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
+use crate::replication::alter_partition::AlterPartitionManager;
 
 /// A running broker.
 #[derive(Debug)]
@@ -158,6 +160,17 @@ impl KafkaServer {
             Arc::clone(&zk_producer_id_manager),
             controller_handle.clone(),
         ));
+        let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
+            config.broker_id,
+            Arc::clone(&epochs),
+            Arc::clone(&to_controller) as Arc<dyn AlterPartitionChannel>,
+        ));
+        replica_manager.set_isr_management(
+            Arc::clone(&alter_partition_manager) as Arc<dyn AlterPartitionManager>,
+            config.replica_lag_time_max_ms,
+        );
+        tasks.spawn(Arc::clone(&alter_partition_manager).run(background.clone()));
+        tasks.spawn(Arc::clone(&replica_manager).run_isr_expiration(background.clone()));
         let producer_id_manager = Arc::new(RpcProducerIdManager::new(
             config.broker_id,
             Arc::clone(&epochs),

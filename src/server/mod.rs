@@ -10,6 +10,8 @@
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`broker_registration`]: the broker id, `/brokers/ids/<id>`, re-registration after a
 //!   ZooKeeper session expiry.
+//! - [`alter_partition_manager`]: the leaders' ISR changes, batched into AlterPartition to the
+//!   controller over [`broker_to_controller_channel`].
 //! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
 //!   (AllocateProducerIds), over [`broker_to_controller_channel`].
 //! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
@@ -31,6 +33,7 @@
 //!
 //! Layering: the server sits above every other module but `commands`.
 
+pub mod alter_partition_manager;
 pub mod api_versions;
 pub mod apis;
 pub mod broker_epoch_manager;

@@ -331,14 +331,14 @@ fn the_leaders_high_watermark_is_the_smallest_log_end_of_the_isr() {
         "follower 1 has not fetched"
     );
     // Follower 2 is outside the ISR: it does not hold the high watermark back, nor move it.
-    leader.update_follower_fetch_state(2, 0).unwrap();
+    leader.update_follower_fetch_state(2, 0, 4).unwrap();
     assert_eq!(leader.offsets().high_watermark, 0);
-    leader.update_follower_fetch_state(1, 3).unwrap();
+    leader.update_follower_fetch_state(1, 3, 4).unwrap();
     assert_eq!(leader.offsets().high_watermark, 3);
-    leader.update_follower_fetch_state(1, 4).unwrap();
+    leader.update_follower_fetch_state(1, 4, 4).unwrap();
     assert_eq!(leader.offsets().high_watermark, 4);
     // A replica not assigned is refused.
-    let refused = leader.update_follower_fetch_state(5, 4).unwrap_err();
+    let refused = leader.update_follower_fetch_state(5, 4, 4).unwrap_err();
     assert_eq!(refused.error_code(), ErrorCode::NotLeaderOrFollower);
     // Re-elected at a new epoch: the followers' positions are kept.
     leader.update_leader_and_isr(vec![0, 1, 2], leadership(0, 2, vec![0, 1]));
@@ -360,7 +360,7 @@ async fn becoming_follower_truncates_to_the_high_watermark() {
     for seed in 0..5 {
         produce_now(&b0, batch(1, seed));
     }
-    partition.update_follower_fetch_state(1, 2).unwrap();
+    partition.update_follower_fetch_state(1, 2, 2).unwrap();
     assert_eq!(partition.offsets().high_watermark, 2);
     assert_eq!(partition.offsets().log_end_offset, 5);
     host(&b0, vec![0, 1], leadership(1, 2, vec![0, 1]));

@@ -215,6 +215,7 @@ impl FetchPlan {
                             partition.update_follower_fetch_state(
                                 self.params.replica_id,
                                 info.fetch_offset,
+                                read.offsets.log_end_offset,
                             )?;
                         }
                         Ok(read)

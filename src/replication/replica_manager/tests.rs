@@ -143,7 +143,10 @@ async fn a_waiting_acks_all_produce_fails_when_the_replica_is_stopped() {
 
 #[tokio::test]
 async fn a_waiting_acks_all_produce_succeeds_once_the_isr_is_the_leader_alone() {
-    let code = wait_ended_by(|_, p| {
+    let code = wait_ended_by(|f, p| {
+        // The follower has not been caught up for longer than the lag (else the high
+        // watermark waits for it to join the ISR again, Kafka's shouldWaitForReplicaToJoinIsr).
+        f.time.sleep(30_001);
         p.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0]));
     })
     .await;
@@ -155,8 +158,11 @@ async fn below_the_effective_min_isr_after_the_append_the_wait_fails() {
     let f = fixture();
     let partition = host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 2);
     let wait = delayed(f.rm.append_records(30_000, -1, entry()));
-    // The ISR shrinks to the leader: the high watermark passes the append, but one replica in
-    // sync is below min.insync.replicas=2.
+    // Before the wait checks again, the follower fetches past the append (the high watermark
+    // passes it) and then the ISR shrinks to the leader: one replica in sync is below
+    // min.insync.replicas=2, so the append is not acknowledged.
+    partition.update_follower_fetch_state(1, 1, 1).unwrap();
+    assert_eq!(partition.offsets().high_watermark, 1);
     partition.update_leader_and_isr(vec![0, 1], leadership(0, 0, vec![0]));
     let answers = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
     assert_eq!(

@@ -1,0 +1,279 @@
+//! Kafka's `DefaultAlterPartitionManager`: the leaders' ISR proposals, batched into
+//! AlterPartition requests to the active controller, one request in flight at a time.
+//!
+//! A proposal waits in `unsent` until a request carries it and the controller answers for its
+//! partition; then its callback gets the answer. A proposal the answer leaves out, or every
+//! proposal of a request that failed as a whole (no controller known, a lost connection, a
+//! top-level error such as STALE_BROKER_EPOCH or NOT_CONTROLLER), stays queued and goes again
+//! after `retry.backoff.ms`, with the broker epoch as it is then: a broker that re-registered
+//! after a session expiry sends its new epoch, and its stale proposals are refused per
+//! partition (FENCED_LEADER_EPOCH) once the new controller moved leadership.
+//!
+//! Lock order: the queue's std mutex is never held across a send or a callback (callbacks may
+//! submit again).
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use uuid::Uuid;
+
+use crate::cluster::sync::lock;
+use crate::cluster::{BrokerId, LeaderAndIsr, LeaderRecoveryState, TopicPartition};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::alter_partition_request::{
+    AlterPartitionRequest, BrokerState, PartitionData, TopicData,
+};
+use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
+use crate::replication::alter_partition::{
+    AlterPartitionCallback, AlterPartitionItem, AlterPartitionManager, AlterPartitionResult,
+};
+
+use super::broker_epoch_manager::BrokerEpochManager;
+use super::broker_to_controller_channel::{
+    BrokerToControllerChannelManager, BrokerToControllerError,
+};
+
+/// Kafka's `retry.backoff.ms` default: the wait before a failed request goes again.
+const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// How the manager reaches the controller; the channel manager in a broker, a fake in tests.
+pub trait AlterPartitionChannel: Send + Sync + std::fmt::Debug {
+    fn send(
+        &self,
+        request: AlterPartitionRequest,
+    ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>;
+}
+
+impl AlterPartitionChannel for BrokerToControllerChannelManager {
+    fn send(
+        &self,
+        request: AlterPartitionRequest,
+    ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>
+    {
+        Box::pin(self.alter_partition(request))
+    }
+}
+
+type Queued = (AlterPartitionItem, AlterPartitionCallback);
+
+/// The broker's AlterPartition sender; see the module doc.
+pub struct DefaultAlterPartitionManager {
+    broker_id: BrokerId,
+    epochs: Arc<BrokerEpochManager>,
+    channel: Arc<dyn AlterPartitionChannel>,
+    unsent: Mutex<BTreeMap<TopicPartition, Queued>>,
+    queued: Notify,
+}
+
+impl std::fmt::Debug for DefaultAlterPartitionManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DefaultAlterPartitionManager")
+            .field("broker_id", &self.broker_id)
+            .field("unsent", &lock(&self.unsent).len())
+            .finish()
+    }
+}
+
+impl AlterPartitionManager for DefaultAlterPartitionManager {
+    fn submit(&self, item: AlterPartitionItem, callback: AlterPartitionCallback) {
+        let refused = {
+            let mut unsent = lock(&self.unsent);
+            if unsent.contains_key(&item.topic_partition) {
+                Some(callback)
+            } else {
+                unsent.insert(item.topic_partition.clone(), (item, callback));
+                None
+            }
+        };
+        match refused {
+            Some(callback) => callback(Err(ErrorCode::OperationNotAttempted)),
+            None => self.queued.notify_one(),
+        }
+    }
+}
+
+impl DefaultAlterPartitionManager {
+    pub fn new(
+        broker_id: BrokerId,
+        epochs: Arc<BrokerEpochManager>,
+        channel: Arc<dyn AlterPartitionChannel>,
+    ) -> Self {
+        DefaultAlterPartitionManager {
+            broker_id,
+            epochs,
+            channel,
+            unsent: Mutex::new(BTreeMap::new()),
+            queued: Notify::new(),
+        }
+    }
+
+    /// Sends the queued proposals until `stop`, one request at a time.
+    pub async fn run(self: Arc<Self>, stop: CancellationToken) {
+        loop {
+            let wait = tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = self.queued.notified() => self.send_queued().await,
+            };
+            if let Some(backoff) = wait {
+                tokio::select! {
+                    _ = stop.cancelled() => return,
+                    _ = tokio::time::sleep(backoff) => {}
+                }
+                // What failed is still queued.
+                self.queued.notify_one();
+            }
+        }
+    }
+
+    /// One request with everything queued; the backoff to wait when it must go again.
+    async fn send_queued(&self) -> Option<Duration> {
+        let (request, sent) = {
+            let unsent = lock(&self.unsent);
+            if unsent.is_empty() {
+                return None;
+            }
+            let sent: Vec<(TopicPartition, LeaderAndIsr)> = unsent
+                .iter()
+                .map(|(tp, (item, _))| (tp.clone(), item.leader_and_isr.clone()))
+                .collect();
+            (
+                self.build_request(unsent.values().map(|(item, _)| item)),
+                sent,
+            )
+        };
+        let broker_epoch = request.broker_epoch;
+        let response = match self.channel.send(request).await {
+            Ok(response) => response,
+            Err(e) => {
+                log_failure(&e);
+                return Some(RETRY_BACKOFF);
+            }
+        };
+        if response.error_code != ErrorCode::None.code() {
+            tracing::warn!(error = ?ErrorCode::from_code(response.error_code),
+                code = response.error_code, broker_epoch,
+                "the controller refused AlterPartition; sending it again");
+            return Some(RETRY_BACKOFF);
+        }
+        let answers = answers(&response);
+        // Complete the proposals that were sent and answered (a proposal submitted again
+        // meanwhile is another one and stays).
+        let completed: Vec<(AlterPartitionCallback, AlterPartitionResult)> = {
+            let mut unsent = lock(&self.unsent);
+            sent.into_iter()
+                .filter_map(|(tp, leader_and_isr)| {
+                    let key = (self.topic_key(&unsent, &tp), tp.partition);
+                    let answer = answers.get(&key)?.clone();
+                    let still_ours = unsent
+                        .get(&tp)
+                        .is_some_and(|(item, _)| item.leader_and_isr == leader_and_isr);
+                    if !still_ours {
+                        return None;
+                    }
+                    let (_, callback) = unsent.remove(&tp)?;
+                    Some((callback, answer))
+                })
+                .collect()
+        };
+        let left_out = !lock(&self.unsent).is_empty();
+        for (callback, answer) in completed {
+            callback(answer);
+        }
+        left_out.then_some(RETRY_BACKOFF)
+    }
+
+    /// The topic key a partition is answered under: its topic id (v2+).
+    fn topic_key(&self, unsent: &BTreeMap<TopicPartition, Queued>, tp: &TopicPartition) -> Uuid {
+        unsent
+            .get(tp)
+            .and_then(|(item, _)| item.topic_id)
+            .unwrap_or_default()
+    }
+
+    fn build_request<'a>(
+        &self,
+        items: impl Iterator<Item = &'a AlterPartitionItem>,
+    ) -> AlterPartitionRequest {
+        let broker_epoch = self.epochs.broker_epoch();
+        let mut topics: BTreeMap<Uuid, TopicData> = BTreeMap::new();
+        for item in items {
+            let topic_id = item.topic_id.unwrap_or_default();
+            let state = &item.leader_and_isr;
+            let topic = topics.entry(topic_id).or_insert_with(|| TopicData {
+                topic_name: item.topic_partition.topic.clone().into(),
+                topic_id,
+                ..TopicData::default()
+            });
+            topic.partitions.push(PartitionData {
+                partition_index: item.topic_partition.partition,
+                leader_epoch: state.leader_epoch,
+                new_isr: state.isr.clone(),
+                new_isr_with_epochs: state
+                    .isr
+                    .iter()
+                    .map(|id| BrokerState {
+                        broker_id: *id,
+                        // The controller of ZooKeeper mode does not check followers' epochs;
+                        // this leader knows only its own.
+                        broker_epoch: if *id == self.broker_id {
+                            broker_epoch
+                        } else {
+                            -1
+                        },
+                        ..BrokerState::default()
+                    })
+                    .collect(),
+                leader_recovery_state: match state.leader_recovery_state {
+                    LeaderRecoveryState::Recovered => 0,
+                    LeaderRecoveryState::Recovering => 1,
+                },
+                partition_epoch: state.partition_epoch,
+                ..PartitionData::default()
+            });
+        }
+        AlterPartitionRequest {
+            broker_id: self.broker_id,
+            broker_epoch,
+            topics: topics.into_values().collect(),
+            ..AlterPartitionRequest::default()
+        }
+    }
+}
+
+fn log_failure(e: &BrokerToControllerError) {
+    match e {
+        BrokerToControllerError::NoController => {
+            tracing::debug!(%e, "AlterPartition waits for a controller")
+        }
+        _ => tracing::warn!(%e, "AlterPartition not sent; sending it again"),
+    }
+}
+
+/// The response's per-partition answers by (topic id, partition).
+fn answers(response: &AlterPartitionResponse) -> BTreeMap<(Uuid, i32), AlterPartitionResult> {
+    let mut answers = BTreeMap::new();
+    for topic in &response.topics {
+        for p in &topic.partitions {
+            let answer = if p.error_code != ErrorCode::None.code() {
+                Err(ErrorCode::from_code(p.error_code).unwrap_or(ErrorCode::UnknownServerError))
+            } else {
+                Ok(LeaderAndIsr {
+                    leader: p.leader_id,
+                    leader_epoch: p.leader_epoch,
+                    isr: p.isr.clone(),
+                    partition_epoch: p.partition_epoch,
+                    leader_recovery_state: if p.leader_recovery_state == 1 {
+                        LeaderRecoveryState::Recovering
+                    } else {
+                        LeaderRecoveryState::Recovered
+                    },
+                })
+            };
+            answers.insert((topic.topic_id, p.partition_index), answer);
+        }
+    }
+    answers
+}
