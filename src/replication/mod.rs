@@ -32,7 +32,7 @@ pub mod replica_manager;
 pub use crate::storage::file_records::FileSlice;
 pub use error::PartitionError;
 pub use leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
-pub use partition::{LogOffsets, LogReadResult, Partition};
+pub use partition::{EpochEndOffset, LogOffsets, LogReadResult, Partition};
 pub use replica_manager::{
     AppendEntry, DelayedFetch, DelayedProduce, FetchParams, FetchPartitionData, FetchPartitionInfo,
     FetchResult, PartitionResponse, ProduceResult, ReplicaManager,
