@@ -9,7 +9,8 @@
 //! - [`leader_end_point`]: the `LeaderEndPoint` trait a fetcher reaches its leader through
 //!   (implemented by `server` over the inter-broker client).
 //! - [`replica_fetcher_manager`], [`replica_fetcher`]: the follower side, one fetcher task per
-//!   leader broker appending the leader's batches unchanged.
+//!   leader broker appending the leader's batches unchanged, and truncating where the leader
+//!   answers that the logs diverged.
 //! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
 //!
