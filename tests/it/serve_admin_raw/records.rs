@@ -1,5 +1,5 @@
-//! DeleteRecords (then ListOffsets earliest), OffsetForLeaderEpoch and Fetch v12's diverging epoch on
-//! produced records.
+//! DeleteRecords (then ListOffsets earliest), OffsetForLeaderEpoch and Fetch v12's diverging
+//! epoch on produced records.
 
 use super::*;
 
