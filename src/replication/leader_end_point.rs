@@ -16,6 +16,8 @@ use uuid::Uuid;
 
 use crate::cluster::{BrokerId, TopicPartition};
 
+use super::partition::EpochEndOffset;
+
 /// One partition of a follower's fetch (Kafka's `FetchRequest.PartitionData` as the fetcher
 /// builds it): read from `fetch_offset`, the follower's log end.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,11 +31,15 @@ pub struct FetchPartition {
     /// The leader epoch the follower last heard from the controller; the leader refuses a
     /// stale one (FENCED_LEADER_EPOCH) or a newer one (UNKNOWN_LEADER_EPOCH).
     pub current_leader_epoch: i32,
+    /// The latest epoch of the follower's leader-epoch cache (`LastFetchedEpoch`, Fetch v12+;
+    /// `None` for a log without epochs): the leader answers a diverging epoch when the
+    /// follower's log does not match its own.
+    pub last_fetched_epoch: Option<i32>,
 }
 
 /// The leader's answer for one partition (Kafka's `FetchResponseData.PartitionData`).
 /// `records` are whole batches exactly as the leader's log holds them (empty when there is
-/// nothing new or on an error); on an error the offsets are -1.
+/// nothing new, on an error, or when the follower diverged); on an error the offsets are -1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchPartitionResult {
     /// The wire's error code (`ErrorCode::None.code()` when the read succeeded).
@@ -41,6 +47,9 @@ pub struct FetchPartitionResult {
     pub high_watermark: i64,
     pub log_start_offset: i64,
     pub records: Bytes,
+    /// The follower's log diverged from the leader's (`DivergingEpoch`, v12+): the follower
+    /// truncates and fetches again, taking nothing else from this answer.
+    pub diverging_epoch: Option<EpochEndOffset>,
 }
 
 /// Why a request to the leader got no usable answer. The fetcher backs off and retries.

@@ -9,7 +9,8 @@
 //! - [`leader_end_point`]: the `LeaderEndPoint` trait a fetcher reaches its leader through
 //!   (implemented by `server` over the inter-broker client).
 //! - [`replica_fetcher_manager`], [`replica_fetcher`]: the follower side, one fetcher task per
-//!   leader broker appending the leader's batches unchanged.
+//!   leader broker appending the leader's batches unchanged, and truncating where the leader
+//!   answers that the logs diverged.
 //! - [`alter_partition`]: the seam through which leaders propose ISR changes to the controller.
 //! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
 //! - [`error`]: per-partition failures, each with its Kafka error code.
@@ -34,7 +35,7 @@ pub mod replica_manager;
 pub use crate::storage::file_records::FileSlice;
 pub use error::PartitionError;
 pub use leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
-pub use partition::{LogOffsets, LogReadResult, Partition};
+pub use partition::{EpochEndOffset, LogOffsets, LogReadResult, Partition};
 pub use replica_manager::{
     AppendEntry, DelayedFetch, DelayedProduce, FetchParams, FetchPartitionData, FetchPartitionInfo,
     FetchResult, PartitionResponse, ProduceResult, ReplicaManager,

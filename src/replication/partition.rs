@@ -82,6 +82,20 @@ pub struct LogReadResult {
     /// The first batch was larger than the limit and `min_one_message` was off, so nothing
     /// was returned although data exists.
     pub first_entry_incomplete: bool,
+    /// Set when the fetcher's `LastFetchedEpoch` shows its log diverged from this leader's
+    /// (then `records` is empty): the largest epoch both logs may share and where it ends on
+    /// this leader (truncation on fetch, IBP 2.7-IV1; Kafka's `LogReadInfo.divergingEpoch`).
+    pub diverging_epoch: Option<EpochEndOffset>,
+}
+
+/// A leader epoch and where it ends in a log (Kafka's `EpochEndOffset`, as the Fetch
+/// response's `DivergingEpoch` and OffsetForLeaderEpoch carry it): the offsets of `leader_epoch`
+/// are below `end_offset`, the start offset of the next higher epoch (or the log end for the
+/// latest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EpochEndOffset {
+    pub leader_epoch: i32,
+    pub end_offset: i64,
 }
 
 /// What the controller last told this broker about the partition: the replica assignment

@@ -10,6 +10,15 @@
 //! and from the offset the request was built with (Kafka's check in `processFetchRequest`), so
 //! a leadership change during the round discards it.
 //!
+//! Truncation happens on fetch (Kafka's `Fetching` state with IBP 2.7-IV1 and later): each
+//! partition is fetched with `LastFetchedEpoch`, the latest epoch of its leader-epoch cache;
+//! the leader answers a follower whose log diverged from its own with a diverging epoch and no
+//! records, and the follower truncates as [`truncation`] computes (Kafka's
+//! `truncateOnFetchResponse`), its epoch cache and producer state with the log, then fetches
+//! from its new log end with its new latest epoch, which the leader checks again (KIP-279's
+//! loop, when the follower did not know the leader's epoch). The answer's offsets are not
+//! taken: they are the next fetch's.
+//!
 //! Errors: a failed request waits `replica.fetch.backoff.ms` before the next round; a partition
 //! answered with an error waits as long before it is fetched again, except FENCED_LEADER_EPOCH
 //! (this broker's epoch is older than the leader's: the partition leaves the fetcher until the
@@ -36,7 +45,11 @@ use crate::protocol::errors::ErrorCode;
 use crate::storage::log_manager::LogManager;
 
 use super::leader_end_point::{FetchPartition, FetchPartitionResult, LeaderEndPoint};
-use super::partition::Partition;
+use super::partition::{EpochEndOffset, Partition};
+
+pub mod truncation;
+
+use truncation::offset_truncation_state;
 
 const NONE: i16 = ErrorCode::None.code();
 const OFFSET_OUT_OF_RANGE: i16 = ErrorCode::OffsetOutOfRange.code();
@@ -256,6 +269,7 @@ impl FetcherContext {
                     fetch_offset: offsets.log_end_offset,
                     log_start_offset: offsets.log_start_offset,
                     current_leader_epoch: state.current_leader_epoch,
+                    last_fetched_epoch: state.partition.latest_epoch(),
                 },
                 Arc::clone(&state.partition),
             ));
@@ -276,10 +290,17 @@ impl FetcherContext {
     ) -> Vec<(TopicPartition, i32)> {
         let partitions = Arc::clone(&self.partitions);
         let time = Arc::clone(&self.time);
+        let log_manager = Arc::clone(&self.log_manager);
         let backoff = self.config.fetch_backoff;
         let leader = self.leader();
         let applied = tokio::task::spawn_blocking(move || {
-            apply_answers(&partitions, leader, &round, answers, time.as_ref(), backoff)
+            let context = ApplyContext {
+                leader,
+                log_manager: &log_manager,
+                time: time.as_ref(),
+                backoff,
+            };
+            apply_answers(&partitions, &context, &round, answers)
         })
         .await;
         match applied {
@@ -358,15 +379,29 @@ impl FetcherContext {
     }
 }
 
-/// The blocking half of [`FetcherContext::apply`].
+/// What applying a round's answers needs besides the partitions.
+struct ApplyContext<'a> {
+    leader: BrokerId,
+    log_manager: &'a LogManager,
+    time: &'a dyn Time,
+    backoff: Duration,
+}
+
+/// The blocking half of [`FetcherContext::apply`]: appends, or truncates where the leader
+/// answered a diverging epoch (with the map locked throughout, as Kafka's
+/// `truncateOnFetchResponse` holds `partitionMapLock`).
 fn apply_answers(
     partitions: &FetcherPartitions,
-    leader: BrokerId,
+    context: &ApplyContext<'_>,
     round: &Round,
     answers: Vec<(TopicPartition, FetchPartitionResult)>,
-    time: &dyn Time,
-    backoff: Duration,
 ) -> Vec<(TopicPartition, i32)> {
+    let ApplyContext {
+        leader,
+        time,
+        backoff,
+        ..
+    } = *context;
     let mut map = lock(&partitions.map);
     let mut out_of_range = Vec::new();
     for (tp, answer) in answers {
@@ -384,6 +419,13 @@ fn apply_answers(
             continue;
         }
         match answer.error_code {
+            NONE if answer.diverging_epoch.is_some() => {
+                if let Some(diverging) = answer.diverging_epoch
+                    && !truncate_on_diverging_epoch(context, &tp, partition, diverging)
+                {
+                    state.delayed_until = Some(Instant::now() + backoff);
+                }
+            }
             NONE => {
                 let appended = partition.append_records_to_follower(
                     &answer.records,
@@ -418,4 +460,38 @@ fn apply_answers(
         }
     }
     out_of_range
+}
+
+/// Kafka's `truncateOnFetchResponse` for one partition: truncates the log (and with it the
+/// leader-epoch cache and the producer state) where [`offset_truncation_state`] says. `false`
+/// when the truncation failed (the log dir's failure is reported; the partition backs off).
+fn truncate_on_diverging_epoch(
+    context: &ApplyContext<'_>,
+    tp: &TopicPartition,
+    partition: &Partition,
+    diverging: EpochEndOffset,
+) -> bool {
+    let offsets = partition.offsets();
+    let local = partition.end_offset_for_epoch(diverging.leader_epoch);
+    let target = offset_truncation_state(diverging, local, offsets.log_end_offset);
+    if target.offset < offsets.high_watermark {
+        tracing::warn!(topic_partition = %tp, offset = target.offset,
+            high_watermark = offsets.high_watermark, "truncating below the high watermark");
+    }
+    tracing::info!(topic_partition = %tp, leader = context.leader,
+        diverging_epoch = diverging.leader_epoch, diverging_end_offset = diverging.end_offset,
+        local_end_for_epoch = ?local, log_end_offset = offsets.log_end_offset,
+        offset = target.offset, completed = target.truncation_completed,
+        "truncating on a diverging epoch");
+    match context
+        .log_manager
+        .truncate_to(tp, target.offset, context.time.milliseconds())
+    {
+        Ok(_) => true,
+        Err(err) => {
+            tracing::error!(topic_partition = %tp, %err, "cannot truncate the follower's log");
+            context.log_manager.maybe_report_log_dir_failure(&err);
+            false
+        }
+    }
 }

@@ -7,9 +7,10 @@
 //! handlers only translate between the wire and these calls.
 //!
 //! It also owns the replica fetchers ([`ReplicaFetcherManager`]): a partition this broker
-//! follows is truncated to its high watermark when its leader changes (Kafka's behaviour
-//! before KIP-279; epoch-based truncation comes later) and fetched from the leader; a
-//! partition it leads, stops hosting or loses with its log dir is not fetched.
+//! follows is fetched from the leader, which tells the fetcher where its log diverged
+//! (truncation on fetch, Kafka 3.9's behaviour); only a log without leader epochs is truncated
+//! to its high watermark when it starts following a new leader epoch. A partition it leads,
+//! stops hosting or loses with its log dir is not fetched.
 
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
@@ -253,8 +254,10 @@ impl ReplicaManager {
         }
         let (partition, leader_changed) = match self.get_partition(tp) {
             Some(existing) => {
+                // Kafka's `makeFollower` result: a new leader epoch restarts the fetch.
+                let new_epoch = leader_epoch > existing.leader_and_isr().leader_epoch;
                 let changed = existing.update_leader_and_isr(replicas, state);
-                (existing, changed)
+                (existing, changed || new_epoch)
             }
             None => (
                 self.create_partition(tp, topic_id, replicas, state, log_config)?,
@@ -270,16 +273,21 @@ impl ReplicaManager {
     }
 
     /// Kafka's `makeFollowers` for one partition (leadership already installed): stops its
-    /// fetching; when the leader is reachable, truncates the log to the high watermark if the
-    /// leader changed (what may be above it was never committed, and the new leader may not
-    /// have it), then fetches from the leader at `leader_epoch`. A partition without a
-    /// reachable leader waits for the next LeaderAndIsr.
+    /// fetching, then, when the leader is reachable, fetches from it at `leader_epoch` from the
+    /// log end. A partition without a reachable leader waits for the next LeaderAndIsr.
+    ///
+    /// Nothing is truncated here when the log has a leader epoch: the first fetch carries it,
+    /// and the leader answers where the logs diverge (Kafka's `initialFetchOffset` is the log
+    /// end, the fetch state `Fetching`). A log without epochs cannot be checked that way, so
+    /// on a new leader epoch (`new_leader_epoch`) it is truncated to its high watermark first,
+    /// as Kafka's `Truncating` state does (`truncateToHighWatermark`): what is above it was
+    /// never committed, and the new leader may not have it.
     fn make_follower(
         &self,
         partition: &Arc<Partition>,
         leader: BrokerId,
         leader_epoch: i32,
-        leader_changed: bool,
+        new_leader_epoch: bool,
     ) {
         let tp = partition.topic_partition();
         self.replica_fetcher_manager
@@ -292,7 +300,7 @@ impl ReplicaManager {
                 "following a leader that is not available; not fetching until the next LeaderAndIsr");
             return;
         };
-        if leader_changed {
+        if new_leader_epoch && partition.latest_epoch().is_none() {
             let high_watermark = partition.offsets().high_watermark;
             if let Err(err) =
                 self.log_manager

@@ -7,7 +7,9 @@
 //! id), with this broker's id and broker epoch as the replica (`ReplicaState` from v15, the
 //! `ReplicaId` field before), read_uncommitted, and Kafka's `replica.fetch.*` defaults: wait 500
 //! ms for 1 byte, 10 MiB per response, 1 MiB per partition. The records of each partition are a
-//! `Bytes` slice of the response frame, never copied or decoded here. Out-of-range offsets are
+//! `Bytes` slice of the response frame, never copied or decoded here. Each partition carries the
+//! follower's `LastFetchedEpoch` (v12+), and a `DivergingEpoch` in the answer is passed on for
+//! the fetcher to truncate. Out-of-range offsets are
 //! resolved with ListOffsets as a replica (earliest -2, latest -1).
 //!
 //! One `NetworkClient` per leader address, with one request in flight (the fetcher waits for
@@ -35,6 +37,7 @@ use crate::protocol::messages::list_offsets_request::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
 };
 use crate::protocol::messages::{RequestKind, ResponseKind};
+use crate::replication::EpochEndOffset;
 use crate::replication::leader_end_point::{
     FetchFuture, FetchPartition, FetchPartitionResult, LeaderEndPoint, LeaderEndPointError,
     LeaderEndPointFactory, OffsetFuture,
@@ -199,8 +202,12 @@ impl RemoteLeaderEndPoint {
                 partition: p.topic_partition.partition,
                 current_leader_epoch: p.current_leader_epoch,
                 fetch_offset: p.fetch_offset,
-                // No epoch-based truncation yet: the leader is not asked for divergence.
-                last_fetched_epoch: -1,
+                // The field exists from v12 (truncation on fetch, IBP 2.7-IV1); below, it must
+                // keep its default.
+                last_fetched_epoch: match p.last_fetched_epoch {
+                    Some(epoch) if version >= 12 => epoch,
+                    _ => -1,
+                },
                 log_start_offset: p.log_start_offset,
                 partition_max_bytes: settings.partition_max_bytes,
                 ..WirePartition::default()
@@ -303,6 +310,11 @@ impl RemoteLeaderEndPoint {
                         high_watermark: p.high_watermark,
                         log_start_offset: p.log_start_offset,
                         records: p.records.unwrap_or_else(Bytes::new),
+                        // Kafka's `FetchResponse.isDivergingEpoch`: an epoch >= 0.
+                        diverging_epoch: (p.diverging_epoch.epoch >= 0).then_some(EpochEndOffset {
+                            leader_epoch: p.diverging_epoch.epoch,
+                            end_offset: p.diverging_epoch.end_offset,
+                        }),
                     },
                 ));
             }
@@ -367,6 +379,7 @@ fn error_result(error_code: i16) -> FetchPartitionResult {
         high_watermark: -1,
         log_start_offset: -1,
         records: Bytes::new(),
+        diverging_epoch: None,
     }
 }
 
@@ -444,6 +457,7 @@ mod tests {
             fetch_offset: offset,
             log_start_offset: 0,
             current_leader_epoch: 4,
+            last_fetched_epoch: (index == 0).then_some(3),
         }
     }
 
@@ -494,11 +508,16 @@ mod tests {
                     p.partition,
                     p.fetch_offset,
                     p.current_leader_epoch,
+                    p.last_fetched_epoch,
                     p.partition_max_bytes,
                 )
             })
             .collect();
-        assert_eq!(offsets, vec![(0, 10, 4, 1 << 20), (1, 20, 4, 1 << 20)]);
+        // A log without epochs sends -1.
+        assert_eq!(
+            offsets,
+            vec![(0, 10, 4, 3, 1 << 20), (1, 20, 4, -1, 1 << 20)]
+        );
         // A topic without an id cannot be asked for at v13+.
         assert_eq!(local.len(), 1);
         assert_eq!(local[0].1.error_code, ErrorCode::UnknownTopicId.code());

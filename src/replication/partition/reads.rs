@@ -1,36 +1,112 @@
-//! The read side of a [`Partition`] on its leader: fetches, ListOffsets, DeleteRecords and
-//! OffsetForLeaderEpoch, each checked against the leader epoch the client last saw.
+//! The read side of a [`Partition`] on its leader: fetches (with the diverging-epoch check of
+//! truncation on fetch), ListOffsets, DeleteRecords and OffsetForLeaderEpoch, each checked
+//! against the leader epoch the client last saw.
 
+use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
 use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::storage::leader_epoch_cache::{UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET};
 use crate::storage::log_reads::{
     EARLIEST_LOCAL_TIMESTAMP, EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP,
 };
 use crate::storage::log_segment::TimestampAndOffset;
+use crate::storage::unified_log::UnifiedLog;
 
-use super::{LogReadResult, Partition, offsets_of};
+use super::{EpochEndOffset, LogReadResult, Partition, offsets_of};
 use crate::replication::error::PartitionError;
 
 impl Partition {
     /// Kafka's `readRecords` for a consumer (up to the high watermark) or a follower (up to the
     /// log end).
+    ///
+    /// With a `last_fetched_epoch` (Fetch v12+: the epoch of the last batch the fetcher holds),
+    /// the fetcher's log is first checked against this leader's epochs: when this leader's end
+    /// of that epoch is below the fetch offset, or this leader never had that epoch, nothing is
+    /// read and the answer carries the [`EpochEndOffset`] the fetcher truncates to. An epoch
+    /// this leader cannot place, or a fetch offset below the log start, is OFFSET_OUT_OF_RANGE
+    /// (the fetcher then resets with ListOffsets).
     pub fn read_records(
         &self,
         fetch_offset: i64,
         current_leader_epoch: i32,
+        last_fetched_epoch: Option<i32>,
         max_bytes: usize,
         isolation: FetchIsolation,
         min_one_message: bool,
     ) -> Result<LogReadResult, PartitionError> {
         self.leader_state(current_leader_epoch)?;
         let log = lock(&self.log);
+        if let Some(epoch) = last_fetched_epoch
+            && let Some(diverging) = self.diverging_epoch(&log, fetch_offset, epoch)?
+        {
+            // Kafka's `FetchDataInfo.empty`: no records, the offsets as they were.
+            let empty = log.read(log.log_end_offset(), 0, FetchIsolation::LogEnd, false);
+            let empty = self.checked(&log, empty)?;
+            return Ok(LogReadResult {
+                records: empty.records,
+                offsets: offsets_of(&log),
+                first_entry_incomplete: false,
+                diverging_epoch: Some(diverging),
+            });
+        }
         let read = log.read(fetch_offset, max_bytes, isolation, min_one_message);
         let info = self.checked(&log, read)?;
         Ok(LogReadResult {
             records: info.records,
             offsets: offsets_of(&log),
             first_entry_incomplete: info.first_entry_incomplete,
+            diverging_epoch: None,
         })
+    }
+
+    /// The divergence check of Kafka's `readRecords`: this leader's end of the largest epoch
+    /// `<= last_fetched_epoch` (`endOffsetFor`); the fetcher diverged when that epoch is older
+    /// than its own or ends below its fetch offset.
+    fn diverging_epoch(
+        &self,
+        log: &UnifiedLog,
+        fetch_offset: i64,
+        last_fetched_epoch: i32,
+    ) -> Result<Option<EpochEndOffset>, PartitionError> {
+        let (epoch, end_offset) = log
+            .leader_epoch_cache()
+            .end_offset_for(last_fetched_epoch, log.log_end_offset());
+        if epoch == UNDEFINED_EPOCH || end_offset == UNDEFINED_EPOCH_OFFSET {
+            return Err(PartitionError::OffsetOutOfRange(format!(
+                "could not determine the end offset of the last fetched epoch \
+                 {last_fetched_epoch} of {}",
+                self.topic_partition
+            )));
+        }
+        // Below the log start the fetcher must reset, whether or not the epochs diverge.
+        if fetch_offset < log.log_start_offset() {
+            return Err(PartitionError::OffsetOutOfRange(format!(
+                "received a request for offset {fetch_offset} of {}, but the log holds \
+                 {} to {}",
+                self.topic_partition,
+                log.log_start_offset(),
+                log.log_end_offset()
+            )));
+        }
+        Ok(
+            (epoch < last_fetched_epoch || end_offset < fetch_offset).then_some(EpochEndOffset {
+                leader_epoch: epoch,
+                end_offset,
+            }),
+        )
+    }
+
+    /// Kafka's `followerReplicaOrThrow`, checked before a follower's read: a fetch from a
+    /// broker that is not an assigned replica (or is this one) is NOT_LEADER_OR_FOLLOWER.
+    pub fn check_follower_replica(&self, follower_id: BrokerId) -> Result<(), PartitionError> {
+        let state = lock(&self.state);
+        if follower_id == self.local_broker_id || !state.assignment.contains(&follower_id) {
+            return Err(PartitionError::NotLeaderOrFollower {
+                topic_partition: self.topic_partition.clone(),
+                broker_id: self.local_broker_id,
+            });
+        }
+        Ok(())
     }
 
     /// ListOffsets on the leader. Consumers (`isolation` = high watermark) see the high
@@ -108,4 +184,24 @@ impl Partition {
             .leader_epoch_cache()
             .end_offset_for(leader_epoch, log.log_end_offset()))
     }
+
+    /// The latest epoch of the local log's leader-epoch cache (Kafka's `UnifiedLog.latestEpoch`):
+    /// what a follower sends as `LastFetchedEpoch`. `None` for a log without epochs.
+    pub fn latest_epoch(&self) -> Option<i32> {
+        lock(&self.log).leader_epoch_cache().latest_epoch()
+    }
+
+    /// Kafka's `UnifiedLog.endOffsetForEpoch` on the local log, for a follower placing a
+    /// leader's diverging epoch: the largest local epoch `<= leader_epoch` and where it ends
+    /// here, as `(epoch, end_offset)`; `None` when the log has no such epoch.
+    pub fn end_offset_for_epoch(&self, leader_epoch: i32) -> Option<(i32, i64)> {
+        let log = lock(&self.log);
+        let (epoch, end_offset) = log
+            .leader_epoch_cache()
+            .end_offset_for(leader_epoch, log.log_end_offset());
+        (end_offset != UNDEFINED_EPOCH_OFFSET).then_some((epoch, end_offset))
+    }
 }
+
+#[cfg(test)]
+mod tests;

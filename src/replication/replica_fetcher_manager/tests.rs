@@ -2,8 +2,9 @@
 //! fake `LeaderEndPoint` that reads from the leader's replica manager as a follower's Fetch
 //! would (its `fetch_messages`, replica id = the follower). Covered: byte-identical batches, the
 //! follower's high watermark, the leader's high watermark over the ISR and the acks=all wait,
-//! truncation to the high watermark on becoming follower, an out-of-range follower, removing a
-//! partition, and shutdown.
+//! an out-of-range follower, removing a partition, and shutdown; truncation (on fetch, and to
+//! the high watermark for a log without epochs) and the follower's epochs and producer state in
+//! [`truncation`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -31,6 +32,8 @@ use super::super::partition::Partition;
 use super::super::replica_manager::{
     AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
 };
+
+mod truncation;
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -151,6 +154,7 @@ impl FakeLeader {
                 topic_partition: p.topic_partition.clone(),
                 fetch_offset: p.fetch_offset,
                 current_leader_epoch: p.current_leader_epoch,
+                last_fetched_epoch: p.last_fetched_epoch,
                 partition_max_bytes: 1 << 20,
             })
             .collect();
@@ -173,6 +177,7 @@ impl FakeLeader {
                         high_watermark: read.high_watermark,
                         log_start_offset: read.log_start_offset,
                         records,
+                        diverging_epoch: read.diverging_epoch,
                     },
                 )
             })
@@ -349,34 +354,6 @@ fn the_leaders_high_watermark_is_the_smallest_log_end_of_the_isr() {
     assert_eq!(leader.follower_log_end_offset(1), None);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn becoming_follower_truncates_to_the_high_watermark() {
-    let (b0, b1) = (broker(0), broker(1));
-    // Broker 1 does not host the partition: its answers are errors, so nothing is fetched.
-    connect(&b0, &[&b1]);
-    let partition = host(&b0, vec![0, 1], leadership(0, 1, vec![0, 1]));
-    // One record a batch: truncation cuts at a batch boundary (the batch holding the offset
-    // goes whole, as in Kafka).
-    for seed in 0..5 {
-        produce_now(&b0, batch(1, seed));
-    }
-    partition.update_follower_fetch_state(1, 2, 2).unwrap();
-    assert_eq!(partition.offsets().high_watermark, 2);
-    assert_eq!(partition.offsets().log_end_offset, 5);
-    host(&b0, vec![0, 1], leadership(1, 2, vec![0, 1]));
-    assert_eq!(
-        partition.offsets().log_end_offset,
-        2,
-        "truncated to the high watermark"
-    );
-    assert_eq!(
-        b0.rm.replica_fetcher_manager().partitions_fetched_from(1),
-        vec![tp()]
-    );
-    b0.rm.begin_shutdown();
-    b0.rm.replica_fetcher_manager().shutdown().await;
-}
-
 #[tokio::test]
 async fn a_follower_of_an_unreachable_leader_is_left_alone() {
     let b0 = broker(0);
@@ -433,8 +410,10 @@ async fn becoming_leader_or_stopping_the_replica_ends_its_fetching() {
     assert_eq!(follower.offsets().log_end_offset, 1, "not fetched any more");
     assert_eq!(fetches.load(Ordering::SeqCst), served);
 
-    // Following again, then StopReplica: fetching ends as well.
-    leader.update_leader_and_isr(vec![0, 1], leadership(0, 3, vec![0, 1]));
+    // Following again, then StopReplica: fetching ends as well. Broker 0 leads again at epoch
+    // 3; broker 1 still claims its epoch 2 (no records in it), which broker 0 never had: the
+    // diverging answer makes it drop that epoch, and it fetches on.
+    host(&b0, vec![0, 1], leadership(0, 3, vec![0, 1]));
     host(&b1, vec![0, 1], leadership(0, 3, vec![0, 1]));
     eventually("the follower caught up", || {
         follower.offsets().log_end_offset == 2

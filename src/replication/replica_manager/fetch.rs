@@ -10,6 +10,12 @@
 //! A follower's fetch (`replica_id` >= 0) also reports its log end to the leader's partition
 //! (the fetch offset), which moves the high watermark and so completes acks=all produces.
 //!
+//! A partition fetched with a `last_fetched_epoch` (Fetch v12+) whose fetcher's log diverged
+//! from this leader's is answered with no records and a diverging epoch (see
+//! `Partition::read_records`); such a fetch does not report the follower's log end (its fetch
+//! offset is not a log end this leader agrees with), and it is answered at once, from the
+//! purgatory too, so the follower truncates without waiting.
+//!
 //! When less than `min_bytes` is available the fetch waits in the purgatory until one of its
 //! partitions moves or `max_wait_ms` passes, then reads again. A read error answers at once.
 
@@ -25,7 +31,7 @@ use crate::storage::file_records::FileSlice;
 use crate::storage::log_reads::FetchIsolation;
 
 use super::super::delayed::PartitionWatch;
-use super::super::partition::Partition;
+use super::super::partition::{EpochEndOffset, Partition};
 use super::ReplicaManager;
 
 /// The request-level parameters of a fetch (Kafka's `FetchParams`).
@@ -63,6 +69,9 @@ pub struct FetchPartitionInfo {
     pub fetch_offset: i64,
     /// The client's view of the leader epoch; -1 skips the check.
     pub current_leader_epoch: i32,
+    /// The epoch of the last batch the fetcher holds (Fetch v12+; `None` when it sent -1): the
+    /// leader checks the fetcher's log against its own epochs.
+    pub last_fetched_epoch: Option<i32>,
     pub partition_max_bytes: i32,
 }
 
@@ -76,6 +85,8 @@ pub struct FetchPartitionData {
     pub log_start_offset: i64,
     /// Whole batches as a range of a segment file; `None` when nothing was read.
     pub records: Option<FileSlice>,
+    /// The fetcher's log diverged from this leader's: truncate to this, then fetch again.
+    pub diverging_epoch: Option<EpochEndOffset>,
 }
 
 impl FetchPartitionData {
@@ -86,6 +97,7 @@ impl FetchPartitionData {
             last_stable_offset: -1,
             log_start_offset: -1,
             records: None,
+            diverging_epoch: None,
         }
     }
 
@@ -125,12 +137,13 @@ struct Read {
     data: Vec<FetchPartitionData>,
     bytes: usize,
     has_error: bool,
+    has_diverging_epoch: bool,
 }
 
 impl ReplicaManager {
     /// Kafka's `fetchMessages`: reads every partition in order; answers now when `max_wait_ms`
-    /// is 0, there is nothing to read, a read failed or `min_bytes` are available, and
-    /// otherwise waits (the caller awaits [`DelayedFetch::complete`]).
+    /// is 0, there is nothing to read, a read failed, a partition diverged or `min_bytes` are
+    /// available, and otherwise waits (the caller awaits [`DelayedFetch::complete`]).
     pub fn fetch_messages(
         &self,
         params: FetchParams,
@@ -151,6 +164,7 @@ impl ReplicaManager {
         if params.max_wait_ms <= 0
             || plan.partitions.is_empty()
             || read.has_error
+            || read.has_diverging_epoch
             || read.bytes >= min_bytes
         {
             return FetchResult::Ready(read.data);
@@ -165,14 +179,15 @@ impl ReplicaManager {
 }
 
 impl DelayedFetch {
-    /// Waits until `min_bytes` are available, a read fails, `max_wait_ms` passes or the broker
-    /// shuts down, then answers with a fresh read.
+    /// Waits until `min_bytes` are available, a read fails, a partition diverges (a truncation
+    /// of this leader's log while the fetch waited: Kafka's case H), `max_wait_ms` passes or the
+    /// broker shuts down, then answers with a fresh read.
     pub async fn complete(self) -> Vec<FetchPartitionData> {
         let min_bytes = usize::try_from(self.plan.params.min_bytes).unwrap_or(0);
         loop {
             let watch = PartitionWatch::register(self.plan.hosted());
             let read = self.plan.read();
-            if read.bytes >= min_bytes || read.has_error {
+            if read.bytes >= min_bytes || read.has_error || read.has_diverging_epoch {
                 return read.data;
             }
             if !watch.wait(self.deadline, &self.shutting_down).await {
@@ -193,25 +208,36 @@ impl FetchPlan {
         let mut min_one_message = self.params.min_one_message;
         let mut bytes = 0usize;
         let mut has_error = false;
+        let mut has_diverging_epoch = false;
         let mut data = Vec::with_capacity(self.partitions.len());
         for (info, partition) in &self.partitions {
             let max = usize::try_from(info.partition_max_bytes)
                 .unwrap_or(0)
                 .min(limit);
             let read = partition.as_ref().map_err(|c| *c).and_then(|partition| {
-                partition
-                    .read_records(
-                        info.fetch_offset,
-                        info.current_leader_epoch,
-                        max,
-                        self.params.isolation(),
-                        min_one_message,
-                    )
+                let from_follower = self.params.replica_id >= 0;
+                let checked = if from_follower {
+                    partition.check_follower_replica(self.params.replica_id)
+                } else {
+                    Ok(())
+                };
+                checked
+                    .and_then(|()| {
+                        partition.read_records(
+                            info.fetch_offset,
+                            info.current_leader_epoch,
+                            info.last_fetched_epoch,
+                            max,
+                            self.params.isolation(),
+                            min_one_message,
+                        )
+                    })
                     .and_then(|read| {
                         // Kafka's `updateFollowerFetchState`, after the read as in Kafka: the
                         // follower's log end is its fetch offset, and the high watermark may
-                        // move (the follower learns it at its next fetch).
-                        if self.params.replica_id >= 0 {
+                        // move (the follower learns it at its next fetch). Not for a diverged
+                        // follower, whose fetch offset is no log end this leader agrees with.
+                        if from_follower && read.diverging_epoch.is_none() {
                             partition.update_follower_fetch_state(
                                 self.params.replica_id,
                                 info.fetch_offset,
@@ -232,12 +258,14 @@ impl FetchPlan {
                         bytes += size;
                     }
                     let o = result.offsets;
+                    has_diverging_epoch |= result.diverging_epoch.is_some();
                     data.push(FetchPartitionData {
                         error_code: ErrorCode::None,
                         high_watermark: o.high_watermark,
                         last_stable_offset: o.high_watermark,
                         log_start_offset: o.log_start_offset,
                         records: (size > 0).then_some(result.records),
+                        diverging_epoch: result.diverging_epoch,
                     });
                 }
                 Err(code) => {
@@ -250,6 +278,7 @@ impl FetchPlan {
             data,
             bytes,
             has_error,
+            has_diverging_epoch,
         }
     }
 }

@@ -233,6 +233,7 @@ fn consumer_fetch(max_wait_ms: i32, min_bytes: i32) -> (FetchParams, Vec<FetchPa
         topic_partition: tp(),
         fetch_offset: 0,
         current_leader_epoch: -1,
+        last_fetched_epoch: None,
         partition_max_bytes: 1 << 20,
     };
     (params, vec![info])

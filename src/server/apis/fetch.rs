@@ -13,6 +13,10 @@
 //! session; an incremental fetch (epoch > 0) gets FETCH_SESSION_ID_NOT_FOUND, so the client
 //! falls back to full fetches; epoch -1 closes a session, which is a full fetch too.
 //!
+//! A follower (or, from v12, a consumer) may send `LastFetchedEpoch`; a partition whose fetcher
+//! diverged from this leader's log is answered with no records and `DivergingEpoch` (tagged
+//! field 0, v12+), where the fetcher truncates.
+//!
 //! A long poll waits on the connection's task. A partition this broker does not host answers
 //! NOT_LEADER_OR_FOLLOWER when the metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION; a
 //! topic id the cache does not know answers UNKNOWN_TOPIC_ID.
@@ -26,7 +30,7 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::{
-    FetchResponse, FetchableTopicResponse, PartitionData,
+    EpochEndOffset, FetchResponse, FetchableTopicResponse, PartitionData,
 };
 use crate::protocol::record::convert::batches_to_message_set;
 use crate::replication::{
@@ -100,6 +104,9 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchReques
                             topic_partition: tp.clone(),
                             fetch_offset: p.fetch_offset,
                             current_leader_epoch: p.current_leader_epoch,
+                            // Kafka's `optionalEpoch`: -1 (and below v12, always -1) is none.
+                            last_fetched_epoch: (p.last_fetched_epoch >= 0)
+                                .then_some(p.last_fetched_epoch),
                             partition_max_bytes: p.partition_max_bytes,
                         });
                         Slot::Read(partitions.len() - 1, tp)
@@ -205,6 +212,14 @@ fn build(
             data.high_watermark = read.high_watermark;
             data.last_stable_offset = read.last_stable_offset;
             data.log_start_offset = read.log_start_offset;
+            // Only asked for at v12+, so only answered where the field exists.
+            if let Some(diverging) = read.diverging_epoch {
+                data.diverging_epoch = EpochEndOffset {
+                    epoch: diverging.leader_epoch,
+                    end_offset: diverging.end_offset,
+                    ..EpochEndOffset::default()
+                };
+            }
             if let Some(slice) = read.records {
                 match records_for(version, slice, &mut files) {
                     Ok(records) => data.records = Some(records),

@@ -339,6 +339,7 @@ impl GroupMetadataManager {
                 .read_records(
                     offset,
                     -1,
+                    None,
                     self.config.load_buffer_size,
                     FetchIsolation::HighWatermark,
                     true,

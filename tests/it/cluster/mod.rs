@@ -1,11 +1,13 @@
 //! Cluster mode over a real ZooKeeper, every broker a separate `kcli serve` process
 //! (`support::cluster::TestCluster`): membership and topic creation ([`membership`]); the
 //! controller and brokers dying, stopping and coming back ([`failover`]); records replicated
-//! through a leader's kill -9 ([`replication`]).
+//! through a leader's kill -9 ([`replication`]); a dead leader's unreplicated records
+//! truncated away when it comes back ([`truncation`]).
 
 mod failover;
 mod membership;
 mod replication;
+mod truncation;
 
 use std::time::Duration;
 

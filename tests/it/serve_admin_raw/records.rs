@@ -1,4 +1,5 @@
-//! DeleteRecords (then ListOffsets earliest) and OffsetForLeaderEpoch on produced records.
+//! DeleteRecords (then ListOffsets earliest), OffsetForLeaderEpoch and Fetch v12's diverging
+//! epoch on produced records.
 
 use super::*;
 
@@ -159,5 +160,72 @@ fn records_are_deleted_up_to_the_high_watermark_and_epochs_end_at_the_log_end() 
     );
     // The epoch cache still answers after the log start moved past every record.
     assert_eq!(epoch_end(&mut c, 4, "recs", -1, 0), (0, 0, 6));
+    b.stop();
+}
+
+/// A consumer's Fetch v12 of partition 0 from `offset` claiming `last_fetched_epoch`, waiting up
+/// to `max_wait_ms`: (error, diverging epoch, diverging end offset, record bytes).
+fn fetch_with_epoch(
+    c: &mut Conn,
+    topic: &str,
+    offset: i64,
+    last_fetched_epoch: i32,
+    max_wait_ms: i32,
+) -> (i16, i32, i64, usize) {
+    use kcli::protocol::messages::fetch_request as fr;
+    let body = RequestKind::Fetch(fr::FetchRequest {
+        replica_id: -1,
+        max_wait_ms,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        session_epoch: -1,
+        topics: vec![fr::FetchTopic {
+            topic: s(topic),
+            partitions: vec![fr::FetchPartition {
+                partition: 0,
+                current_leader_epoch: 0,
+                fetch_offset: offset,
+                last_fetched_epoch,
+                partition_max_bytes: 1 << 20,
+                ..Default::default()
+            }],
+            ..Default::default()
+        }],
+        ..Default::default()
+    });
+    let ResponseKind::Fetch(r) = c.call(body, 12) else {
+        panic!()
+    };
+    let p = &r.responses[0].partitions[0];
+    (
+        p.error_code,
+        p.diverging_epoch.epoch,
+        p.diverging_epoch.end_offset,
+        p.records.as_ref().map_or(0, Bytes::len),
+    )
+}
+
+#[test]
+fn a_fetch_with_a_last_fetched_epoch_past_its_end_gets_the_diverging_epoch_at_once() {
+    let mut b = Broker::start(&[]);
+    let mut c = b.connect();
+    let r = create(&mut c, 7, vec![new_topic("div", 1, 1, &[])], 30_000, false);
+    assert!(r.iter().all(|t| t.error_code == 0), "{r:?}");
+    produce(&mut c, "div", 3);
+    // Epoch 0 ends at the log end, 3: a fetcher claiming epoch 0 up to 5 diverged there,
+    // answered without waiting for data (max_wait_ms 10 s, min_bytes 1).
+    let started = Instant::now();
+    assert_eq!(fetch_with_epoch(&mut c, "div", 5, 0, 10_000), (0, 0, 3, 0));
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // At the end of its epoch it reads on: no diverging epoch on the wire (-1, -1).
+    let (error, epoch, end, bytes) = fetch_with_epoch(&mut c, "div", 0, 0, 0);
+    assert_eq!((error, epoch, end), (0, -1, -1));
+    assert!(bytes > 0);
+    // An epoch the leader never had (newer than its latest) cannot be placed.
+    assert_eq!(
+        fetch_with_epoch(&mut c, "div", 3, 1, 0).0,
+        1,
+        "OFFSET_OUT_OF_RANGE"
+    );
     b.stop();
 }
