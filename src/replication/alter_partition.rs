@@ -20,6 +20,9 @@ pub struct AlterPartitionItem {
     pub topic_partition: TopicPartition,
     pub topic_id: Option<Uuid>,
     pub leader_and_isr: LeaderAndIsr,
+    /// The broker epoch of the registration the leadership was granted to; `None` when not
+    /// known (the manager then sends the broker's current epoch).
+    pub broker_epoch: Option<i64>,
 }
 
 /// The controller's answer for one partition: the state now in ZooKeeper (its partition epoch

@@ -27,7 +27,7 @@
 //! `reads` (the leader's reads), `isr` (the followers' progress and the high watermark).
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tokio::sync::Notify;
@@ -159,6 +159,9 @@ pub struct Partition {
     /// What every partition of the broker shares: the clock, the lag setting, the controller
     /// channel the ISR is managed with, and where I/O errors of the log are reported.
     partition_context: PartitionContext,
+    /// The broker epoch of the registration the controller granted the current leadership to
+    /// (-1: not known; the AlterPartition manager then uses the broker's current epoch).
+    granted_broker_epoch: AtomicI64,
     /// Set by StopReplica: the partition is no longer hosted, whoever still holds it.
     stopped: AtomicBool,
     /// Delayed operations (long-poll fetches, acks=all produces) watching this partition; each
@@ -195,6 +198,7 @@ impl Partition {
                 leader_epoch_start_offset,
             }),
             partition_context,
+            granted_broker_epoch: AtomicI64::new(-1),
             stopped: AtomicBool::new(false),
             waiters: Mutex::new(Vec::new()),
             offline: AtomicBool::new(false),
@@ -307,6 +311,13 @@ impl Partition {
             tracing::error!(topic_partition = %self.topic_partition, %e,
                 "cannot record the new leader epoch's start offset");
         }
+    }
+
+    /// Records the broker epoch the controller granted the next leadership under (`None`: not
+    /// known, as from a controller older than LeaderAndIsr v2 or the single-node broker).
+    pub fn set_granted_broker_epoch(&self, broker_epoch: Option<i64>) {
+        self.granted_broker_epoch
+            .store(broker_epoch.unwrap_or(-1), Ordering::SeqCst);
     }
 
     /// StopReplica: the partition is no longer hosted here; parked waits answer

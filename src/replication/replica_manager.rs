@@ -247,7 +247,26 @@ impl ReplicaManager {
         state: LeaderAndIsr,
         log_config: LogConfig,
     ) -> Result<Arc<Partition>, PartitionError> {
+        self.become_leader_or_follower_at(tp, topic_id, replicas, state, log_config, None)
+    }
+
+    /// [`ReplicaManager::become_leader_or_follower`] for a state the controller granted to
+    /// this broker's registration of epoch `broker_epoch` (LeaderAndIsr v2+): the partition's
+    /// ISR proposals carry that epoch, so a leadership granted to an earlier registration can
+    /// never change an ISR (the controller answers STALE_BROKER_EPOCH).
+    pub fn become_leader_or_follower_at(
+        &self,
+        tp: &TopicPartition,
+        topic_id: Option<Uuid>,
+        replicas: Vec<BrokerId>,
+        state: LeaderAndIsr,
+        log_config: LogConfig,
+        broker_epoch: Option<i64>,
+    ) -> Result<Arc<Partition>, PartitionError> {
         let (leader, leader_epoch) = (state.leader, state.leader_epoch);
+        if let Some(existing) = self.get_partition(tp) {
+            existing.set_granted_broker_epoch(broker_epoch);
+        }
         if leader == self.local_broker_id {
             self.replica_fetcher_manager
                 .remove_fetcher_for_partitions(std::slice::from_ref(tp));
@@ -264,6 +283,7 @@ impl ReplicaManager {
                 true,
             ),
         };
+        partition.set_granted_broker_epoch(broker_epoch);
         if leader == self.local_broker_id {
             partition.assign_leader_epoch_start_offset(leader_epoch);
         } else {

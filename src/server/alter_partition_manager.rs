@@ -4,10 +4,16 @@
 //! A proposal waits in `unsent` until a request carries it and the controller answers for its
 //! partition; then its callback gets the answer. A proposal the answer leaves out, or every
 //! proposal of a request that failed as a whole (no controller known, a lost connection, a
-//! top-level error such as STALE_BROKER_EPOCH or NOT_CONTROLLER), stays queued and goes again
-//! after `retry.backoff.ms`, with the broker epoch as it is then: a broker that re-registered
-//! after a session expiry sends its new epoch, and its stale proposals are refused per
-//! partition (FENCED_LEADER_EPOCH) once the new controller moved leadership.
+//! top-level error such as NOT_CONTROLLER), stays queued and goes again after
+//! `retry.backoff.ms`.
+//!
+//! A proposal carries the broker epoch of the registration its leadership was granted to (the
+//! LeaderAndIsr's), else the broker's epoch when it is submitted, and a request carries
+//! proposals of one epoch. So a leader that lost its session (paused past it, say) and
+//! re-registered never has a proposal of its old incarnation applied: the controller answers
+//! STALE_BROKER_EPOCH, and the proposal's callback gets that error (the partition then waits
+//! for the controller's next LeaderAndIsr). A STALE_BROKER_EPOCH for the current epoch means
+//! the controller has not seen this registration yet: sent again.
 //!
 //! Lock order: the queue's std mutex is never held across a send or a callback (callbacks may
 //! submit again).
@@ -57,7 +63,8 @@ impl AlterPartitionChannel for BrokerToControllerChannelManager {
     }
 }
 
-type Queued = (AlterPartitionItem, AlterPartitionCallback);
+/// A queued proposal: the item, the broker epoch it was made under, its callback.
+type Queued = (AlterPartitionItem, i64, AlterPartitionCallback);
 
 /// The broker's AlterPartition sender; see the module doc.
 pub struct DefaultAlterPartitionManager {
@@ -84,7 +91,10 @@ impl AlterPartitionManager for DefaultAlterPartitionManager {
             if unsent.contains_key(&item.topic_partition) {
                 Some(callback)
             } else {
-                unsent.insert(item.topic_partition.clone(), (item, callback));
+                let epoch = item
+                    .broker_epoch
+                    .unwrap_or_else(|| self.epochs.broker_epoch());
+                unsent.insert(item.topic_partition.clone(), (item, epoch, callback));
                 None
             }
         };
@@ -128,21 +138,22 @@ impl DefaultAlterPartitionManager {
         }
     }
 
-    /// One request with everything queued; the backoff to wait when it must go again.
+    /// One request with the queued proposals of the oldest broker epoch; the backoff to wait
+    /// when something must go again.
     async fn send_queued(&self) -> Option<Duration> {
         let (request, sent) = {
             let unsent = lock(&self.unsent);
-            if unsent.is_empty() {
-                return None;
-            }
-            let sent: Vec<(TopicPartition, LeaderAndIsr)> = unsent
-                .iter()
-                .map(|(tp, (item, _))| (tp.clone(), item.leader_and_isr.clone()))
+            let epoch = unsent.values().map(|(_, epoch, _)| *epoch).min()?;
+            let batch: Vec<&AlterPartitionItem> = unsent
+                .values()
+                .filter(|(_, e, _)| *e == epoch)
+                .map(|(item, _, _)| item)
                 .collect();
-            (
-                self.build_request(unsent.values().map(|(item, _)| item)),
-                sent,
-            )
+            let sent: Vec<(TopicPartition, LeaderAndIsr)> = batch
+                .iter()
+                .map(|item| (item.topic_partition.clone(), item.leader_and_isr.clone()))
+                .collect();
+            (self.build_request(epoch, batch.into_iter()), sent)
         };
         let broker_epoch = request.broker_epoch;
         let response = match self.channel.send(request).await {
@@ -152,13 +163,25 @@ impl DefaultAlterPartitionManager {
                 return Some(RETRY_BACKOFF);
             }
         };
-        if response.error_code != ErrorCode::None.code() {
-            tracing::warn!(error = ?ErrorCode::from_code(response.error_code),
-                code = response.error_code, broker_epoch,
-                "the controller refused AlterPartition; sending it again");
-            return Some(RETRY_BACKOFF);
-        }
-        let answers = answers(&response);
+        let answers = match ErrorCode::from_code(response.error_code) {
+            Some(ErrorCode::None) => answers(&response),
+            Some(ErrorCode::StaleBrokerEpoch) if broker_epoch < self.epochs.broker_epoch() => {
+                tracing::warn!(error = ?ErrorCode::StaleBrokerEpoch, broker_epoch,
+                    "AlterPartition of a previous registration refused: STALE_BROKER_EPOCH");
+                sent.iter()
+                    .map(|(tp, _)| {
+                        let key = (self.topic_key(&lock(&self.unsent), tp), tp.partition);
+                        (key, Err(ErrorCode::StaleBrokerEpoch))
+                    })
+                    .collect()
+            }
+            code => {
+                tracing::warn!(error = ?code.unwrap_or(ErrorCode::UnknownServerError),
+                    code = response.error_code, broker_epoch,
+                    "the controller refused AlterPartition; sending it again");
+                return Some(RETRY_BACKOFF);
+            }
+        };
         // Complete the proposals that were sent and answered (a proposal submitted again
         // meanwhile is another one and stays).
         let completed: Vec<(AlterPartitionCallback, AlterPartitionResult)> = {
@@ -167,13 +190,13 @@ impl DefaultAlterPartitionManager {
                 .filter_map(|(tp, leader_and_isr)| {
                     let key = (self.topic_key(&unsent, &tp), tp.partition);
                     let answer = answers.get(&key)?.clone();
-                    let still_ours = unsent
-                        .get(&tp)
-                        .is_some_and(|(item, _)| item.leader_and_isr == leader_and_isr);
+                    let still_ours = unsent.get(&tp).is_some_and(|(item, epoch, _)| {
+                        item.leader_and_isr == leader_and_isr && *epoch == broker_epoch
+                    });
                     if !still_ours {
                         return None;
                     }
-                    let (_, callback) = unsent.remove(&tp)?;
+                    let (_, _, callback) = unsent.remove(&tp)?;
                     Some((callback, answer))
                 })
                 .collect()
@@ -189,15 +212,15 @@ impl DefaultAlterPartitionManager {
     fn topic_key(&self, unsent: &BTreeMap<TopicPartition, Queued>, tp: &TopicPartition) -> Uuid {
         unsent
             .get(tp)
-            .and_then(|(item, _)| item.topic_id)
+            .and_then(|(item, _, _)| item.topic_id)
             .unwrap_or_default()
     }
 
     fn build_request<'a>(
         &self,
+        broker_epoch: i64,
         items: impl Iterator<Item = &'a AlterPartitionItem>,
     ) -> AlterPartitionRequest {
-        let broker_epoch = self.epochs.broker_epoch();
         let mut topics: BTreeMap<Uuid, TopicData> = BTreeMap::new();
         for item in items {
             let topic_id = item.topic_id.unwrap_or_default();
@@ -210,7 +233,7 @@ impl DefaultAlterPartitionManager {
             topic.partitions.push(PartitionData {
                 partition_index: item.topic_partition.partition,
                 leader_epoch: state.leader_epoch,
-                new_isr: state.isr.clone(),
+                // v3 carries the ISR with broker epochs only (`new_isr` is v0-2).
                 new_isr_with_epochs: state
                     .isr
                     .iter()

@@ -15,6 +15,7 @@
 //!   `shouldWaitForReplicaToJoinIsr`), and it does not move while the committed ISR is smaller
 //!   than the effective min ISR (Kafka 3.7+, KIP-966).
 
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 
 use crate::cluster::sync::lock;
@@ -216,10 +217,12 @@ impl Partition {
     }
 
     fn item(&self, leader_and_isr: LeaderAndIsr) -> AlterPartitionItem {
+        let granted = self.granted_broker_epoch.load(Ordering::SeqCst);
         AlterPartitionItem {
             topic_partition: self.topic_partition.clone(),
             topic_id: self.topic_id,
             leader_and_isr,
+            broker_epoch: (granted >= 0).then_some(granted),
         }
     }
 
@@ -244,7 +247,8 @@ impl Partition {
     /// controller's state unless it is of an older leader or partition epoch. OPERATION_NOT_ATTEMPTED
     /// and INELIGIBLE_REPLICA roll back to the committed state (the controller says it did not
     /// apply it, so another proposal may follow). Errors that mean this leader's view is stale
-    /// (FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION,
+    /// (STALE_BROKER_EPOCH: the leadership was granted to an earlier registration of this
+    /// broker; FENCED_LEADER_EPOCH, INVALID_UPDATE_VERSION, UNKNOWN_TOPIC_OR_PARTITION,
     /// UNKNOWN_TOPIC_ID, NEW_LEADER_ELECTED) keep the proposal pending until the controller's
     /// next LeaderAndIsr. Any other error sends the proposal again.
     pub fn handle_alter_partition_update(
@@ -295,7 +299,8 @@ impl Partition {
                     None
                 }
                 Err(
-                    code @ (ErrorCode::FencedLeaderEpoch
+                    code @ (ErrorCode::StaleBrokerEpoch
+                    | ErrorCode::FencedLeaderEpoch
                     | ErrorCode::InvalidUpdateVersion
                     | ErrorCode::UnknownTopicOrPartition
                     | ErrorCode::UnknownTopicId

@@ -79,8 +79,9 @@ pub async fn become_leader_or_follower(
             .map(|p| (Uuid::nil(), p))
             .collect()
     };
+    let broker_epoch = request.broker_epoch;
     for (topic_id, state) in states {
-        let error = apply_partition_state(apis, topic_id, &state).await;
+        let error = apply_partition_state(apis, topic_id, &state, broker_epoch).await;
         if error == ErrorCode::None
             && state.leader == apis.config.broker_id
             && state.topic_name == GROUP_METADATA_TOPIC_NAME
@@ -105,6 +106,7 @@ async fn apply_partition_state(
     apis: &KafkaApis,
     topic_id: Uuid,
     state: &LeaderAndIsrPartitionState,
+    broker_epoch: i64,
 ) -> ErrorCode {
     let tp = TopicPartition::new(state.topic_name.to_string(), state.partition_index);
     let request_topic_id = (!topic_id.is_nil()).then_some(topic_id);
@@ -144,12 +146,13 @@ async fn apply_partition_state(
         partition_epoch: state.partition_epoch,
         leader_recovery_state: LeaderRecoveryState::of(state.leader_recovery_state),
     };
-    match apis.replica_manager.become_leader_or_follower(
+    match apis.replica_manager.become_leader_or_follower_at(
         &tp,
         request_topic_id.or_else(|| apis.metadata_cache.topic_id(&tp.topic)),
         state.replicas.clone(),
         leader_and_isr,
         log_config.clone(),
+        (broker_epoch >= 0).then_some(broker_epoch),
     ) {
         Ok(partition) => {
             // A log opened at startup has the broker's defaults until its topic's config is

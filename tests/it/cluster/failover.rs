@@ -14,7 +14,7 @@ use super::create_topic;
 use super::membership::init_producer_id;
 use crate::describe_cluster::describe_json;
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result, run_within};
-use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
+use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, signal, wait_until};
 
 /// Session timeout plus the few seconds Kafka's controller needs after it.
 fn failover_limit() -> Duration {
@@ -43,15 +43,6 @@ fn states(cluster: &TestCluster, topic: &str, count: i32) -> Vec<(i32, Vec<i32>,
             (p, replicas, leader, to_ids(&state["isr"]))
         })
         .collect()
-}
-
-fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -{sig} {pid}");
 }
 
 #[test]

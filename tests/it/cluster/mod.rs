@@ -1,10 +1,12 @@
 //! Cluster mode over a real ZooKeeper, every broker a separate `kcli serve` process
 //! (`support::cluster::TestCluster`): membership and topic creation ([`membership`]); the
 //! controller and brokers dying, stopping and coming back ([`failover`]); records replicated
-//! through a leader's kill -9 ([`replication`]); a dead leader's unreplicated records
+//! through a leader's kill -9 ([`replication`]); the ISR shrinking and growing with followers
+//! that stop and resume, and min ISR ([`isr`]); a dead leader's unreplicated records
 //! truncated away when it comes back ([`truncation`]).
 
 mod failover;
+mod isr;
 mod membership;
 mod replication;
 mod truncation;

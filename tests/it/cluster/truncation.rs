@@ -7,7 +7,6 @@
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use kcli::protocol::record::batch::RecordBatchHeader;
@@ -16,7 +15,7 @@ use kcli::storage::leader_epoch_cache::{EpochEntry, LeaderEpochFileCache};
 
 use super::create_topic;
 use crate::serve_support::{KafkaConn, batch_of, list_offset, produce_request, produce_result};
-use crate::support::cluster::{TestCluster, metadata, wait_until};
+use crate::support::cluster::{TestCluster, metadata, signal, wait_until};
 
 const TOPIC: &str = "diverge";
 const PARTITIONS: i32 = 3;
@@ -59,15 +58,6 @@ fn batches(dir: &Path) -> Vec<Batch> {
         }
     }
     out
-}
-
-fn signal(pid: u32, sig: &str) {
-    let status = Command::new("kill")
-        .arg(format!("-{sig}"))
-        .arg(pid.to_string())
-        .status()
-        .unwrap();
-    assert!(status.success(), "kill -{sig} {pid}");
 }
 
 /// Produces one batch of `value` to `partition` on `port` with `acks`; the base offset, or

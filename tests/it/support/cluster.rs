@@ -39,6 +39,45 @@ pub fn wait_until<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<
     }
 }
 
+/// Sends `sig` (`STOP`, `CONT`, ...) to the process `pid`.
+pub fn signal(pid: u32, sig: &str) {
+    let status = std::process::Command::new("kill")
+        .arg(format!("-{sig}"))
+        .arg(pid.to_string())
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{sig} {pid}");
+}
+
+/// The offset after the last whole batch of a partition directory's segments (0 for none); a
+/// batch being written (a torn tail) ends the read.
+pub fn log_end_offset(dir: &std::path::Path) -> i64 {
+    use kcli::protocol::record::batch::RecordBatchHeader;
+    use kcli::protocol::record::batch_iter::BatchIter;
+    let mut logs: Vec<_> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.extension().is_some_and(|x| x == "log"))
+                .collect()
+        })
+        .unwrap_or_default();
+    logs.sort();
+    let mut end = 0;
+    for log in logs {
+        let bytes = std::fs::read(&log).unwrap_or_default();
+        for entry in BatchIter::new(&bytes) {
+            let Ok(entry) = entry else { break };
+            let Ok(header) = RecordBatchHeader::parse(entry.bytes) else {
+                break;
+            };
+            end = header.base_offset + i64::from(header.last_offset_delta) + 1;
+        }
+    }
+    end
+}
+
 /// One partition as a broker's Metadata shows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PartitionView {
@@ -217,6 +256,21 @@ impl TestCluster {
                 Err(e) => panic!("reading {path}: {e}"),
             }
         })
+    }
+
+    /// The ISR of a partition as its state znode holds it; `None` before it is written.
+    pub fn isr(&self, topic: &str, partition: i32) -> Option<Vec<i32>> {
+        let (data, _) = self.get(&format!(
+            "/brokers/topics/{topic}/partitions/{partition}/state"
+        ))?;
+        let json: serde_json::Value = serde_json::from_str(&data).unwrap();
+        Some(
+            json["isr"]
+                .as_array()?
+                .iter()
+                .map(|id| i32::try_from(id.as_i64().unwrap()).unwrap())
+                .collect(),
+        )
     }
 
     /// `/controller`'s broker id, if any.
