@@ -10,6 +10,7 @@
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`broker_registration`]: the broker id, `/brokers/ids/<id>`, re-registration after a
 //!   ZooKeeper session expiry.
+//! - [`controlled_shutdown`]: a stopping cluster broker's leaderships moved first, with retries.
 //! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
 //!   (AllocateProducerIds), over [`broker_to_controller_channel`].
 //! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
@@ -39,6 +40,7 @@ pub mod broker_to_controller_channel;
 pub mod config_change_listener;
 pub mod config_entries;
 pub mod config_ops;
+pub mod controlled_shutdown;
 pub mod controller_channel;
 pub mod dynamic_broker_config;
 pub mod error;
