@@ -1,9 +1,11 @@
 //! Cluster mode over a real ZooKeeper, every broker a separate `kcli serve` process
 //! (`support::cluster::TestCluster`): membership and topic creation ([`membership`]); the
 //! controller and brokers dying, stopping and coming back ([`failover`]); records replicated
-//! through a leader's kill -9 ([`replication`]).
+//! through a leader's kill -9 ([`replication`]); controlled shutdown and elections on request
+//! ([`leadership`]).
 
 mod failover;
+mod leadership;
 mod membership;
 mod replication;
 
