@@ -140,7 +140,8 @@ impl KafkaController {
     /// deletes `/controller`). The imbalance check's timer is one more source of events.
     pub async fn run(mut self, stop: CancellationToken) {
         loop {
-            let rebalance_at = self.auto_rebalance_at;
+            // Only the active controller's timer runs (an inactive one would drop the event).
+            let rebalance_at = self.auto_rebalance_at.filter(|_| self.is_active());
             let event = tokio::select! {
                 _ = stop.cancelled() => break,
                 _ = auto_rebalance_due(rebalance_at) => {

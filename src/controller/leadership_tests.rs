@@ -475,3 +475,27 @@ fn election_types_are_kafkas_bytes() {
     assert_eq!(ElectionType::from_wire(1), Some(ElectionType::Unclean));
     assert_eq!(ElectionType::from_wire(2), None);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_running_controller_checks_the_imbalance_5_s_after_failover() {
+    let mut h = Harness::new(&[1, 2, 3, CONTROLLER]).await;
+    let mut c = active(&h, &[("t", &[&[1, 2, 3]])]).await;
+    let p = tp("t", 0);
+    h.kill_broker(1).await;
+    c.process(ControllerEvent::BrokerChange).await;
+    h.start_broker(1).await;
+    c.process(ControllerEvent::BrokerChange).await;
+    alter_isr(&mut c, &p, &[2, 3, 1]).await;
+    assert_eq!(state_of(&h, &p).await.0, 2);
+    let due = c.auto_rebalance_at.unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = tokio::spawn(c.run(stop.clone()));
+    tokio::time::sleep_until(due + Duration::from_millis(100)).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
+    while state_of(&h, &p).await.0 != 1 {
+        assert!(tokio::time::Instant::now() < deadline, "no rebalance");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    stop.cancel();
+    running.await.unwrap();
+}
