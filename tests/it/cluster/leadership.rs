@@ -307,7 +307,9 @@ fn kafkas_leader_election_tool_runs_preferred_and_unclean_elections() {
     // cannot hand over its leadership; then the follower comes back, outside the ISR.
     cluster.broker(other).stop();
     cluster.broker(preferred).stop();
-    wait_until("u-0 without a leader", SESSION_TIMEOUT, || {
+    // (The registration may outlive the process until its session times out.)
+    let limit = SESSION_TIMEOUT + Duration::from_secs(10);
+    wait_until("u-0 without a leader", limit, || {
         (state(&cluster, "u", 0) == (-1, vec![preferred])).then_some(())
     });
     cluster.broker(other).restart();
