@@ -352,4 +352,30 @@ fn kafkas_leader_election_tool_runs_preferred_and_unclean_elections() {
     let (data, _) = cluster.get(&state_path("u", 0)).unwrap();
     let json: serde_json::Value = serde_json::from_str(&data).unwrap();
     assert_eq!(json["leader_recovery_state"], 1, "{data}");
+
+    // An admin tool writing /admin/preferred_replica_election directly: the controller's watch
+    // sees it, serves it (the preferred replica is still down) and deletes it.
+    let request = kcli::zk::zk_data::encode_preferred_replica_election(&[
+        kcli::cluster::TopicPartition::new("u", 0),
+    ]);
+    with_zk(&cluster.connect(), async |zk: &dyn ZkClient| {
+        zk.create(
+            "/admin/preferred_replica_election",
+            &request,
+            kcli::zk::CreateMode::Persistent,
+        )
+        .await
+        .unwrap();
+    });
+    wait_until(
+        "the election request served and deleted",
+        Duration::from_secs(15),
+        || {
+            cluster
+                .get("/admin/preferred_replica_election")
+                .is_none()
+                .then_some(())
+        },
+    );
+    assert_eq!(state(&cluster, "u", 0).0, other);
 }
