@@ -1,6 +1,7 @@
 //! Leadership moves without a failure: a leader's SIGTERM is a controlled shutdown (its
 //! partitions get new leaders while its registration still exists, and an idempotent acks=-1
-//! producer sending throughout sees no error and loses nothing), and Kafka's own
+//! producer sending throughout sees no error and loses nothing), a restarted preferred leader
+//! leads again after the imbalance check (once it is back in the ISR), and Kafka's own
 //! `kafka-leader-election.sh` (LeaderElectionCommand) runs preferred and unclean elections
 //! through ElectLeaders.
 
@@ -378,4 +379,45 @@ fn kafkas_leader_election_tool_runs_preferred_and_unclean_elections() {
         },
     );
     assert_eq!(state(&cluster, "u", 0).0, other);
+}
+
+#[test]
+fn a_restarted_preferred_leader_leads_again_after_the_imbalance_check() {
+    let mut cluster = TestCluster::start(3, &[("leader.imbalance.check.interval.seconds", "5")]);
+    create_topic(&cluster, "p", 3, 3);
+    let controller = cluster.controller_id().unwrap();
+    let preferred_of = |cluster: &TestCluster, p: i32| -> i32 {
+        let (data, _) = cluster.get("/brokers/topics/p").unwrap();
+        let assignment: serde_json::Value = serde_json::from_str(&data).unwrap();
+        i32::try_from(assignment["partitions"][p.to_string()][0].as_i64().unwrap()).unwrap()
+    };
+    // A broker that is not the controller, and the partition it prefers.
+    let (partition, victim) = (0..3)
+        .map(|p| (p, preferred_of(&cluster, p)))
+        .find(|(_, b)| *b != controller)
+        .unwrap();
+    cluster.broker(victim).stop();
+    assert_ne!(state(&cluster, "p", partition).0, victim);
+    cluster.broker(victim).restart();
+    let back = Instant::now();
+    // It must first catch up and rejoin the ISR (the leader's AlterPartition), then the
+    // imbalance check, every 5 s, moves the leadership back.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let (leader, isr) = state(&cluster, "p", partition);
+        if leader == victim {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "broker {victim} does not lead p-{partition} 15 s after its return: leader {leader}, \
+             isr {isr:?}\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    eprintln!(
+        "preferred leader back {:?} after its return",
+        back.elapsed()
+    );
 }
