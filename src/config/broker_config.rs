@@ -27,11 +27,19 @@ const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
 pub struct Settings {
     pub advertised_listeners: Option<Vec<EndPoint>>,
     pub auto_create_topics_enable: bool,
+    /// `auto.leader.rebalance.enable`: the controller moves leadership back to preferred
+    /// replicas every `leader.imbalance.check.interval.seconds`.
+    pub auto_leader_rebalance_enable: bool,
     /// -1: generate one (ZooKeeper's broker id sequence, above `reserved.broker.max.id`).
     pub broker_id: i32,
     pub broker_id_generation_enable: bool,
     /// `broker.rack`, written into the registration and used by rack-aware assignment.
     pub broker_rack: Option<String>,
+    /// `controlled.shutdown.*`: a cluster broker asks the controller to move its leaderships
+    /// away before it stops, retrying `max.retries` times `retry.backoff.ms` apart.
+    pub controlled_shutdown_enable: bool,
+    pub controlled_shutdown_max_retries: i32,
+    pub controlled_shutdown_retry_backoff_ms: i64,
     /// `controller.socket.timeout.ms`: how long the controller waits for a broker's answer.
     pub controller_socket_timeout_ms: i32,
     pub compression_gzip_level: i32,
@@ -48,6 +56,11 @@ pub struct Settings {
     /// `inter.broker.listener.name`; unset: the listener of `security.inter.broker.protocol`.
     pub inter_broker_listener_name: Option<String>,
     pub inter_broker_protocol_version: InterBrokerProtocolVersion,
+    /// At least 1.
+    pub leader_imbalance_check_interval_seconds: i64,
+    /// The share of a broker's preferred partitions led elsewhere above which the controller
+    /// rebalances them.
+    pub leader_imbalance_per_broker_percentage: i32,
     pub listeners: Vec<EndPoint>,
     pub log_cleaner_backoff_ms: i64,
     pub log_cleaner_dedupe_buffer_size: i64,
@@ -150,9 +163,13 @@ impl Default for Settings {
         Settings {
             advertised_listeners: None,
             auto_create_topics_enable: true,
+            auto_leader_rebalance_enable: true,
             broker_id: -1,
             broker_id_generation_enable: true,
             broker_rack: None,
+            controlled_shutdown_enable: true,
+            controlled_shutdown_max_retries: 3,
+            controlled_shutdown_retry_backoff_ms: 5000,
             controller_socket_timeout_ms: 30_000,
             compression_gzip_level: GZIP_DEFAULT_LEVEL,
             compression_lz4_level: LZ4_DEFAULT_LEVEL,
@@ -166,6 +183,8 @@ impl Default for Settings {
             group_min_session_timeout_ms: 6000,
             inter_broker_listener_name: None,
             inter_broker_protocol_version: InterBrokerProtocolVersion::LATEST,
+            leader_imbalance_check_interval_seconds: 300,
+            leader_imbalance_per_broker_percentage: 10,
             listeners: vec![plaintext_all],
             log_cleaner_backoff_ms: 15_000,
             log_cleaner_dedupe_buffer_size: 128 * 1024 * 1024,
@@ -279,9 +298,17 @@ impl Settings {
                 self.advertised_listeners = Some(parse_listeners(value, false).map_err(invalid)?)
             }
             "auto.create.topics.enable" => self.auto_create_topics_enable = flag()?,
+            "auto.leader.rebalance.enable" => self.auto_leader_rebalance_enable = flag()?,
             "broker.id" => self.broker_id = int(i32::MIN)?,
             "broker.id.generation.enable" => self.broker_id_generation_enable = flag()?,
             "broker.rack" => self.broker_rack = optional(string(value)),
+            "controlled.shutdown.enable" => self.controlled_shutdown_enable = flag()?,
+            "controlled.shutdown.max.retries" => {
+                self.controlled_shutdown_max_retries = int(i32::MIN)?
+            }
+            "controlled.shutdown.retry.backoff.ms" => {
+                self.controlled_shutdown_retry_backoff_ms = long(i64::MIN)?
+            }
             "controller.socket.timeout.ms" => self.controller_socket_timeout_ms = int(i32::MIN)?,
             "compression.gzip.level" => {
                 let n = int(i32::MIN)?;
@@ -306,6 +333,12 @@ impl Settings {
             "inter.broker.protocol.version" => {
                 self.inter_broker_protocol_version = InterBrokerProtocolVersion::parse(value.trim())
                     .map_err(|e| invalid(e.to_string()))?
+            }
+            "leader.imbalance.check.interval.seconds" => {
+                self.leader_imbalance_check_interval_seconds = long(1)?
+            }
+            "leader.imbalance.per.broker.percentage" => {
+                self.leader_imbalance_per_broker_percentage = int(i32::MIN)?
             }
             "group.min.session.timeout.ms" => self.group_min_session_timeout_ms = int(i32::MIN)?,
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
@@ -635,6 +668,9 @@ mod tests {
             ("zookeeper.session.timeout.ms", "x", "INT"),
             ("zookeeper.connection.timeout.ms", "1s", "INT"),
             ("unclean.leader.election.enable", "no", "true or false"),
+            ("controlled.shutdown.enable", "yes", "true or false"),
+            ("leader.imbalance.check.interval.seconds", "0", "at least 1"),
+            ("leader.imbalance.per.broker.percentage", "ten", "INT"),
             ("listeners", "localhost:9092", "unable to parse"),
             (
                 "advertised.listeners",

@@ -77,6 +77,12 @@ const LONG_MAX: &str = "9223372036854775807";
 pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("advertised.listeners", None, true, Kind::Str),
     def("auto.create.topics.enable", Some("true"), false, Kind::Bool),
+    def(
+        "auto.leader.rebalance.enable",
+        Some("true"),
+        false,
+        Kind::Bool,
+    ),
     def("broker.id", Some("-1"), false, Kind::Int),
     def(
         "broker.id.generation.enable",
@@ -89,6 +95,24 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("compression.lz4.level", Some("9"), true, Kind::Int),
     def("compression.type", Some("producer"), true, Kind::Str),
     def("compression.zstd.level", Some("3"), true, Kind::Int),
+    def(
+        "controlled.shutdown.enable",
+        Some("true"),
+        false,
+        Kind::Bool,
+    ),
+    def(
+        "controlled.shutdown.max.retries",
+        Some("3"),
+        false,
+        Kind::Int,
+    ),
+    def(
+        "controlled.shutdown.retry.backoff.ms",
+        Some("5000"),
+        false,
+        Kind::Long,
+    ),
     def(
         "controller.socket.timeout.ms",
         Some("30000"),
@@ -122,6 +146,18 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
         Some("3.9-IV0"),
         false,
         Kind::Str,
+    ),
+    def(
+        "leader.imbalance.check.interval.seconds",
+        Some("300"),
+        false,
+        Kind::Long,
+    ),
+    def(
+        "leader.imbalance.per.broker.percentage",
+        Some("10"),
+        false,
+        Kind::Int,
     ),
     def("listeners", Some("PLAINTEXT://:9092"), true, Kind::Str),
     def("log.cleaner.backoff.ms", Some("15000"), true, Kind::Long),

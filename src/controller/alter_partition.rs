@@ -9,10 +9,10 @@
 //! (NOT_CONTROLLER: this controller is probably stale), an older leader epoch
 //! (FENCED_LEADER_EPOCH), an identical state (answered as it is, so a retry is idempotent), an
 //! older partition epoch (INVALID_UPDATE_VERSION), RECOVERING with more than the leader or a
-//! move back to RECOVERING (INVALID_REQUEST), and an ISR member that is not a live broker
-//! (INELIGIBLE_REPLICA from v2, OPERATION_NOT_ATTEMPTED before). A write that finds the znode
-//! moved is INVALID_UPDATE_VERSION too. The leader epoch never changes here: only elections
-//! bump it.
+//! move back to RECOVERING (INVALID_REQUEST), and an ISR member that is not a live broker or
+//! is in controlled shutdown (INELIGIBLE_REPLICA from v2, OPERATION_NOT_ATTEMPTED before). A
+//! write that finds the znode moved is INVALID_UPDATE_VERSION too. The leader epoch never
+//! changes here: only elections bump it.
 
 use std::collections::BTreeMap;
 
@@ -172,7 +172,8 @@ impl KafkaController {
         {
             return Err(ErrorCode::InvalidRequest);
         }
-        let live = self.ctx.live_broker_ids();
+        // A broker in controlled shutdown may not rejoin an ISR (Kafka's `liveBrokerIds`).
+        let live = self.ctx.live_broker_ids_not_shutting_down();
         if proposed.isr.iter().any(|id| !live.contains(id)) {
             return Err(if version >= 2 {
                 ErrorCode::IneligibleReplica

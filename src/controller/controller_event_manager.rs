@@ -1,7 +1,7 @@
 //! The controller's queue as the rest of the broker sees it (Kafka's `ControllerEventManager`
 //! and its events): [`ControllerEvent`]s, the [`ControllerHandle`] that puts them, and the
 //! mapping of ZooKeeper watches to events. Requests that need the controller's answer (a
-//! broker's AlterPartition) carry a oneshot sender the controller answers on; if the controller
+//! broker's AlterPartition, ControlledShutdown, ElectLeaders) carry a oneshot sender the controller answers on; if the controller
 //! task has stopped, the sender is dropped and the caller answers NOT_CONTROLLER itself.
 
 use std::sync::Arc;
@@ -14,6 +14,9 @@ use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
 use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
+use crate::protocol::messages::controlled_shutdown_response::ControlledShutdownResponse;
+
+use super::replica_leader_election::{ElectionResults, ElectionType};
 use crate::zk::zk_data;
 
 /// What the controller's queue carries.
@@ -46,6 +49,24 @@ pub enum ControllerEvent {
         version: i16,
         reply: oneshot::Sender<AlterPartitionResponse>,
     },
+    /// A broker's ControlledShutdown (Kafka's `ControlledShutdown`), answered on `reply`.
+    ControlledShutdown {
+        broker_id: BrokerId,
+        broker_epoch: i64,
+        reply: oneshot::Sender<ControlledShutdownResponse>,
+    },
+    /// An election of preferred or (for offline partitions) unclean leaders (Kafka's
+    /// `ReplicaLeaderElection`): from ElectLeaders with `reply`, or from
+    /// `/admin/preferred_replica_election` (`partitions` `None`: read the znode) without.
+    ReplicaLeaderElection {
+        partitions: Option<Vec<TopicPartition>>,
+        election_type: ElectionType,
+        reply: Option<oneshot::Sender<ElectionResults>>,
+    },
+    /// The periodic leader imbalance check (Kafka's `AutoPreferredReplicaLeaderElection`).
+    AutoPreferredReplicaLeaderElection,
+    /// A topic's `unclean.leader.election.enable` became true: elect its offline partitions.
+    TopicUncleanLeaderElectionEnable { topic: String },
 }
 
 impl ControllerEvent {
@@ -64,6 +85,14 @@ impl ControllerEvent {
             }
             ControllerEvent::Expire => "Expire",
             ControllerEvent::AlterPartitionReceived { .. } => "AlterPartitionReceived",
+            ControllerEvent::ControlledShutdown { .. } => "ControlledShutdown",
+            ControllerEvent::ReplicaLeaderElection { .. } => "ReplicaLeaderElection",
+            ControllerEvent::AutoPreferredReplicaLeaderElection => {
+                "AutoPreferredReplicaLeaderElection"
+            }
+            ControllerEvent::TopicUncleanLeaderElectionEnable { .. } => {
+                "TopicUncleanLeaderElectionEnable"
+            }
         }
     }
 }
@@ -122,6 +151,63 @@ impl ControllerHandle {
         answer.await.unwrap_or_else(|_| not_controller())
     }
 
+    /// Hands a broker's ControlledShutdown to the controller and waits for the partitions it
+    /// still leads; NOT_CONTROLLER when this broker is not the active controller.
+    pub async fn controlled_shutdown(
+        &self,
+        broker_id: BrokerId,
+        broker_epoch: i64,
+    ) -> ControlledShutdownResponse {
+        let not_controller = || ControlledShutdownResponse {
+            error_code: ErrorCode::NotController.code(),
+            ..ControlledShutdownResponse::default()
+        };
+        if !self.is_active() {
+            return not_controller();
+        }
+        let (reply, answer) = oneshot::channel();
+        if !self.put(ControllerEvent::ControlledShutdown {
+            broker_id,
+            broker_epoch,
+            reply,
+        }) {
+            return not_controller();
+        }
+        answer.await.unwrap_or_else(|_| not_controller())
+    }
+
+    /// Asks the controller to elect `partitions` (`None`: all it knows) and waits for the
+    /// per-partition outcome: the elected leader, or an error. NOT_CONTROLLER for each
+    /// partition when this broker is not the active controller.
+    pub async fn elect_leaders(
+        &self,
+        partitions: Option<Vec<TopicPartition>>,
+        election_type: ElectionType,
+    ) -> Result<ElectionResults, ErrorCode> {
+        if !self.is_active() {
+            return Err(ErrorCode::NotController);
+        }
+        let (reply, answer) = oneshot::channel();
+        if !self.put(ControllerEvent::ReplicaLeaderElection {
+            partitions,
+            election_type,
+            reply: Some(reply),
+        }) {
+            return Err(ErrorCode::NotController);
+        }
+        answer.await.map_err(|_| ErrorCode::NotController)
+    }
+
+    /// A topic's config change that enabled unclean leader election; only the active
+    /// controller acts on it (Kafka's `enableTopicUncleanLeaderElection`).
+    pub fn enable_topic_unclean_leader_election(&self, topic: &str) {
+        if self.is_active() {
+            self.put(ControllerEvent::TopicUncleanLeaderElectionEnable {
+                topic: topic.to_string(),
+            });
+        }
+    }
+
     /// Queues an event; `false` once the controller has stopped.
     pub fn put(&self, event: ControllerEvent) -> bool {
         self.events.send(event).is_ok()
@@ -140,7 +226,7 @@ impl ControllerHandle {
 
 /// The path → event mapping of the controller's ZooKeeper watches (Kafka's
 /// `ControllerChangeHandler`, `BrokerChangeHandler`, `TopicChangeHandler`,
-/// `PartitionModificationsHandler`, `TopicDeletionHandler`).
+/// `PartitionModificationsHandler`, `TopicDeletionHandler`, `PreferredReplicaElectionHandler`).
 pub fn event_for_watch(
     path: &str,
     event_type: crate::zk::WatchedEventType,
@@ -153,6 +239,13 @@ pub fn event_for_watch(
         (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
         (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
             Some(ControllerEvent::TopicDeletion)
+        }
+        (zk_data::PREFERRED_REPLICA_ELECTION_PATH, T::NodeCreated) => {
+            Some(ControllerEvent::ReplicaLeaderElection {
+                partitions: None,
+                election_type: ElectionType::Preferred,
+                reply: None,
+            })
         }
         (path, T::NodeDataChanged) => {
             let topic = path.strip_prefix(zk_data::TOPICS_PATH)?.strip_prefix('/')?;

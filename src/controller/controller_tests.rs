@@ -25,8 +25,8 @@ use super::kafka_controller::{ControllerConfig, KafkaController};
 
 /// Records (broker, request) in send order and answers with no errors.
 #[derive(Debug, Default)]
-struct RecordingChannel {
-    sent: Mutex<Vec<(BrokerId, ControllerRequest)>>,
+pub(super) struct RecordingChannel {
+    pub(super) sent: Mutex<Vec<(BrokerId, ControllerRequest)>>,
 }
 
 impl BrokerChannel for RecordingChannel {
@@ -67,14 +67,14 @@ impl BrokerChannel for RecordingChannel {
 }
 
 impl RecordingChannel {
-    fn take(&self) -> Vec<(BrokerId, ControllerRequest)> {
+    pub(super) fn take(&self) -> Vec<(BrokerId, ControllerRequest)> {
         std::mem::take(&mut *self.sent.lock().unwrap())
     }
 }
 
-struct Harness {
-    store: EmbeddedStore,
-    channel: Arc<RecordingChannel>,
+pub(super) struct Harness {
+    pub(super) store: EmbeddedStore,
+    pub(super) channel: Arc<RecordingChannel>,
     brokers: BTreeMap<BrokerId, Arc<EmbeddedSession>>,
 }
 
@@ -93,7 +93,7 @@ fn registration(id: BrokerId) -> BrokerRegistration {
 }
 
 impl Harness {
-    async fn new(brokers: &[BrokerId]) -> Harness {
+    pub(super) async fn new(brokers: &[BrokerId]) -> Harness {
         let store = EmbeddedStore::in_memory();
         recipes::ensure_persistent_paths(&store.session())
             .await
@@ -109,7 +109,7 @@ impl Harness {
         h
     }
 
-    async fn start_broker(&mut self, id: BrokerId) {
+    pub(super) async fn start_broker(&mut self, id: BrokerId) {
         let session = Arc::new(self.store.session());
         session
             .create(
@@ -123,11 +123,11 @@ impl Harness {
     }
 
     /// Ends a broker's session: its registration (and `/controller`, if it held it) go.
-    async fn kill_broker(&mut self, id: BrokerId) {
+    pub(super) async fn kill_broker(&mut self, id: BrokerId) {
         self.brokers.remove(&id).unwrap().close().await.unwrap();
     }
 
-    fn controller(&self, id: BrokerId) -> KafkaController {
+    pub(super) fn controller(&self, id: BrokerId) -> KafkaController {
         let zk: Arc<dyn ZkClient> = self.brokers[&id].clone();
         let config = ControllerConfig {
             batch: BatchConfig {
@@ -137,12 +137,15 @@ impl Harness {
             },
             unclean_leader_election_enable: false,
             delete_topic_enable: true,
+            auto_leader_rebalance_enable: true,
+            leader_imbalance_check_interval: Duration::from_secs(300),
+            leader_imbalance_per_broker_percentage: 10,
         };
         let channel: Arc<dyn BrokerChannel> = self.channel.clone();
         KafkaController::new(config, KafkaZkClient::new(zk), channel, Arc::new(|| 0)).0
     }
 
-    async fn create_topic(&self, topic: &str, assignment: &[&[BrokerId]]) {
+    pub(super) async fn create_topic(&self, topic: &str, assignment: &[&[BrokerId]]) {
         let assignment = TopicAssignment {
             topic_id: Some(uuid::Uuid::new_v4()),
             partitions: assignment
@@ -161,7 +164,7 @@ impl Harness {
         .unwrap();
     }
 
-    async fn state(&self, tp: &TopicPartition) -> (zk_data::PartitionState, i32) {
+    pub(super) async fn state(&self, tp: &TopicPartition) -> (zk_data::PartitionState, i32) {
         let zk: Arc<dyn ZkClient> = Arc::new(self.store.session());
         KafkaZkClient::new(zk)
             .get_topic_partition_state(tp)
@@ -171,7 +174,7 @@ impl Harness {
     }
 
     /// Waits (bounded) until the per-broker queues have delivered `n` requests, and takes them.
-    async fn sent(&self, n: usize) -> Vec<(BrokerId, ControllerRequest)> {
+    pub(super) async fn sent(&self, n: usize) -> Vec<(BrokerId, ControllerRequest)> {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
             if self.channel.sent.lock().unwrap().len() >= n {
@@ -190,7 +193,7 @@ impl Harness {
 }
 
 /// `(broker, api)` per request.
-fn summary(sent: &[(BrokerId, ControllerRequest)]) -> Vec<(BrokerId, &'static str)> {
+pub(super) fn summary(sent: &[(BrokerId, ControllerRequest)]) -> Vec<(BrokerId, &'static str)> {
     sent.iter().map(|(b, r)| (*b, r.api_name())).collect()
 }
 

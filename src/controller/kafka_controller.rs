@@ -10,7 +10,8 @@
 //!
 //! Election and failover follow `KafkaController.elect` and `onControllerFailover`; brokers
 //! coming and going follow `onBrokerStartup` and `onBrokerFailure`; topics follow
-//! `onNewPartitionCreation`; deletion is in `topic_deletion.rs`. Any fenced write that finds
+//! `onNewPartitionCreation`; deletion is in `topic_deletion.rs`, controlled shutdown in
+//! `controlled_shutdown.rs`, preferred and unclean elections in `replica_leader_election.rs`. Any fenced write that finds
 //! the controller epoch moved makes it resign (`maybeResign`).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -38,6 +39,7 @@ use super::partition_state_machine::{
     PartitionLeaderElectionStrategy, PartitionState, PartitionStateMachine,
     partitions_with_offline_leader,
 };
+use super::replica_leader_election::{FIRST_REBALANCE_CHECK_DELAY, auto_rebalance_due};
 use super::replica_state_machine::{ReplicaState, ReplicaStateMachine};
 
 /// The controller's settings.
@@ -48,6 +50,11 @@ pub struct ControllerConfig {
     pub unclean_leader_election_enable: bool,
     /// `delete.topic.enable`: with it off, marks in `/admin/delete_topics` are removed unserved.
     pub delete_topic_enable: bool,
+    /// `auto.leader.rebalance.enable`, `leader.imbalance.check.interval.seconds` and
+    /// `leader.imbalance.per.broker.percentage`.
+    pub auto_leader_rebalance_enable: bool,
+    pub leader_imbalance_check_interval: std::time::Duration,
+    pub leader_imbalance_per_broker_percentage: i32,
 }
 
 /// The controller task's state.
@@ -60,6 +67,9 @@ pub struct KafkaController {
     active_controller_id: Arc<AtomicI32>,
     events: UnboundedReceiver<ControllerEvent>,
     clock: Arc<dyn Fn() -> i64 + Send + Sync>,
+    /// When the next leader imbalance check is due; `None` while not the active controller or
+    /// with `auto.leader.rebalance.enable` off.
+    pub(super) auto_rebalance_at: Option<tokio::time::Instant>,
 }
 
 impl std::fmt::Debug for KafkaController {
@@ -113,6 +123,7 @@ impl KafkaController {
             active_controller_id,
             events: rx,
             clock,
+            auto_rebalance_at: None,
         };
         (controller, handle)
     }
@@ -126,11 +137,16 @@ impl KafkaController {
     }
 
     /// Processes events until `stop`; then resigns (the caller closes the session, which
-    /// deletes `/controller`).
+    /// deletes `/controller`). The imbalance check's timer is one more source of events.
     pub async fn run(mut self, stop: CancellationToken) {
         loop {
+            // Only the active controller's timer runs (an inactive one would drop the event).
+            let rebalance_at = self.auto_rebalance_at.filter(|_| self.is_active());
             let event = tokio::select! {
                 _ = stop.cancelled() => break,
+                _ = auto_rebalance_due(rebalance_at) => {
+                    ControllerEvent::AutoPreferredReplicaLeaderElection
+                }
                 event = self.events.recv() => match event {
                     Some(event) => event,
                     None => break,
@@ -179,6 +195,40 @@ impl KafkaController {
                 // The leader may have given up waiting; its retry gets the same answer.
                 let _ = reply.send(response);
                 result
+            }
+            ControllerEvent::ControlledShutdown {
+                broker_id,
+                broker_epoch,
+                reply,
+            } => {
+                let (response, result) = self
+                    .process_controlled_shutdown(broker_id, broker_epoch)
+                    .await;
+                let _ = reply.send(response);
+                result
+            }
+            ControllerEvent::ReplicaLeaderElection {
+                partitions: Some(partitions),
+                election_type,
+                reply,
+            } => {
+                let (results, result) = self
+                    .process_admin_replica_leader_election(partitions, election_type)
+                    .await;
+                if let Some(reply) = reply {
+                    let _ = reply.send(results);
+                }
+                result
+            }
+            ControllerEvent::ReplicaLeaderElection {
+                partitions: None, ..
+            } => self.process_zk_preferred_replica_election().await,
+            ControllerEvent::AutoPreferredReplicaLeaderElection => {
+                self.process_auto_preferred_replica_leader_election().await
+            }
+            ControllerEvent::TopicUncleanLeaderElectionEnable { topic } => {
+                self.process_topic_unclean_leader_election_enable(&topic)
+                    .await
             }
         };
         match result {
@@ -263,6 +313,7 @@ impl KafkaController {
         self.channels.shutdown().await;
         self.batch = ControllerBrokerRequestBatch::default();
         self.ctx.reset();
+        self.auto_rebalance_at = None;
         if self.is_active() {
             self.active_controller_id.store(-1, Ordering::Release);
         }
@@ -295,6 +346,11 @@ impl KafkaController {
             .await?;
         self.send_batch();
         self.resume_topic_deletion().await?;
+        self.process_zk_preferred_replica_election().await?;
+        if self.config.auto_leader_rebalance_enable {
+            self.auto_rebalance_at =
+                Some(tokio::time::Instant::now() + FIRST_REBALANCE_CHECK_DELAY);
+        }
         tracing::info!(epoch = self.ctx.epoch, brokers = ?live,
             topics = self.ctx.assignments.len(), "controller failover done");
         Ok(())

@@ -6,7 +6,10 @@
 //!
 //! - [`kafka_controller`]: the event queue and the event handlers (election, failover, brokers,
 //!   topics); [`topic_deletion`] is its deletion part, `alter_partition` its answer to a
-//!   leader's ISR change.
+//!   leader's ISR change, `controlled_shutdown` its answer to a stopping broker.
+//! - [`replica_leader_election`]: preferred and unclean elections on request (ElectLeaders,
+//!   `/admin/preferred_replica_election`, the periodic imbalance check, a topic enabling
+//!   unclean election).
 //! - [`controller_event_manager`]: the events, the handle that queues them, the watch mapping.
 //! - [`controller_context`]: what the active controller knows, as plain data.
 //! - [`partition_state_machine`] and [`replica_state_machine`]: the state machines, their
@@ -22,6 +25,7 @@
 
 mod alter_partition;
 pub mod channel_manager;
+mod controlled_shutdown;
 pub mod controller_context;
 pub mod controller_event_manager;
 pub mod controller_request_batch;
@@ -30,11 +34,15 @@ pub mod error;
 pub mod inter_broker_versions;
 pub mod kafka_controller;
 pub mod partition_state_machine;
+pub mod replica_leader_election;
 pub mod replica_state_machine;
 mod topic_deletion;
 
 #[cfg(test)]
 mod controller_tests;
+#[cfg(test)]
+mod leadership_tests;
 
 pub use controller_event_manager::{ControllerEvent, ControllerHandle, event_for_watch};
 pub use kafka_controller::{ControllerConfig, KafkaController};
+pub use replica_leader_election::{ElectionResult, ElectionResults, ElectionType};

@@ -182,7 +182,7 @@ impl PartitionStateMachine<'_> {
         &mut self,
         partitions: Vec<TopicPartition>,
     ) -> Result<Vec<TopicPartition>, ControllerError> {
-        let live = self.ctx.live_broker_ids();
+        let live = self.ctx.live_broker_ids_not_shutting_down();
         let epoch = self.ctx.fencing_epoch();
         let mut done = Vec::new();
         for tp in partitions {
@@ -260,7 +260,11 @@ impl PartitionStateMachine<'_> {
                 controller_epoch: self.ctx.epoch,
             });
         }
-        let live = self.ctx.live_broker_ids();
+        // A broker in controlled shutdown is live but may neither lead nor stay in the ISR
+        // (Kafka's `isReplicaOnline` without `includeShuttingDownBrokers`); it still hears of
+        // the result, so it can follow.
+        let live = self.ctx.live_broker_ids_not_shutting_down();
+        let live_or_shutting_down = self.ctx.live_broker_ids();
         let replicas = self.ctx.replicas(tp).to_vec();
         let input = ElectionInput {
             assignment: &replicas,
@@ -309,7 +313,7 @@ impl PartitionStateMachine<'_> {
                 let recipients: Vec<BrokerId> = replicas
                     .iter()
                     .copied()
-                    .filter(|r| live.contains(r))
+                    .filter(|r| live_or_shutting_down.contains(r))
                     .collect();
                 self.batch.add_leader_and_isr_request_for_brokers(
                     self.ctx,
@@ -345,10 +349,10 @@ impl PartitionStateMachine<'_> {
     }
 }
 
-/// The partitions whose leader is not live (`partitionsWithOfflineLeader`), topics being deleted
-/// excepted.
+/// The partitions whose leader is not live (`partitionsWithOfflineLeader`; a broker in
+/// controlled shutdown counts as gone), topics being deleted excepted.
 pub fn partitions_with_offline_leader(ctx: &ControllerContext) -> Vec<TopicPartition> {
-    let live: BTreeSet<BrokerId> = ctx.live_broker_ids();
+    let live: BTreeSet<BrokerId> = ctx.live_broker_ids_not_shutting_down();
     ctx.leadership
         .iter()
         .filter(|(tp, l)| {

@@ -26,6 +26,8 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::CreatePartitions, 0),
     (ApiKey::IncrementalAlterConfigs, 0),
     (ApiKey::DescribeCluster, 0),
+    // Preferred and unclean elections, answered by the controller (apis::elect_leaders).
+    (ApiKey::ElectLeaders, 0),
     // The broker's log dirs and moves between them (apis::describe_log_dirs,
     // apis::alter_replica_log_dirs).
     (ApiKey::DescribeLogDirs, 0),
@@ -38,6 +40,9 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // Broker-to-controller: a leader's ISR changes (apis::alter_partition, served by the
     // controller's queue), every version a Kafka 3.9 broker may send.
     (ApiKey::AlterPartition, 0),
+    // Broker-to-controller: a stopping broker's leaderships move first (apis::controlled_shutdown,
+    // served by the controller's queue), every version a Kafka 3.9 broker may send.
+    (ApiKey::ControlledShutdown, 0),
     // Controller-to-broker (src/controller/ sends them; apis::leader_and_isr, update_metadata
     // and stop_replica serve them), every version a Kafka 3.9 controller may send.
     (ApiKey::LeaderAndIsr, 0),
@@ -123,6 +128,14 @@ mod tests {
         );
         assert_eq!(
             advertised(ApiKey::AlterReplicaLogDirs),
+            Some(VersionRange { min: 0, max: 2 })
+        );
+        assert_eq!(
+            advertised(ApiKey::ControlledShutdown),
+            Some(VersionRange { min: 0, max: 3 })
+        );
+        assert_eq!(
+            advertised(ApiKey::ElectLeaders),
             Some(VersionRange { min: 0, max: 2 })
         );
         assert!(advertised(ApiKey::AddPartitionsToTxn).is_none());

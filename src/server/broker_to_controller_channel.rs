@@ -1,6 +1,7 @@
 //! How a broker sends its requests to the active controller (Kafka's
 //! `BrokerToControllerChannelManager`): AllocateProducerIds for the producer-id manager,
-//! AlterPartition for the ISR changes of the partitions it leads. [`BrokerToControllerChannel`] is the producer-id manager's seam, so its unit tests use
+//! AlterPartition for the ISR changes of the partitions it leads, ControlledShutdown when it
+//! stops. [`BrokerToControllerChannel`] is the producer-id manager's seam, so its unit tests use
 //! a fake controller; the other requests are methods of the manager itself, behind seams of
 //! their own users (`replication::alter_partition::AlterPartitionChannel`).
 //!
@@ -28,6 +29,8 @@ use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerId
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
 use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
 use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
+use crate::protocol::messages::controlled_shutdown_request::ControlledShutdownRequest;
+use crate::protocol::messages::controlled_shutdown_response::ControlledShutdownResponse;
 use crate::protocol::messages::{RequestKind, ResponseKind};
 
 use super::apis::allocate_producer_ids::allocate_producer_ids;
@@ -40,6 +43,10 @@ const ALLOCATE_PRODUCER_IDS_VERSION: i16 = 0;
 /// AlterPartition v3 (KIP-903: the new ISR with broker epochs, by topic id), which Kafka 3.9's
 /// brokers send at every IBP kcli accepts (topic ids came at 2.8).
 pub const ALTER_PARTITION_VERSION: i16 = 3;
+
+/// ControlledShutdown v3, which Kafka 3.9's brokers send from IBP 2.4-IV1 (below every IBP kcli
+/// accepts).
+pub const CONTROLLED_SHUTDOWN_VERSION: i16 = 3;
 
 /// Why a request reached no controller (an error code in a response is not an error here).
 #[derive(Debug, thiserror::Error)]
@@ -156,6 +163,39 @@ impl BrokerToControllerChannelManager {
             _ => Err(BrokerToControllerError::UnexpectedResponse {
                 controller_id,
                 api: "AlterPartition",
+            }),
+        }
+    }
+
+    /// Sends ControlledShutdown (v[`CONTROLLED_SHUTDOWN_VERSION`]) for this broker at
+    /// `broker_epoch` to the controller.
+    pub async fn controlled_shutdown(
+        &self,
+        broker_epoch: i64,
+    ) -> Result<ControlledShutdownResponse, BrokerToControllerError> {
+        let Some(controller_id) = self.remote_controller()? else {
+            return Ok(self
+                .controller
+                .controlled_shutdown(self.broker_id, broker_epoch)
+                .await);
+        };
+        let request = ControlledShutdownRequest {
+            broker_id: self.broker_id,
+            broker_epoch,
+            ..ControlledShutdownRequest::default()
+        };
+        match self
+            .send_remote(
+                controller_id,
+                &RequestKind::ControlledShutdown(request),
+                CONTROLLED_SHUTDOWN_VERSION,
+            )
+            .await?
+        {
+            ResponseKind::ControlledShutdown(r) => Ok(r),
+            _ => Err(BrokerToControllerError::UnexpectedResponse {
+                controller_id,
+                api: "ControlledShutdown",
             }),
         }
     }

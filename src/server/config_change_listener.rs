@@ -34,6 +34,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cluster::BrokerId;
+use crate::controller::ControllerHandle;
 use crate::zk::client::{HandlerFuture, StateChangeHandler};
 use crate::zk::watch_dispatcher::{WatchDispatcher, ZNodeChildChangeHandler};
 use crate::zk::zk_data::{self, CONFIG_CHANGES_PATH};
@@ -61,9 +62,14 @@ pub trait ConfigHandler: Send + Sync {
     ) -> HandlerFuture<'a>;
 }
 
-/// Kafka's `TopicConfigHandler`.
+/// Kafka's `TopicConfigHandler`: the topic manager applies the overrides; a topic that now
+/// allows unclean leader election has its offline partitions elected by the controller (when
+/// this broker is the active one).
 #[derive(Debug)]
-pub struct TopicConfigHandler(pub Arc<TopicManager>);
+pub struct TopicConfigHandler {
+    pub topic_manager: Arc<TopicManager>,
+    pub controller: ControllerHandle,
+}
 
 impl ConfigHandler for TopicConfigHandler {
     fn process_config_changes<'a>(
@@ -71,9 +77,21 @@ impl ConfigHandler for TopicConfigHandler {
         topic: &'a str,
         props: BTreeMap<String, String>,
     ) -> HandlerFuture<'a> {
-        Box::pin(self.0.apply_stored_overrides(topic, props))
+        Box::pin(async move {
+            let unclean = props
+                .get(UNCLEAN_LEADER_ELECTION_ENABLE)
+                .is_some_and(|v| v.trim().eq_ignore_ascii_case("true"));
+            self.topic_manager
+                .apply_stored_overrides(topic, props)
+                .await;
+            if unclean {
+                self.controller.enable_topic_unclean_leader_election(topic);
+            }
+        })
     }
 }
+
+const UNCLEAN_LEADER_ELECTION_ENABLE: &str = "unclean.leader.election.enable";
 
 /// Kafka's `BrokerConfigHandler`: the cluster defaults and this broker's own layer.
 #[derive(Debug)]

@@ -285,7 +285,10 @@ async fn a_topic_and_broker_config_written_by_another_broker_reach_the_hosted_lo
         vec![
             (
                 "topics",
-                Arc::new(TopicConfigHandler(Arc::clone(&topic_manager))) as Arc<dyn ConfigHandler>,
+                Arc::new(TopicConfigHandler {
+                    topic_manager: Arc::clone(&topic_manager),
+                    controller: crate::controller::ControllerHandle::detached(0),
+                }) as Arc<dyn ConfigHandler>,
             ),
             (
                 "brokers",

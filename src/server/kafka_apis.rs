@@ -64,6 +64,10 @@ impl KafkaApis {
                 apis::allocate_producer_ids::handle(self, ctx, r).await
             }
             RequestKind::AlterPartition(r) => apis::alter_partition::handle(self, ctx, r).await,
+            RequestKind::ControlledShutdown(r) => {
+                apis::controlled_shutdown::handle(self, ctx, r).await
+            }
+            RequestKind::ElectLeaders(r) => apis::elect_leaders::handle(self, ctx, r).await,
             RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
             RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
             RequestKind::CreatePartitions(r) => apis::create_partitions::handle(self, ctx, r).await,

@@ -10,7 +10,8 @@
 //! (AllocateProducerIds, in process when this broker is the controller), start listening for
 //! config change notifications, start the log manager's background jobs, and open for requests.
 //!
-//! Shutdown: end the purgatory's waits (parked fetches and produces answer with what they have),
+//! Shutdown: a cluster broker first has the controller move its leaderships away (controlled
+//! shutdown, `controlled.shutdown.enable`), then: end the purgatory's waits (parked fetches and produces answer with what they have),
 //! stop accepting and answer the requests in flight, stop the background jobs, close
 //! every log (checkpoints, trimmed indexes, the clean-shutdown marker), close the store session
 //! (its ephemerals go).
@@ -49,6 +50,7 @@ use super::broker_to_controller_channel::{
 use super::config_change_listener::{
     BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
 };
+use super::controlled_shutdown::{ControlledShutdownSettings, controlled_shutdown};
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
@@ -72,6 +74,9 @@ pub struct KafkaServer {
     zk: Arc<dyn ZkClient>,
     apis: Arc<KafkaApis>,
     broker_epoch: i64,
+    /// This broker's epoch as it is now (a re-registration after a session expiry changes it).
+    epochs: Arc<BrokerEpochManager>,
+    to_controller: Arc<BrokerToControllerChannelManager>,
     /// Routes the store session's watch events; dropped last, with the server.
     _watches: WatchDispatcher,
     background: CancellationToken,
@@ -283,8 +288,10 @@ impl KafkaServer {
             vec![
                 (
                     "topics",
-                    Arc::new(TopicConfigHandler(Arc::clone(&topic_manager)))
-                        as Arc<dyn ConfigHandler>,
+                    Arc::new(TopicConfigHandler {
+                        topic_manager: Arc::clone(&topic_manager),
+                        controller: controller_handle.clone(),
+                    }) as Arc<dyn ConfigHandler>,
                 ),
                 (
                     "brokers",
@@ -331,6 +338,8 @@ impl KafkaServer {
             zk,
             apis,
             broker_epoch,
+            epochs,
+            to_controller,
             _watches: watches,
             background,
             tasks,
@@ -367,6 +376,22 @@ impl KafkaServer {
     /// checkpoints and the clean-shutdown marker, the store session closed.
     pub async fn shutdown(self) -> Result<(), ServerError> {
         tracing::info!("shutting down");
+        // Leaderships move while this broker still serves, so its followers and clients move to
+        // the new leaders before its registration goes. A single broker has nowhere to move them.
+        if self.config.zookeeper_connect.is_some() && self.config.controlled_shutdown_enable {
+            let settings = ControlledShutdownSettings {
+                max_retries: self.config.controlled_shutdown_max_retries,
+                retry_backoff: Duration::from_millis(
+                    u64::try_from(self.config.controlled_shutdown_retry_backoff_ms).unwrap_or(0),
+                ),
+                attempt_timeout: millis(self.config.controller_socket_timeout_ms),
+            };
+            controlled_shutdown(settings, || {
+                self.to_controller
+                    .controlled_shutdown(self.epochs.broker_epoch())
+            })
+            .await;
+        }
         // Parked fetches and produces answer now, so the socket server's graceful stop does
         // not wait out their timeouts.
         self.apis.replica_manager.begin_shutdown();
@@ -439,6 +464,11 @@ fn controller_config(config: &BrokerConfig) -> ControllerConfig {
         },
         unclean_leader_election_enable: config.unclean_leader_election_enable,
         delete_topic_enable: config.delete_topic_enable,
+        auto_leader_rebalance_enable: config.auto_leader_rebalance_enable,
+        leader_imbalance_check_interval: Duration::from_secs(
+            u64::try_from(config.leader_imbalance_check_interval_seconds).unwrap_or(300),
+        ),
+        leader_imbalance_per_broker_percentage: config.leader_imbalance_per_broker_percentage,
     }
 }
 

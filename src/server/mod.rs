@@ -12,6 +12,7 @@
 //!   ZooKeeper session expiry.
 //! - [`alter_partition_manager`]: the leaders' ISR changes, batched into AlterPartition to the
 //!   controller over [`broker_to_controller_channel`].
+//! - [`controlled_shutdown`]: a stopping cluster broker's leaderships moved first, with retries.
 //! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
 //!   (AllocateProducerIds), over [`broker_to_controller_channel`].
 //! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
@@ -42,6 +43,7 @@ pub mod broker_to_controller_channel;
 pub mod config_change_listener;
 pub mod config_entries;
 pub mod config_ops;
+pub mod controlled_shutdown;
 pub mod controller_channel;
 pub mod dynamic_broker_config;
 pub mod error;

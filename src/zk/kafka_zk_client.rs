@@ -451,6 +451,36 @@ impl KafkaZkClient {
         }
     }
 
+    /// The partitions `/admin/preferred_replica_election` names, `None` when it does not
+    /// exist; either way watched (data or existence), so the next request is seen.
+    pub async fn get_partitions_for_preferred_replica_election(
+        &self,
+    ) -> Result<Option<Vec<TopicPartition>>, KafkaZkError> {
+        let path = zk_data::PREFERRED_REPLICA_ELECTION_PATH;
+        match self.get_opt(path, true).await? {
+            Some((data, _)) => Ok(Some(
+                zk_data::decode_preferred_replica_election(&data).map_err(malformed(path))?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Removes `/admin/preferred_replica_election` once served (`deletePreferredReplicaElection`),
+    /// fenced; already gone is fine.
+    pub async fn delete_preferred_replica_election(
+        &self,
+        epoch: ControllerEpoch,
+    ) -> Result<(), KafkaZkError> {
+        let op = Op::Delete {
+            path: zk_data::PREFERRED_REPLICA_ELECTION_PATH.to_string(),
+            version: -1,
+        };
+        match self.fenced(epoch, op).await {
+            Ok(_) | Err(KafkaZkError::Zk(ZkError::NoNode(_))) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Adds a topic id to a topic written without one (IBP ≥ 2.8 controllers do), fenced.
     pub async fn add_topic_id(
         &self,

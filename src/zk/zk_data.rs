@@ -592,6 +592,17 @@ pub fn decode_isr_change(bytes: &[u8]) -> Result<Vec<TopicPartition>, ZkDataErro
         .collect()
 }
 
+/// `/admin/preferred_replica_election` (written by admin tools that talk to ZooKeeper
+/// directly, as `kafka-preferred-replica-election.sh --zookeeper` did): the same
+/// `{"version":1,"partitions":[{"topic":..,"partition":..}]}` as an ISR change notification.
+pub fn encode_preferred_replica_election(partitions: &[TopicPartition]) -> Vec<u8> {
+    encode_partition_list(partitions).into_bytes()
+}
+
+pub fn decode_preferred_replica_election(bytes: &[u8]) -> Result<Vec<TopicPartition>, ZkDataError> {
+    decode_isr_change(bytes)
+}
+
 /// `/log_dir_event_notification/log_dir_event_N`: `{"version":1,"broker":b,"event":1}`.
 pub fn encode_log_dir_event(broker: BrokerId) -> Vec<u8> {
     js_obj_in_order(&[

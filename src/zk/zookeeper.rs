@@ -17,6 +17,9 @@ use super::client::{
     CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
 };
 
+/// How long `close` waits for the session's CloseSession to go out.
+const CLOSE_WAIT: Duration = Duration::from_secs(2);
+
 /// A session on a ZooKeeper ensemble. `close` (or dropping it) ends the session.
 #[derive(Debug)]
 pub struct ZooKeeperClient {
@@ -339,9 +342,24 @@ impl ZkClient for ZooKeeperClient {
 
     fn close(&self) -> ZkFuture<'_, ()> {
         Box::pin(async move {
-            // The crate closes the session when the last clone of the client is dropped.
-            let client = lock(&self.client).take();
+            // The crate closes the session when the last clone of the client is dropped, from its
+            // own task. Waiting for that task to report the session closed puts CloseSession on
+            // the wire before a stopping process exits, so the server deletes the ephemerals
+            // (the broker's registration) now rather than after the session timeout. A clone
+            // still held by a call in flight delays it; the wait is bounded.
+            let Some(client) = lock(&self.client).take() else {
+                return Ok(());
+            };
+            let mut states = client.state_watcher();
             drop(client);
+            let closed = async {
+                while !states.state().is_terminated() {
+                    states.changed().await;
+                }
+            };
+            if tokio::time::timeout(CLOSE_WAIT, closed).await.is_err() {
+                tracing::debug!("ZooKeeper session not closed within {CLOSE_WAIT:?}");
+            }
             Ok(())
         })
     }

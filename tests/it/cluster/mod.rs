@@ -3,10 +3,12 @@
 //! controller and brokers dying, stopping and coming back ([`failover`]); records replicated
 //! through a leader's kill -9 ([`replication`]); the ISR shrinking and growing with followers
 //! that stop and resume, and min ISR ([`isr`]); a dead leader's unreplicated records
-//! truncated away when it comes back ([`truncation`]).
+//! truncated away when it comes back ([`truncation`]); controlled shutdown and elections on
+//! request ([`leadership`]).
 
 mod failover;
 mod isr;
+mod leadership;
 mod membership;
 mod replication;
 mod truncation;
