@@ -6,6 +6,7 @@
 //! truncated away when it comes back ([`truncation`]); controlled shutdown and elections on
 //! request ([`leadership`]).
 
+mod durability;
 mod failover;
 mod isr;
 mod leadership;

@@ -6,16 +6,14 @@
 //! leader-epoch checkpoint holds the epochs of the batches it has.
 
 use std::collections::BTreeSet;
-use std::path::Path;
 use std::time::Duration;
 
 use kcli::protocol::record::batch::RecordBatchHeader;
-use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::storage::leader_epoch_cache::{EpochEntry, LeaderEpochFileCache};
 
 use super::create_topic;
 use crate::serve_support::{KafkaConn, batch_of, list_offset, produce_request, produce_result};
-use crate::support::cluster::{TestCluster, metadata, signal, wait_until};
+use crate::support::cluster::{TestCluster, log_batches as batches, metadata, signal, wait_until};
 
 const TOPIC: &str = "diverge";
 const PARTITIONS: i32 = 3;
@@ -23,42 +21,6 @@ const PARTITIONS: i32 = 3;
 const SESSION_MS: &str = "10000";
 /// How long a failover may take: the dead broker's session, then an election.
 const FAILOVER: Duration = Duration::from_secs(30);
-
-/// One batch of a `.log` file: (base offset, leader epoch, CRC, bytes).
-type Batch = (i64, i32, u32, Vec<u8>);
-
-/// Every whole batch of a partition directory's segments, in offset order; a batch being
-/// written (a torn tail) ends the read, and a directory being changed reads as empty.
-fn batches(dir: &Path) -> Vec<Batch> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut logs: Vec<_> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "log"))
-        .collect();
-    logs.sort();
-    let mut out = Vec::new();
-    for log in logs {
-        let Ok(bytes) = std::fs::read(&log) else {
-            return Vec::new();
-        };
-        for entry in BatchIter::new(&bytes) {
-            let Ok(entry) = entry else { break };
-            let Ok(header) = RecordBatchHeader::parse(entry.bytes) else {
-                break;
-            };
-            out.push((
-                header.base_offset,
-                header.partition_leader_epoch,
-                header.crc,
-                entry.bytes.to_vec(),
-            ));
-        }
-    }
-    out
-}
 
 /// Produces one batch of `value` to `partition` on `port` with `acks`; the base offset, or
 /// the error code.

@@ -7,11 +7,14 @@
 //! client cache sits between the test and the broker), and synchronous ZooKeeper reads.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use kcli::protocol::messages::metadata_request::MetadataRequest;
 use kcli::protocol::messages::{RequestKind, ResponseKind};
+use kcli::protocol::record::batch::RecordBatchHeader;
+use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::zk::{Stat, ZkClient, ZkError};
 
 use super::zookeeper::ZkServer;
@@ -49,11 +52,45 @@ pub fn signal(pid: u32, sig: &str) {
     assert!(status.success(), "kill -{sig} {pid}");
 }
 
+/// One batch of a `.log` file: (base offset, leader epoch, CRC, bytes).
+pub type Batch = (i64, i32, u32, Vec<u8>);
+
+/// Every whole batch of a partition directory's segments, in offset order; a batch being
+/// written (a torn tail) ends the read, and a directory being changed reads as empty.
+pub fn log_batches(dir: &Path) -> Vec<Batch> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut logs: Vec<_> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    logs.sort();
+    let mut out = Vec::new();
+    for log in logs {
+        let Ok(bytes) = std::fs::read(&log) else {
+            return Vec::new();
+        };
+        for entry in BatchIter::new(&bytes) {
+            let Ok(entry) = entry else { break };
+            let Ok(header) = RecordBatchHeader::parse(entry.bytes) else {
+                break;
+            };
+            out.push((
+                header.base_offset,
+                header.partition_leader_epoch,
+                header.crc,
+                entry.bytes.to_vec(),
+            ));
+        }
+    }
+    out
+}
+
 /// The offset after the last whole batch of a partition directory's segments (0 for none); a
 /// batch being written (a torn tail) ends the read.
-pub fn log_end_offset(dir: &std::path::Path) -> i64 {
-    use kcli::protocol::record::batch::RecordBatchHeader;
-    use kcli::protocol::record::batch_iter::BatchIter;
+pub fn log_end_offset(dir: &Path) -> i64 {
     let mut logs: Vec<_> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
