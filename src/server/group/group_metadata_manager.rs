@@ -418,8 +418,8 @@ impl GroupMetadataManager {
         self.load(index, id);
     }
 
-    /// Kafka's `loadGroupsAndOffsets`: reads the partition from its log start to its high
-    /// watermark and installs the groups it holds, unless the load `load_id` (from
+    /// Kafka's `loadGroupsAndOffsets`: reads the partition from its log start to its log end
+    /// and installs the groups it holds, unless the load `load_id` (from
     /// [`GroupMetadataManager::begin_loading`]) was overtaken meanwhile by a resignation or a
     /// newer load. Blocking (file reads): run it off the runtime's workers.
     pub fn load(&self, index: i32, load_id: u64) {
@@ -461,8 +461,10 @@ impl GroupMetadataManager {
         let mut loaded = Loaded::default();
         let mut offset = partition.offsets().log_start_offset;
         loop {
-            let hw = partition.offsets().high_watermark;
-            if offset >= hw {
+            // To the log end, as Kafka's `doLoadGroupsAndOffsets`: a new leader's high
+            // watermark may lag the old leader's, and a commit the old leader acknowledged
+            // may lie above it; the followers will take this log as it is.
+            if offset >= partition.offsets().log_end_offset {
                 break;
             }
             let read = partition
@@ -470,7 +472,7 @@ impl GroupMetadataManager {
                     offset,
                     -1,
                     self.config.load_buffer_size,
-                    FetchIsolation::HighWatermark,
+                    FetchIsolation::LogEnd,
                     true,
                 )
                 .map_err(|e| e.to_string())?;

@@ -1,8 +1,10 @@
 //! Cluster mode over a real ZooKeeper, every broker a separate `kcli serve` process
 //! (`support::cluster::TestCluster`): membership and topic creation ([`membership`]); the
 //! controller and brokers dying, stopping and coming back ([`failover`]); records replicated
-//! through a leader's kill -9 ([`replication`]).
+//! through a leader's kill -9 ([`replication`]); a consumer group moving to a new coordinator
+//! with its commits when its coordinator is killed ([`coordinator`]).
 
+mod coordinator;
 mod failover;
 mod membership;
 mod replication;
