@@ -3,7 +3,8 @@
 //! coordinates the group (found with FindCoordinator) is killed with kill -9, and a new
 //! consumer of the group, talking to the survivors, resumes exactly at the committed offsets:
 //! the new leader of the group's offsets partition loaded the group and its commits, nothing
-//! committed is read again and nothing uncommitted is skipped.
+//! committed is read again and nothing uncommitted is skipped. The brokers run two replica
+//! fetchers per leader (`num.replica.fetchers=2`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -86,10 +87,17 @@ fn a_groups_commits_survive_a_kill_9_of_its_coordinator_and_a_new_consumer_resum
             ("offsets.topic.replication.factor", "3"),
             ("offsets.topic.num.partitions", "6"),
             ("group.initial.rebalance.delay.ms", "0"),
+            // Two fetchers per leader, so the offsets partitions replicate over both.
+            ("num.replica.fetchers", "2"),
         ],
     );
     create_topic(&cluster, TOPIC, PARTITIONS, 3);
     produce_all(&cluster.bootstrap());
+    assert!(
+        cluster.logs().contains("starting a replica fetcher")
+            && cluster.logs().contains("fetcher_id=1"),
+        "a second fetcher per leader runs"
+    );
 
     // A group coordinated by a broker that is not the controller, so the controller sees the
     // coordinator go and moves its partitions' leadership at once (see replication.rs).
