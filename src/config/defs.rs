@@ -300,8 +300,7 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("num.io.threads", Some("8"), true, Kind::Int),
     def("num.network.threads", Some("3"), true, Kind::Int),
     def("num.partitions", Some("1"), false, Kind::Int),
-    // Dynamic in Kafka; kcli applies it at startup only.
-    def("num.replica.fetchers", Some("1"), false, Kind::Int),
+    def("num.replica.fetchers", Some("1"), true, Kind::Int),
     def("offsets.commit.timeout.ms", Some("5000"), false, Kind::Int),
     def(
         "offsets.load.buffer.size",

@@ -119,7 +119,9 @@ pub trait LeaderEndPoint: Send + Sync + fmt::Debug {
 /// How the replica manager reaches a broker: the server resolves a broker id to its
 /// inter-broker listener through the metadata cache.
 pub trait LeaderEndPointFactory: Send + Sync + fmt::Debug {
-    /// The end point of `broker`; `None` when the broker is not known to be alive (its
-    /// partitions are not fetched until the next LeaderAndIsr).
-    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>>;
+    /// The end point of `broker` for fetcher `fetcher_id` (each fetcher has its own
+    /// connection, as each of Kafka's fetcher threads has its own sender); `None` when the
+    /// broker is not known to be alive (its partitions are not fetched until the next
+    /// LeaderAndIsr).
+    fn end_point(&self, broker: BrokerId, fetcher_id: i32) -> Option<Arc<dyn LeaderEndPoint>>;
 }

@@ -312,14 +312,11 @@ impl ReplicaManager {
         let tp = partition.topic_partition();
         self.replica_fetcher_manager
             .remove_fetcher_for_partitions(std::slice::from_ref(tp));
-        let Some(end_point) = (leader >= 0)
-            .then(|| self.replica_fetcher_manager.end_point(leader))
-            .flatten()
-        else {
+        if leader < 0 || !self.replica_fetcher_manager.is_reachable(leader) {
             tracing::info!(topic_partition = %tp, leader, leader_epoch,
                 "following a leader that is not available; not fetching until the next LeaderAndIsr");
             return;
-        };
+        }
         if new_leader_epoch && partition.latest_epoch().is_none() {
             let high_watermark = partition.offsets().high_watermark;
             if let Err(err) =
@@ -333,11 +330,14 @@ impl ReplicaManager {
         }
         tracing::info!(topic_partition = %tp, leader, leader_epoch,
             log_end_offset = partition.offsets().log_end_offset, "following");
-        self.replica_fetcher_manager.add_fetcher_for_partition(
-            end_point,
+        if !self.replica_fetcher_manager.add_fetcher_for_partition(
+            leader,
             Arc::clone(partition),
             leader_epoch,
-        );
+        ) {
+            tracing::info!(topic_partition = %tp, leader, leader_epoch,
+                "the leader went away; not fetching until the next LeaderAndIsr");
+        }
     }
 
     fn create_partition(

@@ -238,9 +238,17 @@ impl DynamicBrokerConfig {
         for (k, v) in props {
             parse_one(k, v).map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
         }
-        self.combined(props, level)
-            .and_then(|c| c.validate_local_retention())
-            .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))
+        let combined = self
+            .combined(props, level)
+            .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
+        combined
+            .validate_local_retention()
+            .map_err(|e| DynamicConfigError::Invalid(kafka_message(&e)))?;
+        validate_thread_count(
+            "num.replica.fetchers",
+            self.current().num_replica_fetchers,
+            combined.num_replica_fetchers,
+        )
     }
 
     fn combined(
@@ -340,6 +348,7 @@ impl DynamicBrokerConfig {
     ) {
         let log_config = current.log_config();
         let producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
+        let num_replica_fetchers = current.num_replica_fetchers;
         {
             let mut state = write(&self.state);
             match level {
@@ -360,7 +369,31 @@ impl DynamicBrokerConfig {
                 producer_id_expiration_ms,
                 crate::storage::log_manager::now_ms(),
             );
+        // Kafka's `DynamicThreadPool.reconfigure` (a no-op when the count is unchanged).
+        self.topic_manager
+            .replica_manager()
+            .replica_fetcher_manager()
+            .resize_thread_pool(num_replica_fetchers);
     }
+}
+
+/// Kafka's `DynamicThreadPool.validateReconfiguration`: a thread count may change to at least
+/// 1, at least half and at most double the count in force.
+fn validate_thread_count(key: &str, old: i32, new: i32) -> Result<(), DynamicConfigError> {
+    if new == old {
+        return Ok(());
+    }
+    let prefix = format!("Dynamic thread count update validation failed for {key}={new}");
+    let reason = if new <= 0 {
+        "value should be at least 1".to_string()
+    } else if new < old / 2 {
+        format!("value should be at least half the current value {old}")
+    } else if new > old.saturating_mul(2) {
+        format!("value should not be greater than double the current value {old}")
+    } else {
+        return Ok(());
+    };
+    Err(DynamicConfigError::Invalid(format!("{prefix}, {reason}")))
 }
 
 async fn read_entity(zk: &dyn ZkClient, entity: &str) -> Result<BTreeMap<String, String>, ZkError> {
@@ -416,6 +449,34 @@ mod tests {
         let bad = map(&[("log.roll.ms", "0")]);
         let layers = DynamicLayers::from_persisted(&static_config, &bad, &BTreeMap::new());
         assert_eq!(layers.current.log_roll_ms, None);
+    }
+
+    #[test]
+    fn the_replica_fetcher_count_moves_within_half_and_double_as_kafkas_thread_pools() {
+        assert!(is_updatable("num.replica.fetchers"));
+        assert!(validate_thread_count("num.replica.fetchers", 2, 2).is_ok());
+        assert!(validate_thread_count("num.replica.fetchers", 2, 4).is_ok());
+        assert!(validate_thread_count("num.replica.fetchers", 4, 2).is_ok());
+        assert!(validate_thread_count("num.replica.fetchers", 1, 1).is_ok());
+        let message = |old, new| match validate_thread_count("num.replica.fetchers", old, new) {
+            Err(DynamicConfigError::Invalid(m)) => m,
+            other => panic!("{old} -> {new}: {other:?}"),
+        };
+        assert_eq!(
+            message(2, 5),
+            "Dynamic thread count update validation failed for num.replica.fetchers=5, \
+             value should not be greater than double the current value 2"
+        );
+        assert_eq!(
+            message(5, 1),
+            "Dynamic thread count update validation failed for num.replica.fetchers=1, \
+             value should be at least half the current value 5"
+        );
+        assert_eq!(
+            message(1, 0),
+            "Dynamic thread count update validation failed for num.replica.fetchers=0, \
+             value should be at least 1"
+        );
     }
 
     #[test]

@@ -190,6 +190,9 @@ impl KafkaServer {
             .set_config(ReplicaFetcherConfig {
                 fetch_backoff: millis(config.replica_fetch_backoff_ms),
             });
+        replica_manager
+            .replica_fetcher_manager()
+            .resize_thread_pool(current.num_replica_fetchers);
         replica_manager.set_leader_end_points(Arc::new(RemoteLeaderEndPoints::new(
             config.broker_id,
             config.inter_broker_listener_name(),

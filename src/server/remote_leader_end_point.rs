@@ -12,8 +12,9 @@
 //! the fetcher to truncate. Out-of-range offsets are
 //! resolved with ListOffsets as a replica (earliest -2, latest -1).
 //!
-//! One `NetworkClient` per leader address, with one request in flight (the fetcher waits for
-//! each answer), its client id `broker-<id>-fetcher-0` as Kafka names its fetcher threads.
+//! One `NetworkClient` per leader address and fetcher id, with one request in flight (the
+//! fetcher waits for each answer), its client id `broker-<id>-fetcher-<fetcher id>` as Kafka
+//! names its fetchers' senders.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -94,7 +95,8 @@ pub struct RemoteLeaderEndPoints {
     local: Arc<Local>,
     /// The listener whose address other brokers are reached at.
     inter_broker_listener: String,
-    clients: Mutex<HashMap<(BrokerId, String), Arc<NetworkClient>>>,
+    /// By (leader, address, fetcher id).
+    clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
 }
 
 impl RemoteLeaderEndPoints {
@@ -121,7 +123,7 @@ impl RemoteLeaderEndPoints {
 }
 
 impl LeaderEndPointFactory for RemoteLeaderEndPoints {
-    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>> {
+    fn end_point(&self, broker: BrokerId, fetcher_id: i32) -> Option<Arc<dyn LeaderEndPoint>> {
         if broker == self.local.broker_id {
             return None;
         }
@@ -135,10 +137,10 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
         let address = format!("{}:{}", endpoint.host, endpoint.port);
         let client = Arc::clone(
             lock(&self.clients)
-                .entry((broker, address.clone()))
+                .entry((broker, address.clone(), fetcher_id))
                 .or_insert_with(|| {
                     let config = NetworkClientConfig {
-                        client_id: format!("broker-{}-fetcher-0", self.local.broker_id),
+                        client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
                         request_timeout: self.local.settings.socket_timeout,
                         ..NetworkClientConfig::default()
                     };
@@ -464,11 +466,21 @@ mod tests {
     #[test]
     fn leaders_resolve_to_their_inter_broker_listener_and_only_live_others() {
         let (endpoints, _) = factory();
-        let leader = endpoints.end_point(1).unwrap();
+        let leader = endpoints.end_point(1, 0).unwrap();
         assert_eq!(leader.address(), "h1:9093");
         assert_eq!(leader.broker_id(), 1);
-        assert!(endpoints.end_point(0).is_none(), "never itself");
-        assert!(endpoints.end_point(2).is_none(), "not alive");
+        assert!(endpoints.end_point(0, 0).is_none(), "never itself");
+        assert!(endpoints.end_point(2, 0).is_none(), "not alive");
+        // Each fetcher of a leader has its own connection; a fetcher reuses its own.
+        endpoints.end_point(1, 1).unwrap();
+        endpoints.end_point(1, 1).unwrap();
+        let clients = lock(&endpoints.clients);
+        let ids: Vec<i32> = {
+            let mut ids: Vec<i32> = clients.keys().map(|(_, _, id)| *id).collect();
+            ids.sort_unstable();
+            ids
+        };
+        assert_eq!(ids, vec![0, 1]);
     }
 
     #[test]

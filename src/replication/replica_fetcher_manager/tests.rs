@@ -2,9 +2,10 @@
 //! fake `LeaderEndPoint` that reads from the leader's replica manager as a follower's Fetch
 //! would (its `fetch_messages`, replica id = the follower). Covered: byte-identical batches, the
 //! follower's high watermark, the leader's high watermark over the ISR and the acks=all wait,
-//! an out-of-range follower, removing a partition, and shutdown; truncation (on fetch, and to
-//! the high watermark for a log without epochs) and the follower's epochs and producer state in
-//! [`truncation`].
+//! an out-of-range follower, removing a partition, shutdown, and partitions spread over
+//! `num.replica.fetchers` fetchers by Kafka's `getFetcherId`, resized at runtime; truncation
+//! (on fetch, and to the high watermark for a log without epochs) and the follower's epochs and
+//! producer state in [`truncation`].
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -29,6 +30,7 @@ use super::super::leader_end_point::{
     LeaderEndPointFactory, OffsetFuture,
 };
 use super::super::partition::Partition;
+use super::super::replica_fetcher_manager::{BrokerIdAndFetcherId, fetcher_id};
 use super::super::replica_manager::{
     AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
 };
@@ -244,7 +246,7 @@ struct FakeCluster {
 }
 
 impl LeaderEndPointFactory for FakeCluster {
-    fn end_point(&self, broker: BrokerId) -> Option<Arc<dyn LeaderEndPoint>> {
+    fn end_point(&self, broker: BrokerId, _fetcher_id: i32) -> Option<Arc<dyn LeaderEndPoint>> {
         let leader = self.leaders.get(&broker)?;
         Some(Arc::new(FakeLeader {
             leader: Arc::clone(leader),
@@ -442,4 +444,118 @@ async fn shutdown_ends_the_fetcher_tasks() {
         .unwrap();
     assert_eq!(manager.running_tasks(), 0);
     assert!(manager.leaders().is_empty());
+}
+
+#[test]
+fn fetcher_ids_are_kafkas_get_fetcher_id() {
+    let id = |topic: &str, partition, n| fetcher_id(&TopicPartition::new(topic, partition), n);
+    // "t".hashCode = 116; 31 * 116 + p = 3596 + p.
+    assert_eq!(id("t", 0, 3), 2, "3596 % 3");
+    assert_eq!(id("t", 1, 3), 0, "3597 % 3");
+    assert_eq!(id("t", 5, 4), 1, "3601 % 4");
+    // "topic".hashCode = ((((116*31+111)*31+112)*31+105)*31+99) = 110546223; 31 times that
+    // is 3426932913, which wraps to -868034383 as an int; abs + p then % n.
+    assert_eq!(id("topic", 0, 4), 3, "868034383 % 4");
+    assert_eq!(id("topic", 0, 3), 1, "868034383 % 3");
+    assert_eq!(id("topic", 1, 4), 2, "|-868034382| % 4");
+    // "polygenelubricants".hashCode is Integer.MIN_VALUE; 31 * MIN_VALUE wraps to MIN_VALUE,
+    // which Utils.abs maps to 0 (Math.abs would leave it negative).
+    assert_eq!(id("polygenelubricants", 0, 3), 0);
+    assert_eq!(
+        id("polygenelubricants", 1, 3),
+        1,
+        "|MIN + 1| = 2147483647, % 3"
+    );
+    // One fetcher: always 0.
+    for p in 0..10 {
+        assert_eq!(id("topic", p, 1), 0);
+    }
+}
+
+fn host_partition(b: &Broker, tp: &TopicPartition, state: LeaderAndIsr) -> Arc<Partition> {
+    b.rm.become_leader_or_follower(tp, None, vec![0, 1], state, LogConfig::default())
+        .unwrap()
+}
+
+fn produce_to(b: &Broker, tp: &TopicPartition, records: Bytes) {
+    let ProduceResult::Ready(answers) = b.rm.append_records(
+        30_000,
+        1,
+        vec![AppendEntry {
+            topic_partition: tp.clone(),
+            records,
+        }],
+    ) else {
+        panic!("acks=1 answers at once");
+    };
+    assert_eq!(answers[0].error_code, ErrorCode::None);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn partitions_of_one_leader_spread_over_the_fetchers_and_follow_a_resize() {
+    let (b0, b1) = (broker(0), broker(1));
+    let tps: Vec<TopicPartition> = (0..6).map(|p| TopicPartition::new("t", p)).collect();
+    let leaders: Vec<_> = tps
+        .iter()
+        .map(|tp| host_partition(&b0, tp, leadership(0, 1, vec![0, 1])))
+        .collect();
+    connect(&b1, &[&b0]);
+    let manager = b1.rm.replica_fetcher_manager();
+    manager.resize_thread_pool(3);
+    assert_eq!(manager.num_fetchers_per_broker(), 3);
+    let followers: Vec<_> = tps
+        .iter()
+        .map(|tp| host_partition(&b1, tp, leadership(0, 1, vec![0, 1])))
+        .collect();
+    let fetcher = |id| BrokerIdAndFetcherId {
+        broker_id: 0,
+        fetcher_id: id,
+    };
+    // t-0..t-5 hash to 2, 0, 1, 2, 0, 1 with three fetchers.
+    for (tp, want) in tps.iter().zip([2, 0, 1, 2, 0, 1]) {
+        assert_eq!(manager.fetcher_of(tp), Some(fetcher(want)), "{tp}");
+    }
+    assert_eq!(manager.fetchers(), vec![fetcher(0), fetcher(1), fetcher(2)]);
+    assert_eq!(manager.running_tasks(), 3);
+    assert_eq!(manager.partitions_fetched_from(0), tps);
+    let caught_up = |want: i64| followers.iter().all(|f| f.offsets().high_watermark == want);
+    for (i, tp) in tps.iter().enumerate() {
+        produce_to(&b0, tp, batch(2, u8::try_from(i).unwrap()));
+    }
+    eventually("every partition replicated by its fetcher", || caught_up(2)).await;
+
+    // Down to two: every partition re-hashed (t-p: 3596 + p is even for even p), the third
+    // fetcher stops, replication goes on.
+    manager.resize_thread_pool(2);
+    for (tp, want) in tps.iter().zip([0, 1, 0, 1, 0, 1]) {
+        assert_eq!(manager.fetcher_of(tp), Some(fetcher(want)), "{tp}");
+    }
+    assert_eq!(manager.fetchers(), vec![fetcher(0), fetcher(1)]);
+    eventually("the third fetcher's task ends", || {
+        manager.running_tasks() == 2
+    })
+    .await;
+    for (i, tp) in tps.iter().enumerate() {
+        produce_to(&b0, tp, batch(1, u8::try_from(10 + i).unwrap()));
+    }
+    eventually("replicated after the resize", || caught_up(3)).await;
+    for (leader, follower) in leaders.iter().zip(&followers) {
+        assert_eq!(log_bytes(follower), log_bytes(leader));
+    }
+
+    // Up to four from one: one fetcher, then t-p on (3596 + p) % 4.
+    manager.resize_thread_pool(1);
+    assert_eq!(manager.fetchers(), vec![fetcher(0)]);
+    manager.resize_thread_pool(4);
+    for (tp, want) in tps.iter().zip([0, 1, 2, 3, 0, 1]) {
+        assert_eq!(manager.fetcher_of(tp), Some(fetcher(want)), "{tp}");
+    }
+    produce_to(&b0, &tps[3], batch(1, 30));
+    eventually("fetcher 3 replicates t-3", || {
+        followers[3].offsets().high_watermark == 4
+    })
+    .await;
+    b1.rm.begin_shutdown();
+    manager.shutdown().await;
+    assert_eq!(manager.running_tasks(), 0);
 }

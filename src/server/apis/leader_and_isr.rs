@@ -6,7 +6,8 @@
 //! follows Kafka's checks in order: a topic id other than the log's is INCONSISTENT_TOPIC_ID; a
 //! leader epoch newer than the partition's is applied if this broker is a replica (else
 //! UNKNOWN_TOPIC_OR_PARTITION); an older or equal one is STALE_CONTROLLER_EPOCH and changes
-//! nothing. Becoming leader of a `__consumer_offsets` partition loads its groups.
+//! nothing. Becoming leader of a `__consumer_offsets` partition loads its groups; becoming its
+//! follower unloads them (Kafka's `onElection`/`onResignation`, at the partition's leader epoch).
 
 use uuid::Uuid;
 
@@ -86,12 +87,12 @@ pub async fn become_leader_or_follower(
             && state.leader == apis.config.broker_id
             && state.topic_name == GROUP_METADATA_TOPIC_NAME
         {
-            led_offsets_partitions.push(state.partition_index);
+            led_offsets_partitions.push((state.partition_index, state.leader_epoch));
         } else if error == ErrorCode::None && state.topic_name == GROUP_METADATA_TOPIC_NAME {
-            // No longer its coordinator: a later election here loads the partition afresh.
+            // No longer its coordinator (Kafka's `onResignation`): its groups are unloaded, and
+            // a later election here loads the partition afresh.
             apis.group_coordinator
-                .manager
-                .forget_partition(state.partition_index);
+                .on_resignation(state.partition_index, Some(state.leader_epoch));
         }
         results.push((topic_id, state, error));
     }

@@ -1,7 +1,8 @@
 //! StopReplica (api 5, v0–4), the controller telling this broker to stop hosting partitions,
 //! deleting their logs when asked (Kafka's `ReplicaManager.stopReplicas`). A partition's
 //! request leader epoch must be -2 (its topic is being deleted), -1 (none sent) or not older
-//! than the partition's, else FENCED_LEADER_EPOCH and the partition stays.
+//! than the partition's, else FENCED_LEADER_EPOCH and the partition stays. A stopped
+//! `__consumer_offsets` partition's groups are unloaded (Kafka's `onResignation`).
 
 use crate::cluster::TopicPartition;
 use crate::network::Response;
@@ -15,6 +16,7 @@ use crate::protocol::messages::stop_replica_response::{
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
+use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 
 const EPOCH_DURING_DELETE: i32 = -2;
 const NO_EPOCH: i32 = -1;
@@ -98,6 +100,12 @@ fn stop_replica(
     match apis.replica_manager.stop_replica(tp, delete) {
         Ok(()) => {
             tracing::info!(partition = %tp, delete, "stopped replica");
+            if tp.topic == GROUP_METADATA_TOPIC_NAME {
+                // Kafka resigns only when the partition is deleted; kcli whenever it stops
+                // hosting it, as a coordinator without its partition cannot write a commit.
+                let epoch = (leader_epoch >= 0).then_some(leader_epoch);
+                apis.group_coordinator.on_resignation(tp.partition, epoch);
+            }
             ErrorCode::None
         }
         Err(err) => {

@@ -1,7 +1,8 @@
 //! The coordinator's timers and rebalance rules over a real offsets partition (a log manager
 //! in a temp dir), with tokio's paused clock: session expiry, the rebalance timeout removing
 //! members that do not rejoin, the initial delayed join, the group size limit, pending-sync
-//! expiry, parked answers at shutdown, and groups coming back from the log.
+//! expiry, parked answers at shutdown, groups coming back from the log, and groups unloaded when
+//! the offsets partition is led elsewhere and reloaded when it comes back (epochs fenced).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -505,4 +506,143 @@ async fn a_waiting_offsets_append_fails_when_the_offsets_partition_moves() {
         super::group_metadata_manager::commit_error(code),
         ErrorCode::NotCoordinator
     );
+}
+
+/// Makes the fixture's broker the follower (`leader` 1) or the leader (0) of the offsets
+/// partition at `epoch`. No leader end points are installed, so a follower does not fetch.
+fn lead_offsets_partition(f: &Fixture, leader: i32, epoch: i32) {
+    let mut config = LogConfig::default();
+    config.cleanup_policy.compact = true;
+    config.cleanup_policy.delete = false;
+    f.replica_manager
+        .become_leader_or_follower(
+            &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
+            None,
+            vec![0, 1],
+            LeaderAndIsr {
+                leader_epoch: epoch,
+                ..LeaderAndIsr::new(leader, vec![0])
+            },
+            config,
+        )
+        .unwrap();
+}
+
+/// Yields to the coordinator's tasks until partition 0 is loaded (the load runs on a blocking
+/// thread, in real time).
+async fn until_loaded(c: &GroupCoordinator) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while !c.manager.is_partition_loaded(0) {
+        assert!(std::time::Instant::now() < deadline, "not loaded in 10 s");
+        tokio::task::yield_now().await;
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn resigning_the_offsets_partition_unloads_its_groups_and_a_new_election_reloads_them() {
+    let f = fixture(0, 10);
+    let c = &f.coordinator;
+    let a = ready(&mut c.handle_join_group(params("", 10_000))).unwrap();
+    assert_eq!(sync(c, 1, &a.member_id), ErrorCode::None);
+    let committed = OffsetAndMetadata {
+        committed_offset: 7,
+        leader_epoch: -1,
+        metadata: String::new(),
+        commit_timestamp_ms: 1,
+        expire_timestamp_ms: None,
+    };
+    let results = c
+        .commit_offsets(CommitParams {
+            group_id: "g".into(),
+            member_id: a.member_id.clone(),
+            group_instance_id: None,
+            generation_id: 1,
+            offsets: vec![(TopicPartition::new("t", 0), committed.clone())],
+        })
+        .await;
+    assert_eq!(results[0].1, ErrorCode::None);
+    // B's JoinGroup is parked in the rebalance it starts.
+    let mut b = c.handle_join_group(params("", 10_000));
+    assert!(ready(&mut b).is_none());
+
+    // Broker 1 leads the partition at epoch 1: this broker resigns.
+    lead_offsets_partition(&f, 1, 1);
+    c.on_resignation(0, Some(1));
+    assert_eq!(
+        ready(&mut b).expect("the parked join is answered").error,
+        ErrorCode::NotCoordinator
+    );
+    assert!(c.manager.get_group("g").is_none(), "gone from the cache");
+    assert!(!c.manager.is_partition_loaded(0));
+    assert_eq!(
+        c.handle_heartbeat("g", &a.member_id, None, 1),
+        ErrorCode::NotCoordinator
+    );
+    assert_eq!(sync(c, 1, &a.member_id), ErrorCode::NotCoordinator);
+    assert_eq!(c.fetch_offsets("g", None).0, ErrorCode::NotCoordinator);
+    // The timers no longer see the group: nothing expires or is written for it.
+    advance(c, 20_000).await;
+    assert!(c.manager.get_group("g").is_none());
+
+    // An election older than the resignation changes nothing.
+    c.on_elected(vec![(0, 0)]);
+    assert!(!c.manager.is_loading("g"));
+    assert!(!c.manager.is_partition_loaded(0));
+
+    // Leader again at epoch 2: the group comes back from the log with its offset and member.
+    lead_offsets_partition(&f, 0, 2);
+    c.on_elected(vec![(0, 2)]);
+    until_loaded(c).await;
+    assert_eq!(
+        c.fetch_offsets("g", None),
+        (
+            ErrorCode::None,
+            vec![(TopicPartition::new("t", 0), Some(committed))]
+        )
+    );
+    let (_, summary) = c.describe_group("g");
+    assert_eq!(summary.state, "Stable");
+    assert_eq!(summary.members.len(), 1);
+    assert_eq!(summary.members[0].member_id, a.member_id);
+    // A resignation older than that election is ignored.
+    c.on_resignation(0, Some(1));
+    assert!(c.manager.get_group("g").is_some());
+    assert!(c.manager.is_partition_loaded(0));
+}
+
+#[test]
+fn a_load_overtaken_by_a_resignation_installs_nothing() {
+    let f = fixture(0, 10);
+    let manager = &f.coordinator.manager;
+    manager.get_or_create_group("g");
+    let removed = manager.remove_groups_for_partition(0, Some(3)).unwrap();
+    assert_eq!(removed.len(), 1);
+    assert!(manager.get_group("g").is_none());
+    assert!(
+        manager.begin_loading(0, Some(2)).is_none(),
+        "an election older than the resignation"
+    );
+    // The election at epoch 4 is overtaken by a resignation at epoch 5 before its load ends.
+    let load = manager
+        .begin_loading(0, Some(4))
+        .expect("a newer election loads");
+    assert_eq!(
+        manager
+            .remove_groups_for_partition(0, Some(5))
+            .map(|g| g.len()),
+        Some(0)
+    );
+    manager.load(0, load);
+    assert!(
+        !manager.is_partition_loaded(0),
+        "the overtaken load is discarded"
+    );
+    // A second election's load supersedes an earlier one still running.
+    let first = manager.begin_loading(0, Some(6)).unwrap();
+    let second = manager.begin_loading(0, Some(7)).unwrap();
+    manager.load(0, first);
+    assert!(!manager.is_partition_loaded(0));
+    manager.load(0, second);
+    assert!(manager.is_partition_loaded(0));
 }

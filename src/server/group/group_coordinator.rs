@@ -132,10 +132,11 @@ impl GroupCoordinator {
         self.active.store(true, Ordering::SeqCst);
     }
 
-    /// Starts the timers and loads `partitions` (the offsets partitions this broker leads).
-    pub fn startup(&self, partitions: Vec<i32>) {
+    /// Starts the timers and loads `partitions` (the offsets partitions this broker leads,
+    /// with their leader epochs).
+    pub fn startup(&self, partitions: Vec<(i32, i32)>) {
         self.activate();
-        for p in &partitions {
+        for (p, _) in &partitions {
             self.manager.mark_loading(*p);
         }
         self.on_elected(partitions);
@@ -167,25 +168,59 @@ impl GroupCoordinator {
         });
     }
 
-    /// This broker became leader of offsets partitions: load them off the runtime's workers.
-    /// A partition loaded already (re-elected at a new epoch) is not loaded again, as in Kafka.
-    pub fn on_elected(&self, partitions: Vec<i32>) {
-        let partitions: Vec<i32> = partitions
+    /// Kafka's `onElection`: this broker became leader of offsets partitions (index, leader
+    /// epoch): load them off the runtime's workers. A partition loaded already (re-elected at a
+    /// new epoch) is not loaded again, as in Kafka; a stale election is ignored.
+    pub fn on_elected(&self, partitions: Vec<(i32, i32)>) {
+        let loads: Vec<(i32, u64)> = partitions
             .into_iter()
-            .filter(|p| self.manager.begin_loading(*p))
+            .filter_map(|(p, epoch)| Some((p, self.manager.begin_loading(p, Some(epoch))?)))
             .collect();
-        if partitions.is_empty() {
+        if loads.is_empty() {
             return;
         }
         let manager = Arc::clone(&self.manager);
         self.tasks.spawn(async move {
             let _ = tokio::task::spawn_blocking(move || {
-                for p in partitions {
-                    manager.load_partition(p);
+                for (p, id) in loads {
+                    manager.load(p, id);
                 }
             })
             .await;
         });
+    }
+
+    /// Kafka's `onResignation`: this broker no longer leads (or no longer hosts) offsets
+    /// partition `index`, as of leader epoch `epoch` (`None`: unconditionally). Its groups leave
+    /// the cache and are unloaded (Kafka's `onGroupUnloaded`): each becomes Dead, parked
+    /// JoinGroup and SyncGroup answers get NOT_COORDINATOR, its timers stop; their members'
+    /// next requests (heartbeats too) get NOT_COORDINATOR, so the clients find the new
+    /// coordinator. A stale resignation (older than the newest election) changes nothing.
+    pub fn on_resignation(&self, index: i32, epoch: Option<i32>) {
+        let Some(groups) = self.manager.remove_groups_for_partition(index, epoch) else {
+            return;
+        };
+        for shared in groups {
+            Self::on_group_unloaded(&mut lock(&shared));
+        }
+    }
+
+    /// Kafka's `onGroupUnloaded`.
+    fn on_group_unloaded(group: &mut GroupMetadata) {
+        tracing::info!(group = %group.group_id, generation = group.generation_id,
+            "unloading group metadata");
+        group.transition_to(GroupState::Dead);
+        for m in &mut group.members {
+            let member_id = m.member_id.clone();
+            m.complete_join(JoinGroupResult::error(
+                &member_id,
+                ErrorCode::NotCoordinator,
+            ));
+            m.complete_sync(SyncGroupResult::error(ErrorCode::NotCoordinator));
+            m.heartbeat_deadline = None;
+        }
+        group.join_timer = None;
+        group.sync_deadline = None;
     }
 
     /// Answers every parked JoinGroup/SyncGroup with NOT_COORDINATOR (Kafka's `onGroupUnloaded`)

@@ -7,9 +7,19 @@
 //! acknowledged commit is in the log of every in-sync replica. With the single-node broker (RF 1)
 //! the high watermark follows the append at once.
 //!
-//! Lock order: one group, then the groups map (removing a dead group); nothing locks a group
-//! while holding the map, which is only held to look up, insert or remove. No lock is held
-//! across an `.await`.
+//! Leadership of `__consumer_offsets` (Kafka's `onElection`/`onResignation`): a partition this
+//! broker comes to lead is loaded ([`GroupMetadataManager::begin_loading`], then
+//! [`GroupMetadataManager::load`]); one it stops leading or hosting is unloaded
+//! ([`GroupMetadataManager::remove_groups_for_partition`]): its groups leave the cache and the
+//! coordinator answers their parked requests NOT_COORDINATOR. Both carry the partition's leader
+//! epoch (Kafka's coordinator epoch, `epochForPartitionId`): an election or resignation older
+//! than the newest one seen changes nothing. A load that a resignation or a newer load
+//! overtook installs nothing.
+//!
+//! Lock order: the partitions' states, then one group, then the groups map (removing a dead
+//! group); nothing locks a group while holding the map, which is only held to look up, insert or
+//! remove, and nothing takes the partitions' states while holding a group or the map. No lock is
+//! held across an `.await`.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -53,6 +63,48 @@ pub struct OffsetsConfig {
 pub enum LoadState {
     Loading,
     Loaded,
+}
+
+/// One offsets partition's load: its state and which load set it, so that a load overtaken by
+/// a resignation or a newer load does not install what it read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct PartitionLoad {
+    state: LoadState,
+    /// 0: marked loading with no load running yet.
+    load_id: u64,
+}
+
+/// The offsets partitions' states (Kafka's `loadingPartitions`, `ownedPartitions` and
+/// `epochForPartitionId`), under one lock.
+#[derive(Debug, Default)]
+struct OffsetsPartitions {
+    /// Partitions loading or loaded here; absent: not coordinated here.
+    loads: HashMap<i32, PartitionLoad>,
+    /// The newest leader epoch an election or resignation of each partition carried.
+    epochs: HashMap<i32, i32>,
+    last_load_id: u64,
+}
+
+impl OffsetsPartitions {
+    fn state(&self, index: i32) -> Option<LoadState> {
+        self.loads.get(&index).map(|l| l.state)
+    }
+
+    fn set(&mut self, index: i32, state: LoadState, load_id: u64) {
+        self.loads.insert(index, PartitionLoad { state, load_id });
+    }
+
+    /// Kafka's `maybeUpdateCoordinatorEpoch`: `epoch` becomes the partition's when newer; false
+    /// when it is older than the partition's (a stale election or resignation). `None` always
+    /// passes.
+    fn maybe_update_coordinator_epoch(&mut self, index: i32, epoch: Option<i32>) -> bool {
+        let Some(epoch) = epoch else { return true };
+        let current = self.epochs.entry(index).or_insert(epoch);
+        if epoch > *current {
+            *current = epoch;
+        }
+        epoch == *current
+    }
 }
 
 /// One group, shared by the handlers and the timers.
@@ -106,7 +158,7 @@ pub struct GroupMetadataManager {
     pub config: OffsetsConfig,
     replica_manager: Arc<ReplicaManager>,
     groups: Mutex<HashMap<String, SharedGroup>>,
-    partitions: Mutex<HashMap<i32, LoadState>>,
+    partitions: Mutex<OffsetsPartitions>,
 }
 
 impl GroupMetadataManager {
@@ -115,7 +167,7 @@ impl GroupMetadataManager {
             config,
             replica_manager,
             groups: Mutex::new(HashMap::new()),
-            partitions: Mutex::new(HashMap::new()),
+            partitions: Mutex::new(OffsetsPartitions::default()),
         }
     }
 
@@ -129,36 +181,89 @@ impl GroupMetadataManager {
     }
 
     pub fn is_loading(&self, group_id: &str) -> bool {
-        lock(&self.partitions).get(&self.partition_for(group_id)) == Some(&LoadState::Loading)
+        lock(&self.partitions).state(self.partition_for(group_id)) == Some(LoadState::Loading)
     }
 
     pub fn any_loading(&self) -> bool {
         lock(&self.partitions)
+            .loads
             .values()
-            .any(|s| *s == LoadState::Loading)
+            .any(|l| l.state == LoadState::Loading)
     }
 
     /// This broker leads the group's offsets partition and has loaded it.
     pub fn is_coordinator_for(&self, group_id: &str) -> bool {
         let index = self.partition_for(group_id);
-        lock(&self.partitions).get(&index) == Some(&LoadState::Loaded)
+        lock(&self.partitions).state(index) == Some(LoadState::Loaded)
             && self.offsets_partition(index).is_some_and(|p| p.is_leader())
     }
 
     /// Whether the offsets partition `index` is loaded (owned) here.
     pub fn is_partition_loaded(&self, index: i32) -> bool {
-        lock(&self.partitions).get(&index) == Some(&LoadState::Loaded)
+        lock(&self.partitions).state(index) == Some(LoadState::Loaded)
     }
 
-    /// Kafka's `addLoadingPartition`: marks `index` loading unless it is loaded already (an
-    /// owned partition is not loaded twice); whether the caller should load it.
-    pub fn begin_loading(&self, index: i32) -> bool {
+    /// Kafka's `onElection` up to the scheduled load (`maybeUpdateCoordinatorEpoch`, then
+    /// `addLoadingPartition`): marks `index` loading at leader epoch `epoch` unless it is loaded
+    /// already (an owned partition is not loaded twice) or the epoch is stale. The id to pass
+    /// to [`GroupMetadataManager::load`], when the caller should load it.
+    pub fn begin_loading(&self, index: i32, epoch: Option<i32>) -> Option<u64> {
         let mut partitions = lock(&self.partitions);
-        if partitions.get(&index) == Some(&LoadState::Loaded) {
-            return false;
+        if !partitions.maybe_update_coordinator_epoch(index, epoch) {
+            tracing::info!(
+                partition = index,
+                ?epoch,
+                "not loading __consumer_offsets: the election is stale"
+            );
+            return None;
         }
-        partitions.insert(index, LoadState::Loading);
-        true
+        if partitions.state(index) == Some(LoadState::Loaded) {
+            return None;
+        }
+        partitions.last_load_id += 1;
+        let id = partitions.last_load_id;
+        partitions.set(index, LoadState::Loading, id);
+        Some(id)
+    }
+
+    /// Kafka's `removeGroupsForPartition` (`onResignation`) up to the callback: the partition
+    /// is no longer loading or owned here and its groups leave the cache; they are returned for
+    /// the coordinator to unload (parked answers NOT_COORDINATOR). `None` when `epoch` is older
+    /// than the partition's newest election (that election stands).
+    pub fn remove_groups_for_partition(
+        &self,
+        index: i32,
+        epoch: Option<i32>,
+    ) -> Option<Vec<SharedGroup>> {
+        let mut partitions = lock(&self.partitions);
+        if !partitions.maybe_update_coordinator_epoch(index, epoch) {
+            tracing::info!(
+                partition = index,
+                ?epoch,
+                "not unloading __consumer_offsets: the resignation is stale"
+            );
+            return None;
+        }
+        partitions.loads.remove(&index);
+        // Under the partitions' lock, so a load finishing now either installed before this or
+        // finds its partition gone (Kafka's `partitionLock`).
+        let mut groups = lock(&self.groups);
+        let names: Vec<String> = groups
+            .keys()
+            .filter(|g| self.partition_for(g) == index)
+            .cloned()
+            .collect();
+        let removed: Vec<SharedGroup> = names.iter().filter_map(|g| groups.remove(g)).collect();
+        drop(groups);
+        drop(partitions);
+        if !removed.is_empty() {
+            tracing::info!(
+                partition = index,
+                groups = removed.len(),
+                "unloaded __consumer_offsets partition"
+            );
+        }
+        Some(removed)
     }
 
     pub fn get_group(&self, group_id: &str) -> Option<SharedGroup> {
@@ -282,57 +387,84 @@ impl GroupMetadataManager {
         Some(SimpleRecord::new(self.now_ms(), Some(key), None))
     }
 
-    /// Forgets an offsets partition this broker will not coordinate (its creation failed, or
-    /// another broker leads it now).
+    /// Forgets an offsets partition this broker will not coordinate (its creation failed);
+    /// it holds no groups yet.
     pub fn forget_partition(&self, index: i32) {
-        lock(&self.partitions).remove(&index);
+        lock(&self.partitions).loads.remove(&index);
     }
 
     /// Marks a partition as loading unless its state is known already (a concurrent creator
     /// of the offsets topic may have loaded it).
     pub fn mark_loading_if_unknown(&self, index: i32) {
-        lock(&self.partitions)
-            .entry(index)
-            .or_insert(LoadState::Loading);
+        let mut partitions = lock(&self.partitions);
+        if partitions.state(index).is_none() {
+            partitions.set(index, LoadState::Loading, 0);
+        }
     }
 
     pub fn mark_loading(&self, index: i32) {
-        lock(&self.partitions).insert(index, LoadState::Loading);
+        lock(&self.partitions).set(index, LoadState::Loading, 0);
     }
 
-    /// Kafka's `loadGroupsAndOffsets`: reads the partition from its log start to its high
-    /// watermark and installs the groups it holds. Blocking (file reads): run it off the
-    /// runtime's workers.
+    /// Loads `index` now, whatever its state (a fresh load at no epoch). Blocking.
     pub fn load_partition(&self, index: i32) {
-        self.mark_loading(index);
+        let id = {
+            let mut partitions = lock(&self.partitions);
+            partitions.last_load_id += 1;
+            let id = partitions.last_load_id;
+            partitions.set(index, LoadState::Loading, id);
+            id
+        };
+        self.load(index, id);
+    }
+
+    /// Kafka's `loadGroupsAndOffsets`: reads the partition from its log start to its log end
+    /// and installs the groups it holds, unless the load `load_id` (from
+    /// [`GroupMetadataManager::begin_loading`]) was overtaken meanwhile by a resignation or a
+    /// newer load. Blocking (file reads): run it off the runtime's workers.
+    pub fn load(&self, index: i32, load_id: u64) {
         let loaded = match self.offsets_partition(index) {
             Some(p) => self.read_partition(&p),
             None => Ok(Loaded::default()),
         };
-        match loaded {
-            Ok(loaded) => {
-                let count = self.install(loaded);
-                if count > 0 {
-                    tracing::info!(
-                        partition = index,
-                        groups = count,
-                        "loaded __consumer_offsets partition"
-                    );
-                }
-            }
-            Err(e) => {
-                tracing::error!(partition = index, err = %e, "loading __consumer_offsets stopped at a bad record; groups after it are missing")
-            }
+        let loaded = loaded.unwrap_or_else(|e| {
+            tracing::error!(partition = index, err = %e, "loading __consumer_offsets stopped at a bad record; its groups are missing");
+            Loaded::default()
+        });
+        let mut partitions = lock(&self.partitions);
+        let current = partitions.loads.get(&index).copied();
+        if current
+            != Some(PartitionLoad {
+                state: LoadState::Loading,
+                load_id,
+            })
+        {
+            tracing::info!(
+                partition = index,
+                "__consumer_offsets load overtaken by a resignation or a newer load; discarded"
+            );
+            return;
         }
-        lock(&self.partitions).insert(index, LoadState::Loaded);
+        let count = self.install(loaded);
+        partitions.set(index, LoadState::Loaded, load_id);
+        drop(partitions);
+        if count > 0 {
+            tracing::info!(
+                partition = index,
+                groups = count,
+                "loaded __consumer_offsets partition"
+            );
+        }
     }
 
     fn read_partition(&self, partition: &Partition) -> Result<Loaded, String> {
         let mut loaded = Loaded::default();
         let mut offset = partition.offsets().log_start_offset;
         loop {
-            let hw = partition.offsets().high_watermark;
-            if offset >= hw {
+            // To the log end, as Kafka's `doLoadGroupsAndOffsets`: a new leader's high
+            // watermark may lag the old leader's, and a commit the old leader acknowledged
+            // may lie above it; the followers will take this log as it is.
+            if offset >= partition.offsets().log_end_offset {
                 break;
             }
             let read = partition
@@ -341,7 +473,7 @@ impl GroupMetadataManager {
                     -1,
                     None,
                     self.config.load_buffer_size,
-                    FetchIsolation::HighWatermark,
+                    FetchIsolation::LogEnd,
                     true,
                 )
                 .map_err(|e| e.to_string())?;

@@ -145,7 +145,7 @@ fn acknowledged_records_survive_alternating_kills_of_leaders_and_the_controller(
                     // The local queue is full: let deliveries drain.
                     Err(_) => std::thread::sleep(Duration::from_millis(10)),
                 }
-                if sent % 50 == 0 {
+                if sent.is_multiple_of(50) {
                     std::thread::sleep(Duration::from_millis(20));
                 }
             }

@@ -4,8 +4,11 @@
 //! through a leader's kill -9 ([`replication`]); the ISR shrinking and growing with followers
 //! that stop and resume, and min ISR ([`isr`]); a dead leader's unreplicated records
 //! truncated away when it comes back ([`truncation`]); controlled shutdown and elections on
-//! request ([`leadership`]).
+//! request ([`leadership`]); a consumer group moving to a new coordinator with its commits
+//! when its coordinator is killed ([`coordinator`]); nothing acknowledged lost through
+//! alternating kills of leaders and the controller ([`durability`]).
 
+mod coordinator;
 mod durability;
 mod failover;
 mod isr;
