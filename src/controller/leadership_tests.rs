@@ -28,11 +28,11 @@ fn tp(topic: &str, partition: i32) -> TopicPartition {
 
 /// The broker that runs the controller in these tests: it hosts no replica and never stops,
 /// so the others can come and go under it.
-const CONTROLLER: BrokerId = 9;
+pub(super) const CONTROLLER: BrokerId = 9;
 
 /// The active controller (on [`CONTROLLER`]), with the topics created and the requests so far
 /// delivered and dropped.
-async fn active(h: &Harness, topics: &[(&str, &[&[BrokerId]])]) -> KafkaController {
+pub(super) async fn active(h: &Harness, topics: &[(&str, &[&[BrokerId]])]) -> KafkaController {
     let mut c = h.controller(CONTROLLER);
     c.process(ControllerEvent::Startup).await;
     assert!(c.is_active());
@@ -45,7 +45,7 @@ async fn active(h: &Harness, topics: &[(&str, &[&[BrokerId]])]) -> KafkaControll
 }
 
 /// Waits until the per-broker queues are idle for a moment, and drops what they delivered.
-async fn settle(h: &Harness) -> Vec<(BrokerId, ControllerRequest)> {
+pub(super) async fn settle(h: &Harness) -> Vec<(BrokerId, ControllerRequest)> {
     let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
     let mut all = Vec::new();
     loop {

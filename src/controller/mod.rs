@@ -39,6 +39,8 @@ pub mod replica_state_machine;
 mod topic_deletion;
 
 #[cfg(test)]
+mod alter_partition_tests;
+#[cfg(test)]
 mod controller_tests;
 #[cfg(test)]
 mod leadership_tests;

@@ -300,3 +300,199 @@ fn answers(response: &AlterPartitionResponse) -> BTreeMap<(Uuid, i32), AlterPart
     }
     answers
 }
+
+#[cfg(test)]
+mod tests {
+    use std::collections::VecDeque;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    use tokio::sync::oneshot;
+
+    use super::*;
+    use crate::protocol::messages::alter_partition_response::{
+        PartitionData as AnswerData, TopicData as AnswerTopic,
+    };
+
+    /// How the fake controller answers one request.
+    type Answer = fn(&AlterPartitionRequest) -> AlterPartitionResponse;
+
+    /// Answers each request with the next scripted function of it, counting requests.
+    #[derive(Default)]
+    struct FakeController {
+        script: Mutex<VecDeque<Answer>>,
+        requests: Mutex<Vec<AlterPartitionRequest>>,
+        sent: AtomicUsize,
+    }
+
+    impl std::fmt::Debug for FakeController {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("FakeController")
+        }
+    }
+
+    impl AlterPartitionChannel for FakeController {
+        fn send(
+            &self,
+            request: AlterPartitionRequest,
+        ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>
+        {
+            Box::pin(async move {
+                self.sent.fetch_add(1, Ordering::SeqCst);
+                let answer = lock(&self.script).pop_front();
+                lock(&self.requests).push(request.clone());
+                let answer = answer.ok_or(BrokerToControllerError::NoController)?;
+                Ok(answer(&request))
+            })
+        }
+    }
+
+    /// Every partition of `request` accepted, its partition epoch bumped.
+    fn accept_all(request: &AlterPartitionRequest) -> AlterPartitionResponse {
+        AlterPartitionResponse {
+            topics: request
+                .topics
+                .iter()
+                .map(|t| AnswerTopic {
+                    topic_id: t.topic_id,
+                    partitions: t
+                        .partitions
+                        .iter()
+                        .map(|p| AnswerData {
+                            partition_index: p.partition_index,
+                            leader_id: 1,
+                            leader_epoch: p.leader_epoch,
+                            isr: p.new_isr_with_epochs.iter().map(|b| b.broker_id).collect(),
+                            partition_epoch: p.partition_epoch + 1,
+                            ..AnswerData::default()
+                        })
+                        .collect(),
+                    ..AnswerTopic::default()
+                })
+                .collect(),
+            ..AlterPartitionResponse::default()
+        }
+    }
+
+    fn top_level(code: ErrorCode) -> AlterPartitionResponse {
+        AlterPartitionResponse {
+            error_code: code.code(),
+            ..AlterPartitionResponse::default()
+        }
+    }
+
+    fn item(partition: i32, broker_epoch: Option<i64>) -> AlterPartitionItem {
+        AlterPartitionItem {
+            topic_partition: TopicPartition::new("t", partition),
+            topic_id: Some(Uuid::from_u128(9)),
+            leader_and_isr: LeaderAndIsr {
+                leader_epoch: 2,
+                partition_epoch: 4,
+                ..LeaderAndIsr::new(1, vec![1, 2])
+            },
+            broker_epoch,
+        }
+    }
+
+    fn submit(
+        manager: &DefaultAlterPartitionManager,
+        item: AlterPartitionItem,
+    ) -> oneshot::Receiver<AlterPartitionResult> {
+        let (tx, rx) = oneshot::channel();
+        manager.submit(
+            item,
+            Box::new(move |result| {
+                let _ = tx.send(result);
+            }),
+        );
+        rx
+    }
+
+    fn manager(controller: &Arc<FakeController>, epoch: i64) -> Arc<DefaultAlterPartitionManager> {
+        let epochs = Arc::new(BrokerEpochManager::default());
+        epochs.set_broker_epoch(epoch);
+        Arc::new(DefaultAlterPartitionManager::new(
+            1,
+            epochs,
+            Arc::clone(controller) as Arc<dyn AlterPartitionChannel>,
+        ))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn proposals_go_in_one_request_and_each_gets_its_partitions_answer() {
+        let controller = Arc::new(FakeController::default());
+        lock(&controller.script).push_back(accept_all);
+        let m = manager(&controller, 50);
+        let a = submit(&m, item(0, None));
+        let b = submit(&m, item(1, Some(50)));
+        // A second proposal for a queued partition is refused at once.
+        let refused = submit(&m, item(0, None)).await.unwrap();
+        assert_eq!(refused, Err(ErrorCode::OperationNotAttempted));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(Arc::clone(&m).run(stop.clone()));
+        assert_eq!(a.await.unwrap().unwrap().partition_epoch, 5);
+        assert_eq!(b.await.unwrap().unwrap().isr, vec![1, 2]);
+        let requests = lock(&controller.requests).clone();
+        assert_eq!(requests.len(), 1);
+        assert_eq!(requests[0].broker_epoch, 50);
+        assert_eq!(requests[0].topics[0].partitions.len(), 2);
+        let p = &requests[0].topics[0].partitions[0];
+        assert!(p.new_isr.is_empty(), "v3 carries the ISR with epochs only");
+        assert_eq!(
+            p.new_isr_with_epochs[0].broker_epoch, 50,
+            "the leader's own epoch"
+        );
+        assert_eq!(p.new_isr_with_epochs[1].broker_epoch, -1);
+        stop.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_refused_or_failed_request_is_sent_again_after_the_backoff() {
+        let controller = Arc::new(FakeController::default());
+        {
+            let mut script = lock(&controller.script);
+            script.push_back(|_| top_level(ErrorCode::NotController));
+            script.push_back(|_| top_level(ErrorCode::StaleBrokerEpoch));
+            script.push_back(accept_all);
+        }
+        let m = manager(&controller, 50);
+        let answer = submit(&m, item(0, None));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(Arc::clone(&m).run(stop.clone()));
+        // NOT_CONTROLLER, then STALE_BROKER_EPOCH for the current epoch (the controller has
+        // not seen this registration yet), then accepted.
+        assert_eq!(answer.await.unwrap().unwrap().partition_epoch, 5);
+        assert_eq!(controller.sent.load(Ordering::SeqCst), 3);
+        stop.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_proposal_of_an_earlier_registration_is_answered_stale_broker_epoch() {
+        let controller = Arc::new(FakeController::default());
+        {
+            let mut script = lock(&controller.script);
+            script.push_back(|_| top_level(ErrorCode::StaleBrokerEpoch));
+            script.push_back(accept_all);
+        }
+        // The broker re-registered (epoch 60); a leadership granted at epoch 50 proposes.
+        let m = manager(&controller, 60);
+        let old = submit(&m, item(0, Some(50)));
+        let new = submit(&m, item(1, Some(60)));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(Arc::clone(&m).run(stop.clone()));
+        assert_eq!(old.await.unwrap(), Err(ErrorCode::StaleBrokerEpoch));
+        assert!(new.await.unwrap().is_ok());
+        let epochs: Vec<i64> = lock(&controller.requests)
+            .iter()
+            .map(|r| r.broker_epoch)
+            .collect();
+        assert_eq!(
+            epochs,
+            vec![50, 60],
+            "one request per epoch, the oldest first"
+        );
+        stop.cancel();
+        task.await.unwrap();
+    }
+}

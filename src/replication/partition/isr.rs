@@ -369,3 +369,6 @@ impl Partition {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
