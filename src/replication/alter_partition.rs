@@ -9,7 +9,7 @@
 
 use uuid::Uuid;
 
-use crate::cluster::{LeaderAndIsr, TopicPartition};
+use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 
 /// One partition's proposal: the leadership it has now with the ISR it wants. The leader epoch
@@ -38,6 +38,23 @@ pub trait AlterPartitionManager: Send + Sync + std::fmt::Debug {
     /// Queues `item`; `callback` gets the answer. A partition already queued gets
     /// OPERATION_NOT_ATTEMPTED at once.
     fn submit(&self, item: AlterPartitionItem, callback: AlterPartitionCallback);
+}
+
+/// Whether a broker may be in an ISR (Kafka's `isReplicaIsrEligible`; in ZooKeeper mode: alive,
+/// registered, in the metadata cache). A follower that is not joins no ISR, and does not hold
+/// the high watermark back while it is outside the ISR.
+pub trait ReplicaEligibility: Send + Sync + std::fmt::Debug {
+    fn is_replica_isr_eligible(&self, broker_id: BrokerId) -> bool;
+}
+
+/// Every broker eligible: for a broker that knows no others (tools, tests).
+#[derive(Debug, Default)]
+pub struct AllEligible;
+
+impl ReplicaEligibility for AllEligible {
+    fn is_replica_isr_eligible(&self, _broker_id: BrokerId) -> bool {
+        true
+    }
 }
 
 /// What a broker without a controller to ask does (a partition created outside a broker, in

@@ -37,7 +37,7 @@ use crate::cluster::sync::lock;
 use crate::cluster::time::Time;
 use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
-use crate::replication::alter_partition::AlterPartitionManager;
+use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
@@ -62,6 +62,8 @@ pub struct PartitionContext {
     /// `replica.lag.time.max.ms`.
     pub replica_lag_time_max_ms: i64,
     pub alter_partition: Arc<dyn AlterPartitionManager>,
+    /// Which followers may join the ISR (alive brokers).
+    pub eligibility: Arc<dyn ReplicaEligibility>,
     pub failure_channel: Arc<LogDirFailureChannel>,
 }
 

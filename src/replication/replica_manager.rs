@@ -32,7 +32,9 @@ pub use append::{AppendEntry, DelayedProduce, PartitionResponse, ProduceResult};
 pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
-use super::alter_partition::{AlterPartitionManager, NoAlterPartitionManager};
+use super::alter_partition::{
+    AllEligible, AlterPartitionManager, NoAlterPartitionManager, ReplicaEligibility,
+};
 use super::error::PartitionError;
 use super::leader_end_point::LeaderEndPointFactory;
 use super::partition::{Partition, PartitionContext};
@@ -92,6 +94,7 @@ impl ReplicaManager {
                 time: Arc::clone(&time),
                 replica_lag_time_max_ms: DEFAULT_REPLICA_LAG_TIME_MAX_MS,
                 alter_partition: Arc::new(NoAlterPartitionManager),
+                eligibility: Arc::new(AllEligible),
                 failure_channel,
             }),
             time,
@@ -103,10 +106,12 @@ impl ReplicaManager {
     pub fn set_isr_management(
         &self,
         alter_partition: Arc<dyn AlterPartitionManager>,
+        eligibility: Arc<dyn ReplicaEligibility>,
         replica_lag_time_max_ms: i64,
     ) {
         let mut context = lock(&self.partition_context);
         context.alter_partition = alter_partition;
+        context.eligibility = eligibility;
         context.replica_lag_time_max_ms = replica_lag_time_max_ms;
     }
 

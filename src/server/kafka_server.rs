@@ -63,7 +63,7 @@ use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
-use crate::replication::alter_partition::AlterPartitionManager;
+use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 
 /// A running broker.
 #[derive(Debug)]
@@ -172,6 +172,7 @@ impl KafkaServer {
         ));
         replica_manager.set_isr_management(
             Arc::clone(&alter_partition_manager) as Arc<dyn AlterPartitionManager>,
+            Arc::clone(&metadata_cache) as Arc<dyn ReplicaEligibility>,
             config.replica_lag_time_max_ms,
         );
         tasks.spawn(Arc::clone(&alter_partition_manager).run(background.clone()));

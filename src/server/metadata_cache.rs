@@ -124,6 +124,11 @@ impl MetadataCache {
         self.read().brokers.values().cloned().collect()
     }
 
+    /// Kafka's `hasAliveBroker`.
+    pub fn has_alive_broker(&self, id: BrokerId) -> bool {
+        self.read().brokers.contains_key(&id)
+    }
+
     pub fn alive_broker_ids(&self) -> Vec<BrokerId> {
         self.read().brokers.keys().copied().collect()
     }
@@ -263,6 +268,15 @@ impl MetadataCache {
         let removed = s.topics.remove(name)?;
         s.topic_names.remove(&removed.topic_id);
         Some(removed)
+    }
+}
+
+/// ZooKeeper mode's ISR eligibility (Kafka's `ZkMetadataCache.hasAliveBroker`): a follower may
+/// join an ISR, or hold a high watermark while about to, only while the controller lists its
+/// broker as live.
+impl crate::replication::alter_partition::ReplicaEligibility for MetadataCache {
+    fn is_replica_isr_eligible(&self, broker_id: BrokerId) -> bool {
+        self.has_alive_broker(broker_id)
     }
 }
 

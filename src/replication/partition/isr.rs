@@ -3,7 +3,7 @@
 //! `submitAlterPartition`, `handleAlterPartitionUpdate` and `maybeIncrementLeaderHW`).
 //!
 //! - A follower that fetches from at least the high watermark and the current leader epoch's
-//!   start offset joins the ISR (expand). One that has not been caught up for
+//!   start offset joins the ISR (expand), if it is ISR-eligible (an alive broker). One that has not been caught up for
 //!   `replica.lag.time.max.ms` leaves it (shrink, checked on the replica manager's schedule).
 //! - Either change is only proposed: an AlterPartition goes to the controller, and the
 //!   committed ISR changes when it answers. One proposal is in flight at a time; meanwhile the
@@ -11,7 +11,7 @@
 //!   shrunk, while one is being removed) is what the high watermark and acks=-1 count, so
 //!   nothing is acknowledged on the strength of a change ZooKeeper may refuse.
 //! - The high watermark is the smallest log end among the leader, the maximal ISR and the
-//!   followers that are caught up and about to join it (Kafka's
+//!   followers that are caught up, alive and about to join it (Kafka's
 //!   `shouldWaitForReplicaToJoinIsr`), and it does not move while the committed ISR is smaller
 //!   than the effective min ISR (Kafka 3.7+, KIP-966).
 
@@ -130,6 +130,10 @@ impl Partition {
         if leadership.leader != self.local_broker_id
             || state.pending_isr.is_some()
             || leadership.isr.contains(&follower_id)
+            || !self
+                .partition_context
+                .eligibility
+                .is_replica_isr_eligible(follower_id)
         {
             return None;
         }
@@ -352,7 +356,11 @@ impl Partition {
         let mut new_hw = leo;
         for replica in state.followers.values() {
             let counted = maximal_isr.contains(&replica.broker_id)
-                || replica.is_caught_up(leo, now_ms, max_lag);
+                || (replica.is_caught_up(leo, now_ms, max_lag)
+                    && self
+                        .partition_context
+                        .eligibility
+                        .is_replica_isr_eligible(replica.broker_id));
             if counted && replica.log_end_offset < new_hw {
                 new_hw = replica.log_end_offset;
             }

@@ -15,7 +15,7 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{
-    AlterPartitionCallback, AlterPartitionItem, AlterPartitionManager,
+    AlterPartitionCallback, AlterPartitionItem, AlterPartitionManager, ReplicaEligibility,
 };
 use crate::replication::partition::Partition;
 use crate::replication::replica_manager::{AppendEntry, ProduceResult, ReplicaManager};
@@ -59,11 +59,22 @@ impl FakeManager {
     }
 }
 
+/// The brokers the test declares dead.
+#[derive(Debug, Default)]
+struct Dead(Mutex<Vec<i32>>);
+
+impl ReplicaEligibility for Dead {
+    fn is_replica_isr_eligible(&self, broker_id: i32) -> bool {
+        !lock(&self.0).contains(&broker_id)
+    }
+}
+
 struct Fixture {
     _dir: tempfile::TempDir,
     rm: Arc<ReplicaManager>,
     time: Arc<MockTime>,
     manager: Arc<FakeManager>,
+    dead: Arc<Dead>,
 }
 
 fn fixture() -> Fixture {
@@ -78,8 +89,10 @@ fn fixture() -> Fixture {
     let time = Arc::new(MockTime::new(1_700_000_000_000));
     let rm = Arc::new(ReplicaManager::with_time(0, log_manager, time.clone()));
     let manager = Arc::new(FakeManager::default());
+    let dead = Arc::new(Dead::default());
     rm.set_isr_management(
         Arc::clone(&manager) as Arc<dyn AlterPartitionManager>,
+        Arc::clone(&dead) as Arc<dyn ReplicaEligibility>,
         LAG_MS,
     );
     Fixture {
@@ -87,6 +100,7 @@ fn fixture() -> Fixture {
         rm,
         time,
         manager,
+        dead,
     }
 }
 
@@ -266,4 +280,34 @@ fn the_high_watermark_stays_while_the_isr_is_under_the_min_isr() {
         ..item.leader_and_isr
     }));
     assert_eq!(p.offsets().high_watermark, 3);
+}
+
+#[test]
+fn a_dead_follower_neither_joins_the_isr_nor_holds_the_high_watermark_outside_it() {
+    let f = fixture();
+    let p = host(&f, leadership(1, vec![0, 1], 0), 1);
+    produce(&f, 3);
+    p.update_follower_fetch_state(1, 3, 3).unwrap();
+    // Follower 2, outside the ISR, caught up a moment ago at offset 2 (it asked for the
+    // leader's end as of its previous fetch), then its broker died.
+    p.update_follower_fetch_state(2, 0, 2).unwrap();
+    p.update_follower_fetch_state(2, 2, 3).unwrap();
+    assert_eq!(f.manager.count(), 0, "2 is below the high watermark");
+    produce(&f, 1);
+    p.update_follower_fetch_state(1, 4, 4).unwrap();
+    assert_eq!(
+        p.offsets().high_watermark,
+        3,
+        "alive and caught up within the lag at 2: the high watermark waits for it below 4"
+    );
+    lock(&f.dead.0).push(2);
+    p.update_follower_fetch_state(1, 4, 4).unwrap();
+    assert_eq!(
+        p.offsets().high_watermark,
+        4,
+        "a dead broker holds nothing back"
+    );
+    // Nor is it proposed into the ISR when a last fetch of it lands at the high watermark.
+    p.update_follower_fetch_state(2, 4, 4).unwrap();
+    assert_eq!(f.manager.count(), 0);
 }
