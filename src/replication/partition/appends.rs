@@ -81,7 +81,7 @@ impl Partition {
         if log.high_watermark() < append.required_offset {
             return ReplicationCheck::Pending;
         }
-        if state.maximal_isr().len() < self.effective_min_isr(&log, &state) {
+        if state.maximal_isr_len() < self.effective_min_isr(&log, &state) {
             return ReplicationCheck::Failed(ErrorCode::NotEnoughReplicasAfterAppend);
         }
         ReplicationCheck::Done

@@ -51,15 +51,33 @@ impl PendingIsrChange {
 }
 
 impl PartitionState {
+    /// The replica being added by an expansion in flight.
+    fn joining(&self) -> Option<BrokerId> {
+        match &self.pending_isr {
+            Some(PendingIsrChange::Expand { new_replica, .. })
+                if !self.leader_and_isr.isr.contains(new_replica) =>
+            {
+                Some(*new_replica)
+            }
+            _ => None,
+        }
+    }
+
     /// Kafka's `maximalIsr`: the ISR counted while a change is in flight.
     pub(super) fn maximal_isr(&self) -> Vec<BrokerId> {
         let mut isr = self.leader_and_isr.isr.clone();
-        if let Some(PendingIsrChange::Expand { new_replica, .. }) = &self.pending_isr
-            && !isr.contains(new_replica)
-        {
-            isr.push(*new_replica);
-        }
+        isr.extend(self.joining());
         isr
+    }
+
+    /// Whether `id` is in the maximal ISR, without building it (the high watermark's hot path).
+    pub(super) fn in_maximal_isr(&self, id: BrokerId) -> bool {
+        self.leader_and_isr.isr.contains(&id) || self.joining() == Some(id)
+    }
+
+    /// The size of the maximal ISR.
+    pub(super) fn maximal_isr_len(&self) -> usize {
+        self.leader_and_isr.isr.len() + usize::from(self.joining().is_some())
     }
 }
 
@@ -285,12 +303,12 @@ impl Partition {
                         ..committed
                     };
                     state.pending_isr = None;
-                    drop(state);
+                    // The ISR may have lost its slowest member: the high watermark may move.
                     let moved = {
-                        let state = lock(&self.state);
                         let mut log = lock(&self.log);
                         self.maybe_increment_leader_hw_locked(&mut log, &state, now_ms)
                     };
+                    drop(state);
                     if moved {
                         self.wake_waiters();
                     }
@@ -351,11 +369,10 @@ impl Partition {
             return false;
         }
         let leo = log.log_end_offset();
-        let maximal_isr = state.maximal_isr();
         let max_lag = self.partition_context.replica_lag_time_max_ms;
         let mut new_hw = leo;
         for replica in state.followers.values() {
-            let counted = maximal_isr.contains(&replica.broker_id)
+            let counted = state.in_maximal_isr(replica.broker_id)
                 || (replica.is_caught_up(leo, now_ms, max_lag)
                     && self
                         .partition_context
