@@ -406,3 +406,31 @@ impl ReplicaManager {
 
 #[cfg(test)]
 mod tests;
+
+/// A replica manager over a temp log dir for unit tests: kept with the dir it lives in and the
+/// clock it runs on.
+#[cfg(test)]
+pub(crate) struct TempReplicaManager {
+    pub dir: tempfile::TempDir,
+    pub rm: Arc<ReplicaManager>,
+    pub time: Arc<crate::cluster::time::MockTime>,
+}
+
+#[cfg(test)]
+impl TempReplicaManager {
+    /// Broker `id`'s replica manager, its clock at `now_ms`.
+    pub(crate) fn new(id: BrokerId, now_ms: i64) -> Self {
+        use crate::storage::log_manager::LogManagerConfig;
+        let dir = tempfile::tempdir().unwrap();
+        let log_manager = Arc::new(
+            LogManager::startup(
+                LogManagerConfig::new(vec![dir.path().join("data")], id, "cluster"),
+                1_000,
+            )
+            .unwrap(),
+        );
+        let time = Arc::new(crate::cluster::time::MockTime::new(now_ms));
+        let rm = Arc::new(ReplicaManager::with_time(id, log_manager, time.clone()));
+        TempReplicaManager { dir, rm, time }
+    }
+}

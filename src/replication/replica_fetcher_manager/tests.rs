@@ -16,13 +16,12 @@ use bytes::Bytes;
 use tokio::time::Instant;
 
 use crate::cluster::sync::lock;
-use crate::cluster::time::MockTime;
 use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
+use crate::replication::replica_manager::TempReplicaManager;
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, LogManagerConfig};
 use crate::storage::log_reads::{EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP};
 
 use super::super::leader_end_point::{
@@ -45,16 +44,7 @@ struct Broker {
 }
 
 fn broker(id: BrokerId) -> Broker {
-    let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], id, "cluster"),
-            1_000,
-        )
-        .unwrap(),
-    );
-    let time = Arc::new(MockTime::new(1_700_000_000_000));
-    let rm = Arc::new(ReplicaManager::with_time(id, log_manager, time));
+    let TempReplicaManager { dir, rm, .. } = TempReplicaManager::new(id, 1_700_000_000_000);
     Broker { _dir: dir, rm }
 }
 

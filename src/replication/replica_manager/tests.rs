@@ -14,7 +14,6 @@ use crate::protocol::record::batch::TimestampType;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, LogManagerConfig};
 
 use super::*;
 
@@ -27,16 +26,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
-            1_000,
-        )
-        .unwrap(),
-    );
-    let time = Arc::new(MockTime::new(1_700_000_000_000));
-    let rm = Arc::new(ReplicaManager::with_time(0, log_manager, time.clone()));
+    let TempReplicaManager { dir, rm, time } = TempReplicaManager::new(0, 1_700_000_000_000);
     Fixture {
         _dir: dir,
         rm,

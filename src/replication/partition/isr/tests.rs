@@ -18,9 +18,10 @@ use crate::replication::alter_partition::{
     AlterPartitionCallback, AlterPartitionItem, AlterPartitionManager, ReplicaEligibility,
 };
 use crate::replication::partition::Partition;
-use crate::replication::replica_manager::{AppendEntry, ProduceResult, ReplicaManager};
+use crate::replication::replica_manager::{
+    AppendEntry, ProduceResult, ReplicaManager, TempReplicaManager,
+};
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, LogManagerConfig};
 
 const LAG_MS: i64 = 10_000;
 
@@ -78,16 +79,7 @@ struct Fixture {
 }
 
 fn fixture() -> Fixture {
-    let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
-            1_000,
-        )
-        .unwrap(),
-    );
-    let time = Arc::new(MockTime::new(1_700_000_000_000));
-    let rm = Arc::new(ReplicaManager::with_time(0, log_manager, time.clone()));
+    let TempReplicaManager { dir, rm, time } = TempReplicaManager::new(0, 1_700_000_000_000);
     let manager = Arc::new(FakeManager::default());
     let dead = Arc::new(Dead::default());
     rm.set_isr_management(

@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use crate::cluster::time::MockTime;
 use crate::cluster::{LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
@@ -14,14 +13,14 @@ use crate::protocol::record::compression::CompressionType;
 use crate::replication::partition::{EpochEndOffset, Partition};
 use crate::replication::replica_manager::{
     AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
+    TempReplicaManager,
 };
 use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, LogManagerConfig};
 use crate::storage::log_reads::FetchIsolation;
 
 struct Leader {
     _dir: tempfile::TempDir,
-    rm: ReplicaManager,
+    rm: Arc<ReplicaManager>,
     partition: Arc<Partition>,
 }
 
@@ -32,16 +31,7 @@ fn tp() -> TopicPartition {
 /// Leads `t-0` (replicas 0 and 1, ISR only 0 so the high watermark follows the log end) with
 /// epochs 1 (offsets 0..4) and 3 (4..7), one record a batch.
 fn leader() -> Leader {
-    let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
-            1_000,
-        )
-        .unwrap(),
-    );
-    let time = Arc::new(MockTime::new(1_700_000_000_000));
-    let rm = ReplicaManager::with_time(0, log_manager, time);
+    let TempReplicaManager { dir, rm, .. } = TempReplicaManager::new(0, 1_700_000_000_000);
     let lead = |epoch: i32| {
         let state = LeaderAndIsr {
             leader_epoch: epoch,
@@ -252,15 +242,7 @@ fn a_consumer_may_send_its_last_fetched_epoch_too() {
 
 #[test]
 fn offset_for_leader_epoch_answers_a_follower_to_the_log_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
-            1_000,
-        )
-        .unwrap(),
-    );
-    let rm = ReplicaManager::with_time(0, log_manager, Arc::new(MockTime::new(1)));
+    let TempReplicaManager { dir: _dir, rm, .. } = TempReplicaManager::new(0, 1);
     let lead = |epoch: i32| {
         let state = LeaderAndIsr {
             leader_epoch: epoch,
