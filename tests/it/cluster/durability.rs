@@ -187,17 +187,7 @@ fn acknowledged_records_survive_alternating_kills_of_leaders_and_the_controller(
         };
         victims.push(victim);
         cluster.broker(victim).kill9();
-        wait_until(
-            "the victim's registration gone",
-            SESSION_TIMEOUT + Duration::from_secs(10),
-            || {
-                cluster
-                    .get(&format!("/brokers/ids/{victim}"))
-                    .is_none()
-                    .then_some(())
-            },
-        );
-        cluster.broker(victim).restart();
+        cluster.restart_once_deregistered(victim, SESSION_TIMEOUT + Duration::from_secs(10));
         wait_until(
             "the victim back in every ISR",
             Duration::from_secs(60),

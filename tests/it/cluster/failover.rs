@@ -92,13 +92,7 @@ fn kill_9_of_the_controller_elects_another_restart_rejoins_and_all_down_is_offli
 
     // Restarted once its registration is gone, the old controller registers again (a new
     // czxid, so a new broker epoch) and every broker lists it.
-    wait_until("the old registration gone", failover_limit(), || {
-        cluster
-            .get(&format!("/brokers/ids/{old}"))
-            .is_none()
-            .then_some(())
-    });
-    cluster.broker(old).restart();
+    cluster.restart_once_deregistered(old, failover_limit());
     let (_, registration) = wait_until("registered again", failover_limit(), || {
         cluster.get(&format!("/brokers/ids/{old}"))
     });

@@ -12,13 +12,11 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Message, Offset, TopicPartitionList};
 
 use kcli::zk::{ZkClient, ZkError};
 
-use super::create_topic;
+use super::{consume_keys, create_topic};
 use crate::kafka_tools::support::java;
 use crate::serve_support::run_within;
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until, with_zk};
@@ -49,38 +47,6 @@ fn state_path(topic: &str, partition: i32) -> String {
 fn state(cluster: &TestCluster, topic: &str, partition: i32) -> (i32, Vec<i32>) {
     let (data, _) = cluster.get(&state_path(topic, partition)).unwrap();
     leader_and_isr(data.as_bytes())
-}
-
-/// Reads `partitions` of `topic` from the start until every key of `want` was seen (or 60 s).
-fn consume_keys(
-    bootstrap: &str,
-    topic: &str,
-    partitions: i32,
-    want: &BTreeSet<String>,
-) -> BTreeSet<String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "kcli-leadership-test-unused")
-        .set("enable.auto.commit", "false")
-        .set("fetch.wait.max.ms", "100")
-        .create()
-        .unwrap();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..partitions {
-        tpl.add_partition_offset(topic, p, Offset::Beginning)
-            .unwrap();
-    }
-    consumer.assign(&tpl).unwrap();
-    let mut seen = BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !want.is_subset(&seen) && Instant::now() < deadline {
-        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200))
-            && let Some(key) = m.key()
-        {
-            seen.insert(String::from_utf8_lossy(key).into_owned());
-        }
-    }
-    seen
 }
 
 /// What the producer thread saw: acknowledged keys and failed deliveries (with their errors).

@@ -17,11 +17,15 @@ mod membership;
 mod replication;
 mod truncation;
 
-use std::time::Duration;
+use std::collections::BTreeSet;
+use std::time::{Duration, Instant};
 
 use kcli::protocol::codec::StrBytes;
 use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
 use kcli::protocol::messages::{RequestKind, ResponseKind};
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{Message, Offset, TopicPartitionList};
 
 use crate::serve_support::KafkaConn;
 use crate::support::cluster::{TestCluster, metadata, wait_until};
@@ -65,6 +69,38 @@ pub fn create_topic(cluster: &TestCluster, topic: &str, partitions: i32, rf: i32
             },
         );
     }
+}
+
+/// Reads `partitions` of `topic` from the start until every key of `want` was seen (or 60 s).
+pub fn consume_keys(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    want: &BTreeSet<String>,
+) -> BTreeSet<String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kcli-cluster-test-unused")
+        .set("enable.auto.commit", "false")
+        .set("fetch.wait.max.ms", "100")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..partitions {
+        tpl.add_partition_offset(topic, p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let mut seen = BTreeSet::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !want.is_subset(&seen) && Instant::now() < deadline {
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200))
+            && let Some(key) = m.key()
+        {
+            seen.insert(String::from_utf8_lossy(key).into_owned());
+        }
+    }
+    seen
 }
 
 /// A raw CreateTopics v7 to the broker on `port`; the topic's error code.

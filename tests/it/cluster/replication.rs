@@ -4,45 +4,16 @@
 //! killed broker, restarted, catches up.
 
 use std::collections::BTreeSet;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Message, Offset, TopicPartitionList};
 
-use super::create_topic;
+use super::{consume_keys, create_topic};
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
 
 const TOPIC: &str = "replicated";
 const PARTITIONS: i32 = 3;
-
-/// Reads every partition of `TOPIC` from the start until `want` distinct keys were seen.
-fn consume_keys(bootstrap: &str, want: &BTreeSet<String>) -> BTreeSet<String> {
-    let consumer: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", "kcli-cluster-test-unused")
-        .set("enable.auto.commit", "false")
-        .set("fetch.wait.max.ms", "100")
-        .create()
-        .unwrap();
-    let mut tpl = TopicPartitionList::new();
-    for p in 0..PARTITIONS {
-        tpl.add_partition_offset(TOPIC, p, Offset::Beginning)
-            .unwrap();
-    }
-    consumer.assign(&tpl).unwrap();
-    let mut seen = BTreeSet::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while !want.is_subset(&seen) && Instant::now() < deadline {
-        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200))
-            && let Some(key) = m.key()
-        {
-            seen.insert(String::from_utf8_lossy(key).into_owned());
-        }
-    }
-    seen
-}
 
 /// The size of each replica's first segment of `partition`, by broker.
 fn segment_bytes(cluster: &TestCluster, partition: i32) -> Vec<Vec<u8>> {
@@ -139,7 +110,7 @@ fn acks_all_survives_a_leader_kill_9_and_the_restarted_broker_catches_up() {
         .iter()
         .map(|id| format!("127.0.0.1:{}", cluster.port(*id)))
         .collect();
-    let seen = consume_keys(&bootstrap.join(","), &acked);
+    let seen = consume_keys(&bootstrap.join(","), TOPIC, PARTITIONS, &acked);
     let lost: Vec<&String> = acked.difference(&seen).collect();
     assert!(
         lost.is_empty(),
@@ -149,17 +120,7 @@ fn acks_all_survives_a_leader_kill_9_and_the_restarted_broker_catches_up() {
 
     // Restarted once its registration is gone, the killed broker catches up: every replica's
     // log holds the same bytes.
-    wait_until(
-        "the killed broker's registration gone",
-        SESSION_TIMEOUT + Duration::from_secs(10),
-        || {
-            cluster
-                .get(&format!("/brokers/ids/{victim}"))
-                .is_none()
-                .then_some(())
-        },
-    );
-    cluster.broker(victim).restart();
+    cluster.restart_once_deregistered(victim, SESSION_TIMEOUT + Duration::from_secs(10));
     for p in 0..PARTITIONS {
         wait_until(
             "every replica's segment identical",

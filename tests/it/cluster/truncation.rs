@@ -126,13 +126,7 @@ fn a_restarted_leader_truncates_what_it_alone_had_and_matches_the_new_leader() {
     assert_eq!(high_watermark, diverged_at + 4);
 
     // The old leader comes back as a follower of the new one.
-    wait_until("the old leader's registration gone", FAILOVER, || {
-        cluster
-            .get(&format!("/brokers/ids/{old}"))
-            .is_none()
-            .then_some(())
-    });
-    cluster.broker(old).restart();
+    cluster.restart_once_deregistered(old, FAILOVER);
     let expected = wait_until(
         "the old leader's log ends at the new leader's high watermark, batch for batch",
         Duration::from_secs(60),

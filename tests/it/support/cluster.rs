@@ -295,6 +295,17 @@ impl TestCluster {
         })
     }
 
+    /// Restarts broker `id` (killed or stopped) once its registration has left ZooKeeper, so
+    /// the new process registers anew rather than racing its old session; waits `limit`.
+    pub fn restart_once_deregistered(&mut self, id: i32, limit: Duration) {
+        wait_until("the old registration gone", limit, || {
+            self.get(&format!("/brokers/ids/{id}"))
+                .is_none()
+                .then_some(())
+        });
+        self.broker(id).restart();
+    }
+
     /// The ISR of a partition as its state znode holds it; `None` before it is written.
     pub fn isr(&self, topic: &str, partition: i32) -> Option<Vec<i32>> {
         let (data, _) = self.get(&format!(
