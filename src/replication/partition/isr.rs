@@ -35,17 +35,14 @@ pub enum PendingIsrChange {
         new_replica: BrokerId,
         sent: LeaderAndIsr,
     },
-    /// Removing `out_of_sync`; `sent` is the proposal.
-    Shrink {
-        out_of_sync: Vec<BrokerId>,
-        sent: LeaderAndIsr,
-    },
+    /// Removing the committed ISR's members missing from `sent`, the proposal.
+    Shrink { sent: LeaderAndIsr },
 }
 
 impl PendingIsrChange {
     fn sent(&self) -> &LeaderAndIsr {
         match self {
-            PendingIsrChange::Expand { sent, .. } | PendingIsrChange::Shrink { sent, .. } => sent,
+            PendingIsrChange::Expand { sent, .. } | PendingIsrChange::Shrink { sent } => sent,
         }
     }
 }
@@ -229,10 +226,7 @@ impl Partition {
             tracing::info!(topic_partition = %self.topic_partition, from = ?leadership.isr,
                 to = ?sent.isr, high_watermark = log.high_watermark(), leader_end,
                 out_of_sync = ?lags, "shrinking the ISR (replica, log end, ms since caught up)");
-            state.pending_isr = Some(PendingIsrChange::Shrink {
-                out_of_sync,
-                sent: sent.clone(),
-            });
+            state.pending_isr = Some(PendingIsrChange::Shrink { sent: sent.clone() });
             self.item(sent)
         };
         self.submit_alter_partition(item);
