@@ -481,6 +481,79 @@ impl KafkaZkClient {
         }
     }
 
+    /// The partitions and target replicas `/admin/reassign_partitions` names, `None` when it
+    /// does not exist; with `watch`, watched either way (data or existence), so the controller
+    /// sees the next one (`registerZNodeChangeHandlerAndCheckExistence`).
+    pub async fn get_partition_reassignment(
+        &self,
+        watch: bool,
+    ) -> Result<Option<Vec<(TopicPartition, Vec<BrokerId>)>>, KafkaZkError> {
+        let path = zk_data::REASSIGN_PARTITIONS_PATH;
+        match self.get_opt(path, watch).await? {
+            Some((data, _)) => Ok(Some(
+                zk_data::decode_partition_reassignment(&data).map_err(malformed(path))?,
+            )),
+            None => Ok(None),
+        }
+    }
+
+    /// Starts a reassignment the legacy way, as an admin tool does: creates
+    /// `/admin/reassign_partitions` (and `/admin` if missing). `NodeExists` when one is in
+    /// progress: the controller removes the znode once every partition in it completed.
+    pub async fn create_partition_reassignment(
+        &self,
+        partitions: &[(TopicPartition, Vec<BrokerId>)],
+    ) -> Result<(), KafkaZkError> {
+        let data = zk_data::encode_partition_reassignment(partitions);
+        recipes::create_recursive(self.zk.as_ref(), zk_data::REASSIGN_PARTITIONS_PATH, &data)
+            .await?;
+        Ok(())
+    }
+
+    /// Rewrites `/admin/reassign_partitions` with the partitions still to do, fenced
+    /// (`setOrCreatePartitionReassignment`).
+    pub async fn set_or_create_partition_reassignment(
+        &self,
+        epoch: ControllerEpoch,
+        partitions: &[(TopicPartition, Vec<BrokerId>)],
+    ) -> Result<(), KafkaZkError> {
+        let path = zk_data::REASSIGN_PARTITIONS_PATH.to_string();
+        let data = zk_data::encode_partition_reassignment(partitions);
+        let set = Op::SetData {
+            path: path.clone(),
+            data: data.clone(),
+            version: -1,
+        };
+        match self.fenced(epoch, set).await {
+            Ok(_) => Ok(()),
+            Err(KafkaZkError::Zk(ZkError::NoNode(_))) => {
+                let create = Op::Create {
+                    path,
+                    data,
+                    mode: CreateMode::Persistent,
+                };
+                self.fenced(epoch, create).await.map(|_| ())
+            }
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Removes `/admin/reassign_partitions` once nothing in it is left to do, fenced; already
+    /// gone is fine.
+    pub async fn delete_partition_reassignment(
+        &self,
+        epoch: ControllerEpoch,
+    ) -> Result<(), KafkaZkError> {
+        let op = Op::Delete {
+            path: zk_data::REASSIGN_PARTITIONS_PATH.to_string(),
+            version: -1,
+        };
+        match self.fenced(epoch, op).await {
+            Ok(_) | Err(KafkaZkError::Zk(ZkError::NoNode(_))) => Ok(()),
+            Err(e) => Err(e),
+        }
+    }
+
     /// Adds a topic id to a topic written without one (IBP ≥ 2.8 controllers do), fenced.
     pub async fn add_topic_id(
         &self,

@@ -603,6 +603,51 @@ pub fn decode_preferred_replica_election(bytes: &[u8]) -> Result<Vec<TopicPartit
     decode_isr_change(bytes)
 }
 
+/// `/admin/reassign_partitions` (Kafka's `ReassignPartitionsZNode`, the legacy way to start a
+/// reassignment, written by tools that talk to ZooKeeper): each partition with its target
+/// replicas, `{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,2,3]}]}`, in
+/// the given order. A partition named twice keeps its last entry when decoded, as Kafka's
+/// `toMap` does.
+pub fn encode_partition_reassignment(partitions: &[(TopicPartition, Vec<BrokerId>)]) -> Vec<u8> {
+    let items: Vec<String> = partitions
+        .iter()
+        .map(|(tp, replicas)| {
+            js_obj_in_order(&[
+                ("topic", js_str(&tp.topic)),
+                ("partition", tp.partition.to_string()),
+                ("replicas", js_ints(replicas)),
+            ])
+        })
+        .collect();
+    js_obj_in_order(&[
+        ("version", "1".to_string()),
+        ("partitions", format!("[{}]", items.join(","))),
+    ])
+    .into_bytes()
+}
+
+pub fn decode_partition_reassignment(
+    bytes: &[u8],
+) -> Result<Vec<(TopicPartition, Vec<BrokerId>)>, ZkDataError> {
+    let m = parse(bytes)?;
+    let list = m
+        .get("partitions")
+        .and_then(Value::as_array)
+        .ok_or(ZkDataError::Field("partitions"))?;
+    let mut out: Vec<(TopicPartition, Vec<BrokerId>)> = Vec::with_capacity(list.len());
+    for v in list {
+        let o = v.as_object().ok_or(ZkDataError::Field("partitions"))?;
+        let tp = TopicPartition::new(get_str(o, "topic")?, get_i32(o, "partition")?);
+        let replicas = ints(
+            o.get("replicas").ok_or(ZkDataError::Field("replicas"))?,
+            "replicas",
+        )?;
+        out.retain(|(t, _)| *t != tp);
+        out.push((tp, replicas));
+    }
+    Ok(out)
+}
+
 /// `/log_dir_event_notification/log_dir_event_N`: `{"version":1,"broker":b,"event":1}`.
 pub fn encode_log_dir_event(broker: BrokerId) -> Vec<u8> {
     js_obj_in_order(&[

@@ -469,3 +469,34 @@ fn partition_state_with_leader_recovery_state() {
     assert!(ControllerRegistration::decode(br#"{"version":1}"#).is_err());
     assert!(decode_cluster_id(br#"{"version":"1"}"#).is_err());
 }
+
+#[test]
+fn partition_reassignment_is_kafkas_legacy_znode() {
+    let tp = |t: &str, p| TopicPartition::new(t, p);
+    let bytes =
+        encode_partition_reassignment(&[(tp("foo", 0), vec![1, 2, 3]), (tp("bar", 2), vec![4])]);
+    assert_eq!(
+        std::str::from_utf8(&bytes).unwrap(),
+        r#"{"version":1,"partitions":[{"topic":"foo","partition":0,"replicas":[1,2,3]},{"topic":"bar","partition":2,"replicas":[4]}]}"#
+    );
+    assert_eq!(
+        decode_partition_reassignment(&bytes).unwrap(),
+        vec![(tp("foo", 0), vec![1, 2, 3]), (tp("bar", 2), vec![4])]
+    );
+    // A partition named twice keeps its last target, as Kafka's `toMap` does; the key order of
+    // a hand-written file does not matter.
+    assert_eq!(
+        decode_partition_reassignment(
+            br#"{"partitions":[{"replicas":[1],"partition":0,"topic":"t"},{"topic":"t","partition":0,"replicas":[2]}],"version":1}"#
+        )
+        .unwrap(),
+        vec![(tp("t", 0), vec![2])]
+    );
+    assert!(decode_partition_reassignment(br#"{"version":1}"#).is_err());
+    assert!(
+        decode_partition_reassignment(
+            br#"{"version":1,"partitions":[{"topic":"t","partition":0}]}"#
+        )
+        .is_err()
+    );
+}
