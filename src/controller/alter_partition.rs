@@ -50,7 +50,11 @@ impl KafkaController {
         &mut self,
         request: AlterPartitionRequest,
         version: i16,
-    ) -> (AlterPartitionResponse, Result<(), ControllerError>) {
+    ) -> (
+        AlterPartitionResponse,
+        Vec<TopicPartition>,
+        Result<(), ControllerError>,
+    ) {
         let top_level = |code: ErrorCode| AlterPartitionResponse {
             error_code: code.code(),
             ..AlterPartitionResponse::default()
@@ -60,7 +64,7 @@ impl KafkaController {
             known => {
                 tracing::info!(broker = request.broker_id, request_epoch = request.broker_epoch,
                     known_epoch = ?known, "ignoring AlterPartition: stale broker epoch");
-                return (top_level(ErrorCode::StaleBrokerEpoch), Ok(()));
+                return (top_level(ErrorCode::StaleBrokerEpoch), Vec::new(), Ok(()));
             }
         }
         let mut outcomes: Vec<(Uuid, TopicPartition, Outcome)> = Vec::new();
@@ -128,7 +132,14 @@ impl KafkaController {
                 .add_update_metadata_request_for_brokers(&brokers, &updated);
             self.send_batch();
         }
-        (response(outcomes, version), fenced)
+        // Kafka looks for completed reassignments among every partition answered with a state,
+        // those already in the proposed one included.
+        let succeeded: Vec<TopicPartition> = outcomes
+            .iter()
+            .filter(|(_, _, o)| o.is_ok())
+            .map(|(_, tp, _)| tp.clone())
+            .collect();
+        (response(outcomes, version), succeeded, fenced)
     }
 
     fn topic_name_of(&self, topic_id: Uuid) -> Option<String> {

@@ -70,7 +70,7 @@ fn proposal(
 
 /// The one partition's error code, or the top-level one.
 async fn answer(c: &mut KafkaController, request: AlterPartitionRequest, version: i16) -> i16 {
-    let (response, result) = c.process_alter_partition(request, version).await;
+    let (response, _, result) = c.process_alter_partition(request, version).await;
     result.unwrap();
     if response.error_code != 0 {
         return response.error_code;
@@ -136,7 +136,7 @@ async fn an_accepted_isr_is_written_at_the_next_partition_epoch_and_told_to_ever
     let mut c = active(&h, &[("t", &[&[1, 2, 3]])]).await;
     let (before, epoch_before) = h.state(&tp()).await;
     let request = proposal(&c, &[1, 3], 0, 0, 3);
-    let (response, result) = c.process_alter_partition(request, 3).await;
+    let (response, _, result) = c.process_alter_partition(request, 3).await;
     result.unwrap();
     let p = &response.topics[0].partitions[0];
     assert_eq!(p.error_code, 0);

@@ -46,6 +46,44 @@ impl ReplicaAssignment {
             ..ReplicaAssignment::default()
         }
     }
+
+    /// ORS: the replicas before the reassignment (`replicas` without `adding`).
+    pub fn origin_replicas(&self) -> Vec<BrokerId> {
+        without(&self.replicas, &self.adding)
+    }
+
+    /// TRS: the replicas after it (`replicas` without `removing`), in the target's order.
+    pub fn target_replicas(&self) -> Vec<BrokerId> {
+        without(&self.replicas, &self.removing)
+    }
+
+    pub fn is_being_reassigned(&self) -> bool {
+        !self.adding.is_empty() || !self.removing.is_empty()
+    }
+
+    /// Kafka's `reassignTo`: the full set is the target followed by the origin replicas not in
+    /// it, so the target's order (its first replica the preferred leader) survives, and the
+    /// origin stays recoverable from ZooKeeper until the reassignment completes. A target equal
+    /// to the origin is no reassignment at all (it cancels one in progress).
+    pub fn reassign_to(&self, target: &[BrokerId]) -> ReplicaAssignment {
+        let origin = self.origin_replicas();
+        let mut replicas: Vec<BrokerId> = Vec::with_capacity(target.len() + origin.len());
+        for id in target.iter().chain(&origin) {
+            if !replicas.contains(id) {
+                replicas.push(*id);
+            }
+        }
+        ReplicaAssignment {
+            adding: without(&replicas, &origin),
+            removing: without(&replicas, target),
+            replicas,
+        }
+    }
+}
+
+/// `a` without the members of `b`, in `a`'s order (Scala's `diff` on lists of distinct ids).
+fn without(a: &[BrokerId], b: &[BrokerId]) -> Vec<BrokerId> {
+    a.iter().copied().filter(|id| !b.contains(id)).collect()
 }
 
 /// The state znode of a partition (`LeaderIsrAndControllerEpoch`) and its zkVersion, which is the
@@ -72,8 +110,12 @@ pub struct ControllerContext {
     pub replica_states: BTreeMap<(TopicPartition, BrokerId), ReplicaState>,
     /// Topics marked in `/admin/delete_topics` whose deletion has not completed.
     pub topics_to_be_deleted: BTreeSet<String>,
-    /// Of those, the ones with a replica on a dead broker: they wait until it returns.
+    /// Of those, the ones with a replica on a dead broker or a reassignment in progress: they
+    /// wait until it returns or completes.
     pub topics_ineligible_for_deletion: BTreeSet<String>,
+    /// The partitions with a reassignment in progress (`partitionsBeingReassigned`): those whose
+    /// assignment has `adding` or `removing` replicas.
+    pub partitions_being_reassigned: BTreeSet<TopicPartition>,
 }
 
 impl ControllerContext {
@@ -211,6 +253,20 @@ impl ControllerContext {
         self.replica_states.retain(|(tp, _), _| tp.topic != topic);
         self.topics_to_be_deleted.remove(topic);
         self.topics_ineligible_for_deletion.remove(topic);
+        self.partitions_being_reassigned
+            .retain(|tp| tp.topic != topic);
+    }
+
+    /// Replaces one partition's assignment (`updatePartitionFullReplicaAssignment`).
+    pub fn update_partition_assignment(
+        &mut self,
+        tp: &TopicPartition,
+        assignment: ReplicaAssignment,
+    ) {
+        self.assignments
+            .entry(tp.topic.clone())
+            .or_default()
+            .insert(tp.partition, assignment);
     }
 
     /// The partitions with a leader that is not live (or none): what `onBrokerFailure` and
@@ -247,5 +303,39 @@ mod tests {
         assert_eq!(ctx.replicas_on_broker(2).len(), 1);
         ctx.remove_topic("t");
         assert!(!ctx.topic_exists("t"));
+    }
+
+    #[test]
+    fn reassign_to_is_kafkas() {
+        let a = ReplicaAssignment::new(vec![1, 2, 3]);
+        // The target's order first, the origin's leftovers after (KafkaController's example).
+        let r = a.reassign_to(&[3, 4, 2]);
+        assert_eq!(
+            (
+                r.replicas.as_slice(),
+                r.adding.as_slice(),
+                r.removing.as_slice()
+            ),
+            (&[3, 4, 2, 1][..], &[4][..], &[1][..])
+        );
+        assert_eq!(
+            (r.origin_replicas(), r.target_replicas()),
+            (vec![3, 2, 1], vec![3, 4, 2])
+        );
+        assert!(r.is_being_reassigned());
+        // A new target replaces the one in progress, measured from the same origin.
+        let r2 = r.reassign_to(&[4, 5, 6]);
+        assert_eq!(
+            (
+                r2.replicas.as_slice(),
+                r2.adding.as_slice(),
+                r2.removing.as_slice()
+            ),
+            (&[4, 5, 6, 3, 2, 1][..], &[4, 5, 6][..], &[3, 2, 1][..])
+        );
+        // Back to the origin: nothing left to reassign.
+        let back = r.reassign_to(&r.origin_replicas());
+        assert!(!back.is_being_reassigned());
+        assert_eq!(back.replicas, vec![3, 2, 1]);
     }
 }

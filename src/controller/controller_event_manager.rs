@@ -1,7 +1,8 @@
 //! The controller's queue as the rest of the broker sees it (Kafka's `ControllerEventManager`
 //! and its events): [`ControllerEvent`]s, the [`ControllerHandle`] that puts them, and the
 //! mapping of ZooKeeper watches to events. Requests that need the controller's answer (a
-//! broker's AlterPartition, ControlledShutdown, ElectLeaders) carry a oneshot sender the controller answers on; if the controller
+//! broker's AlterPartition, ControlledShutdown, ElectLeaders, AlterPartitionReassignments,
+//! ListPartitionReassignments) carry a oneshot sender the controller answers on; if the controller
 //! task has stopped, the sender is dropped and the caller answers NOT_CONTROLLER itself.
 
 use std::sync::Arc;
@@ -16,6 +17,7 @@ use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
 use crate::protocol::messages::alter_partition_response::AlterPartitionResponse;
 use crate::protocol::messages::controlled_shutdown_response::ControlledShutdownResponse;
 
+use super::reassignment::{OngoingReassignments, ReassignmentResults};
 use super::replica_leader_election::{ElectionResults, ElectionType};
 use crate::zk::zk_data;
 
@@ -67,6 +69,20 @@ pub enum ControllerEvent {
     AutoPreferredReplicaLeaderElection,
     /// A topic's `unclean.leader.election.enable` became true: elect its offline partitions.
     TopicUncleanLeaderElectionEnable { topic: String },
+    /// `/admin/reassign_partitions` was created, or should be looked at again
+    /// (Kafka's `ZkPartitionReassignment`).
+    ZkPartitionReassignment,
+    /// AlterPartitionReassignments (Kafka's `ApiPartitionReassignment`): per partition the
+    /// target replicas, `None` to cancel; answered on `reply`.
+    ApiPartitionReassignment {
+        reassignments: Vec<(TopicPartition, Option<Vec<BrokerId>>)>,
+        reply: oneshot::Sender<ReassignmentResults>,
+    },
+    /// ListPartitionReassignments (`None`: every partition being reassigned).
+    ListPartitionReassignments {
+        partitions: Option<Vec<TopicPartition>>,
+        reply: oneshot::Sender<OngoingReassignments>,
+    },
 }
 
 impl ControllerEvent {
@@ -93,6 +109,9 @@ impl ControllerEvent {
             ControllerEvent::TopicUncleanLeaderElectionEnable { .. } => {
                 "TopicUncleanLeaderElectionEnable"
             }
+            ControllerEvent::ZkPartitionReassignment => "ZkPartitionReassignment",
+            ControllerEvent::ApiPartitionReassignment { .. } => "ApiPartitionReassignment",
+            ControllerEvent::ListPartitionReassignments { .. } => "ListPartitionReassignments",
         }
     }
 }
@@ -198,6 +217,41 @@ impl ControllerHandle {
         answer.await.map_err(|_| ErrorCode::NotController)
     }
 
+    /// Hands AlterPartitionReassignments to the controller and waits for the per-partition
+    /// answers; NOT_CONTROLLER when this broker is not the active controller.
+    pub async fn alter_partition_reassignments(
+        &self,
+        reassignments: Vec<(TopicPartition, Option<Vec<BrokerId>>)>,
+    ) -> Result<ReassignmentResults, ErrorCode> {
+        if !self.is_active() {
+            return Err(ErrorCode::NotController);
+        }
+        let (reply, answer) = oneshot::channel();
+        if !self.put(ControllerEvent::ApiPartitionReassignment {
+            reassignments,
+            reply,
+        }) {
+            return Err(ErrorCode::NotController);
+        }
+        answer.await.map_err(|_| ErrorCode::NotController)
+    }
+
+    /// The reassignments in progress among `partitions` (`None`: all); NOT_CONTROLLER when this
+    /// broker is not the active controller.
+    pub async fn list_partition_reassignments(
+        &self,
+        partitions: Option<Vec<TopicPartition>>,
+    ) -> Result<OngoingReassignments, ErrorCode> {
+        if !self.is_active() {
+            return Err(ErrorCode::NotController);
+        }
+        let (reply, answer) = oneshot::channel();
+        if !self.put(ControllerEvent::ListPartitionReassignments { partitions, reply }) {
+            return Err(ErrorCode::NotController);
+        }
+        answer.await.map_err(|_| ErrorCode::NotController)
+    }
+
     /// A topic's config change that enabled unclean leader election; only the active
     /// controller acts on it (Kafka's `enableTopicUncleanLeaderElection`).
     pub fn enable_topic_unclean_leader_election(&self, topic: &str) {
@@ -239,6 +293,10 @@ pub fn event_for_watch(
         (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
         (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
             Some(ControllerEvent::TopicDeletion)
+        }
+        // Kafka watches only the creation; a deletion by hand also re-arms the watch here.
+        (zk_data::REASSIGN_PARTITIONS_PATH, T::NodeCreated | T::NodeDeleted) => {
+            Some(ControllerEvent::ZkPartitionReassignment)
         }
         (zk_data::PREFERRED_REPLICA_ELECTION_PATH, T::NodeCreated) => {
             Some(ControllerEvent::ReplicaLeaderElection {

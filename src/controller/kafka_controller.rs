@@ -11,14 +11,15 @@
 //! Election and failover follow `KafkaController.elect` and `onControllerFailover`; brokers
 //! coming and going follow `onBrokerStartup` and `onBrokerFailure`; topics follow
 //! `onNewPartitionCreation`; deletion is in `topic_deletion.rs`, controlled shutdown in
-//! `controlled_shutdown.rs`, preferred and unclean elections in `replica_leader_election.rs`. Any fenced write that finds
+//! `controlled_shutdown.rs`, preferred and unclean elections in `replica_leader_election.rs`,
+//! reassignment in `reassignment.rs`. Any fenced write that finds
 //! the controller epoch moved makes it resign (`maybeResign`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicI32, Ordering};
 
-use tokio::sync::mpsc::{UnboundedReceiver, unbounded_channel};
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::{BrokerId, TopicPartition};
@@ -66,6 +67,8 @@ pub struct KafkaController {
     pub(super) batch: ControllerBrokerRequestBatch,
     active_controller_id: Arc<AtomicI32>,
     events: UnboundedReceiver<ControllerEvent>,
+    /// The queue's sending end, for events the controller puts itself.
+    self_events: UnboundedSender<ControllerEvent>,
     clock: Arc<dyn Fn() -> i64 + Send + Sync>,
     /// When the next leader imbalance check is due; `None` while not the active controller or
     /// with `auto.leader.rebalance.enable` off.
@@ -93,6 +96,7 @@ impl KafkaController {
         let (tx, rx) = unbounded_channel();
         let active_controller_id = Arc::new(AtomicI32::new(-1));
         let responses = tx.clone();
+        let self_events = tx.clone();
         let on_response = Arc::new(
             move |broker: BrokerId, request: &ControllerRequest, response: ControllerResponse| {
                 if let (
@@ -122,6 +126,7 @@ impl KafkaController {
             batch: ControllerBrokerRequestBatch::default(),
             active_controller_id,
             events: rx,
+            self_events,
             clock,
             auto_rebalance_at: None,
         };
@@ -130,6 +135,11 @@ impl KafkaController {
 
     fn broker_id(&self) -> BrokerId {
         self.config.batch.controller_id
+    }
+
+    /// Queues an event behind the ones already waiting.
+    pub(super) fn put_event(&self, event: ControllerEvent) {
+        let _ = self.self_events.send(event);
     }
 
     pub(super) fn is_active(&self) -> bool {
@@ -191,10 +201,15 @@ impl KafkaController {
                 version,
                 reply,
             } => {
-                let (response, result) = self.process_alter_partition(request, version).await;
+                let (response, updated, result) =
+                    self.process_alter_partition(request, version).await;
                 // The leader may have given up waiting; its retry gets the same answer.
                 let _ = reply.send(response);
-                result
+                match result {
+                    // An ISR that grew may complete a reassignment.
+                    Ok(()) => self.maybe_complete_reassignments(&updated).await,
+                    Err(e) => Err(e),
+                }
             }
             ControllerEvent::ControlledShutdown {
                 broker_id,
@@ -229,6 +244,22 @@ impl KafkaController {
             ControllerEvent::TopicUncleanLeaderElectionEnable { topic } => {
                 self.process_topic_unclean_leader_election_enable(&topic)
                     .await
+            }
+            ControllerEvent::ZkPartitionReassignment => {
+                self.process_zk_partition_reassignment().await.map(|_| ())
+            }
+            ControllerEvent::ApiPartitionReassignment {
+                reassignments,
+                reply,
+            } => {
+                let (results, result) =
+                    self.process_api_partition_reassignment(reassignments).await;
+                let _ = reply.send(results);
+                result
+            }
+            ControllerEvent::ListPartitionReassignments { partitions, reply } => {
+                let _ = reply.send(self.process_list_partition_reassignments(partitions));
+                Ok(())
             }
         };
         match result {
@@ -345,6 +376,7 @@ impl KafkaController {
             .trigger_online_partition_state_change()
             .await?;
         self.send_batch();
+        self.initialize_partition_reassignments().await?;
         self.resume_topic_deletion().await?;
         self.process_zk_preferred_replica_election().await?;
         if self.config.auto_leader_rebalance_enable {
@@ -427,6 +459,13 @@ impl KafkaController {
                 )
             })
             .collect();
+        for (p, a) in &assignment {
+            if a.is_being_reassigned() {
+                self.ctx
+                    .partitions_being_reassigned
+                    .insert(TopicPartition::new(topic, *p));
+            }
+        }
         Ok(self.ctx.update_assignment(topic, assignment))
     }
 
@@ -518,6 +557,9 @@ impl KafkaController {
             .trigger_online_partition_state_change()
             .await?;
         self.send_batch();
+        // A reassignment waiting for one of these brokers can go on.
+        self.maybe_resume_reassignments(|_, a| a.target_replicas().iter().any(|r| new.contains(r)))
+            .await?;
         self.on_brokers_returned_for_deletion(new).await
     }
 
@@ -591,7 +633,15 @@ impl KafkaController {
             self.zk.get_topic(topic, true).await?;
             return Ok(());
         }
+        // Only new partitions are taken from the znode (Kafka's `partitionsToBeAdded`): the
+        // existing ones stay as the controller has them, reassignments in progress included,
+        // even if an admin's write raced with the controller's.
+        let known = self.ctx.assignments.get(topic).cloned().unwrap_or_default();
         let added = self.load_topic(topic).await?;
+        for (p, assignment) in known {
+            self.ctx
+                .update_partition_assignment(&TopicPartition::new(topic, p), assignment);
+        }
         if !added.is_empty() {
             self.on_new_partition_creation(&added).await?;
         }
@@ -622,6 +672,17 @@ impl KafkaController {
             .handle_state_changes(&replicas, ReplicaState::Online)
             .await?;
         self.send_batch();
+        Ok(())
+    }
+
+    /// After an AlterPartition: the updated partitions being reassigned may be complete.
+    async fn maybe_complete_reassignments(
+        &mut self,
+        updated: &[TopicPartition],
+    ) -> Result<(), ControllerError> {
+        for tp in updated {
+            self.maybe_complete_reassignment(tp).await?;
+        }
         Ok(())
     }
 

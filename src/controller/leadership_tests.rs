@@ -122,7 +122,7 @@ async fn alter_isr(c: &mut KafkaController, p: &TopicPartition, isr: &[BrokerId]
         }],
         ..AlterPartitionRequest::default()
     };
-    let (response, result) = c.process_alter_partition(request, 1).await;
+    let (response, _, result) = c.process_alter_partition(request, 1).await;
     result.unwrap();
     let error = response.topics[0].partitions[0].error_code;
     assert_eq!(error, 0, "AlterPartition to {isr:?}");
@@ -184,7 +184,7 @@ async fn controlled_shutdown_moves_leadership_shrinks_isrs_and_answers_none_rema
     );
 
     // While shutting down, 1 may not rejoin an ISR...
-    let (response, _) = c
+    let (response, _, _) = c
         .process_alter_partition(
             AlterPartitionRequest {
                 broker_id: 2,

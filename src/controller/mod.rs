@@ -10,6 +10,8 @@
 //! - [`replica_leader_election`]: preferred and unclean elections on request (ElectLeaders,
 //!   `/admin/preferred_replica_election`, the periodic imbalance check, a topic enabling
 //!   unclean election).
+//! - [`reassignment`]: partition reassignment carried out (AlterPartitionReassignments,
+//!   `/admin/reassign_partitions`), and ListPartitionReassignments.
 //! - [`controller_event_manager`]: the events, the handle that queues them, the watch mapping.
 //! - [`controller_context`]: what the active controller knows, as plain data.
 //! - [`partition_state_machine`] and [`replica_state_machine`]: the state machines, their
@@ -34,6 +36,7 @@ pub mod error;
 pub mod inter_broker_versions;
 pub mod kafka_controller;
 pub mod partition_state_machine;
+pub mod reassignment;
 pub mod replica_leader_election;
 pub mod replica_state_machine;
 mod topic_deletion;
@@ -44,6 +47,8 @@ mod alter_partition_tests;
 mod controller_tests;
 #[cfg(test)]
 mod leadership_tests;
+#[cfg(test)]
+mod reassignment_tests;
 
 pub use controller_event_manager::{ControllerEvent, ControllerHandle, event_for_watch};
 pub use kafka_controller::{ControllerConfig, KafkaController};

@@ -70,6 +70,8 @@ pub enum PartitionLeaderElectionStrategy {
     Preferred,
     /// Away from the brokers in controlled shutdown.
     ControlledShutdown,
+    /// Into the target replicas of a completing reassignment (`ReassignPartitionLeaderElectionStrategy`).
+    Reassign,
 }
 
 /// The partition state machine over one decision: the context, the fenced ZooKeeper client and
@@ -287,6 +289,14 @@ impl PartitionStateMachine<'_> {
             PartitionLeaderElectionStrategy::ControlledShutdown => {
                 let down = self.ctx.shutting_down_broker_ids.clone();
                 election::leader_for_controlled_shutdown(&input, &down)
+            }
+            PartitionLeaderElectionStrategy::Reassign => {
+                let target = self
+                    .ctx
+                    .assignment(tp)
+                    .map(|a| a.target_replicas())
+                    .unwrap_or_default();
+                election::leader_for_reassignment(&target, &input)
             }
         };
         let Some(elected) = elected else {

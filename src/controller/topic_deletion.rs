@@ -45,7 +45,12 @@ impl KafkaController {
                     .iter()
                     .any(|r| !self.ctx.is_replica_online(*r))
             });
-            if replicas_offline {
+            let reassigning = self
+                .ctx
+                .partitions_being_reassigned
+                .iter()
+                .any(|tp| tp.topic == topic);
+            if replicas_offline || reassigning {
                 self.ctx.topics_ineligible_for_deletion.insert(topic);
             }
         }
@@ -186,6 +191,13 @@ impl KafkaController {
             .flat_map(|b| self.ctx.replicas_on_broker(*b))
             .map(|(tp, _)| tp.topic)
             .filter(|t| self.ctx.is_topic_queued_for_deletion(t))
+            .filter(|t| {
+                !self
+                    .ctx
+                    .partitions_being_reassigned
+                    .iter()
+                    .any(|tp| tp.topic == *t)
+            })
             .collect();
         if topics.is_empty() {
             return Ok(());

@@ -28,6 +28,10 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::DescribeCluster, 0),
     // Preferred and unclean elections, answered by the controller (apis::elect_leaders).
     (ApiKey::ElectLeaders, 0),
+    // Reassignment, carried out by the controller (apis::alter_partition_reassignments,
+    // apis::list_partition_reassignments).
+    (ApiKey::AlterPartitionReassignments, 0),
+    (ApiKey::ListPartitionReassignments, 0),
     // The broker's log dirs and moves between them (apis::describe_log_dirs,
     // apis::alter_replica_log_dirs).
     (ApiKey::DescribeLogDirs, 0),
@@ -137,6 +141,14 @@ mod tests {
         assert_eq!(
             advertised(ApiKey::ElectLeaders),
             Some(VersionRange { min: 0, max: 2 })
+        );
+        assert_eq!(
+            advertised(ApiKey::AlterPartitionReassignments),
+            Some(VersionRange { min: 0, max: 0 })
+        );
+        assert_eq!(
+            advertised(ApiKey::ListPartitionReassignments),
+            Some(VersionRange { min: 0, max: 0 })
         );
         assert!(advertised(ApiKey::AddPartitionsToTxn).is_none());
         assert!(advertised(ApiKey::EndTxn).is_none());

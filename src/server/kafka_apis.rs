@@ -68,6 +68,12 @@ impl KafkaApis {
                 apis::controlled_shutdown::handle(self, ctx, r).await
             }
             RequestKind::ElectLeaders(r) => apis::elect_leaders::handle(self, ctx, r).await,
+            RequestKind::AlterPartitionReassignments(r) => {
+                apis::alter_partition_reassignments::handle(self, ctx, r).await
+            }
+            RequestKind::ListPartitionReassignments(r) => {
+                apis::list_partition_reassignments::handle(self, ctx, r).await
+            }
             RequestKind::CreateTopics(r) => apis::create_topics::handle(self, ctx, r).await,
             RequestKind::DeleteTopics(r) => apis::delete_topics::handle(self, ctx, r).await,
             RequestKind::CreatePartitions(r) => apis::create_partitions::handle(self, ctx, r).await,

@@ -7,6 +7,7 @@
 pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod alter_partition;
+pub mod alter_partition_reassignments;
 pub mod alter_replica_log_dirs;
 pub mod api_versions;
 mod authorized_operations;
@@ -31,6 +32,7 @@ pub mod leader_and_isr;
 pub mod leave_group;
 pub mod list_groups;
 pub mod list_offsets;
+pub mod list_partition_reassignments;
 pub mod metadata;
 pub mod offset_commit;
 pub mod offset_delete;
