@@ -6,7 +6,9 @@
 //! truncated away when it comes back ([`truncation`]); controlled shutdown and elections on
 //! request ([`leadership`]); a consumer group moving to a new coordinator with its commits
 //! when its coordinator is killed ([`coordinator`]); nothing acknowledged lost through
-//! alternating kills of leaders and the controller ([`durability`]).
+//! alternating kills of leaders and the controller ([`durability`]); partitions moved to new
+//! brokers by Kafka's reassign tool under produce load ([`reassignment`]). The load and its
+//! check are in [`produce_load`].
 
 mod coordinator;
 mod durability;
@@ -14,6 +16,8 @@ mod failover;
 mod isr;
 mod leadership;
 mod membership;
+mod produce_load;
+mod reassignment;
 mod replication;
 mod truncation;
 
@@ -27,16 +31,37 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 
-use crate::serve_support::KafkaConn;
-use crate::support::cluster::{TestCluster, metadata, wait_until};
+use crate::serve_support::{KafkaConn, list_offset};
+use crate::support::cluster::{Batch, TestCluster, log_batches, metadata, wait_until};
 
 /// Creates `topic` with `partitions` partitions of `rf` replicas with an admin client (librdkafka's,
 /// which sends CreateTopics to the controller), and waits until every broker's Metadata shows a
 /// leader for each.
 pub fn create_topic(cluster: &TestCluster, topic: &str, partitions: i32, rf: i32) {
-    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::admin::{NewTopic, TopicReplication};
+    create(
+        cluster,
+        NewTopic::new(topic, partitions, TopicReplication::Fixed(rf)),
+        partitions,
+    );
+}
+
+/// Creates `topic` with partition `p` on the brokers `assignment[p]`, the first its preferred
+/// leader, as [`create_topic`] does.
+pub fn create_topic_assigned(cluster: &TestCluster, topic: &str, assignment: &[&[i32]]) {
+    use rdkafka::admin::{NewTopic, TopicReplication};
+    let partitions = i32::try_from(assignment.len()).unwrap();
+    create(
+        cluster,
+        NewTopic::new(topic, partitions, TopicReplication::Variable(assignment)),
+        partitions,
+    );
+}
+
+fn create(cluster: &TestCluster, new: rdkafka::admin::NewTopic<'_>, partitions: i32) {
+    use rdkafka::admin::{AdminClient, AdminOptions};
     use rdkafka::client::DefaultClientContext;
-    use rdkafka::config::ClientConfig;
+    let topic = new.name.to_string();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -47,11 +72,7 @@ pub fn create_topic(cluster: &TestCluster, topic: &str, partitions: i32, rf: i32
         .unwrap();
     let results = runtime
         .block_on(admin.create_topics(
-            &[NewTopic::new(
-                topic,
-                partitions,
-                TopicReplication::Fixed(rf),
-            )],
+            &[new],
             &AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
         ))
         .unwrap();
@@ -65,10 +86,54 @@ pub fn create_topic(cluster: &TestCluster, topic: &str, partitions: i32, rf: i32
             Duration::from_secs(30),
             || {
                 let count = usize::try_from(partitions).unwrap();
-                metadata(b.port()).filter(|m| m.led_partitions(topic, count, &alive).is_some())
+                metadata(b.port()).filter(|m| m.led_partitions(&topic, count, &alive).is_some())
             },
         );
     }
+}
+
+/// Waits (60 s at most) until the replicas of `topic`-`partition` on `brokers` all end at the
+/// leader's high watermark and are one log, batch for batch (headers and CRCs included), read
+/// with the storage reader over all segments, since replicas may roll at different offsets.
+pub fn wait_for_identical_replica_logs(
+    cluster: &TestCluster,
+    topic: &str,
+    partition: i32,
+    brokers: &[i32],
+) {
+    let dirs: Vec<_> = brokers
+        .iter()
+        .map(|id| {
+            cluster.brokers[usize::try_from(id - 1).unwrap()]
+                .data_dir()
+                .join(format!("{topic}-{partition}"))
+        })
+        .collect();
+    let end = |log: &Vec<Batch>| {
+        log.last().map_or(0, |(base, _, _, bytes)| {
+            let header = kcli::protocol::record::batch::RecordBatchHeader::parse(bytes).unwrap();
+            base + i64::from(header.last_offset_delta) + 1
+        })
+    };
+    wait_until(
+        "every replica's log identical",
+        Duration::from_secs(60),
+        || {
+            let leader = metadata(cluster.port(brokers[0]))?
+                .topics
+                .get(topic)?
+                .1
+                .get(&partition)?
+                .leader;
+            let mut conn = KafkaConn::connect(cluster.port(leader));
+            let (code, high_watermark, _) = list_offset(&mut conn, topic, partition, -1);
+            let logs: Vec<_> = dirs.iter().map(|d| log_batches(d)).collect();
+            (code == 0
+                && logs.iter().all(|l| end(l) == high_watermark)
+                && logs.iter().all(|l| *l == logs[0]))
+            .then_some(())
+        },
+    );
 }
 
 /// Reads `partitions` of `topic` from the start until every key of `want` was seen (or 60 s).

@@ -98,13 +98,12 @@ fn kafka_log_dirs_and_the_java_admin_client_describe_and_move() {
     broker.stop();
 }
 
-/// `kafka-reassign-partitions.sh --execute` with a plan that only changes a log dir. The tool
-/// first lists the reassignments in progress (ListPartitionReassignments) and then alters them
-/// (AlterPartitionReassignments) before it moves any log dir; neither is served yet (a later
-/// issue), so the tool stops at the first with the error Kafka's Admin client gives for an API
-/// the broker does not advertise, and nothing moves.
+/// `kafka-reassign-partitions.sh --execute` with a plan that only changes a log dir: the tool
+/// lists the reassignments in progress (ListPartitionReassignments), submits the unchanged
+/// replicas (AlterPartitionReassignments, which completes at once), then moves the replica
+/// between log dirs (AlterReplicaLogDirs), and `--verify` sees both done.
 #[test]
-fn kafka_reassign_partitions_with_log_dirs_needs_partition_reassignments() {
+fn kafka_reassign_partitions_moves_a_replica_to_the_log_dir_of_its_plan() {
     let (tmp, a, b) = two_dirs();
     let mut broker = broker_on(&[&a, &b], &[]);
     let mut c = KafkaConn::connect(broker.port());
@@ -118,28 +117,42 @@ fn kafka_reassign_partitions_with_log_dirs_needs_partition_reassignments() {
         ),
     )
     .unwrap();
-    let (code, out, err) = kafka_tool(
-        "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
-        &[
-            "--bootstrap-server",
-            &broker.bootstrap(),
-            "--reassignment-json-file",
-            &plan.display().to_string(),
-            "--execute",
-        ],
-    );
-    assert_eq!(code, 1, "{out}\n{err}");
-    let both = format!("{out}{err}");
+    let plan = plan.display().to_string();
+    let reassign = |mode: &str| {
+        kafka_tool(
+            "org.apache.kafka.tools.reassign.ReassignPartitionsCommand",
+            &[
+                "--bootstrap-server",
+                &broker.bootstrap(),
+                "--reassignment-json-file",
+                &plan,
+                mode,
+            ],
+        )
+    };
+    let (code, out, err) = reassign("--execute");
+    assert_eq!(code, 0, "{out}\n{err}");
     assert!(
-        both.contains(
-            "UnsupportedVersionException: The node does not support LIST_PARTITION_REASSIGNMENTS"
-        ),
-        "{both}"
+        out.contains("Successfully started partition reassignment for planned-0"),
+        "{out}"
     );
-    let r = describe(&mut c, 4, None);
-    assert_eq!(
-        placement(&r, "planned", 0),
-        [(a.display().to_string(), false)]
+    assert!(
+        out.contains(&format!(
+            "Successfully started moving log directory to {} for replica planned-0 with broker 0",
+            b.display()
+        )),
+        "{out}"
+    );
+    wait_moved(&mut c, "planned", 0, &b, Duration::from_secs(30));
+    let (code, out, err) = reassign("--verify");
+    assert_eq!(code, 0, "{out}\n{err}");
+    assert!(
+        out.contains("Reassignment of partition planned-0 is completed."),
+        "{out}"
+    );
+    assert!(
+        out.contains("Reassignment of replica planned-0-0 completed successfully."),
+        "{out}"
     );
     broker.stop();
 }

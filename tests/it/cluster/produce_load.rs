@@ -1,0 +1,217 @@
+//! Produce load for the cluster's fault and move tests: an idempotent acks=-1 librdkafka producer
+//! with its default retries sends numbered records round-robin over a topic's partitions in a
+//! thread ([`ProduceLoad`]) while the test kills, stops or moves brokers under it; afterwards
+//! [`assert_every_acknowledged_record_consumed`] reads the topic back and checks each record the
+//! producer saw acknowledged: at its offset, once, in the order it was sent.
+
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
+use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
+
+/// Per partition, (offset, sequence) of each acknowledged record.
+pub type Acknowledged = BTreeMap<i32, Vec<(i64, u64)>>;
+
+/// The producer's delivery reports: what was acknowledged, and the records that failed for good.
+#[derive(Default)]
+struct Deliveries {
+    acked: Mutex<Acknowledged>,
+    failed: Mutex<Vec<String>>,
+}
+
+impl ClientContext for Deliveries {}
+
+impl ProducerContext for Deliveries {
+    type DeliveryOpaque = Box<u64>;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, sequence: Box<u64>) {
+        match result {
+            Ok(m) => self
+                .acked
+                .lock()
+                .unwrap()
+                .entry(m.partition())
+                .or_default()
+                .push((m.offset(), *sequence)),
+            Err((e, _)) => self.failed.lock().unwrap().push(e.to_string()),
+        }
+    }
+}
+
+/// A producer sending in a thread until [`ProduceLoad::finish`]. Record `n` of a partition has
+/// the payload `n`, so order and duplicates show in what is consumed.
+pub struct ProduceLoad {
+    producer: Arc<ThreadedProducer<Deliveries>>,
+    stop: Arc<AtomicBool>,
+    sender: Option<JoinHandle<u64>>,
+}
+
+impl ProduceLoad {
+    /// Starts sending to `partitions` partitions of `topic`, about 2,500 records/s.
+    pub fn start(bootstrap: &str, topic: &str, partitions: i32) -> ProduceLoad {
+        let producer: ThreadedProducer<Deliveries> = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("enable.idempotence", "true")
+            .set("acks", "all")
+            .set("linger.ms", "5")
+            .set("message.timeout.ms", "180000")
+            .create_with_context(Deliveries::default())
+            .unwrap();
+        let producer = Arc::new(producer);
+        let stop = Arc::new(AtomicBool::new(false));
+        let sender = {
+            let (producer, stop) = (Arc::clone(&producer), Arc::clone(&stop));
+            let topic = topic.to_string();
+            std::thread::spawn(move || {
+                let mut next = vec![0u64; usize::try_from(partitions).unwrap()];
+                let mut sent = 0u64;
+                while !stop.load(Ordering::SeqCst) {
+                    let p = i32::try_from(sent % u64::try_from(partitions).unwrap()).unwrap();
+                    let sequence = next[usize::try_from(p).unwrap()];
+                    let payload = sequence.to_string();
+                    let record: BaseRecord<(), String, Box<u64>> =
+                        BaseRecord::with_opaque_to(&topic, Box::new(sequence))
+                            .partition(p)
+                            .payload(&payload);
+                    match producer.send(record) {
+                        Ok(()) => {
+                            next[usize::try_from(p).unwrap()] += 1;
+                            sent += 1;
+                        }
+                        // The local queue is full: let deliveries drain.
+                        Err(_) => std::thread::sleep(Duration::from_millis(10)),
+                    }
+                    if sent.is_multiple_of(50) {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+                sent
+            })
+        };
+        ProduceLoad {
+            producer,
+            stop,
+            sender: Some(sender),
+        }
+    }
+
+    /// How many records have been acknowledged so far.
+    pub fn acked_count(&self) -> usize {
+        self.producer
+            .context()
+            .acked
+            .lock()
+            .unwrap()
+            .values()
+            .map(Vec::len)
+            .sum()
+    }
+
+    /// Waits (up to `limit`) until `n` more records than now are acknowledged.
+    pub fn wait_for_more_acks(&self, n: usize, limit: Duration) {
+        let before = self.acked_count();
+        crate::support::cluster::wait_until("more records acknowledged", limit, || {
+            (self.acked_count() >= before + n).then_some(())
+        });
+    }
+
+    /// Stops sending, waits for every record sent to be answered, and asserts that none failed
+    /// and every one was acknowledged; `logs` explains a failure. Returns what was acknowledged.
+    pub fn finish(mut self, logs: impl Fn() -> String) -> Acknowledged {
+        self.stop.store(true, Ordering::SeqCst);
+        let sent = self.sender.take().unwrap().join().unwrap();
+        self.producer.flush(Duration::from_secs(180)).unwrap();
+        let deliveries = self.producer.context();
+        let failed = deliveries.failed.lock().unwrap().clone();
+        assert!(
+            failed.is_empty(),
+            "deliveries failed: {failed:?}\n{}",
+            logs()
+        );
+        let acked = deliveries.acked.lock().unwrap().clone();
+        assert_eq!(acked.values().map(Vec::len).sum::<usize>() as u64, sent);
+        acked
+    }
+}
+
+impl Drop for ProduceLoad {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::SeqCst);
+    }
+}
+
+/// Every acknowledged record is in `topic`, at the offset it was acknowledged with, once, and
+/// in the order it was sent.
+pub fn assert_every_acknowledged_record_consumed(
+    bootstrap: &str,
+    topic: &str,
+    acked: &Acknowledged,
+) {
+    let ends: BTreeMap<i32, i64> = acked
+        .iter()
+        .map(|(p, records)| (*p, records.iter().map(|(o, _)| o + 1).max().unwrap_or(0)))
+        .collect();
+    let consumed = consume(bootstrap, topic, &ends);
+    for (p, records) in acked {
+        let got = &consumed[p];
+        let sequences: Vec<u64> = got.iter().map(|(_, s)| *s).collect();
+        assert!(
+            sequences.windows(2).all(|w| w[0] < w[1]),
+            "partition {p}: out of order or duplicated"
+        );
+        let at: BTreeMap<i64, u64> = got.iter().copied().collect();
+        for (offset, sequence) in records {
+            assert_eq!(
+                at.get(offset),
+                Some(sequence),
+                "partition {p}: acknowledged record {sequence} at offset {offset} lost"
+            );
+        }
+    }
+}
+
+/// Every record of each partition in `ends`, as (offset, sequence), read from the start to its
+/// end offset (120 s at most).
+fn consume(bootstrap: &str, topic: &str, ends: &BTreeMap<i32, i64>) -> Acknowledged {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kcli-produce-load-unused")
+        .set("enable.auto.commit", "false")
+        .set("fetch.wait.max.ms", "100")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    for p in ends.keys() {
+        tpl.add_partition_offset(topic, *p, Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let mut seen = Acknowledged::new();
+    let done = |seen: &Acknowledged| {
+        ends.iter().all(|(p, end)| {
+            seen.get(p)
+                .and_then(|v| v.last())
+                .map_or(*end == 0, |(o, _)| o + 1 >= *end)
+        })
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !done(&seen) && Instant::now() < deadline {
+        if let Some(Ok(m)) = consumer.poll(Duration::from_millis(200)) {
+            let sequence: u64 = std::str::from_utf8(m.payload().unwrap())
+                .unwrap()
+                .parse()
+                .unwrap();
+            seen.entry(m.partition())
+                .or_default()
+                .push((m.offset(), sequence));
+        }
+    }
+    assert!(done(&seen), "not every record consumed within 120 s");
+    seen
+}
