@@ -403,3 +403,29 @@ async fn deletion_of_a_topic_waits_for_its_reassignment() {
     // Once the move completed, the deletion ran.
     assert!(zk(&h).get_all_topics(false).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_target_broker_that_returns_gets_the_reassigning_partition_again() {
+    let mut h = Harness::new(&[1, 2, 3, CONTROLLER]).await;
+    let mut c = active(&h, &[("t", &[&[1, 2]])]).await;
+    let p = tp("t", 0);
+    reassign(&mut c, &[(p.clone(), Some(&[1, 3]))]).await;
+    settle(&h).await;
+    h.kill_broker(3).await;
+    c.process(ControllerEvent::BrokerChange).await;
+    settle(&h).await;
+    assert!(c.ctx.partitions_being_reassigned.contains(&p));
+
+    h.start_broker(3).await;
+    c.process(ControllerEvent::BrokerChange).await;
+    let sent = settle(&h).await;
+    // Its replica goes Online, and the resumed reassignment bumps the epoch and tells every
+    // replica, 3 as new.
+    let to_3: Vec<SentState> = leader_and_isr(&sent)
+        .into_iter()
+        .filter(|s| s.0 == 3)
+        .collect();
+    assert!(to_3.iter().any(|s| s.3 == [1, 3, 2] && s.6), "{to_3:?}");
+    alter_isr(&mut c, &p, &[1, 2, 3]).await;
+    assert_eq!(znode(&h, "t").await, (vec![1, 3], vec![], vec![]));
+}
