@@ -177,6 +177,10 @@ one_run() {
     --timeout "$WAIT_S" >/dev/null || die "$target run $run: topic creation failed"
 
   local t0 t1 p
+  # Each run starts with the page cache empty (when this runs as root), so earlier runs' dirty
+  # and cached pages do not make this one reclaim them: without it the same binary's figures
+  # drift by a fifth from run to run.
+  if [ -w /proc/sys/vm/drop_caches ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
   t0=$(cpu_ticks "${brokers[@]}")
   p=$(timeout $((WAIT_S * 5)) "$perf" -P -t bench -b "$bootstrap_csv" -s "$SIZE" -c "$COUNT" -a -1 \
       -X linger.ms=5 -u -q 2>/dev/null |

@@ -143,6 +143,10 @@ struct Link {
     retry_at: Option<Instant>,
     /// Connections made so far.
     connects: u64,
+    /// Where responses are read: the allocation is taken back for the next response once the
+    /// previous one's bytes (records a fetcher appended, say) are all dropped, and nothing is
+    /// zeroed before the socket fills it.
+    buffer: bytes::BytesMut,
 }
 
 /// A client of one destination broker.
@@ -273,7 +277,8 @@ impl NetworkClient {
                 version,
                 source,
             })?;
-        let Some(stream) = link.stream.as_mut() else {
+        let Link { stream, buffer, .. } = &mut *link;
+        let Some(stream) = stream.as_mut() else {
             return Err(NetworkClientError::Disconnected {
                 destination: self.destination.clone(),
                 api: info.name,
@@ -284,7 +289,7 @@ impl NetworkClient {
         };
         let exchange = tokio::time::timeout(
             self.config.request_timeout,
-            self.exchange(stream, &frame, api, version, correlation_id),
+            self.exchange(stream, buffer, &frame, api, version, correlation_id),
         )
         .await;
         let destination = || self.destination.clone();
@@ -336,6 +341,7 @@ impl NetworkClient {
     async fn exchange(
         &self,
         stream: &mut TcpStream,
+        buffer: &mut bytes::BytesMut,
         frame: &[u8],
         api: ApiKey,
         version: i16,
@@ -347,9 +353,19 @@ impl NetworkClient {
             .ok()
             .filter(|&n| n <= self.config.max_response_bytes)
             .ok_or(Exchange::TooLarge(i64::from(size)))?;
-        let mut buf = vec![0u8; len];
-        stream.read_exact(&mut buf).await.map_err(Exchange::Io)?;
-        let mut r = c::Reader::new(c::Bytes::from(buf));
+        buffer.clear();
+        buffer.reserve(len);
+        while buffer.len() < len {
+            let missing = len - buffer.len();
+            let read = stream
+                .read_buf(&mut bytes::BufMut::limit(&mut *buffer, missing))
+                .await
+                .map_err(Exchange::Io)?;
+            if read == 0 {
+                return Err(Exchange::Io(std::io::ErrorKind::UnexpectedEof.into()));
+            }
+        }
+        let mut r = c::Reader::new(buffer.split_to(len).freeze());
         let header_version = api.info().response_header_version(version);
         let header = ResponseHeader::decode(&mut r, header_version).map_err(Exchange::Decode)?;
         if header.correlation_id != correlation_id {
