@@ -6,6 +6,7 @@
 use std::fmt;
 
 pub mod inter_broker_protocol;
+pub mod kafka_principal;
 pub mod sync;
 pub mod time;
 pub mod utc;

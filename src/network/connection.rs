@@ -15,8 +15,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
+use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
 use super::request::{ConnectionId, Request, Response};
 use super::transmit::write_parts;
+use crate::cluster::kafka_principal::KafkaPrincipal;
 
 /// Bytes of a frame's size prefix: a big-endian INT32 counting the bytes after it.
 const SIZE_PREFIX: usize = 4;
@@ -35,7 +37,7 @@ pub(crate) struct QueuedRequest {
 
 /// Why a connection stopped reading frames.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum FrameError {
+pub enum FrameError {
     #[error("negative frame size {0}")]
     NegativeSize(i32),
     #[error("frame of {size} bytes is larger than socket.request.max.bytes ({max})")]
@@ -95,6 +97,7 @@ pub(crate) struct ConnectionContext {
     pub peer: SocketAddr,
     pub local: SocketAddr,
     pub listener_name: Arc<str>,
+    pub authenticator: Option<ListenerAuthenticator>,
     pub socket_request_max_bytes: i32,
     pub connections_max_idle: Duration,
     pub queue: mpsc::Sender<QueuedRequest>,
@@ -126,6 +129,38 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
     debug!("accepted");
     let mut buf = BytesMut::new();
+    let principal = match &ctx.authenticator {
+        None => Arc::new(KafkaPrincipal::anonymous()),
+        Some(authenticator) => {
+            let mut io = AuthenticationIo {
+                stream: &mut stream,
+                buf: &mut buf,
+                idle: ctx.connections_max_idle,
+                peer: ctx.peer,
+                local: ctx.local,
+                listener_name: &ctx.listener_name,
+            };
+            let authenticated = tokio::select! {
+                biased;
+                () = ctx.shutdown.cancelled() => {
+                    debug!("shutdown during authentication");
+                    return;
+                }
+                authenticated = authenticator.0.authenticate(&mut io) => authenticated,
+            };
+            match authenticated {
+                Ok(principal) => {
+                    debug!(%principal, "authenticated");
+                    Arc::new(principal)
+                }
+                Err(error) => {
+                    // Kafka logs failed authentications at INFO, with the peer.
+                    tracing::info!(%error, "closing connection: not authenticated");
+                    return;
+                }
+            }
+        }
+    };
     let reason = loop {
         let frame = tokio::select! {
             biased;
@@ -162,6 +197,7 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
             peer: ctx.peer,
             local: ctx.local,
             listener_name: Arc::clone(&ctx.listener_name),
+            principal: Arc::clone(&principal),
             received_at: Instant::now(),
         };
         // Waits while the queue is full: the backpressure of queued.max.requests. A request read

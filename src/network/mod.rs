@@ -7,18 +7,25 @@
 //! `storage` or `server`.
 //!
 //! - [`socket_server`]: listeners, acceptors, the request queue and handler tasks, shutdown.
+//! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
+//!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
 //! - `transmit`: writing a response's parts.
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
 //!   `NetworkClient` under the controller's channel and the replica fetchers).
 
+pub mod authenticator;
 mod connection;
 pub mod network_client;
 pub mod request;
 pub mod socket_server;
 mod transmit;
 
+pub use authenticator::{
+    AuthenticationError, AuthenticationIo, Authenticator, ListenerAuthenticator,
+};
+pub use connection::FrameError;
 pub use network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,

@@ -11,6 +11,8 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use crate::cluster::kafka_principal::KafkaPrincipal;
+
 /// Identifies one accepted connection for the life of a [`SocketServer`](super::SocketServer).
 ///
 /// Invariant: unique per server, assigned in accept order starting at 0, never reused.
@@ -40,6 +42,9 @@ pub struct Request {
     pub local: SocketAddr,
     /// The listener's name (`PLAINTEXT`, or the name given in `listeners`).
     pub listener_name: Arc<str>,
+    /// Who the connection authenticated as; `User:ANONYMOUS` on a listener without
+    /// authentication.
+    pub principal: Arc<KafkaPrincipal>,
     /// When the whole frame had been read; the start of the request's time in the broker.
     pub received_at: Instant,
 }

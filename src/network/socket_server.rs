@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, error, info, warn};
 
+use super::authenticator::ListenerAuthenticator;
 use super::connection::{ConnectionContext, QueuedRequest, run_connection};
 use super::request::{ConnectionId, RequestHandler};
 
@@ -29,6 +30,9 @@ pub struct EndPoint {
     pub listener_name: String,
     pub host: String,
     pub port: u16,
+    /// Authenticates each connection before its first request (SASL listeners); `None` serves
+    /// connections at once as `User:ANONYMOUS`.
+    pub authenticator: Option<ListenerAuthenticator>,
 }
 
 impl EndPoint {
@@ -37,7 +41,14 @@ impl EndPoint {
             listener_name: listener_name.into(),
             host: host.into(),
             port,
+            authenticator: None,
         }
+    }
+
+    /// The same listener, authenticating its connections with `authenticator`.
+    pub fn with_authenticator(mut self, authenticator: ListenerAuthenticator) -> Self {
+        self.authenticator = Some(authenticator);
+        self
     }
 }
 
@@ -150,7 +161,7 @@ impl SocketServer {
                 .map_err(bind_error)?;
             let address = listener.local_addr().map_err(bind_error)?;
             info!(listener = %endpoint.listener_name, %address, "listening");
-            listeners.push((endpoint.listener_name.clone(), address, listener));
+            listeners.push((endpoint.clone(), address, listener));
         }
 
         let tracker = TaskTracker::new();
@@ -167,13 +178,14 @@ impl SocketServer {
         let active_connections = Arc::new(AtomicUsize::new(0));
         let next_id = Arc::new(AtomicU64::new(0));
         let mut bound = Vec::with_capacity(listeners.len());
-        for (listener_name, address, listener) in listeners {
+        for (endpoint, address, listener) in listeners {
             bound.push(BoundEndPoint {
-                listener_name: listener_name.clone(),
+                listener_name: endpoint.listener_name.clone(),
                 address,
             });
             let acceptor = Acceptor {
-                listener_name: Arc::from(listener_name.as_str()),
+                listener_name: Arc::from(endpoint.listener_name.as_str()),
+                authenticator: endpoint.authenticator,
                 socket_request_max_bytes: config.socket_request_max_bytes,
                 connections_max_idle: Duration::from_millis(config.connections_max_idle_ms),
                 queue: queue_tx.clone(),
@@ -241,6 +253,7 @@ impl SocketServer {
 /// Accepts connections on one listener and spawns their tasks.
 struct Acceptor {
     listener_name: Arc<str>,
+    authenticator: Option<ListenerAuthenticator>,
     socket_request_max_bytes: i32,
     connections_max_idle: Duration,
     queue: mpsc::Sender<QueuedRequest>,
@@ -293,6 +306,7 @@ impl Acceptor {
                 peer,
                 local,
                 listener_name: Arc::clone(&self.listener_name),
+                authenticator: self.authenticator.clone(),
                 socket_request_max_bytes: self.socket_request_max_bytes,
                 connections_max_idle: self.connections_max_idle,
                 queue: self.queue.clone(),

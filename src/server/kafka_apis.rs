@@ -141,6 +141,7 @@ impl RequestHandler for KafkaApis {
                 .unwrap_or_default(),
             listener_name: Arc::clone(&request.listener_name),
             peer: request.peer,
+            principal: Arc::clone(&request.principal),
         };
         let Some(range) = api_versions::advertised(api_key) else {
             tracing::debug!(peer = %request.peer, api = ?api_key, "closing connection: API not supported");

@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
+use crate::cluster::kafka_principal::KafkaPrincipal;
 use crate::network::{Response, ResponsePart};
 use crate::protocol::codec::Segment;
 use crate::protocol::messages::{self, ApiKey, ResponseKind};
@@ -21,6 +22,8 @@ pub struct RequestContext {
     pub client_id: String,
     pub listener_name: Arc<str>,
     pub peer: SocketAddr,
+    /// Who the connection authenticated as (`User:ANONYMOUS` without authentication).
+    pub principal: Arc<KafkaPrincipal>,
 }
 
 impl RequestContext {

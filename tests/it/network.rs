@@ -12,9 +12,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::{BufMut, Bytes, BytesMut};
+use kcli::cluster::kafka_principal::KafkaPrincipal;
 use kcli::network::{
-    ConnectionId, EndPoint, FileRange, Request, RequestHandler, Response, ResponsePart,
-    SocketServer, SocketServerConfig,
+    AuthenticationError, AuthenticationIo, Authenticator, ConnectionId, EndPoint, FileRange,
+    ListenerAuthenticator, Request, RequestHandler, Response, ResponsePart, SocketServer,
+    SocketServerConfig,
 };
 use rand::RngCore;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -29,7 +31,7 @@ const LIMIT: Duration = Duration::from_secs(20);
 /// `E` echo, `S` sleep 30 ms then echo, `N` no response, `C` close, `B` wait for a gate permit
 /// then echo, `F` the handler's file range between a header and a trailer (`G`: a range past the
 /// file's end), `P` panic,
-/// `D` a deferred echo, `M` the frame 1000 times in 2000 parts.
+/// `D` a deferred echo, `M` the frame 1000 times in 2000 parts, `W` the connection's principal.
 #[derive(Default)]
 struct TestHandler {
     gate: Gate,
@@ -119,6 +121,7 @@ impl RequestHandler for TestHandler {
                 Response::Send(parts)
             }
             Some(b'P') => panic!("test handler asked to panic"),
+            Some(b'W') => echo(&Bytes::from(request.principal.to_string())),
             Some(b'D') => Response::Deferred(Box::pin(async move {
                 tokio::time::sleep(Duration::from_millis(20)).await;
                 echo(&frame)
@@ -541,4 +544,65 @@ async fn bad_settings_and_busy_ports_are_errors() {
     })
     .await
     .unwrap();
+}
+
+/// Lets in a connection whose first frame is `user:<name>`, answering `ok`, as that user; refuses
+/// anything else. Frames over 64 bytes are refused before they are read whole.
+struct TestAuthenticator;
+
+impl Authenticator for TestAuthenticator {
+    fn authenticate<'a>(
+        &'a self,
+        io: &'a mut AuthenticationIo<'_>,
+    ) -> kcli::network::authenticator::AuthenticationFuture<'a> {
+        Box::pin(async move {
+            let frame = io
+                .read_frame(64)
+                .await?
+                .ok_or(AuthenticationError::Failed {
+                    reason: "closed".into(),
+                })?;
+            let name = std::str::from_utf8(&frame)
+                .ok()
+                .and_then(|s| s.strip_prefix("user:"))
+                .ok_or_else(|| AuthenticationError::Failed {
+                    reason: "bad token".into(),
+                })?
+                .to_string();
+            io.write_frame(b"ok").await?;
+            Ok(KafkaPrincipal::user(name))
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_listener_authenticates_connections_before_their_requests() {
+    let authenticator = ListenerAuthenticator(Arc::new(TestAuthenticator));
+    let (server, address, handler) = start(
+        config(|c| {
+            c.listeners =
+                vec![EndPoint::new("PLAINTEXT", "127.0.0.1", 0).with_authenticator(authenticator)]
+        }),
+        TestHandler::default(),
+    )
+    .await;
+    timeout(LIMIT, async {
+        // Authenticated: every request carries the principal.
+        let mut alice = TcpStream::connect(address).await.unwrap();
+        send(&mut alice, b"user:alice").await;
+        assert_eq!(receive(&mut alice).await, b"ok");
+        send(&mut alice, b"W").await;
+        assert_eq!(receive(&mut alice).await, b"User:alice");
+        // Refused, or too large for the exchange: closed, and no request reached the handler.
+        let mut bad = TcpStream::connect(address).await.unwrap();
+        send(&mut bad, b"W").await;
+        assert!(closed_by_server(&mut bad).await);
+        let mut large = TcpStream::connect(address).await.unwrap();
+        large.write_all(&500i32.to_be_bytes()).await.unwrap();
+        assert!(closed_by_server(&mut large).await);
+        assert_eq!(handler.started.load(Ordering::SeqCst), 1);
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
 }
