@@ -101,11 +101,15 @@ async fn state_of(h: &Harness, p: &TopicPartition) -> (BrokerId, i32, Vec<Broker
     (s.leader, s.leader_epoch, s.isr, s.leader_recovery_state)
 }
 
-/// The ISR change a leader would send (AlterPartition v1, by topic name), processed.
-async fn alter_isr(c: &mut KafkaController, p: &TopicPartition, isr: &[BrokerId]) {
+/// The ISR change the leader of `p` would send (AlterPartition v1, by topic name).
+pub(super) fn alter_partition_request(
+    c: &KafkaController,
+    p: &TopicPartition,
+    isr: &[BrokerId],
+) -> AlterPartitionRequest {
     let current = c.ctx.leadership[p].clone();
     let leader = current.state.leader;
-    let request = AlterPartitionRequest {
+    AlterPartitionRequest {
         broker_id: leader,
         broker_epoch: c.ctx.broker_epoch(leader).unwrap(),
         topics: vec![TopicData {
@@ -121,7 +125,12 @@ async fn alter_isr(c: &mut KafkaController, p: &TopicPartition, isr: &[BrokerId]
             ..TopicData::default()
         }],
         ..AlterPartitionRequest::default()
-    };
+    }
+}
+
+/// [`alter_partition_request`], processed.
+async fn alter_isr(c: &mut KafkaController, p: &TopicPartition, isr: &[BrokerId]) {
+    let request = alter_partition_request(c, p, isr);
     let (response, _, result) = c.process_alter_partition(request, 1).await;
     result.unwrap();
     let error = response.topics[0].partitions[0].error_code;

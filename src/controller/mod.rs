@@ -36,6 +36,7 @@ pub mod error;
 pub mod inter_broker_versions;
 pub mod kafka_controller;
 pub mod partition_state_machine;
+mod partition_state_update;
 pub mod reassignment;
 pub mod replica_leader_election;
 pub mod replica_state_machine;

@@ -30,13 +30,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::errors::ErrorCode;
-use crate::zk::kafka_zk_client::{KafkaZkError, StateWrite};
+use crate::zk::kafka_zk_client::KafkaZkError;
 use crate::zk::zk_data::{self, TopicAssignment};
 
 use super::controller_context::{LeaderIsrAndControllerEpoch, ReplicaAssignment};
 use super::error::ControllerError;
 use super::kafka_controller::KafkaController;
 use super::partition_state_machine::{PartitionLeaderElectionStrategy, PartitionState};
+use super::partition_state_update::update_partition_state;
 use super::replica_state_machine::ReplicaState;
 
 /// One partition's answer to a reassignment request: started (or cancelled), or an error code
@@ -313,16 +314,16 @@ impl KafkaController {
     ) -> Result<(), ControllerError> {
         self.mark_topic_ineligible_for_deletion(&tp.topic);
         self.update_current_reassignment(tp, &reassignment).await?;
+        let adding: Vec<(TopicPartition, BrokerId)> = reassignment
+            .adding
+            .iter()
+            .map(|r| (tp.clone(), *r))
+            .collect();
         if !self.is_reassignment_complete(tp, &reassignment).await? {
             // A1: the new replicas learn the partition, the old ones the new replica set.
             self.update_leader_epoch_and_send_request(tp, &reassignment)
                 .await?;
             // A2.
-            let adding: Vec<(TopicPartition, BrokerId)> = reassignment
-                .adding
-                .iter()
-                .map(|r| (tp.clone(), *r))
-                .collect();
             self.replica_state_machine()
                 .handle_state_changes(&adding, ReplicaState::New)
                 .await?;
@@ -330,11 +331,6 @@ impl KafkaController {
             return Ok(());
         }
         // B1.
-        let adding: Vec<(TopicPartition, BrokerId)> = reassignment
-            .adding
-            .iter()
-            .map(|r| (tp.clone(), *r))
-            .collect();
         self.replica_state_machine()
             .handle_state_changes(&adding, ReplicaState::Online)
             .await?;
@@ -550,37 +546,13 @@ impl KafkaController {
         &mut self,
         tp: &TopicPartition,
     ) -> Result<Option<LeaderIsrAndControllerEpoch>, ControllerError> {
-        loop {
-            let Some((current, partition_epoch)) = self.zk.get_topic_partition_state(tp).await?
-            else {
-                return Ok(None);
-            };
-            if current.controller_epoch > self.ctx.epoch {
-                return Err(ControllerError::ControllerMoved {
-                    controller_epoch: self.ctx.epoch,
-                });
-            }
-            let state = zk_data::PartitionState {
+        update_partition_state(&self.zk, &mut self.ctx, tp, |current| {
+            Some(zk_data::PartitionState {
                 leader_epoch: current.leader_epoch + 1,
-                controller_epoch: self.ctx.epoch,
-                ..current
-            };
-            match self
-                .zk
-                .update_leader_and_isr(self.ctx.fencing_epoch(), tp, &state, partition_epoch)
-                .await?
-            {
-                StateWrite::Stale => continue,
-                StateWrite::Written { partition_epoch } => {
-                    let leadership = LeaderIsrAndControllerEpoch {
-                        state,
-                        partition_epoch,
-                    };
-                    self.ctx.leadership.insert(tp.clone(), leadership.clone());
-                    return Ok(Some(leadership));
-                }
-            }
-        }
+                ..current.clone()
+            })
+        })
+        .await
     }
 
     /// B7 (`removePartitionFromReassigningPartitions`).

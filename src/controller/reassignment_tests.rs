@@ -6,9 +6,6 @@ use std::sync::Arc;
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::errors::ErrorCode;
-use crate::protocol::messages::alter_partition_request::{
-    AlterPartitionRequest, PartitionData, TopicData,
-};
 use crate::zk::WatchedEventType;
 use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::zk_data::{REASSIGN_PARTITIONS_PATH, TopicAssignment};
@@ -18,7 +15,7 @@ use super::controller_event_manager::{ControllerEvent, event_for_watch};
 use super::controller_request_batch::ControllerRequest;
 use super::controller_tests::Harness;
 use super::kafka_controller::KafkaController;
-use super::leadership_tests::{CONTROLLER, active, settle};
+use super::leadership_tests::{CONTROLLER, active, alter_partition_request, settle};
 use super::reassignment::{OngoingReassignments, ReassignmentResults};
 
 fn tp(topic: &str, partition: i32) -> TopicPartition {
@@ -74,28 +71,12 @@ async fn znode(h: &Harness, topic: &str) -> (Vec<BrokerId>, Vec<BrokerId>, Vec<B
     )
 }
 
-/// The leader's AlterPartition, through the controller's queue as a broker's would come.
+/// The leader's AlterPartition, through the controller's queue as a broker's would come (so a
+/// completed reassignment follows it).
 async fn alter_isr(c: &mut KafkaController, p: &TopicPartition, isr: &[BrokerId]) {
-    let current = c.ctx.leadership[p].clone();
-    let leader = current.state.leader;
     let (reply, answer) = tokio::sync::oneshot::channel();
     c.process(ControllerEvent::AlterPartitionReceived {
-        request: AlterPartitionRequest {
-            broker_id: leader,
-            broker_epoch: c.ctx.broker_epoch(leader).unwrap(),
-            topics: vec![TopicData {
-                topic_name: p.topic.as_str().into(),
-                partitions: vec![PartitionData {
-                    partition_index: p.partition,
-                    leader_epoch: current.state.leader_epoch,
-                    new_isr: isr.to_vec(),
-                    partition_epoch: current.partition_epoch,
-                    ..PartitionData::default()
-                }],
-                ..TopicData::default()
-            }],
-            ..AlterPartitionRequest::default()
-        },
+        request: alter_partition_request(c, p, isr),
         version: 1,
         reply,
     })

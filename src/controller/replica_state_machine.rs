@@ -12,13 +12,14 @@
 //! | NonExistent | DeletionSuccessful | forgotten |
 
 use crate::cluster::{BrokerId, TopicPartition};
-use crate::zk::kafka_zk_client::{KafkaZkClient, StateWrite};
+use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::zk_data;
 
 use super::controller_context::{ControllerContext, LeaderIsrAndControllerEpoch};
 use super::controller_request_batch::ControllerBrokerRequestBatch;
 use super::election;
 use super::error::ControllerError;
+use super::partition_state_update::update_partition_state;
 
 /// A replica's state in the controller (Kafka's `ReplicaState`, with its state numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -219,46 +220,22 @@ impl ReplicaStateMachine<'_> {
         tp: &TopicPartition,
         replica: BrokerId,
     ) -> Result<Option<LeaderIsrAndControllerEpoch>, ControllerError> {
-        loop {
-            let Some((current, partition_epoch)) = self.zk.get_topic_partition_state(tp).await?
-            else {
-                return Ok(None);
-            };
-            if current.controller_epoch > self.ctx.epoch {
-                return Err(ControllerError::ControllerMoved {
-                    controller_epoch: self.ctx.epoch,
-                });
-            }
-            if !current.isr.contains(&replica) {
-                return Ok(None);
-            }
-            let state = zk_data::PartitionState {
-                leader: if current.leader == replica {
-                    -1
-                } else {
-                    current.leader
-                },
-                leader_epoch: current.leader_epoch + 1,
-                isr: election::isr_without_replica(&current.isr, replica),
-                controller_epoch: self.ctx.epoch,
-                leader_recovery_state: current.leader_recovery_state,
-            };
-            match self
-                .zk
-                .update_leader_and_isr(self.ctx.fencing_epoch(), tp, &state, partition_epoch)
-                .await?
-            {
-                StateWrite::Stale => continue,
-                StateWrite::Written { partition_epoch } => {
-                    let leadership = LeaderIsrAndControllerEpoch {
-                        state,
-                        partition_epoch,
-                    };
-                    self.ctx.leadership.insert(tp.clone(), leadership.clone());
-                    return Ok(Some(leadership));
-                }
-            }
-        }
+        update_partition_state(self.zk, self.ctx, tp, |current| {
+            current
+                .isr
+                .contains(&replica)
+                .then(|| zk_data::PartitionState {
+                    leader: if current.leader == replica {
+                        -1
+                    } else {
+                        current.leader
+                    },
+                    leader_epoch: current.leader_epoch + 1,
+                    isr: election::isr_without_replica(&current.isr, replica),
+                    ..current.clone()
+                })
+        })
+        .await
     }
 }
 
