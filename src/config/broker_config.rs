@@ -7,7 +7,10 @@
 use crate::cluster::inter_broker_protocol::InterBrokerProtocolVersion;
 use crate::config::ConfigError;
 use crate::config::defs::{boolean, int_at_least, list, long_at_least, short_at_least, string};
-use crate::config::listeners::{EndPoint, parse_listeners};
+use crate::config::listeners::{
+    EndPoint, SecurityProtocolMap, default_security_protocol_map, parse_listeners,
+    parse_security_protocol_map, resolve_security_protocols,
+};
 use crate::protocol::record::batch::TimestampType;
 use crate::storage::log_config::CleanupPolicy;
 use crate::storage::log_config_values::{
@@ -61,6 +64,9 @@ pub struct Settings {
     /// The share of a broker's preferred partitions led elsewhere above which the controller
     /// rebalances them.
     pub leader_imbalance_per_broker_percentage: i32,
+    /// `listener.security.protocol.map`, applied to both listener lists by
+    /// [`Settings::resolve_listener_protocols`] once every key is set.
+    pub listener_security_protocol_map: SecurityProtocolMap,
     pub listeners: Vec<EndPoint>,
     pub log_cleaner_backoff_ms: i64,
     pub log_cleaner_dedupe_buffer_size: i64,
@@ -185,6 +191,7 @@ impl Default for Settings {
             inter_broker_protocol_version: InterBrokerProtocolVersion::LATEST,
             leader_imbalance_check_interval_seconds: 300,
             leader_imbalance_per_broker_percentage: 10,
+            listener_security_protocol_map: default_security_protocol_map(),
             listeners: vec![plaintext_all],
             log_cleaner_backoff_ms: 15_000,
             log_cleaner_dedupe_buffer_size: 128 * 1024 * 1024,
@@ -341,6 +348,10 @@ impl Settings {
                 self.leader_imbalance_per_broker_percentage = int(i32::MIN)?
             }
             "group.min.session.timeout.ms" => self.group_min_session_timeout_ms = int(i32::MIN)?,
+            "listener.security.protocol.map" => {
+                self.listener_security_protocol_map =
+                    parse_security_protocol_map(value).map_err(invalid)?
+            }
             "listeners" => self.listeners = parse_listeners(value, true).map_err(invalid)?,
             "log.cleaner.backoff.ms" => self.log_cleaner_backoff_ms = long(0)?,
             "log.cleaner.dedupe.buffer.size" => {
@@ -560,6 +571,28 @@ impl Settings {
             .filter(|s| !s.is_empty())
             .map(String::from)
             .collect()
+    }
+
+    /// Gives every endpoint of `listeners` and `advertised.listeners` its protocol from
+    /// `listener.security.protocol.map` (Kafka resolves them once the whole config is read, so
+    /// the keys' order does not matter); a listener the map does not name is an error.
+    pub fn resolve_listener_protocols(&mut self) -> Result<(), ConfigError> {
+        let map = &self.listener_security_protocol_map;
+        let fail = |key: &str, endpoints: &[EndPoint], reason: String| {
+            let value: Vec<String> = endpoints.iter().map(ToString::to_string).collect();
+            ConfigError::InvalidValue {
+                key: key.to_string(),
+                value: value.join(","),
+                reason,
+            }
+        };
+        resolve_security_protocols(&mut self.listeners, map)
+            .map_err(|reason| fail("listeners", &self.listeners, reason))?;
+        if let Some(advertised) = self.advertised_listeners.as_mut() {
+            resolve_security_protocols(advertised, map)
+                .map_err(|reason| fail("advertised.listeners", advertised, reason))?;
+        }
+        Ok(())
     }
 
     /// The endpoints clients are told to connect to: `advertised.listeners`, else `listeners`.

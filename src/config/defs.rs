@@ -159,6 +159,12 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
         false,
         Kind::Int,
     ),
+    def(
+        "listener.security.protocol.map",
+        Some("SASL_SSL:SASL_SSL,PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT"),
+        true,
+        Kind::Str,
+    ),
     def("listeners", Some("PLAINTEXT://:9092"), true, Kind::Str),
     def("log.cleaner.backoff.ms", Some("15000"), true, Kind::Long),
     def(

@@ -2,10 +2,13 @@
 //! Kafka's `CoreUtils.listenerListToEndPoints` parses them (`^(.*)://\[?([0-9a-zA-Z\-%._:]*)\]?:(-?[0-9]+)`).
 //!
 //! The listener name is upper-cased (Kafka's `ListenerName.normalised`) and mapped to a
-//! security protocol through Kafka's default `listener.security.protocol.map`, where each
-//! protocol's name maps to itself. An empty host (`PLAINTEXT://:9092`) means every interface;
-//! an IPv6 host is written in brackets (`PLAINTEXT://[::1]:9092`).
+//! security protocol through `listener.security.protocol.map` (`NAME:PROTOCOL,...`; by default
+//! each protocol's name maps to itself), once every key is known
+//! ([`resolve_security_protocols`]): a listener named in no entry is an error. An empty host
+//! (`PLAINTEXT://:9092`) means every interface; an IPv6 host is written in brackets
+//! (`PLAINTEXT://[::1]:9092`).
 
+use std::collections::BTreeMap;
 use std::fmt;
 
 use super::ConfigError;
@@ -30,7 +33,8 @@ impl SecurityProtocol {
         }
     }
 
-    fn from_listener_name(name: &str) -> Option<Self> {
+    /// The protocol of this name (`SecurityProtocol.forName`: exact, upper case).
+    pub fn from_name(name: &str) -> Option<Self> {
         [
             SecurityProtocol::Plaintext,
             SecurityProtocol::Ssl,
@@ -40,6 +44,59 @@ impl SecurityProtocol {
         .into_iter()
         .find(|p| p.name() == name)
     }
+}
+
+/// `listener.security.protocol.map`: listener name (upper case) → security protocol.
+pub type SecurityProtocolMap = BTreeMap<String, SecurityProtocol>;
+
+/// Kafka's default map: each protocol's name is a listener name for it.
+pub fn default_security_protocol_map() -> SecurityProtocolMap {
+    [
+        SecurityProtocol::Plaintext,
+        SecurityProtocol::Ssl,
+        SecurityProtocol::SaslPlaintext,
+        SecurityProtocol::SaslSsl,
+    ]
+    .into_iter()
+    .map(|p| (p.name().to_string(), p))
+    .collect()
+}
+
+/// Parses `listener.security.protocol.map` as Kafka's `Csv.parseCsvMap` and
+/// `getSecurityProtocol` do: comma-separated `name:protocol` entries split at the last `:`,
+/// names normalised to upper case, protocols by their exact name. The error says why.
+pub fn parse_security_protocol_map(value: &str) -> Result<SecurityProtocolMap, String> {
+    let mut map = SecurityProtocolMap::new();
+    for entry in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (name, protocol) = entry.rsplit_once(':').ok_or_else(|| {
+            format!("map entries must be of the form name:protocol, not `{entry}`")
+        })?;
+        let protocol = protocol.trim();
+        let protocol = SecurityProtocol::from_name(protocol).ok_or_else(|| {
+            format!(
+                "Invalid security protocol `{protocol}` defined in listener.security.protocol.map"
+            )
+        })?;
+        map.insert(name.trim().to_ascii_uppercase(), protocol);
+    }
+    Ok(map)
+}
+
+/// Gives each endpoint the protocol `map` names for its listener; the error is Kafka's for a
+/// listener the map does not name.
+pub fn resolve_security_protocols(
+    endpoints: &mut [EndPoint],
+    map: &SecurityProtocolMap,
+) -> Result<(), String> {
+    for endpoint in endpoints {
+        endpoint.security_protocol = *map.get(&endpoint.listener_name).ok_or_else(|| {
+            format!(
+                "No security protocol defined for listener {}",
+                endpoint.listener_name
+            )
+        })?;
+    }
+    Ok(())
 }
 
 /// One endpoint of `listeners` or `advertised.listeners`.
@@ -67,7 +124,9 @@ impl fmt::Display for EndPoint {
 
 /// Parses a listener list. Names must be distinct, and so must non-zero ports when
 /// `distinct_ports` (Kafka requires both for `listeners`, only the names for
-/// `advertised.listeners`). The error says why, for the caller to name the key.
+/// `advertised.listeners`). The error says why, for the caller to name the key. Each endpoint's
+/// protocol is the default map's, PLAINTEXT for a name that map lacks, until
+/// [`resolve_security_protocols`] applies the configured map.
 pub fn parse_listeners(value: &str, distinct_ports: bool) -> Result<Vec<EndPoint>, String> {
     let mut endpoints: Vec<EndPoint> = Vec::new();
     for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
@@ -116,8 +175,8 @@ fn parse_endpoint(item: &str) -> Result<EndPoint, String> {
     let port: u16 = port
         .parse()
         .map_err(|_| format!("invalid port {port} in {item}: must be 0 to 65535"))?;
-    let security_protocol = SecurityProtocol::from_listener_name(&name)
-        .ok_or_else(|| format!("no security protocol defined for listener {name}"))?;
+    let security_protocol =
+        SecurityProtocol::from_name(&name).unwrap_or(SecurityProtocol::Plaintext);
     Ok(EndPoint {
         listener_name: name,
         security_protocol,
@@ -151,7 +210,7 @@ mod tests {
     fn ep(name: &str, host: Option<&str>, port: u16) -> EndPoint {
         EndPoint {
             listener_name: name.into(),
-            security_protocol: SecurityProtocol::from_listener_name(name).unwrap(),
+            security_protocol: SecurityProtocol::from_name(name).unwrap(),
             host: host.map(String::from),
             port,
         }
@@ -191,10 +250,6 @@ mod tests {
             ("PLAINTEXT://[::1:1", "unable to parse"),
             ("PLAINTEXT://h:70000", "invalid port 70000"),
             ("PLAINTEXT://h:-1", "invalid port -1"),
-            (
-                "INTERNAL://h:1",
-                "no security protocol defined for listener INTERNAL",
-            ),
             ("PLAINTEXT://a:1,plaintext://b:2", "different name"),
             ("PLAINTEXT://a:1,SSL://b:1", "different port"),
         ] {
@@ -204,6 +259,44 @@ mod tests {
         // Port 0 may repeat, and advertised listeners may share ports.
         assert!(parse_listeners("PLAINTEXT://a:0,SSL://b:0", true).is_ok());
         assert!(parse_listeners("PLAINTEXT://a:1,SSL://b:1", false).is_ok());
+    }
+
+    #[test]
+    fn the_security_protocol_map_names_each_listener_protocol() {
+        let map =
+            parse_security_protocol_map(" internal:PLAINTEXT, EXTERNAL : SASL_SSL ,").unwrap();
+        assert_eq!(
+            map,
+            [
+                ("EXTERNAL".to_string(), SecurityProtocol::SaslSsl),
+                ("INTERNAL".to_string(), SecurityProtocol::Plaintext)
+            ]
+            .into_iter()
+            .collect()
+        );
+        let mut endpoints = parse_listeners("INTERNAL://a:1,external://b:2", true).unwrap();
+        resolve_security_protocols(&mut endpoints, &map).unwrap();
+        assert_eq!(
+            endpoints
+                .iter()
+                .map(|e| e.security_protocol)
+                .collect::<Vec<_>>(),
+            [SecurityProtocol::Plaintext, SecurityProtocol::SaslSsl]
+        );
+        let err = resolve_security_protocols(&mut endpoints, &default_security_protocol_map())
+            .unwrap_err();
+        assert_eq!(err, "No security protocol defined for listener INTERNAL");
+        for (value, want) in [
+            ("INTERNAL:TLS", "Invalid security protocol `TLS` defined in"),
+            (
+                "INTERNAL:plaintext",
+                "Invalid security protocol `plaintext`",
+            ),
+            ("INTERNAL", "name:protocol"),
+        ] {
+            let err = parse_security_protocol_map(value).unwrap_err();
+            assert!(err.contains(want), "{value}: {err}");
+        }
     }
 
     #[test]

@@ -216,6 +216,7 @@ impl BrokerConfig {
                     .to_string(),
             });
         }
+        config.settings.resolve_listener_protocols()?;
         config.settings.validate()?;
         config.settings.validate_log_defaults()?;
         Ok(config)
@@ -276,6 +277,7 @@ impl BrokerConfig {
         for (key, (value, _)) in &values {
             settings.set(key, value)?;
         }
+        settings.resolve_listener_protocols()?;
         settings.validate()?;
         Ok(BrokerConfig {
             settings,
@@ -699,5 +701,53 @@ mod tests {
             warnings[2],
             "The configuration 'z' was supplied but isn't a known config."
         );
+    }
+
+    #[test]
+    fn listeners_of_any_name_take_their_protocol_from_the_map_whatever_the_key_order() {
+        let load = |p: &[(&str, &str)]| BrokerConfig::from_sources(&[], &pairs(p), &[]);
+        let c = load(&[
+            (
+                "advertised.listeners",
+                "INTERNAL://10.0.0.1:9092,EXTERNAL://kafka.example:9093",
+            ),
+            ("listeners", "INTERNAL://:9092,EXTERNAL://:9093"),
+            (
+                "listener.security.protocol.map",
+                "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+            ),
+            ("inter.broker.listener.name", "INTERNAL"),
+        ])
+        .unwrap();
+        assert_eq!(c.inter_broker_listener_name(), "INTERNAL");
+        assert!(
+            c.effective_advertised_listeners()
+                .iter()
+                .all(|e| e.security_protocol == listeners::SecurityProtocol::Plaintext)
+        );
+        // A name the map lacks, in either list, is Kafka's error, naming the key.
+        let err = load(&[("listeners", "INTERNAL://:9092")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("listeners")
+                && err.contains("No security protocol defined for listener INTERNAL"),
+            "{err}"
+        );
+        let err = load(&[("listener.security.protocol.map", "PLAINTEXT:TLS")])
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("listener.security.protocol.map"), "{err}");
+        // A listener mapped to SASL is still refused until SASL is served.
+        let err = load(&[
+            ("listeners", "CLIENTS://:9092,PLAINTEXT://:9093"),
+            (
+                "listener.security.protocol.map",
+                "CLIENTS:SASL_PLAINTEXT,PLAINTEXT:PLAINTEXT",
+            ),
+        ])
+        .unwrap_err()
+        .to_string();
+        assert!(err.contains("SASL_PLAINTEXT"), "{err}");
     }
 }
