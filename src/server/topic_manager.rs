@@ -606,3 +606,7 @@ impl TopicManager {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "topic_manager_tests.rs"]
+mod tests;
