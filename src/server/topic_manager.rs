@@ -19,8 +19,9 @@ use std::time::Duration;
 use tokio::sync::Mutex;
 use uuid::Uuid;
 
+use crate::admin::rack_aware::RackAwareMode;
 use crate::admin::replica_assignment::{
-    AssignmentError, AssignmentStart, assign_replicas_to_brokers,
+    AssignmentError, AssignmentStart, BrokerMetadata, assign_replicas_to_brokers,
 };
 use crate::cluster::BrokerId;
 use crate::cluster::sync::{lock, read, write};
@@ -29,6 +30,7 @@ use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
 use crate::replication::error::PartitionError;
 use crate::storage::log_config::{LogConfig, LogConfigError};
+use crate::zk::kafka_zk_client::{KafkaZkClient, KafkaZkError};
 use crate::zk::zk_data::{self, TopicAssignment};
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 
@@ -69,6 +71,10 @@ pub enum TopicError {
     ZkData(#[from] zk_data::ZkDataError),
     #[error(transparent)]
     Partition(#[from] PartitionError),
+    /// Racks on only some brokers: Kafka's `AdminOperationException`, which its response
+    /// carries as UNKNOWN_SERVER_ERROR without a message.
+    #[error("{0}")]
+    Assignment(AssignmentError),
 }
 
 impl TopicError {
@@ -84,7 +90,9 @@ impl TopicError {
             TopicError::TopicDeletionDisabled => ErrorCode::TopicDeletionDisabled,
             TopicError::InvalidRequest(_) => ErrorCode::InvalidRequest,
             TopicError::PolicyViolation(_) => ErrorCode::PolicyViolation,
-            TopicError::Zk(_) | TopicError::ZkData(_) => ErrorCode::UnknownServerError,
+            TopicError::Zk(_) | TopicError::ZkData(_) | TopicError::Assignment(_) => {
+                ErrorCode::UnknownServerError
+            }
             TopicError::Partition(e) => e.error_code(),
         }
     }
@@ -94,7 +102,13 @@ impl From<AssignmentError> for TopicError {
     fn from(e: AssignmentError) -> Self {
         match e {
             AssignmentError::InvalidPartitions => TopicError::InvalidPartitions(e.to_string()),
-            _ => TopicError::InvalidReplicationFactor(e.to_string()),
+            AssignmentError::ReplicationFactorNotPositive
+            | AssignmentError::ReplicationFactorTooLarge { .. } => {
+                TopicError::InvalidReplicationFactor(e.to_string())
+            }
+            AssignmentError::RackMissingForRackAwareAssignment { .. }
+            | AssignmentError::NotAllBrokersHaveRack { .. }
+            | AssignmentError::DuplicateBroker { .. } => TopicError::Assignment(e),
         }
     }
 }
@@ -357,14 +371,49 @@ impl TopicManager {
             i32::from(topic.replication_factor)
         };
         check_partition_count(i64::from(partitions))?;
-        let brokers = self.metadata_cache.alive_broker_ids();
+        // Kafka's `ZkAdminManager.createTopics`: the live brokers with their racks as they are,
+        // no RackAwareMode, so racks on only some of them fail the assignment. (Kafka's cache
+        // iterates them in no particular order; kcli's is by id.)
+        let brokers: Vec<BrokerMetadata> = self
+            .metadata_cache
+            .alive_brokers()
+            .into_iter()
+            .map(|b| BrokerMetadata {
+                id: b.id,
+                rack: b.rack,
+            })
+            .collect();
         Ok(assign_replicas_to_brokers(
+            &brokers,
             partitions,
             rf,
-            &brokers,
-            0,
             AssignmentStart::random(brokers.len()),
+            0,
         )?)
+    }
+
+    /// Kafka's `AdminZkClient.getBrokerMetadatas()` as CreatePartitions calls it: every broker
+    /// in `/brokers/ids` with its rack, RackAwareMode Enforced, by id.
+    async fn registered_brokers(&self) -> Result<Vec<BrokerMetadata>, TopicError> {
+        let registered = match KafkaZkClient::new(Arc::clone(&self.zk))
+            .get_all_brokers_and_epochs(false)
+            .await
+        {
+            Ok(registered) => registered,
+            Err(KafkaZkError::Zk(e)) => return Err(TopicError::Zk(e)),
+            Err(KafkaZkError::Malformed { source, .. }) => return Err(TopicError::ZkData(source)),
+            Err(e @ KafkaZkError::ControllerMoved { .. }) => {
+                return Err(TopicError::InvalidRequest(e.to_string()));
+            }
+        };
+        let brokers = registered
+            .into_iter()
+            .map(|(id, (registration, _))| BrokerMetadata {
+                id,
+                rack: registration.rack,
+            })
+            .collect();
+        Ok(RackAwareMode::Enforced.broker_metadatas(brokers)?)
     }
 
     async fn write_topic(
@@ -448,7 +497,8 @@ impl TopicManager {
                 "Topic already has {old_count} partitions."
             )));
         }
-        let brokers = self.metadata_cache.alive_broker_ids();
+        let brokers = self.registered_brokers().await?;
+        let broker_ids: Vec<BrokerId> = brokers.iter().map(|b| b.id).collect();
         let partition0 = metadata
             .partitions
             .get(&0)
@@ -457,24 +507,24 @@ impl TopicManager {
         let increment = i64::from(count) - i64::from(old_count);
         let added = match new_assignment {
             Some(list) => {
-                validate_new_partitions(&list, increment, old_count, partition0.len(), &brokers)?
+                validate_new_partitions(&list, increment, old_count, partition0.len(), &broker_ids)?
             }
             None => {
                 check_partition_count(increment)?;
-                // Kafka starts at the broker of partition 0's first replica, not at random.
+                // Kafka's `createNewPartitionsAssignment`: the start is the first broker, in id
+                // order, at or above partition 0's first replica (not a random one), given as a
+                // fixed start index, so the shift is the same; with racks it indexes the
+                // rack-alternated list, as Kafka's does.
                 let start = partition0
                     .first()
-                    .and_then(|first| brokers.iter().position(|b| b >= first))
+                    .and_then(|first| broker_ids.iter().position(|b| b >= first))
                     .unwrap_or(0);
                 assign_replicas_to_brokers(
+                    &brokers,
                     i32::try_from(increment).unwrap_or(i32::MAX),
                     i32::try_from(partition0.len()).unwrap_or(i32::MAX),
-                    &brokers,
+                    AssignmentStart::fixed(start),
                     old_count,
-                    AssignmentStart {
-                        start_index: start,
-                        replica_shift: start,
-                    },
                 )?
             }
         };
@@ -556,3 +606,7 @@ impl TopicManager {
         Ok(())
     }
 }
+
+#[cfg(test)]
+#[path = "topic_manager_tests.rs"]
+mod tests;

@@ -53,6 +53,32 @@ fn new_partitions_go_to_the_log_dir_with_the_fewest() {
     assert!(b.path().join("orders-1").is_dir());
 }
 
+/// Kafka's `nextLogDirs` counts the logs already in each dir: a dir holding three partitions
+/// (from before a restart) gets no new one until the empty dir has caught up.
+#[test]
+fn new_partitions_fill_the_emptier_log_dir_first() {
+    let a = tempfile::tempdir().unwrap();
+    let b = tempfile::tempdir().unwrap();
+    {
+        let only_a = [a.path().to_path_buf()];
+        let manager = LogManager::startup(manager_config(&only_a), T0).unwrap();
+        for p in 0..3 {
+            produce(&manager, &TopicPartition::new("old", p), 1);
+        }
+        manager.shutdown(0, T0).unwrap();
+    }
+    let dirs = [a.path().to_path_buf(), b.path().to_path_buf()];
+    let manager = LogManager::startup(manager_config(&dirs), T0).unwrap();
+    for p in 0..4 {
+        produce(&manager, &TopicPartition::new("new", p), 1);
+    }
+    for p in 0..3 {
+        assert!(b.path().join(format!("new-{p}")).is_dir(), "new-{p}");
+    }
+    // Three each: the tie goes to the first dir in log.dirs order.
+    assert!(a.path().join("new-3").is_dir());
+}
+
 #[test]
 fn clean_shutdown_writes_checkpoints_and_the_marker_and_restarts_without_recovery() {
     let dir = tempfile::tempdir().unwrap();
