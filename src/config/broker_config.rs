@@ -108,6 +108,11 @@ pub struct Settings {
     pub log_roll_ms: Option<i64>,
     pub log_segment_bytes: i32,
     pub log_segment_delete_delay_ms: i64,
+    /// `max.connections`: connections over all listeners; at most this many are open.
+    pub max_connections: i32,
+    /// `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address.
+    pub max_connections_per_ip: i32,
+    pub max_connections_per_ip_overrides: Vec<(std::net::IpAddr, i32)>,
     pub message_max_bytes: i32,
     pub min_insync_replicas: i32,
     pub num_io_threads: i32,
@@ -125,6 +130,8 @@ pub struct Settings {
     pub offsets_topic_segment_bytes: i32,
     pub producer_id_expiration_check_interval_ms: i32,
     pub producer_id_expiration_ms: i32,
+    /// `queued.max.request.bytes`: the memory pool of request frames; -1 (or 0): none.
+    pub queued_max_request_bytes: i64,
     pub queued_max_requests: i32,
     pub replica_fetch_backoff_ms: i32,
     pub replica_fetch_max_bytes: i32,
@@ -235,6 +242,9 @@ impl Default for Settings {
             log_roll_ms: None,
             log_segment_bytes: 1024 * 1024 * 1024,
             log_segment_delete_delay_ms: 60_000,
+            max_connections: i32::MAX,
+            max_connections_per_ip: i32::MAX,
+            max_connections_per_ip_overrides: Vec::new(),
             message_max_bytes: 1024 * 1024 + 12,
             min_insync_replicas: 1,
             num_io_threads: 8,
@@ -252,6 +262,7 @@ impl Default for Settings {
             offsets_topic_segment_bytes: 100 * 1024 * 1024,
             producer_id_expiration_check_interval_ms: 600_000,
             producer_id_expiration_ms: 86_400_000,
+            queued_max_request_bytes: -1,
             queued_max_requests: 500,
             replica_fetch_backoff_ms: 1000,
             replica_fetch_max_bytes: 1024 * 1024,
@@ -475,7 +486,14 @@ impl Settings {
                 self.producer_id_expiration_check_interval_ms = int(1)?
             }
             "producer.id.expiration.ms" => self.producer_id_expiration_ms = int(1)?,
+            "queued.max.request.bytes" => self.queued_max_request_bytes = long(i64::MIN)?,
             "queued.max.requests" => self.queued_max_requests = int(1)?,
+            "max.connections" => self.max_connections = int(0)?,
+            "max.connections.per.ip" => self.max_connections_per_ip = int(0)?,
+            "max.connections.per.ip.overrides" => {
+                self.max_connections_per_ip_overrides =
+                    parse_connection_overrides(value).map_err(invalid)?
+            }
             "replica.fetch.backoff.ms" => self.replica_fetch_backoff_ms = int(0)?,
             "replica.fetch.max.bytes" => self.replica_fetch_max_bytes = int(0)?,
             "replica.fetch.min.bytes" => self.replica_fetch_min_bytes = int(i32::MIN)?,
@@ -601,6 +619,33 @@ impl Settings {
             .as_deref()
             .unwrap_or(&self.listeners)
     }
+}
+
+/// `max.connections.per.ip.overrides`: `address:count,...` (Kafka's `Csv.parseCsvMap`, split at
+/// the last `:` so IPv6 addresses work). kcli takes IP addresses, not host names to resolve.
+fn parse_connection_overrides(value: &str) -> Result<Vec<(std::net::IpAddr, i32)>, String> {
+    let mut out = Vec::new();
+    for entry in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (address, count) = entry
+            .rsplit_once(':')
+            .ok_or_else(|| format!("entries must be of the form address:count, not `{entry}`"))?;
+        let address = address.trim();
+        let ip = address
+            .trim_start_matches('[')
+            .trim_end_matches(']')
+            .parse()
+            .map_err(|_| {
+                format!("max.connections.per.ip.overrides contains invalid addresses : {address}")
+            })?;
+        let count: i32 = count
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n >= 0)
+            .ok_or_else(|| format!("invalid connection count `{}` for {address}", count.trim()))?;
+        out.push((ip, count));
+    }
+    Ok(out)
 }
 
 #[cfg(test)]

@@ -750,4 +750,50 @@ mod tests {
         .to_string();
         assert!(err.contains("SASL_PLAINTEXT"), "{err}");
     }
+
+    #[test]
+    fn connection_limits_and_the_memory_pool_are_checked_as_kafka_checks_them() {
+        let load = |p: &[(&str, &str)]| BrokerConfig::from_sources(&[], &pairs(p), &[]);
+        let c = load(&[
+            ("max.connections", "100"),
+            ("max.connections.per.ip", "0"),
+            ("max.connections.per.ip.overrides", "127.0.0.1:5, [::1]:7"),
+            ("queued.max.request.bytes", "209715200"),
+        ])
+        .unwrap();
+        assert_eq!(c.max_connections, 100);
+        assert_eq!(
+            c.max_connections_per_ip_overrides,
+            vec![
+                ("127.0.0.1".parse().unwrap(), 5),
+                ("::1".parse().unwrap(), 7)
+            ]
+        );
+        assert_eq!(c.queued_max_request_bytes, 209_715_200);
+        for (pairs_, key, want) in [
+            (
+                &[("queued.max.request.bytes", "1000")][..],
+                "queued.max.request.bytes",
+                "larger or equal to socket.request.max.bytes",
+            ),
+            (
+                &[("max.connections.per.ip", "0")][..],
+                "max.connections.per.ip",
+                "can be set to zero only if",
+            ),
+            (
+                &[("max.connections.per.ip.overrides", "myhost:3")][..],
+                "max.connections.per.ip.overrides",
+                "invalid addresses : myhost",
+            ),
+            (
+                &[("max.connections", "-1")][..],
+                "max.connections",
+                "at least 0",
+            ),
+        ] {
+            let err = load(pairs_).unwrap_err().to_string();
+            assert!(err.contains(key) && err.contains(want), "{err}");
+        }
+    }
 }

@@ -16,6 +16,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
+use super::connection_quotas::{ConnectionQuotas, ConnectionSlot, PooledBytes};
 use super::request::{ConnectionId, Request, Response};
 use super::transmit::write_parts;
 use crate::cluster::kafka_principal::KafkaPrincipal;
@@ -57,8 +58,22 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
     buf: &mut BytesMut,
     max_size: i32,
 ) -> Result<Option<Bytes>, FrameError> {
+    match read_frame_size(reader, buf, max_size).await? {
+        Some(size) => read_frame_body(reader, buf, size).await.map(Some),
+        None => Ok(None),
+    }
+}
+
+/// Reads until the next frame's size prefix is in `buf` and returns the checked size, leaving
+/// the prefix in place. `Ok(None)` is a clean end of stream between frames.
+///
+/// Cancel-safe: bytes read so far stay in `buf`.
+async fn read_frame_size<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    max_size: i32,
+) -> Result<Option<usize>, FrameError> {
     loop {
-        let mut want = SIZE_PREFIX;
         if let Some(prefix) = buf.get(..SIZE_PREFIX) {
             let size = i32::from_be_bytes([prefix[0], prefix[1], prefix[2], prefix[3]]);
             if size < 0 {
@@ -71,15 +86,9 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
                 });
             }
             // size is non-negative and i32, so it fits usize on every platform we build for.
-            let size = size as usize;
-            want = SIZE_PREFIX + size;
-            if buf.len() >= want {
-                buf.advance(SIZE_PREFIX);
-                return Ok(Some(buf.split_to(size).freeze()));
-            }
+            return Ok(Some(size as usize));
         }
-        let missing = want - buf.len();
-        buf.reserve(missing.clamp(MIN_READ, MAX_READ_STEP));
+        buf.reserve(MIN_READ);
         if reader.read_buf(buf).await? == 0 {
             return if buf.is_empty() {
                 Ok(None)
@@ -88,6 +97,42 @@ pub(crate) async fn read_frame<R: AsyncRead + Unpin>(
             };
         }
     }
+}
+
+/// Reads the rest of a frame of `size` bytes whose prefix [`read_frame_size`] found, and takes
+/// it (prefix and body) off `buf`.
+///
+/// Cancel-safe: bytes read so far stay in `buf`.
+async fn read_frame_body<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    size: usize,
+) -> Result<Bytes, FrameError> {
+    let want = SIZE_PREFIX + size;
+    while buf.len() < want {
+        let missing = want - buf.len();
+        buf.reserve(missing.clamp(MIN_READ, MAX_READ_STEP));
+        if reader.read_buf(buf).await? == 0 {
+            return Err(FrameError::Truncated(buf.len()));
+        }
+    }
+    buf.advance(SIZE_PREFIX);
+    Ok(buf.split_to(size).freeze())
+}
+
+/// [`read_frame`], taking the frame's size from the memory pool before its body is read.
+async fn read_pooled_frame<R: AsyncRead + Unpin>(
+    reader: &mut R,
+    buf: &mut BytesMut,
+    max_size: i32,
+    quotas: &ConnectionQuotas,
+) -> Result<Option<(Bytes, PooledBytes)>, FrameError> {
+    let Some(size) = read_frame_size(reader, buf, max_size).await? else {
+        return Ok(None);
+    };
+    let pooled = quotas.allocate(size).await;
+    let frame = read_frame_body(reader, buf, size).await?;
+    Ok(Some((frame, pooled)))
 }
 
 /// What a connection task needs from its server.
@@ -103,6 +148,7 @@ pub(crate) struct ConnectionContext {
     pub queue: mpsc::Sender<QueuedRequest>,
     pub shutdown: CancellationToken,
     pub active_connections: Arc<AtomicUsize>,
+    pub quotas: Arc<ConnectionQuotas>,
 }
 
 /// Counts a connection as active from accept until its task ends, however it ends.
@@ -125,7 +171,11 @@ impl Drop for ActiveGuard {
 /// close it, no frame arrives for `connections.max.idle.ms` (counted from the last response, or
 /// from accept), or shutdown is requested while no request of it is in processing. Every error ends
 /// this connection only. The caller instruments it with a span naming the connection id and peer.
-pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext) {
+pub(crate) async fn run_connection(
+    mut stream: TcpStream,
+    ctx: ConnectionContext,
+    _slot: ConnectionSlot,
+) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
     debug!("accepted");
     let mut buf = BytesMut::new();
@@ -167,14 +217,15 @@ pub(crate) async fn run_connection(mut stream: TcpStream, ctx: ConnectionContext
             () = ctx.shutdown.cancelled() => break "shutdown",
             frame = tokio::time::timeout(
                 ctx.connections_max_idle,
-                read_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes),
+                read_pooled_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes, &ctx.quotas),
             ) => frame,
         };
         let frame = match frame {
             Err(_elapsed) => break "idle longer than connections.max.idle.ms",
             Ok(frame) => frame,
         };
-        let frame = match frame {
+        // The frame's bytes are the pool's until its response is written.
+        let (frame, _pooled) = match frame {
             Ok(Some(frame)) => frame,
             Ok(None) => break "closed by peer",
             Err(FrameError::Io(error)) => {

@@ -10,6 +10,8 @@
 //! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
 //!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
+//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the memory pool of
+//!   `queued.max.request.bytes`.
 //! - `transmit`: writing a response's parts.
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
@@ -17,6 +19,7 @@
 
 pub mod authenticator;
 mod connection;
+pub mod connection_quotas;
 pub mod network_client;
 pub mod request;
 pub mod socket_server;
@@ -26,6 +29,7 @@ pub use authenticator::{
     AuthenticationError, AuthenticationIo, Authenticator, ListenerAuthenticator,
 };
 pub use connection::FrameError;
+pub use connection_quotas::ConnectionLimits;
 pub use network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,

@@ -19,6 +19,7 @@ use tracing::{Instrument, debug, error, info, warn};
 
 use super::authenticator::ListenerAuthenticator;
 use super::connection::{ConnectionContext, QueuedRequest, run_connection};
+use super::connection_quotas::{ConnectionLimits, ConnectionQuotas};
 use super::request::{ConnectionId, RequestHandler};
 
 /// A listener to bind: Kafka's `EndPoint` of `listeners` (`NAME://host:port`).
@@ -75,6 +76,8 @@ pub struct SocketServerConfig {
     /// `connections.max.idle.ms`: a connection with no request for this long is closed.
     /// Default 600000 (10 minutes), at least 1.
     pub connections_max_idle_ms: u64,
+    /// `max.connections`, `max.connections.per.ip` (and overrides), `queued.max.request.bytes`.
+    pub limits: ConnectionLimits,
 }
 
 impl Default for SocketServerConfig {
@@ -85,6 +88,7 @@ impl Default for SocketServerConfig {
             queued_max_requests: 500,
             socket_request_max_bytes: 100 * 1024 * 1024,
             connections_max_idle_ms: 600_000,
+            limits: ConnectionLimits::default(),
         }
     }
 }
@@ -176,6 +180,7 @@ impl SocketServer {
             ));
         }
         let active_connections = Arc::new(AtomicUsize::new(0));
+        let quotas = ConnectionQuotas::new(config.limits.clone());
         let next_id = Arc::new(AtomicU64::new(0));
         let mut bound = Vec::with_capacity(listeners.len());
         for (endpoint, address, listener) in listeners {
@@ -193,6 +198,7 @@ impl SocketServer {
                 tracker: tracker.clone(),
                 active_connections: Arc::clone(&active_connections),
                 next_id: Arc::clone(&next_id),
+                quotas: Arc::clone(&quotas),
             };
             tracker.spawn(acceptor.run(listener));
         }
@@ -261,12 +267,19 @@ struct Acceptor {
     tracker: TaskTracker,
     active_connections: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
+    quotas: Arc<ConnectionQuotas>,
 }
 
 impl Acceptor {
     async fn run(self, listener: TcpListener) {
         let mut backoff = ACCEPT_BACKOFF_MIN;
         loop {
+            // With max.connections taken, accept nothing until a connection closes.
+            let slot = tokio::select! {
+                biased;
+                () = self.shutdown.cancelled() => break,
+                slot = self.quotas.wait_for_slot() => slot,
+            };
             let accepted = tokio::select! {
                 biased;
                 () = self.shutdown.cancelled() => break,
@@ -284,6 +297,13 @@ impl Acceptor {
                         () = tokio::time::sleep(backoff) => {}
                     }
                     backoff = (backoff * 2).min(ACCEPT_BACKOFF_MAX);
+                    continue;
+                }
+            };
+            let slot = match self.quotas.admit(peer.ip(), slot) {
+                Ok(slot) => slot,
+                Err(limit) => {
+                    info!(listener = %self.listener_name, "Rejected connection from {}, address already has the configured maximum of {limit} connections.", peer.ip());
                     continue;
                 }
             };
@@ -312,9 +332,10 @@ impl Acceptor {
                 queue: self.queue.clone(),
                 shutdown: self.shutdown.clone(),
                 active_connections: Arc::clone(&self.active_connections),
+                quotas: Arc::clone(&self.quotas),
             };
             self.tracker
-                .spawn(run_connection(stream, context).instrument(span));
+                .spawn(run_connection(stream, context, slot).instrument(span));
         }
         debug!(listener = %self.listener_name, "acceptor stopped");
     }

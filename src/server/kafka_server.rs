@@ -30,7 +30,7 @@ use crate::controller::controller_request_batch::BatchConfig;
 use crate::controller::event_for_watch;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
-use crate::network::{BoundEndPoint, EndPoint, SocketServer, SocketServerConfig};
+use crate::network::{BoundEndPoint, ConnectionLimits, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
 use crate::replication::replica_fetcher::ReplicaFetcherConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
@@ -238,6 +238,7 @@ impl KafkaServer {
             num_io_threads: usize::try_from(config.num_io_threads).unwrap_or(8),
             queued_max_requests: usize::try_from(config.queued_max_requests).unwrap_or(500),
             socket_request_max_bytes: config.socket_request_max_bytes,
+            limits: connection_limits(&config),
             ..SocketServerConfig::default()
         };
         let socket_server =
@@ -548,6 +549,23 @@ fn advertised_endpoints(config: &BrokerConfig, bound: &[BoundEndPoint]) -> Vec<B
             }
         })
         .collect()
+}
+
+/// The socket server's connection and memory limits from the config; Kafka's `Int.MaxValue`
+/// defaults are "unlimited".
+fn connection_limits(config: &BrokerConfig) -> ConnectionLimits {
+    let limit = |n: i32| (n != i32::MAX).then(|| usize::try_from(n).unwrap_or(0));
+    ConnectionLimits {
+        max_connections: limit(config.max_connections),
+        max_connections_per_ip: limit(config.max_connections_per_ip),
+        max_connections_per_ip_overrides: config
+            .max_connections_per_ip_overrides
+            .iter()
+            .map(|(ip, n)| (*ip, usize::try_from(*n).unwrap_or(0)))
+            .collect(),
+        queued_max_request_bytes: (config.queued_max_request_bytes > 0)
+            .then(|| usize::try_from(config.queued_max_request_bytes).unwrap_or(usize::MAX)),
+    }
 }
 
 /// What `/brokers/ids/<id>` holds: the advertised endpoints with their security protocols, the

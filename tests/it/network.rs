@@ -146,6 +146,7 @@ fn config(tweak: impl FnOnce(&mut SocketServerConfig)) -> SocketServerConfig {
         queued_max_requests: 16,
         socket_request_max_bytes: 1024,
         connections_max_idle_ms: 600_000,
+        ..SocketServerConfig::default()
     };
     tweak(&mut config);
     config
@@ -601,6 +602,103 @@ async fn a_listener_authenticates_connections_before_their_requests() {
         large.write_all(&500i32.to_be_bytes()).await.unwrap();
         assert!(closed_by_server(&mut large).await);
         assert_eq!(handler.started.load(Ordering::SeqCst), 1);
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_over_the_per_ip_limit_are_closed_and_max_connections_waits() {
+    let (server, address, _) = start(
+        config(|c| c.limits.max_connections_per_ip = Some(2)),
+        TestHandler::default(),
+    )
+    .await;
+    timeout(LIMIT, async {
+        let mut open = Vec::new();
+        for _ in 0..2 {
+            let mut s = TcpStream::connect(address).await.unwrap();
+            send(&mut s, b"E1").await;
+            assert_eq!(receive(&mut s).await, b"E1");
+            open.push(s);
+        }
+        let mut third = TcpStream::connect(address).await.unwrap();
+        assert!(
+            closed_by_server(&mut third).await,
+            "over max.connections.per.ip"
+        );
+        drop(open.pop());
+        // The slot comes back once the server has seen the close.
+        let deadline = Instant::now() + Duration::from_secs(5);
+        loop {
+            let mut again = TcpStream::connect(address).await.unwrap();
+            send(&mut again, b"E2").await;
+            let mut size = [0u8; 4];
+            if again.read_exact(&mut size).await.is_ok() {
+                break;
+            }
+            assert!(Instant::now() < deadline, "no slot after a close");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+
+    let (server, address, _) = start(
+        config(|c| c.limits.max_connections = Some(1)),
+        TestHandler::default(),
+    )
+    .await;
+    timeout(LIMIT, async {
+        let mut first = TcpStream::connect(address).await.unwrap();
+        send(&mut first, b"E1").await;
+        assert_eq!(receive(&mut first).await, b"E1");
+        // The second waits in the listen backlog, unserved, until the first closes.
+        let mut second = TcpStream::connect(address).await.unwrap();
+        send(&mut second, b"E2").await;
+        assert!(
+            timeout(Duration::from_millis(300), second.read_i32())
+                .await
+                .is_err()
+        );
+        drop(first);
+        assert_eq!(receive(&mut second).await, b"E2");
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_a_memory_pool_a_frame_waits_for_the_bytes_of_those_in_processing() {
+    let (server, address, handler) = start(
+        config(|c| c.limits.queued_max_request_bytes = Some(1024)),
+        TestHandler::default(),
+    )
+    .await;
+    timeout(LIMIT, async {
+        let mut big = TcpStream::connect(address).await.unwrap();
+        let mut body = vec![b'B'];
+        body.resize(1000, b'x');
+        send(&mut big, &body).await;
+        eventually("the gated request started", || {
+            handler.started.load(Ordering::SeqCst) == 1
+        })
+        .await;
+        // 24 bytes of the pool are free: a 100-byte frame is not read until the first is done.
+        let mut small = TcpStream::connect(address).await.unwrap();
+        send(&mut small, &[b'E'; 100]).await;
+        assert!(
+            timeout(Duration::from_millis(300), small.read_i32())
+                .await
+                .is_err()
+        );
+        assert_eq!(handler.started.load(Ordering::SeqCst), 1);
+        handler.gate.0.add_permits(1);
+        assert_eq!(receive(&mut big).await, body);
+        assert_eq!(receive(&mut small).await, vec![b'E'; 100]);
     })
     .await
     .unwrap();

@@ -115,6 +115,23 @@ impl Settings {
                  defined in listeners",
             );
         }
+        if self.queued_max_request_bytes > 0
+            && self.queued_max_request_bytes < i64::from(self.socket_request_max_bytes)
+        {
+            return fail(
+                "queued.max.request.bytes",
+                self.queued_max_request_bytes.to_string(),
+                "queued.max.request.bytes must be larger or equal to socket.request.max.bytes",
+            );
+        }
+        if self.max_connections_per_ip == 0 && self.max_connections_per_ip_overrides.is_empty() {
+            return fail(
+                "max.connections.per.ip",
+                "0".to_string(),
+                "max.connections.per.ip can be set to zero only if \
+                 max.connections.per.ip.overrides property is set.",
+            );
+        }
         only_plaintext_listeners(&self.listeners)?;
         self.validate_inter_broker_listener()
     }
