@@ -1,0 +1,22 @@
+//! Authentication without I/O: the broker side of SASL as Kafka 3.9 has it.
+//!
+//! - [`scram_credential`]: SCRAM mechanisms, the stored credential (salt, StoredKey, ServerKey,
+//!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
+//!
+//! Layering: names nothing else in the crate.
+
+pub mod scram_credential;
+
+use base64::alphabet;
+use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
+
+/// Base64 as Java's `Base64.getEncoder()`/`getDecoder()`, which Kafka uses for SCRAM: the
+/// standard alphabet, padded on encode; on decode padding may be absent (but must be complete
+/// when present) and unused trailing bits are ignored.
+pub(crate) const JAVA_BASE64: GeneralPurpose = GeneralPurpose::new(
+    &alphabet::STANDARD,
+    GeneralPurposeConfig::new()
+        .with_encode_padding(true)
+        .with_decode_padding_mode(DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
