@@ -1,10 +1,17 @@
 //! Authentication without I/O: the broker side of SASL as Kafka 3.9 has it.
 //!
+//! - [`sasl`]: the [`sasl::SaslServer`] state machines for PLAIN and SCRAM-SHA-256/512, the
+//!   errors they answer with, and the [`sasl::CredentialProvider`] they look users up in.
 //! - [`scram_credential`]: SCRAM mechanisms, the stored credential (salt, StoredKey, ServerKey,
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
 //!
+//! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
+//! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
+//! through [`sasl::CredentialProvider`].
+//!
 //! Layering: names nothing else in the crate.
 
+pub mod sasl;
 pub mod scram_credential;
 
 use base64::alphabet;
