@@ -4,6 +4,8 @@
 //!   errors they answer with, and the [`sasl::CredentialProvider`] they look users up in.
 //! - [`scram_credential`]: SCRAM mechanisms, the stored credential (salt, StoredKey, ServerKey,
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
+//! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
+//!   `PlainLoginModule` and `ScramLoginModule` options the broker reads.
 //!
 //! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
 //! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
@@ -11,6 +13,7 @@
 //!
 //! Layering: names nothing else in the crate.
 
+pub mod jaas;
 pub mod sasl;
 pub mod scram_credential;
 
