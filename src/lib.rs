@@ -15,6 +15,8 @@
 //! - [`admin`]: administrative algorithms without I/O: replica assignment.
 //! - [`replication`]: the partitions this broker hosts: leadership, ISR, high watermark, the
 //!   purgatory's waits; the replica manager.
+//! - [`security`]: authentication without I/O: the SASL servers (PLAIN, SCRAM-SHA-256/512),
+//!   SCRAM credentials in Kafka's ZooKeeper form, and the `sasl.jaas.config` parser.
 //! - [`server`]: the broker: startup and shutdown, the request handlers (one per API), the
 //!   metadata cache, topic administration, the group coordinator, producer ids.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
@@ -25,11 +27,11 @@
 //!
 //! # Layering
 //!
-//! `protocol` and `cluster` depend on nothing in the crate; `storage` uses only `protocol` and
-//! `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`; `config` builds on
-//! `storage`; `admin` uses only `cluster`; `replication` uses `storage`, `protocol` and
-//! `cluster`; `server` wires everything; `commands` sits on top. The rule is enforced by
-//! `tests/it/tidy.rs`, which reads the sources.
+//! `protocol`, `cluster` and `security` depend on nothing in the crate; `storage` uses only
+//! `protocol` and `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`;
+//! `config` builds on `storage`; `admin` uses only `cluster`; `replication` uses `storage`,
+//! `protocol` and `cluster`; `server` wires everything; `commands` sits on top. The rule is
+//! enforced by `tests/it/tidy.rs`, which reads the sources.
 
 pub mod admin;
 pub mod cli;
@@ -40,6 +42,7 @@ pub mod controller;
 pub mod network;
 pub mod protocol;
 pub mod replication;
+pub mod security;
 pub mod server;
 pub mod storage;
 pub mod zk;

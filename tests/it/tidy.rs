@@ -17,6 +17,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("network", &["protocol", "cluster"]),
     ("config", &["storage", "protocol", "cluster"]),
     ("cli", &[]),
+    ("security", &[]),
     // The broker wires every layer together; the commands sit on top of everything.
     ("server", EVERY_MODULE),
     ("commands", EVERY_MODULE),
@@ -33,6 +34,7 @@ const EVERY_MODULE: &[&str] = &[
     "network",
     "protocol",
     "replication",
+    "security",
     "server",
     "storage",
     "zk",
