@@ -20,8 +20,8 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::cluster::sync::lock;
 
-/// The connection limits, as configured.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The connection limits, as configured; the default limits nothing.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ConnectionLimits {
     /// `max.connections`; `None`: unlimited (Kafka's default, `Int.MaxValue`).
     pub max_connections: Option<usize>,
@@ -31,17 +31,6 @@ pub struct ConnectionLimits {
     pub max_connections_per_ip_overrides: HashMap<IpAddr, usize>,
     /// `queued.max.request.bytes`; `None`: no pool.
     pub queued_max_request_bytes: Option<usize>,
-}
-
-impl Default for ConnectionLimits {
-    fn default() -> Self {
-        ConnectionLimits {
-            max_connections: None,
-            max_connections_per_ip: None,
-            max_connections_per_ip_overrides: HashMap::new(),
-            queued_max_request_bytes: None,
-        }
-    }
 }
 
 /// A connection's slot: held for the connection's life, released on drop.
