@@ -74,6 +74,14 @@ impl AuthenticationIo<'_> {
         }
     }
 
+    /// Writes `frame` as it is (a response already framed, its size prefix included).
+    pub async fn write_framed(&mut self, frame: &[u8]) -> Result<(), AuthenticationError> {
+        self.stream
+            .write_all(frame)
+            .await
+            .map_err(AuthenticationError::Write)
+    }
+
     /// Writes `body` as one frame (the 4-byte size prefix first).
     pub async fn write_frame(&mut self, body: &[u8]) -> Result<(), AuthenticationError> {
         let size = i32::try_from(body.len())

@@ -17,6 +17,10 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::Metadata, 0),
     (ApiKey::FindCoordinator, 0),
     (ApiKey::ApiVersions, 0),
+    // SASL, exchanged before a SASL listener's requests reach the handler
+    // (server/sasl_authenticator.rs); afterwards, and on other listeners, ILLEGAL_SASL_STATE.
+    (ApiKey::SaslHandshake, 0),
+    (ApiKey::SaslAuthenticate, 0),
     (ApiKey::CreateTopics, 0),
     (ApiKey::DeleteTopics, 0),
     (ApiKey::DeleteRecords, 0),

@@ -68,6 +68,8 @@ impl KafkaApis {
                 apis::controlled_shutdown::handle(self, ctx, r).await
             }
             RequestKind::ElectLeaders(r) => apis::elect_leaders::handle(self, ctx, r).await,
+            RequestKind::SaslHandshake(_) => apis::sasl_handshake::handle(ctx),
+            RequestKind::SaslAuthenticate(_) => apis::sasl_authenticate::handle(ctx),
             RequestKind::AlterPartitionReassignments(r) => {
                 apis::alter_partition_reassignments::handle(self, ctx, r).await
             }

@@ -12,6 +12,7 @@ mod dump_segment;
 mod kafka_tools;
 mod network;
 mod network_client;
+mod network_sasl;
 mod rebuild_index;
 mod rebuild_index_kafka;
 mod record_interop;

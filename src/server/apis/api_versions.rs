@@ -25,27 +25,36 @@ fn api_keys() -> Vec<ApiVersion> {
 }
 
 pub fn handle(_apis: &KafkaApis, ctx: &RequestContext, _request: ApiVersionsRequest) -> Response {
-    // ZooKeeper-mode brokers advertise no features (Kafka's `ZkBrokerApiVersionManager`), and
-    // finalized features epoch -1; tagged fields at their defaults are not written.
-    let response = ApiVersionsResponse {
+    ctx.respond(ResponseKind::ApiVersions(response()))
+}
+
+/// The answer to an ApiVersions this broker can read, on any listener (the SASL authenticator
+/// gives the same one before authentication). ZooKeeper-mode brokers advertise no features
+/// (Kafka's `ZkBrokerApiVersionManager`), and finalized features epoch -1; tagged fields at
+/// their defaults are not written.
+pub fn response() -> ApiVersionsResponse {
+    ApiVersionsResponse {
         error_code: ErrorCode::None.code(),
         api_keys: api_keys(),
         finalized_features_epoch: -1,
         ..ApiVersionsResponse::default()
-    };
-    ctx.respond(ResponseKind::ApiVersions(response))
+    }
+}
+
+/// The KIP-511 answer to a version newer than the broker's, to be written at v0.
+pub fn unsupported_version_response() -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: ErrorCode::UnsupportedVersion.code(),
+        api_keys: api_keys(),
+        ..ApiVersionsResponse::default()
+    }
 }
 
 /// The KIP-511 answer to a version newer than the broker's: the body at v0.
 pub fn unsupported_version(ctx: &RequestContext) -> Response {
-    let response = ApiVersionsResponse {
-        error_code: ErrorCode::UnsupportedVersion.code(),
-        api_keys: api_keys(),
-        ..ApiVersionsResponse::default()
-    };
     let v0 = RequestContext {
         api_version: 0,
         ..ctx.clone()
     };
-    v0.respond(ResponseKind::ApiVersions(response))
+    v0.respond(ResponseKind::ApiVersions(unsupported_version_response()))
 }
