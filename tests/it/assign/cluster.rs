@@ -2,8 +2,9 @@
 //! gets a `--minimize-movement` proposal that moves only what the third must take, the same from
 //! Metadata (`--bootstrap-server`, with bytes moved from DescribeLogDirs) and from ZooKeeper;
 //! `--execute` through the controller's AlterPartitionReassignments, `--verify` until the
-//! controller has carried it out, the rollback through the legacy znode, and `--cancel` with
-//! nothing in progress.
+//! controller has carried it out (and Kafka 3.9.1's `kafka-reassign-partitions --verify` reads
+//! kcli's JSON and agrees), the rollback through the legacy znode, and `--cancel` with nothing in
+//! progress.
 
 use std::time::{Duration, Instant};
 
@@ -12,6 +13,8 @@ use rdkafka::producer::{BaseRecord, DefaultProducerContext, Producer, ThreadedPr
 
 use super::{assign, proposal};
 use crate::cluster::create_topic_assigned;
+use crate::kafka_tools::support::java;
+use crate::serve_support::run_within;
 use crate::support::cluster::TestCluster;
 
 const TOPIC: &str = "crowded";
@@ -177,6 +180,19 @@ fn minimal_moves_are_proposed_executed_and_verified_on_a_live_cluster() {
             "{data}"
         );
     }
+
+    // Kafka's own tool reads kcli's JSON and agrees.
+    let mut kafka = java("org.apache.kafka.tools.reassign.ReassignPartitionsCommand");
+    kafka.args([
+        "--bootstrap-server",
+        &bootstrap,
+        "--reassignment-json-file",
+        plan_file,
+        "--verify",
+    ]);
+    let (code, out, err) = run_within(kafka, b"", Duration::from_secs(120));
+    assert_eq!(code, 0, "{out}{err}");
+    assert_eq!(out.matches("is completed.").count(), 3, "{out}");
 
     // Nothing left to cancel.
     let (code, out, err) = assign(&[
