@@ -25,12 +25,41 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('assign', 'assign', [CompletionResultType]::ParameterValue, 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;assign' {
+            [CompletionResult]::new('--brokers', '--brokers', [CompletionResultType]::ParameterName, 'The brokers to assign to, without a cluster: comma-separated ids. May be omitted with --racks, which then names them')
+            [CompletionResult]::new('--racks', '--racks', [CompletionResultType]::ParameterName, 'Each broker''s rack, without a cluster: comma-separated BROKER:RACK pairs, e.g. `0:r1,1:r3,2:r3`. Brokers of --brokers not named here have no rack')
+            [CompletionResult]::new('--partitions', '--partitions', [CompletionResultType]::ParameterName, 'Partitions of the new topic to assign')
+            [CompletionResult]::new('--replication-factor', '--replication-factor', [CompletionResultType]::ParameterName, 'Replicas per partition of the new topic')
+            [CompletionResult]::new('--rack-aware-mode', '--rack-aware-mode', [CompletionResultType]::ParameterName, 'How racks are used, with Kafka''s meaning: enforced (every broker has a rack or none has; only some is an error), safe (racks only when every broker has one), disabled')
+            [CompletionResult]::new('--start-index', '--start-index', [CompletionResultType]::ParameterName, 'Fix the start index (the first partition''s leader in the broker list) and, as Kafka''s fixed start index does, the replica shift too')
+            [CompletionResult]::new('--replica-shift', '--replica-shift', [CompletionResultType]::ParameterName, 'Fix the replica shift alone (the distance of the second replica from the first)')
+            [CompletionResult]::new('--seed', '--seed', [CompletionResultType]::ParameterName, 'Seed the random draws of start index and shift (java.util.Random''s generator), so they can be repeated; without it a seed is drawn and printed')
+            [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'The new topic''s name in the output')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables and Kafka''s JSON, or the proposal''s reassignment JSON alone')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'Take brokers, racks and topics from this ZooKeeper ensemble (Kafka''s zookeeper.connect: HOST:PORT[,HOST:PORT...][/chroot]); with an action, start or verify through it (/admin/reassign_partitions)')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: brokers, racks and topics from Metadata (unless --zookeeper is given), partition sizes for the bytes moved, and the controller for --execute, --verify and --cancel')
+            [CompletionResult]::new('--topics-to-move-json', '--topics-to-move-json', [CompletionResultType]::ParameterName, 'Propose new assignments for these existing topics: Kafka''s `{"topics":[{"topic":"foo"}],"version":1}`')
+            [CompletionResult]::new('--broker-list', '--broker-list', [CompletionResultType]::ParameterName, 'Assign only to these of the cluster''s brokers (comma-separated ids)')
+            [CompletionResult]::new('--reassignment-json', '--reassignment-json', [CompletionResultType]::ParameterName, 'The reassignment, in Kafka''s reassignment JSON (what --format json prints)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--minimize-movement', '--minimize-movement', [CompletionResultType]::ParameterName, 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them')
+            [CompletionResult]::new('--execute', '--execute', [CompletionResultType]::ParameterName, 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback')
+            [CompletionResult]::new('--verify', '--verify', [CompletionResultType]::ParameterName, 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed')
+            [CompletionResult]::new('--cancel', '--cancel', [CompletionResultType]::ParameterName, 'Cancel the reassignments in progress of the partitions in --reassignment-json (needs --bootstrap-server: ZooKeeper''s znode cannot cancel)')
+            [CompletionResult]::new('--additional', '--additional', [CompletionResultType]::ParameterName, 'With --execute: start even though other reassignments are in progress')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
         'kcli;completions' {
@@ -95,12 +124,16 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help' {
+            [CompletionResult]::new('assign', 'assign', [CompletionResultType]::ParameterValue, 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;help;assign' {
             break
         }
         'kcli;help;completions' {

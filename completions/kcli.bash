@@ -16,6 +16,9 @@ _kcli() {
             ",$1")
                 cmd="kcli"
                 ;;
+            kcli,assign)
+                cmd="kcli__subcmd__assign"
+                ;;
             kcli,completions)
                 cmd="kcli__subcmd__completions"
                 ;;
@@ -33,6 +36,9 @@ _kcli() {
                 ;;
             kcli,serve)
                 cmd="kcli__subcmd__serve"
+                ;;
+            kcli__subcmd__help,assign)
+                cmd="kcli__subcmd__help__subcmd__assign"
                 ;;
             kcli__subcmd__help,completions)
                 cmd="kcli__subcmd__help__subcmd__completions"
@@ -59,12 +65,90 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version completions describe-cluster dump-segment rebuild-index serve help"
+            opts="-h -V --help --version assign completions describe-cluster dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__assign)
+            opts="-h -V --brokers --racks --partitions --replication-factor --rack-aware-mode --start-index --replica-shift --seed --topic --format --zookeeper --bootstrap-server --topics-to-move-json --broker-list --minimize-movement --execute --verify --cancel --reassignment-json --additional --connection-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --brokers)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --racks)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --partitions)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replication-factor)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --rack-aware-mode)
+                    COMPREPLY=($(compgen -W "enforced safe disabled" -- "${cur}"))
+                    return 0
+                    ;;
+                --start-index)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --replica-shift)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --seed)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topic)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --topics-to-move-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --broker-list)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --reassignment-json)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --connection-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -147,8 +231,22 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help)
-            opts="completions describe-cluster dump-segment rebuild-index serve help"
+            opts="assign completions describe-cluster dump-segment rebuild-index serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__assign)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi

@@ -22,12 +22,40 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand assign 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'
             cand completions 'Print shell completions for kcli to stdout'
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;assign'= {
+            cand --brokers 'The brokers to assign to, without a cluster: comma-separated ids. May be omitted with --racks, which then names them'
+            cand --racks 'Each broker''s rack, without a cluster: comma-separated BROKER:RACK pairs, e.g. `0:r1,1:r3,2:r3`. Brokers of --brokers not named here have no rack'
+            cand --partitions 'Partitions of the new topic to assign'
+            cand --replication-factor 'Replicas per partition of the new topic'
+            cand --rack-aware-mode 'How racks are used, with Kafka''s meaning: enforced (every broker has a rack or none has; only some is an error), safe (racks only when every broker has one), disabled'
+            cand --start-index 'Fix the start index (the first partition''s leader in the broker list) and, as Kafka''s fixed start index does, the replica shift too'
+            cand --replica-shift 'Fix the replica shift alone (the distance of the second replica from the first)'
+            cand --seed 'Seed the random draws of start index and shift (java.util.Random''s generator), so they can be repeated; without it a seed is drawn and printed'
+            cand --topic 'The new topic''s name in the output'
+            cand --format 'Output format: tables and Kafka''s JSON, or the proposal''s reassignment JSON alone'
+            cand --zookeeper 'Take brokers, racks and topics from this ZooKeeper ensemble (Kafka''s zookeeper.connect: HOST:PORT[,HOST:PORT...][/chroot]); with an action, start or verify through it (/admin/reassign_partitions)'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: brokers, racks and topics from Metadata (unless --zookeeper is given), partition sizes for the bytes moved, and the controller for --execute, --verify and --cancel'
+            cand --topics-to-move-json 'Propose new assignments for these existing topics: Kafka''s `{"topics":[{"topic":"foo"}],"version":1}`'
+            cand --broker-list 'Assign only to these of the cluster''s brokers (comma-separated ids)'
+            cand --reassignment-json 'The reassignment, in Kafka''s reassignment JSON (what --format json prints)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --minimize-movement 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'
+            cand --execute 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback'
+            cand --verify 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed'
+            cand --cancel 'Cancel the reassignments in progress of the partitions in --reassignment-json (needs --bootstrap-server: ZooKeeper''s znode cannot cancel)'
+            cand --additional 'With --execute: start even though other reassignments are in progress'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
         }
         &'kcli;completions'= {
             cand -h 'Print help'
@@ -86,12 +114,15 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
         }
         &'kcli;help'= {
+            cand assign 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'
             cand completions 'Print shell completions for kcli to stdout'
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;help;assign'= {
         }
         &'kcli;help;completions'= {
         }

@@ -14,6 +14,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Compute partition assignments with Kafka's algorithm, rack-aware with --racks, offline or
+    /// for the live cluster, and start, verify or cancel reassignments (docs/assign.md).
+    ///
+    /// Without --execute, --verify or --cancel it proposes: a table of partitions with their
+    /// replicas and racks, the balance per broker and per rack, and Kafka's reassignment JSON
+    /// (alone, with --format json). The start index and replica shift drawn are always printed
+    /// (on stderr with --format json), so a proposal can be repeated. Exits 1 when --verify
+    /// finds a partition not yet as the file asks, 2 on an error.
+    Assign(AssignArgs),
     /// Print shell completions for kcli to stdout.
     Completions(CompletionsArgs),
     /// Show the cluster as ZooKeeper records it: brokers, the controller, topics and every
@@ -54,6 +63,131 @@ pub struct ServeArgs {
     /// metadata in an embedded store and runs as a single-node cluster.
     #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
     pub zookeeper: Option<String>,
+}
+
+/// `kcli assign`: Kafka's `AdminUtils.assignReplicasToBrokers` and
+/// `kafka-reassign-partitions.sh` in one command.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("source").args(["zookeeper", "bootstrap_server"]).multiple(true)))]
+#[command(group(
+    clap::ArgGroup::new("action")
+        .args(["execute", "verify", "cancel"])
+        .requires("source")
+        .conflicts_with_all([
+            "brokers", "racks", "partitions", "replication_factor", "start_index",
+            "replica_shift", "seed", "topic", "topics_to_move_json", "broker_list",
+            "minimize_movement", "format",
+        ])
+))]
+pub struct AssignArgs {
+    /// The brokers to assign to, without a cluster: comma-separated ids. May be omitted with
+    /// --racks, which then names them.
+    #[arg(long, value_name = "ID,...", value_delimiter = ',', conflicts_with_all = ["zookeeper", "bootstrap_server"])]
+    pub brokers: Vec<i32>,
+    /// Each broker's rack, without a cluster: comma-separated BROKER:RACK pairs, e.g.
+    /// `0:r1,1:r3,2:r3`. Brokers of --brokers not named here have no rack.
+    #[arg(long, value_name = "ID:RACK,...", conflicts_with_all = ["zookeeper", "bootstrap_server"])]
+    pub racks: Option<String>,
+    /// Partitions of the new topic to assign.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..), conflicts_with = "topics_to_move_json")]
+    pub partitions: Option<i32>,
+    /// Replicas per partition of the new topic.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(1..), conflicts_with = "topics_to_move_json")]
+    pub replication_factor: Option<i32>,
+    /// How racks are used, with Kafka's meaning: enforced (every broker has a rack or none
+    /// has; only some is an error), safe (racks only when every broker has one), disabled.
+    #[arg(long, value_enum, default_value_t = RackAwareModeArg::Enforced)]
+    pub rack_aware_mode: RackAwareModeArg,
+    /// Fix the start index (the first partition's leader in the broker list) and, as Kafka's
+    /// fixed start index does, the replica shift too.
+    #[arg(long, value_name = "N")]
+    pub start_index: Option<usize>,
+    /// Fix the replica shift alone (the distance of the second replica from the first).
+    #[arg(long, value_name = "N")]
+    pub replica_shift: Option<usize>,
+    /// Seed the random draws of start index and shift (java.util.Random's generator), so they
+    /// can be repeated; without it a seed is drawn and printed.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub seed: Option<i64>,
+    /// The new topic's name in the output.
+    #[arg(
+        long,
+        value_name = "NAME",
+        default_value = "topic",
+        conflicts_with = "topics_to_move_json"
+    )]
+    pub topic: String,
+    /// Output format: tables and Kafka's JSON, or the proposal's reassignment JSON alone.
+    #[arg(long, value_enum, default_value_t = AssignFormat::Text)]
+    pub format: AssignFormat,
+    /// Take brokers, racks and topics from this ZooKeeper ensemble (Kafka's zookeeper.connect:
+    /// HOST:PORT[,HOST:PORT...][/chroot]); with an action, start or verify through it
+    /// (/admin/reassign_partitions).
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: Option<String>,
+    /// Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: brokers,
+    /// racks and topics from Metadata (unless --zookeeper is given), partition sizes for the
+    /// bytes moved, and the controller for --execute, --verify and --cancel.
+    #[arg(long, value_name = "HOST:PORT[,...]")]
+    pub bootstrap_server: Option<String>,
+    /// Propose new assignments for these existing topics: Kafka's
+    /// `{"topics":[{"topic":"foo"}],"version":1}`.
+    #[arg(long, value_name = "FILE", alias = "topics-to-move-json-file")]
+    pub topics_to_move_json: Option<std::path::PathBuf>,
+    /// Assign only to these of the cluster's brokers (comma-separated ids).
+    #[arg(long, value_name = "ID,...")]
+    pub broker_list: Option<String>,
+    /// With --topics-to-move-json: meet the rack and balance constraints of Kafka's proposal
+    /// (same draws) while moving as few replicas as possible, and nothing when the current
+    /// assignment already meets them.
+    #[arg(long, requires = "topics_to_move_json")]
+    pub minimize_movement: bool,
+    /// Start the reassignment in --reassignment-json, after printing the current assignment
+    /// for a rollback.
+    #[arg(long, requires = "reassignment_json")]
+    pub execute: bool,
+    /// Report each partition of --reassignment-json as completed or still in progress; exit 1
+    /// unless all are completed.
+    #[arg(long, requires = "reassignment_json")]
+    pub verify: bool,
+    /// Cancel the reassignments in progress of the partitions in --reassignment-json (needs
+    /// --bootstrap-server: ZooKeeper's znode cannot cancel).
+    #[arg(long, requires_all = ["reassignment_json", "bootstrap_server"])]
+    pub cancel: bool,
+    /// The reassignment, in Kafka's reassignment JSON (what --format json prints).
+    #[arg(
+        long,
+        value_name = "FILE",
+        alias = "reassignment-json-file",
+        requires = "action"
+    )]
+    pub reassignment_json: Option<std::path::PathBuf>,
+    /// With --execute: start even though other reassignments are in progress.
+    #[arg(long, requires = "execute")]
+    pub additional: bool,
+    /// How long to wait for ZooKeeper or a broker to connect and answer, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_timeout_ms: u64,
+}
+
+/// `--rack-aware-mode` (Kafka's `RackAwareMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum RackAwareModeArg {
+    /// Every broker has a rack or none has.
+    Enforced,
+    /// Racks only when every broker has one.
+    Safe,
+    /// Racks ignored.
+    Disabled,
+}
+
+/// Output formats of `kcli assign`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AssignFormat {
+    /// Tables, the balance summary and Kafka's JSON.
+    Text,
+    /// The proposal's reassignment JSON alone on stdout; the rest on stderr.
+    Json,
 }
 
 /// `kcli describe-cluster`: what ZooKeeper holds about the cluster, with filters.

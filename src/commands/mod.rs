@@ -1,6 +1,7 @@
 //! One module per subcommand. Each turns its parsed arguments into library calls and renders the
 //! result to a writer passed in, so tests capture output without a process.
 
+pub mod assign;
 mod completions;
 pub mod describe_cluster;
 pub mod dump_segment;
@@ -15,7 +16,7 @@ pub enum Outcome {
     /// Everything checked was valid (exit 0).
     Success,
     /// A check failed: a CRC, an index, a sanity check, a partition offline or under its min
-    /// ISR (exit 1).
+    /// ISR, a reassignment not completed (exit 1).
     CheckFailed,
 }
 
@@ -24,6 +25,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cli.command {
+        Command::Assign(args) => {
+            let stderr = std::io::stderr();
+            let mut err = stderr.lock();
+            assign::run(&args, &mut out, &mut err)
+        }
         Command::Completions(args) => completions::run(args.shell, &mut out),
         Command::DescribeCluster(args) => describe_cluster::run(&args, &mut out),
         Command::DumpSegment(args) => {
