@@ -1,7 +1,7 @@
-//! Reassignment carried out by the controller on a live cluster of four brokers, driven by
-//! Kafka 3.9.1's own `kafka-reassign-partitions` (AlterPartitionReassignments and
-//! ListPartitionReassignments through `--bootstrap-server`) while an idempotent acks=-1 producer
-//! sends: the new replicas catch up and join the ISR, leadership leaves a removed broker, the
+//! Reassignment carried out by the controller on a live cluster of four brokers: `kcli assign`
+//! proposes the plan from ZooKeeper, and Kafka 3.9.1's own `kafka-reassign-partitions` executes
+//! and verifies it (AlterPartitionReassignments and ListPartitionReassignments through
+//! `--bootstrap-server`) while an idempotent acks=-1 producer sends: the new replicas catch up and join the ISR, leadership leaves a removed broker, the
 //! removed replicas are deleted from their brokers, ZooKeeper ends with the target and no
 //! adding or removing replicas, and nothing acknowledged is lost.
 
@@ -44,16 +44,37 @@ fn kafkas_reassign_tool_moves_partitions_under_load_and_nothing_acknowledged_is_
     let load = ProduceLoad::start(&cluster.bootstrap(), TOPIC, 2);
     load.wait_for_more_acks(500, Duration::from_secs(60));
 
-    // Partition 0 leaves broker 1, its leader; partition 1 keeps its leader and swaps 1 for 4.
+    // The plan is kcli's: Kafka's algorithm over brokers 2-4 from start index 0. Partition 0
+    // leaves broker 1, its leader; partition 1 keeps its leader 2 and swaps 1 for 4.
     let scratch = tempfile::tempdir().unwrap();
-    let plan = scratch.path().join("plan.json");
+    let topics = scratch.path().join("topics.json");
     std::fs::write(
-        &plan,
-        format!(
-            r#"{{"version":1,"partitions":[{{"topic":"{TOPIC}","partition":0,"replicas":[2,3,4],"log_dirs":["any","any","any"]}},{{"topic":"{TOPIC}","partition":1,"replicas":[2,4,3]}}]}}"#
-        ),
+        &topics,
+        format!(r#"{{"topics":[{{"topic":"{TOPIC}"}}],"version":1}}"#),
     )
     .unwrap();
+    let connect = cluster.connect();
+    let (code, proposal, err) = crate::assign::assign(&[
+        "--zookeeper",
+        &connect,
+        "--topics-to-move-json",
+        topics.to_str().unwrap(),
+        "--broker-list",
+        "2,3,4",
+        "--start-index",
+        "0",
+        "--format",
+        "json",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        proposal.trim(),
+        format!(
+            r#"{{"version":1,"partitions":[{{"topic":"{TOPIC}","partition":0,"replicas":[2,3,4],"log_dirs":["any","any","any"]}},{{"topic":"{TOPIC}","partition":1,"replicas":[3,4,2],"log_dirs":["any","any","any"]}}]}}"#
+        )
+    );
+    let plan = scratch.path().join("plan.json");
+    std::fs::write(&plan, proposal).unwrap();
     let plan = plan.display().to_string();
     let (code, out) = reassign_tool(&cluster, &["--reassignment-json-file", &plan, "--execute"]);
     assert_eq!(code, 0, "{out}\n{}", cluster.logs());
@@ -100,7 +121,7 @@ fn kafkas_reassign_tool_moves_partitions_under_load_and_nothing_acknowledged_is_
     let (partitions, moving) = assignment(&cluster);
     assert_eq!(
         partitions,
-        serde_json::json!({"0": [2, 3, 4], "1": [2, 4, 3]})
+        serde_json::json!({"0": [2, 3, 4], "1": [3, 4, 2]})
     );
     assert!(!moving, "adding or removing replicas left in ZooKeeper");
     let mut isr0 = cluster.isr(TOPIC, 0).unwrap();
@@ -108,6 +129,8 @@ fn kafkas_reassign_tool_moves_partitions_under_load_and_nothing_acknowledged_is_
     assert_eq!(isr0, vec![2, 3, 4]);
     let leader0 = metadata(cluster.port(2)).unwrap().topics[TOPIC].1[&0].leader;
     assert_eq!(leader0, 2, "the first target replica in the ISR leads");
+    let leader1 = metadata(cluster.port(2)).unwrap().topics[TOPIC].1[&1].leader;
+    assert_eq!(leader1, 2, "a leader inside the target keeps leading");
     // Broker 1 deleted the replicas it no longer hosts.
     for p in [0, 1] {
         let dir = cluster.brokers[0].data_dir().join(format!("{TOPIC}-{p}"));
@@ -119,7 +142,7 @@ fn kafkas_reassign_tool_moves_partitions_under_load_and_nothing_acknowledged_is_
     }
     assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
     wait_for_identical_replica_logs(&cluster, TOPIC, 0, &[2, 3, 4]);
-    wait_for_identical_replica_logs(&cluster, TOPIC, 1, &[2, 4, 3]);
+    wait_for_identical_replica_logs(&cluster, TOPIC, 1, &[3, 4, 2]);
 
     // Nothing is in progress any more.
     let (code, out) = reassign_tool(&cluster, &["--list"]);
