@@ -33,6 +33,12 @@ fn joined(parts: &BTreeSet<TopicPartition>) -> String {
         .join(",")
 }
 
+/// The topics of `parts`, each once, sorted.
+fn topics_of(parts: &BTreeSet<TopicPartition>) -> Vec<String> {
+    let topics: BTreeSet<&str> = parts.iter().map(|tp| tp.topic.as_str()).collect();
+    topics.into_iter().map(str::to_string).collect()
+}
+
 fn plural(n: usize) -> &'static str {
     if n == 1 { "" } else { "s" }
 }
@@ -112,12 +118,7 @@ pub async fn execute(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<O
     let targets =
         validate_for_execute(&read_plan(args)?).map_err(|e| anyhow!("--reassignment-json: {e}"))?;
     let parts: BTreeSet<TopicPartition> = targets.keys().cloned().collect();
-    let topics: Vec<String> = parts
-        .iter()
-        .map(|tp| tp.topic.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let topics = topics_of(&parts);
     let timeout = std::time::Duration::from_millis(args.connection_timeout_ms);
     let started = format!(
         "Successfully started partition reassignment{} for {}\n",
@@ -252,12 +253,7 @@ pub fn verify_text(
 pub async fn verify(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let targets = read_plan(args)?;
     let parts: BTreeSet<TopicPartition> = targets.iter().map(|t| t.partition.clone()).collect();
-    let topics: Vec<String> = parts
-        .iter()
-        .map(|tp| tp.topic.clone())
-        .collect::<BTreeSet<_>>()
-        .into_iter()
-        .collect();
+    let topics = topics_of(&parts);
     let timeout = std::time::Duration::from_millis(args.connection_timeout_ms);
     let mut states = BTreeMap::new();
     if let Some(bootstrap) = &args.bootstrap_server {

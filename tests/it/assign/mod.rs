@@ -338,57 +338,43 @@ fn errors_exit_2_with_one_line_naming_the_culprit() {
         err.contains("needs --zookeeper or --bootstrap-server"),
         "{err}"
     );
-    // A reassignment file with a real log dir, and one Kafka's checks refuse.
+    // A reassignment file with a real log dir, one Kafka's checks refuse, and one for a broker
+    // that is not there (nothing listens on port 1): each an exit 2 naming the culprit.
     let plan = dir.path().join("plan.json");
-    std::fs::write(
-        &plan,
+    let run_plan = |json: &str, mode: &str| {
+        std::fs::write(&plan, json).unwrap();
+        assign(&[
+            mode,
+            "--reassignment-json",
+            plan.to_str().unwrap(),
+            "--bootstrap-server",
+            "127.0.0.1:1",
+            "--connection-timeout-ms",
+            "2000",
+        ])
+    };
+    let (code, _, err) = run_plan(
         r#"{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1],"log_dirs":["/data"]}]}"#,
-    )
-    .unwrap();
-    let (code, _, err) = assign(&[
         "--execute",
-        "--reassignment-json",
-        plan.to_str().unwrap(),
-        "--bootstrap-server",
-        "127.0.0.1:1",
-    ]);
+    );
     assert_eq!(code, 2);
     assert!(
         err.contains("t-0: log_dirs other than \"any\" are not supported"),
         "{err}"
     );
-    std::fs::write(
-        &plan,
+    let (code, _, err) = run_plan(
         r#"{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1,1]}]}"#,
-    )
-    .unwrap();
-    let (code, _, err) = assign(&[
         "--execute",
-        "--reassignment-json",
-        plan.to_str().unwrap(),
-        "--bootstrap-server",
-        "127.0.0.1:1",
-    ]);
+    );
     assert_eq!(code, 2);
     assert!(
         err.contains("Partition replica lists may not contain duplicate entries: t-0 contains multiple entries for 1"),
         "{err}"
     );
-    // Nothing listens on port 1: the broker is named.
-    std::fs::write(
-        &plan,
+    let (code, _, err) = run_plan(
         r#"{"version":1,"partitions":[{"topic":"t","partition":0,"replicas":[1]}]}"#,
-    )
-    .unwrap();
-    let (code, _, err) = assign(&[
         "--verify",
-        "--reassignment-json",
-        plan.to_str().unwrap(),
-        "--bootstrap-server",
-        "127.0.0.1:1",
-        "--connection-timeout-ms",
-        "2000",
-    ]);
+    );
     assert_eq!(code, 2);
     assert!(err.contains("127.0.0.1:1"), "{err}");
     assert_eq!(err.trim_end().lines().count(), 1, "{err}");
