@@ -168,15 +168,7 @@ fn brokers_racks_and_topics_come_from_zookeeper() {
     // Without --minimize-movement: Kafka's --generate, from the printed draws.
     let (code, out, err) = run(&["--topics-to-move-json", file, "--format", "json"]);
     assert_eq!(code, 0, "{err}");
-    let draws = err
-        .lines()
-        .find_map(|l| l.strip_prefix("Topic t: start index "))
-        .unwrap();
-    let (start, shift) = draws.split_once(", replica shift ").unwrap();
-    let start = AssignmentStart {
-        start_index: start.parse().unwrap(),
-        replica_shift: shift.parse().unwrap(),
-    };
+    let start = printed_draws(&err);
     let kafka = assign_replicas_to_brokers(&racked(), 6, 3, start, 0).unwrap();
     assert_eq!(as_assignment(&out), kafka);
 
@@ -195,15 +187,7 @@ fn brokers_racks_and_topics_come_from_zookeeper() {
     assert_eq!(code, 0, "{err}");
     let moved = as_assignment(&out);
     let targets: Vec<BrokerMetadata> = racked().into_iter().filter(|b| b.id < 4).collect();
-    let draws = err
-        .lines()
-        .find_map(|l| l.strip_prefix("Topic t: start index "))
-        .unwrap();
-    let (start, shift) = draws.split_once(", replica shift ").unwrap();
-    let start = AssignmentStart {
-        start_index: start.parse().unwrap(),
-        replica_shift: shift.parse().unwrap(),
-    };
+    let start = printed_draws(&err);
     let kafka = assign_replicas_to_brokers(&targets, 6, 3, start, 0).unwrap();
     assert_eq!(Constraints::new(&targets, &kafka, 3).check(&moved), Ok(()));
     let on_leaving = current.values().flatten().filter(|b| **b >= 4).count();
@@ -319,4 +303,17 @@ fn execute_and_verify_through_the_legacy_znode() {
         out.contains("Reassignment of partition t-0 is completed."),
         "{out}"
     );
+}
+
+/// The start index and shift `kcli assign` printed for topic `t` on stderr.
+fn printed_draws(err: &str) -> AssignmentStart {
+    let draws = err
+        .lines()
+        .find_map(|l| l.strip_prefix("Topic t: start index "))
+        .unwrap_or_else(|| panic!("no draws printed: {err}"));
+    let (start, shift) = draws.split_once(", replica shift ").unwrap();
+    AssignmentStart {
+        start_index: start.parse().unwrap(),
+        replica_shift: shift.parse().unwrap(),
+    }
 }
