@@ -16,7 +16,8 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
 
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
-use super::connection_quotas::{ConnectionQuotas, ConnectionSlot, PooledBytes};
+use super::connection_quotas::{ConnectionQuotas, ConnectionSlot};
+use super::memory_pool::PooledBytes;
 use super::request::{ConnectionId, Request, Response};
 use super::transmit::write_parts;
 use crate::cluster::kafka_principal::KafkaPrincipal;

@@ -10,8 +10,9 @@
 //! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
 //!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
-//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the memory pool of
-//!   `queued.max.request.bytes`.
+//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the request memory
+//!   of `queued.max.request.bytes`.
+//! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
 //! - `transmit`: writing a response's parts.
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
@@ -20,6 +21,7 @@
 pub mod authenticator;
 mod connection;
 pub mod connection_quotas;
+pub(crate) mod memory_pool;
 pub mod network_client;
 pub mod request;
 pub mod socket_server;

@@ -22,6 +22,7 @@ mod serve_bad_input;
 mod serve_clients;
 mod serve_controller_requests;
 mod serve_groups;
+mod serve_hostile_load;
 mod serve_idempotence;
 mod serve_log_dirs;
 mod serve_restart;
