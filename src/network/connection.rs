@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use bytes::{Buf, Bytes, BytesMut};
 use tokio::io::{AsyncRead, AsyncReadExt};
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, warn};
@@ -18,7 +17,8 @@ use tracing::{debug, warn};
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
 use super::connection_quotas::{ConnectionQuotas, ConnectionSlot, PooledBytes};
 use super::request::{ConnectionId, Request, Response};
-use super::transmit::write_parts;
+use super::stream::ConnectionStream;
+use super::transmit::{TlsStaging, write_parts};
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
 /// Bytes of a frame's size prefix: a big-endian INT32 counting the bytes after it.
@@ -172,13 +172,14 @@ impl Drop for ActiveGuard {
 /// from accept), or shutdown is requested while no request of it is in processing. Every error ends
 /// this connection only. The caller instruments it with a span naming the connection id and peer.
 pub(crate) async fn run_connection(
-    mut stream: TcpStream,
+    mut stream: ConnectionStream,
     ctx: ConnectionContext,
     _slot: ConnectionSlot,
 ) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
     debug!("accepted");
     let mut buf = BytesMut::new();
+    let mut staging = TlsStaging::default();
     let principal = match &ctx.authenticator {
         None => Arc::new(KafkaPrincipal::anonymous()),
         Some(authenticator) => {
@@ -270,7 +271,7 @@ pub(crate) async fn run_connection(
         }
         match response {
             Response::Send(parts) => {
-                if let Err(error) = write_parts(&mut stream, &parts).await {
+                if let Err(error) = write_parts(&mut stream, &parts, &mut staging).await {
                     debug!(%error, "write failed");
                     break "write error";
                 }

@@ -12,7 +12,8 @@
 //! - `connection`: one task per connection; framing; one request in processing at a time.
 //! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the memory pool of
 //!   `queued.max.request.bytes`.
-//! - `transmit`: writing a response's parts.
+//! - [`stream`]: the byte stream under a connection, plain TCP or TLS.
+//! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
 //!   `NetworkClient` under the controller's channel and the replica fetchers).
@@ -23,6 +24,7 @@ pub mod connection_quotas;
 pub mod network_client;
 pub mod request;
 pub mod socket_server;
+pub mod stream;
 mod transmit;
 
 pub use authenticator::{
@@ -35,3 +37,4 @@ pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
 };
 pub use socket_server::{BoundEndPoint, EndPoint, NetworkError, SocketServer, SocketServerConfig};
+pub use stream::ConnectionStream;

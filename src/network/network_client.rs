@@ -23,6 +23,7 @@ use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use super::stream::ConnectionStream;
 use crate::protocol::codec::{self as c, Message as _};
 use crate::protocol::messages::{
     ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
@@ -135,7 +136,7 @@ fn millis(d: Duration) -> u64 {
 
 #[derive(Debug, Default)]
 struct Link {
-    stream: Option<TcpStream>,
+    stream: Option<ConnectionStream>,
     next_correlation_id: i32,
     /// Consecutive failures (connects and requests) since the last success.
     failures: u32,
@@ -236,7 +237,7 @@ impl NetworkClient {
         };
         // Requests are small and answered one at a time: Nagle would only add latency.
         let _ = stream.set_nodelay(true);
-        link.stream = Some(stream);
+        link.stream = Some(ConnectionStream::Plain(stream));
         link.connects += 1;
         Ok(())
     }
@@ -340,7 +341,7 @@ impl NetworkClient {
 
     async fn exchange(
         &self,
-        stream: &mut TcpStream,
+        stream: &mut ConnectionStream,
         buffer: &mut bytes::BytesMut,
         frame: &[u8],
         api: ApiKey,
@@ -348,6 +349,7 @@ impl NetworkClient {
         correlation_id: i32,
     ) -> Result<ResponseKind, Exchange> {
         stream.write_all(frame).await.map_err(Exchange::Io)?;
+        stream.flush().await.map_err(Exchange::Io)?;
         let size = stream.read_i32().await.map_err(Exchange::Io)?;
         let len = usize::try_from(size)
             .ok()

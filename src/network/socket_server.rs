@@ -335,7 +335,7 @@ impl Acceptor {
                 quotas: Arc::clone(&self.quotas),
             };
             self.tracker
-                .spawn(run_connection(stream, context, slot).instrument(span));
+                .spawn(run_connection(stream.into(), context, slot).instrument(span));
         }
         debug!(listener = %self.listener_name, "acceptor stopped");
     }
