@@ -13,6 +13,7 @@
 //! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the memory pool of
 //!   `queued.max.request.bytes`.
 //! - [`stream`]: the byte stream under a connection, plain TCP or TLS.
+//! - [`tls`]: TLS handshakes (rustls) on listeners and at connect; the SSL principal seam.
 //! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
@@ -25,6 +26,7 @@ pub mod network_client;
 pub mod request;
 pub mod socket_server;
 pub mod stream;
+pub mod tls;
 mod transmit;
 
 pub use authenticator::{
@@ -38,3 +40,4 @@ pub use request::{
 };
 pub use socket_server::{BoundEndPoint, EndPoint, NetworkError, SocketServer, SocketServerConfig};
 pub use stream::ConnectionStream;
+pub use tls::{ListenerTls, SslPrincipalBuilder, TlsError};
