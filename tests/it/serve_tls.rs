@@ -276,3 +276,49 @@ fn garbage_on_the_tls_listener_closes_only_its_connection() {
     }
     round_trip(&broker, &pki, &[], "after-garbage", 20);
 }
+
+#[test]
+fn a_pkcs12_key_store_serves_tls() {
+    let pki = TestPki::new();
+    let broker_id = pki.broker("broker");
+    let p12 = pki.pkcs12(&broker_id, "store-secret");
+    let overrides: Vec<(String, String)> = [
+        ("listeners", "SSL://127.0.0.1:{port}".to_string()),
+        ("security.inter.broker.protocol", "SSL".to_string()),
+        ("listener.name.ssl.ssl.keystore.type", "PKCS12".to_string()),
+        (
+            "listener.name.ssl.ssl.keystore.location",
+            p12.display().to_string(),
+        ),
+        (
+            "listener.name.ssl.ssl.keystore.password",
+            "store-secret".to_string(),
+        ),
+        ("ssl.truststore.type", "PEM".to_string()),
+        (
+            "ssl.truststore.location",
+            pki.ca_pem().display().to_string(),
+        ),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect();
+    let broker = start(&overrides);
+    round_trip(&broker, &pki, &[], "p12-topic", 50);
+    // A wrong password stops the broker naming the key.
+    let wrong: Vec<(&str, &str)> = overrides
+        .iter()
+        .map(|(k, v)| {
+            if k == "listener.name.ssl.ssl.keystore.password" {
+                (k.as_str(), "wrong")
+            } else {
+                (k.as_str(), v.as_str())
+            }
+        })
+        .filter(|(k, _)| *k != "listeners")
+        .collect();
+    let listeners = format!("SSL://127.0.0.1:{}", free_port());
+    let mut wrong = wrong;
+    wrong.push(("listeners", &listeners));
+    refused_at_startup(&wrong, "listener.name.ssl.ssl.keystore.password");
+}

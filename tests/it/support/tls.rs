@@ -97,4 +97,24 @@ impl TestPki {
         .unwrap();
         identity
     }
+
+    /// `identity` (key, certificate, the CA) as a PKCS12 key store with `password`, made by
+    /// the `openssl` command (OpenSSL 3's defaults: PBES2 with AES-256, HMAC-SHA256).
+    pub fn pkcs12(&self, identity: &Identity, password: &str) -> PathBuf {
+        let out = identity.cert.with_extension("p12");
+        let status = std::process::Command::new("openssl")
+            .args(["pkcs12", "-export", "-in"])
+            .arg(&identity.cert)
+            .arg("-inkey")
+            .arg(&identity.key)
+            .arg("-certfile")
+            .arg(self.ca_pem())
+            .arg("-out")
+            .arg(&out)
+            .args(["-passout", &format!("pass:{password}")])
+            .status()
+            .expect("openssl makes the PKCS12 stores (apt-get install openssl)");
+        assert!(status.success(), "openssl pkcs12 -export: {status}");
+        out
+    }
 }
