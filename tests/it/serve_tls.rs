@@ -4,7 +4,9 @@
 //! refusing a client without a certificate and naming one with a certificate
 //! `User:CN=alice,OU=eng,O=acme,C=US` (the broker logs each TLS principal at INFO); a JKS key
 //! store refused at startup naming `ssl.keystore.type`; garbage on the TLS listener closing
-//! only its own connection. Certificates are made in the test (tests/it/support/tls.rs).
+//! only its own connection; a PKCS12 key store; the Java client (kafka-clients 3.9.1) with a
+//! PEM trust store and a PKCS12 client certificate. Certificates are made in the test
+//! (tests/it/support/tls.rs).
 
 use std::io::Write;
 use std::net::TcpStream;
@@ -321,4 +323,33 @@ fn a_pkcs12_key_store_serves_tls() {
     let mut wrong = wrong;
     wrong.push(("listeners", &listeners));
     refused_at_startup(&wrong, "listener.name.ssl.ssl.keystore.password");
+}
+
+/// kafka-clients 3.9.1 (tests/clients/java/SslCheck.java) over SSL with client authentication:
+/// the CA as a PEM trust store, its certificate from a PKCS12 key store.
+#[test]
+fn the_java_client_produces_and_consumes_with_a_client_certificate() {
+    let pki = TestPki::new();
+    let broker_id = pki.broker("broker");
+    let mut overrides = ssl_broker_overrides(&pki, &broker_id);
+    overrides.push(("ssl.client.auth".into(), "required".into()));
+    let broker = start(&overrides);
+    let carol = pki.client("carol");
+    let p12 = pki.pkcs12(&carol, "client-secret");
+    let ca = pki.ca_pem().display().to_string();
+    let p12 = p12.display().to_string();
+    let s = crate::serve_clients::drivers::run_java_driver(
+        "SslCheck",
+        &[&broker.bootstrap(), "java-tls", &ca, &p12, "client-secret"],
+        broker.scratch(),
+    );
+    assert_eq!(s["records"], 100, "{s}");
+    let principals = logged_principals(&broker);
+    assert!(!principals.is_empty(), "{}", broker.stderr());
+    assert!(
+        principals
+            .iter()
+            .all(|p| p == "User:CN=carol,OU=eng,O=acme,C=US"),
+        "{principals:?}"
+    );
 }
