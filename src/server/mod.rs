@@ -7,6 +7,8 @@
 //! - [`kafka_apis`]: the network layer's `RequestHandler`: header decoding, version checks,
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
+//! - [`ssl_listeners`]: the TLS of SSL and SASL_SSL listeners and of the inter-broker client,
+//!   from the `ssl.*` keys; the SSL principal builder.
 //! - [`sasl_authenticator`]: Kafka's `SaslServerAuthenticator`, the SASL exchange a SASL
 //!   listener runs on each connection before its first request.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
@@ -58,6 +60,7 @@ pub mod remote_leader_end_point;
 pub mod request_context;
 pub mod rpc_producer_id_manager;
 pub mod sasl_authenticator;
+pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;

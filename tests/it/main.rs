@@ -28,6 +28,7 @@ mod serve_log_dirs;
 mod serve_restart;
 mod serve_stress;
 mod serve_support;
+mod serve_tls;
 mod storage_compaction;
 mod storage_disk_full;
 mod storage_log;
