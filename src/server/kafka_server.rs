@@ -62,6 +62,7 @@ use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
+use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
@@ -236,6 +237,7 @@ impl KafkaServer {
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
             dynamic_config: Arc::clone(&dynamic_config),
+            user_scram_admin: Arc::new(UserScramAdmin::new(Arc::clone(&zk))),
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),

@@ -33,6 +33,8 @@
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
 //! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
+//! - [`user_scram_admin`]: SCRAM credentials in `/config/users` (AlterUserScramCredentials and
+//!   DescribeUserScramCredentials).
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`apis`]: one module per API.
 //!
@@ -64,6 +66,7 @@ pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod user_scram_admin;
 pub mod zk_producer_id_manager;
 
 pub use error::ServerError;

@@ -39,6 +39,7 @@ mod storage_producer_state;
 mod storage_support;
 mod support;
 mod tidy;
+mod users;
 #[rustfmt::skip]
 mod messages;
 mod protocol_arb;
