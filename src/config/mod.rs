@@ -56,11 +56,15 @@ pub enum ConfigError {
         #[source]
         source: std::io::Error,
     },
-    #[error("malformed config file {path}: {reason}")]
+    #[error("malformed config file {path}: {}", OneLine(.reason))]
     MalformedFile { path: PathBuf, reason: String },
     #[error("invalid --override {arg:?}: expected key=value")]
     MalformedOverride { arg: String },
-    #[error("invalid value {value:?} for configuration {key}: {reason}")]
+    #[error(
+        "invalid value {value:?} for configuration {}: {}",
+        OneLine(.key),
+        OneLine(.reason)
+    )]
     InvalidValue {
         key: String,
         value: String,
@@ -69,14 +73,32 @@ pub enum ConfigError {
     /// A listener whose security protocol kcli does not implement yet (SSL, SASL_*): serving it
     /// as plaintext without authentication would be a silent hole, so the broker refuses it.
     #[error(
-        "listener {listener} in {key} uses security protocol {protocol}, which kcli does not \
-         implement yet: only PLAINTEXT and SSL listeners can be served"
+        "listener {} in {key} uses security protocol {protocol}, which kcli does not \
+         implement yet: only PLAINTEXT and SSL listeners can be served",
+        OneLine(.listener)
     )]
     UnsupportedSecurityProtocol {
         key: &'static str,
         listener: String,
         protocol: &'static str,
     },
+}
+
+/// Text from a config file shown in an error: control characters escaped (`\n` as `\\n`), so
+/// the message stays the one line the CLI prints, whatever a key or value held.
+struct OneLine<'a>(&'a str);
+
+impl std::fmt::Display for OneLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for c in self.0.chars() {
+            if c.is_control() {
+                write!(f, "{}", c.escape_default())?;
+            } else {
+                write!(f, "{c}")?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// Where a config's value came from, lowest precedence first. `DescribeConfigs` reports
@@ -354,6 +376,18 @@ mod tests {
 
     fn entry(c: &BrokerConfig, name: &str) -> ConfigEntry {
         c.entries().into_iter().find(|e| e.name == name).unwrap()
+    }
+
+    /// Found by the `server_properties` fuzz target: a value holding `\r` (from a `\r`
+    /// escape) made the CLI's one-line error two lines.
+    #[test]
+    fn an_error_naming_a_value_with_control_characters_stays_one_line() {
+        let file = pairs(&[("listeners", "PLAIN a=v\r.x"), ("broker.id", "0")]);
+        let message = BrokerConfig::from_sources(&[], &file, &[])
+            .unwrap_err()
+            .to_string();
+        assert!(!message.contains(['\r', '\n']), "{message:?}");
+        assert!(message.contains("PLAIN a=v\\r.x"), "{message}");
     }
 
     #[test]
