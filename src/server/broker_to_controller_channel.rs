@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
 use crate::controller::ControllerHandle;
+use crate::network::ClientAuthenticatorHandle;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
@@ -94,6 +95,8 @@ pub struct BrokerToControllerChannelManager {
     local: Arc<ZkProducerIdManager>,
     controller: ControllerHandle,
     client: Mutex<ClientSlot>,
+    /// Authenticates each connection to a SASL inter-broker listener.
+    authenticator: Option<ClientAuthenticatorHandle>,
 }
 
 impl BrokerToControllerChannelManager {
@@ -111,7 +114,17 @@ impl BrokerToControllerChannelManager {
             local,
             controller,
             client: Mutex::new(None),
+            authenticator: None,
         }
+    }
+
+    /// The same manager, authenticating its connections (a SASL inter-broker listener).
+    pub fn with_client_authenticator(
+        mut self,
+        authenticator: Option<ClientAuthenticatorHandle>,
+    ) -> Self {
+        self.authenticator = authenticator;
+        self
     }
 
     /// The controller this broker knows now: `Ok(None)` when that is this broker itself.
@@ -227,6 +240,7 @@ impl BrokerToControllerChannelManager {
         }
         let config = NetworkClientConfig {
             client_id: format!("broker-{}-to-controller", self.broker_id),
+            authenticator: self.authenticator.clone(),
             ..NetworkClientConfig::default()
         };
         let client = Arc::new(NetworkClient::new(destination.clone(), config));

@@ -3,7 +3,8 @@
 //! Startup, in Kafka's order where it matters: open the metadata store (the embedded store,
 //! whose files `zk-snapshot`, `zk-log` and `zk.lock` sit in the first log dir beside Kafka's
 //! own checkpoint files), create the persistent paths, get or create the cluster id, read the
-//! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
+//! dynamic broker configs, load the logs, read the SASL users (`/config/users`; the listeners'
+//! JAAS configs), bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
 //! lead their partitions, get the first block of producer ids from the controller
@@ -60,6 +61,8 @@ use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
+use super::sasl_listeners::SaslListeners;
+use super::scram_credential_cache::{USERS_ENTITY_TYPE, UserConfigHandler};
 use super::topic_manager::TopicManager;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
@@ -151,20 +154,30 @@ impl KafkaServer {
         let epochs = Arc::new(BrokerEpochManager::default());
         let zk_producer_id_manager =
             Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
-        let channel = Arc::new(ControllerChannel::new(config.broker_id));
+        // SASL listeners' authenticators and users (loaded before any listener accepts), and
+        // the broker's own credentials when the inter-broker listener is a SASL one.
+        let sasl = SaslListeners::from_config(&config)?;
+        sasl.scram_cache.load_all(zk.as_ref()).await?;
+        let channel = Arc::new(
+            ControllerChannel::new(config.broker_id)
+                .with_client_authenticator(sasl.inter_broker_client.clone()),
+        );
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
             KafkaZkClient::new(Arc::clone(&zk)),
             Arc::clone(&channel) as Arc<dyn BrokerChannel>,
             Arc::new(now_ms),
         );
-        let to_controller = Arc::new(BrokerToControllerChannelManager::new(
-            config.broker_id,
-            config.inter_broker_listener_name(),
-            Arc::clone(&metadata_cache),
-            Arc::clone(&zk_producer_id_manager),
-            controller_handle.clone(),
-        ));
+        let to_controller = Arc::new(
+            BrokerToControllerChannelManager::new(
+                config.broker_id,
+                config.inter_broker_listener_name(),
+                Arc::clone(&metadata_cache),
+                Arc::clone(&zk_producer_id_manager),
+                controller_handle.clone(),
+            )
+            .with_client_authenticator(sasl.inter_broker_client.clone()),
+        );
         let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
             config.broker_id,
             Arc::clone(&epochs),
@@ -194,20 +207,23 @@ impl KafkaServer {
         replica_manager
             .replica_fetcher_manager()
             .resize_thread_pool(current.num_replica_fetchers);
-        replica_manager.set_leader_end_points(Arc::new(RemoteLeaderEndPoints::new(
-            config.broker_id,
-            config.inter_broker_listener_name(),
-            config.inter_broker_protocol_version,
-            ReplicaFetchSettings {
-                max_wait_ms: config.replica_fetch_wait_max_ms,
-                min_bytes: config.replica_fetch_min_bytes,
-                max_bytes: config.replica_fetch_response_max_bytes,
-                partition_max_bytes: config.replica_fetch_max_bytes,
-                socket_timeout: millis(config.replica_socket_timeout_ms),
-            },
-            Arc::clone(&epochs),
-            Arc::clone(&metadata_cache),
-        )));
+        replica_manager.set_leader_end_points(Arc::new(
+            RemoteLeaderEndPoints::new(
+                config.broker_id,
+                config.inter_broker_listener_name(),
+                config.inter_broker_protocol_version,
+                ReplicaFetchSettings {
+                    max_wait_ms: config.replica_fetch_wait_max_ms,
+                    min_bytes: config.replica_fetch_min_bytes,
+                    max_bytes: config.replica_fetch_response_max_bytes,
+                    partition_max_bytes: config.replica_fetch_max_bytes,
+                    socket_timeout: millis(config.replica_socket_timeout_ms),
+                },
+                Arc::clone(&epochs),
+                Arc::clone(&metadata_cache),
+            )
+            .with_client_authenticator(sasl.inter_broker_client.clone()),
+        ));
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),
@@ -228,11 +244,15 @@ impl KafkaServer {
                 .listeners
                 .iter()
                 .map(|l| {
-                    EndPoint::new(
+                    let endpoint = EndPoint::new(
                         l.listener_name.clone(),
                         l.host.clone().unwrap_or_default(),
                         l.port,
-                    )
+                    );
+                    match sasl.authenticators.get(&l.listener_name) {
+                        Some(authenticator) => endpoint.with_authenticator(authenticator.clone()),
+                        None => endpoint,
+                    }
                 })
                 .collect(),
             num_io_threads: usize::try_from(config.num_io_threads).unwrap_or(8),
@@ -303,6 +323,12 @@ impl KafkaServer {
                     Arc::new(BrokerConfigHandler {
                         broker_id: config.broker_id,
                         dynamic_config,
+                    }),
+                ),
+                (
+                    USERS_ENTITY_TYPE,
+                    Arc::new(UserConfigHandler {
+                        cache: Arc::clone(&sasl.scram_cache),
                     }),
                 ),
             ],

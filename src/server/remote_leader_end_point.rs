@@ -28,6 +28,7 @@ use crate::cluster::{BrokerId, TopicPartition};
 use crate::controller::inter_broker_versions::{
     InterBrokerProtocolVersion, ReplicaFetcherRequestVersions,
 };
+use crate::network::ClientAuthenticatorHandle;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -97,6 +98,8 @@ pub struct RemoteLeaderEndPoints {
     inter_broker_listener: String,
     /// By (leader, address, fetcher id).
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
+    /// Authenticates each connection to a SASL inter-broker listener.
+    authenticator: Option<ClientAuthenticatorHandle>,
 }
 
 impl RemoteLeaderEndPoints {
@@ -118,7 +121,17 @@ impl RemoteLeaderEndPoints {
             }),
             inter_broker_listener: inter_broker_listener.into(),
             clients: Mutex::new(HashMap::new()),
+            authenticator: None,
         }
+    }
+
+    /// The same factory, authenticating its connections (a SASL inter-broker listener).
+    pub fn with_client_authenticator(
+        mut self,
+        authenticator: Option<ClientAuthenticatorHandle>,
+    ) -> Self {
+        self.authenticator = authenticator;
+        self
     }
 }
 
@@ -142,6 +155,7 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
                     let config = NetworkClientConfig {
                         client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
                         request_timeout: self.local.settings.socket_timeout,
+                        authenticator: self.authenticator.clone(),
                         ..NetworkClientConfig::default()
                     };
                     Arc::new(NetworkClient::new(address.clone(), config))
