@@ -25,6 +25,7 @@ mod serve_groups;
 mod serve_idempotence;
 mod serve_log_dirs;
 mod serve_restart;
+mod serve_sasl_clients;
 mod serve_stress;
 mod serve_support;
 mod storage_compaction;
