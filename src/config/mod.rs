@@ -8,6 +8,7 @@
 //! - [`log_defaults`]: the topic defaults the broker's keys give, and Kafka's checks of them.
 //! - [`synonyms`]: broker keys that set the same value, and the broker defaults of topic keys.
 //! - [`sasl_config`]: the SASL keys, their `listener.name.<listener>.` forms, SASL listener checks.
+//! - [`ssl_configs`]: the `ssl.*` keys and their `listener.name.<l>.` overrides, per listener.
 //!
 //! Keys with a listener prefix (`listener.name.<listener>.<key>`) are kept as given, for the
 //! listener's components to read (Kafka's `valuesWithPrefixOverride`); they are not unknown.
@@ -19,7 +20,9 @@ pub mod broker_config;
 pub mod defs;
 pub mod listeners;
 pub mod log_defaults;
+mod properties;
 pub mod sasl_config;
+pub mod ssl_configs;
 pub mod synonyms;
 
 use std::collections::BTreeMap;
@@ -28,9 +31,9 @@ use std::path::{Path, PathBuf};
 
 pub use broker_config::Settings;
 pub use listeners::{EndPoint, SecurityProtocol};
+pub use properties::{parse_override, parse_properties, read_properties_file};
 
 use crate::storage::log_config::LogConfig;
-use crate::storage::meta_properties::load_properties;
 
 /// What `kcli serve` uses where Kafka has no usable default: broker 0 on the loopback interface
 /// with data under the working directory. They form the default layer, below the file.
@@ -67,11 +70,11 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
-    /// A listener whose security protocol kcli does not implement yet (SSL, SASL_SSL): serving
-    /// it without TLS would be a silent hole, so the broker refuses it.
+    /// A listener whose security protocol kcli does not serve (see `listeners::is_served`):
+    /// serving it as something weaker would be a silent hole, so the broker refuses it.
     #[error(
         "listener {listener} in {key} uses security protocol {protocol}, which kcli does not \
-         implement yet: only PLAINTEXT and SASL_PLAINTEXT listeners can be served"
+         implement yet: only PLAINTEXT, SSL and SASL_PLAINTEXT listeners can be served"
     )]
     UnsupportedSecurityProtocol {
         key: &'static str,
@@ -129,6 +132,8 @@ pub struct BrokerConfig {
     /// The winning text and layer of every key some layer set.
     values: BTreeMap<&'static str, (String, ConfigSource)>,
     unknown_keys: Vec<UnknownKey>,
+    /// The `ssl.*` keys (and listener overrides), as given; see [`ssl_configs`].
+    ssl_values: ssl_configs::SslValues,
 }
 
 impl Deref for BrokerConfig {
@@ -194,8 +199,13 @@ impl BrokerConfig {
             settings: Settings::default(),
             values: BTreeMap::new(),
             unknown_keys: Vec::new(),
+            ssl_values: ssl_configs::SslValues::default(),
         };
         for (key, (value, source)) in merged {
+            if ssl_configs::is_ssl_key(key) {
+                config.ssl_values.insert(key, value);
+                continue;
+            }
             if key.starts_with(sasl_config::LISTENER_PREFIX) {
                 config.settings.sasl.set_listener_prefixed(key, value)?;
                 continue;
@@ -227,6 +237,7 @@ impl BrokerConfig {
         config.settings.resolve_listener_protocols()?;
         config.settings.validate()?;
         config.settings.validate_log_defaults()?;
+        config.validate_ssl_listeners()?;
         Ok(config)
     }
 
@@ -292,6 +303,7 @@ impl BrokerConfig {
             settings,
             values,
             unknown_keys: self.unknown_keys.clone(),
+            ssl_values: self.ssl_values.clone(),
         })
     }
 
@@ -337,41 +349,6 @@ impl BrokerConfig {
                 }
             })
             .collect()
-    }
-}
-
-/// Reads a `server.properties` file: `java.util.Properties` text, decoded as ISO-8859-1 as
-/// Kafka's `Utils.loadProps` does. Pairs come back sorted by key (a key given twice keeps the
-/// later value).
-pub fn read_properties_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
-    parse_properties(&text).map_err(|reason| ConfigError::MalformedFile {
-        path: path.to_path_buf(),
-        reason,
-    })
-}
-
-/// Parses `java.util.Properties` text (see `storage::meta_properties::load_properties`): `#`/`!`
-/// comments, `key=value`, `key:value` or `key value`, backslash continuations and escapes.
-pub fn parse_properties(text: &str) -> Result<Vec<(String, String)>, String> {
-    let map: BTreeMap<String, String> = load_properties(text)?.into_iter().collect();
-    Ok(map.into_iter().collect())
-}
-
-/// Splits one `--override` argument at its first `=`; the key is trimmed (values are trimmed
-/// when parsed, as Kafka's `ConfigDef` does).
-pub fn parse_override(arg: &str) -> Result<(String, String), ConfigError> {
-    match arg.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_string(), value.to_string()))
-        }
-        _ => Err(ConfigError::MalformedOverride {
-            arg: arg.to_string(),
-        }),
     }
 }
 

@@ -13,8 +13,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
+use super::stream::ConnectionStream;
 use bytes::BytesMut;
-use tokio::net::TcpStream;
 
 use crate::protocol::codec as c;
 use crate::protocol::messages::{RequestHeader, RequestKind, ResponseKind, encode_request_frame};
@@ -37,7 +37,7 @@ pub enum ClientAuthenticationError {
 /// A new connection, as its authenticator sees it.
 #[derive(Debug)]
 pub struct ClientAuthenticationIo<'a> {
-    pub(super) stream: &'a mut TcpStream,
+    pub(super) stream: &'a mut ConnectionStream,
     pub(super) buffer: &'a mut BytesMut,
     pub(super) next_correlation_id: &'a mut i32,
     pub(super) client_id: &'a str,

@@ -7,6 +7,8 @@
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
 //! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
 //!   `PlainLoginModule` and `ScramLoginModule` options the broker reads.
+//! - [`ssl`]: TLS: the `ssl.*` keys, PEM/PKCS12 stores, rustls configurations, and the principal
+//!   of a client certificate (RFC 2253 subject, `ssl.principal.mapping.rules`).
 //!
 //! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
 //! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
@@ -17,6 +19,7 @@
 pub mod jaas;
 pub mod sasl;
 pub mod scram_credential;
+pub mod ssl;
 
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};

@@ -97,6 +97,8 @@ pub struct BrokerToControllerChannelManager {
     client: Mutex<ClientSlot>,
     /// Authenticates each connection to a SASL inter-broker listener.
     authenticator: Option<ClientAuthenticatorHandle>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl BrokerToControllerChannelManager {
@@ -115,7 +117,14 @@ impl BrokerToControllerChannelManager {
             controller,
             client: Mutex::new(None),
             authenticator: None,
+            client_tls: None,
         }
+    }
+
+    /// The same channel, reaching the controller over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 
     /// The same manager, authenticating its connections (a SASL inter-broker listener).
@@ -241,6 +250,7 @@ impl BrokerToControllerChannelManager {
         let config = NetworkClientConfig {
             client_id: format!("broker-{}-to-controller", self.broker_id),
             authenticator: self.authenticator.clone(),
+            tls: self.client_tls.clone(),
             ..NetworkClientConfig::default()
         };
         let client = Arc::new(NetworkClient::new(destination.clone(), config));

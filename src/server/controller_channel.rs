@@ -28,6 +28,8 @@ pub struct ControllerChannel {
     /// One client per remote broker address; the channel manager keeps one request in flight
     /// per broker, so a client is never shared by two sends at once.
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl ControllerChannel {
@@ -37,7 +39,14 @@ impl ControllerChannel {
             apis: OnceLock::new(),
             authenticator: None,
             clients: Mutex::new(HashMap::new()),
+            client_tls: None,
         }
+    }
+
+    /// The same channel, reaching other brokers over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 
     /// The same channel, authenticating its connections (a SASL inter-broker listener).
@@ -60,6 +69,7 @@ impl ControllerChannel {
             let config = NetworkClientConfig {
                 client_id: format!("broker-{}-controller", self.local_broker_id),
                 authenticator: self.authenticator.clone(),
+                tls: self.client_tls.clone(),
                 ..NetworkClientConfig::default()
             };
             Arc::new(NetworkClient::new(

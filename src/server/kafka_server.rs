@@ -63,7 +63,9 @@ use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::sasl_listeners::SaslListeners;
 use super::scram_credential_cache::{USERS_ENTITY_TYPE, UserConfigHandler};
+use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
+use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
@@ -154,12 +156,31 @@ impl KafkaServer {
         let epochs = Arc::new(BrokerEpochManager::default());
         let zk_producer_id_manager =
             Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
+        // Read the TLS stores first: a bad one stops the broker before anything is written.
+        let client_tls = inter_broker_client_tls(&config)?;
         // SASL listeners' authenticators and users (loaded before any listener accepts), and
         // the broker's own credentials when the inter-broker listener is a SASL one.
         let sasl = SaslListeners::from_config(&config)?;
         sasl.scram_cache.load_all(zk.as_ref()).await?;
+        let mut listeners = Vec::with_capacity(config.listeners.len());
+        for l in &config.listeners {
+            let mut endpoint = EndPoint::new(
+                l.listener_name.clone(),
+                l.host.clone().unwrap_or_default(),
+                l.port,
+            );
+            // SASL_SSL: the TLS handshake first, then the SASL exchange over it.
+            if let Some(tls) = listener_tls(&config, l)? {
+                endpoint = endpoint.with_tls(tls);
+            }
+            if let Some(authenticator) = sasl.authenticators.get(&l.listener_name) {
+                endpoint = endpoint.with_authenticator(authenticator.clone());
+            }
+            listeners.push(endpoint);
+        }
         let channel = Arc::new(
             ControllerChannel::new(config.broker_id)
+                .with_client_tls(client_tls.clone())
                 .with_client_authenticator(sasl.inter_broker_client.clone()),
         );
         let (controller, controller_handle) = KafkaController::new(
@@ -176,6 +197,7 @@ impl KafkaServer {
                 Arc::clone(&zk_producer_id_manager),
                 controller_handle.clone(),
             )
+            .with_client_tls(client_tls.clone())
             .with_client_authenticator(sasl.inter_broker_client.clone()),
         );
         let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
@@ -222,6 +244,7 @@ impl KafkaServer {
                 Arc::clone(&epochs),
                 Arc::clone(&metadata_cache),
             )
+            .with_client_tls(client_tls)
             .with_client_authenticator(sasl.inter_broker_client.clone()),
         ));
         let apis = Arc::new(KafkaApis {
@@ -230,6 +253,7 @@ impl KafkaServer {
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
             dynamic_config: Arc::clone(&dynamic_config),
+            user_scram_admin: Arc::new(UserScramAdmin::new(Arc::clone(&zk))),
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
@@ -240,21 +264,7 @@ impl KafkaServer {
         channel.bind(&apis);
 
         let socket_config = SocketServerConfig {
-            listeners: config
-                .listeners
-                .iter()
-                .map(|l| {
-                    let endpoint = EndPoint::new(
-                        l.listener_name.clone(),
-                        l.host.clone().unwrap_or_default(),
-                        l.port,
-                    );
-                    match sasl.authenticators.get(&l.listener_name) {
-                        Some(authenticator) => endpoint.with_authenticator(authenticator.clone()),
-                        None => endpoint,
-                    }
-                })
-                .collect(),
+            listeners,
             num_io_threads: usize::try_from(config.num_io_threads).unwrap_or(8),
             queued_max_requests: usize::try_from(config.queued_max_requests).unwrap_or(500),
             socket_request_max_bytes: config.socket_request_max_bytes,

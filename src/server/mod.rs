@@ -7,6 +7,8 @@
 //! - [`kafka_apis`]: the network layer's `RequestHandler`: header decoding, version checks,
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
+//! - [`ssl_listeners`]: the TLS of SSL and SASL_SSL listeners and of the inter-broker client,
+//!   from the `ssl.*` keys; the SSL principal builder.
 //! - [`sasl_authenticator`]: Kafka's `SaslServerAuthenticator`, the SASL exchange a SASL
 //!   listener runs on each connection before its first request.
 //! - [`sasl_listeners`]: the SASL listeners' JAAS configs, users and authenticators, and the
@@ -35,6 +37,8 @@
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
 //! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
+//! - [`user_scram_admin`]: SCRAM credentials in `/config/users` (AlterUserScramCredentials and
+//!   DescribeUserScramCredentials).
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`apis`]: one module per API.
 //!
@@ -66,9 +70,11 @@ pub mod sasl_authenticator;
 pub mod sasl_client_authenticator;
 pub mod sasl_listeners;
 pub mod scram_credential_cache;
+pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod user_scram_admin;
 pub mod zk_producer_id_manager;
 
 pub use error::ServerError;

@@ -100,6 +100,8 @@ pub struct RemoteLeaderEndPoints {
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
     /// Authenticates each connection to a SASL inter-broker listener.
     authenticator: Option<ClientAuthenticatorHandle>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl RemoteLeaderEndPoints {
@@ -122,7 +124,14 @@ impl RemoteLeaderEndPoints {
             inter_broker_listener: inter_broker_listener.into(),
             clients: Mutex::new(HashMap::new()),
             authenticator: None,
+            client_tls: None,
         }
+    }
+
+    /// The same factory, fetching from leaders over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 
     /// The same factory, authenticating its connections (a SASL inter-broker listener).
@@ -156,6 +165,7 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
                         client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
                         request_timeout: self.local.settings.socket_timeout,
                         authenticator: self.authenticator.clone(),
+                        tls: self.client_tls.clone(),
                         ..NetworkClientConfig::default()
                     };
                     Arc::new(NetworkClient::new(address.clone(), config))

@@ -39,7 +39,10 @@ fn sasl_overrides() -> Vec<(&'static str, &'static str)> {
             "PLAINTEXT://127.0.0.1:{port},SASL_PLAINTEXT://127.0.0.1:{port2}",
         ),
         ("sasl.enabled.mechanisms", "PLAIN,SCRAM-SHA-512"),
-        ("listener.name.sasl_plaintext.plain.sasl.jaas.config", PLAIN_JAAS),
+        (
+            "listener.name.sasl_plaintext.plain.sasl.jaas.config",
+            PLAIN_JAAS,
+        ),
         (
             "listener.name.sasl_plaintext.scram-sha-512.sasl.jaas.config",
             SCRAM_JAAS,
@@ -144,7 +147,10 @@ fn scram_login(port: u16, user: &str, password: &str) -> Result<(), String> {
             assert_eq!(answer.error_code, 58, "SASL_AUTHENTICATION_FAILED");
             // The broker closes a connection that failed to authenticate.
             assert!(closed_within(&mut conn.stream, Duration::from_secs(5)));
-            return Err(answer.error_message.map(|m| m.to_string()).unwrap_or_default());
+            return Err(answer
+                .error_message
+                .map(|m| m.to_string())
+                .unwrap_or_default());
         }
         match client.evaluate_challenge(&answer.auth_bytes).unwrap() {
             Some(next) => token = next,
@@ -169,7 +175,13 @@ fn scram_users_made_by_kafkas_config_command_log_in_with_every_client() {
     overrides.push(("zookeeper.connect", &connect));
     let broker = TestBroker::start(&overrides);
 
-    kcat_round_trip(&broker, "SCRAM-SHA-512", "alice", "alice-secret", "kcat-scram");
+    kcat_round_trip(
+        &broker,
+        "SCRAM-SHA-512",
+        "alice",
+        "alice-secret",
+        "kcat-scram",
+    );
     kcat_round_trip(&broker, "PLAIN", "carol", "carol-secret", "kcat-plain");
     let s = sasl_check(
         &broker,
@@ -243,7 +255,10 @@ fn scram_users_made_by_kafkas_config_command_log_in_with_every_client() {
     add_scram_user(&zk.connect_string(), "bob", "bob-new");
     let changed = Instant::now();
     while scram_login(broker.port2(), "bob", "bob-secret").is_ok() {
-        assert!(changed.elapsed() < Duration::from_secs(5), "old password still accepted");
+        assert!(
+            changed.elapsed() < Duration::from_secs(5),
+            "old password still accepted"
+        );
         std::thread::sleep(Duration::from_millis(100));
     }
     scram_login(broker.port2(), "bob", "bob-new").unwrap();
@@ -306,7 +321,16 @@ fn jaas_plain_users_log_in_on_the_embedded_store_old_clients_too() {
     assert!(scram_login(broker.port2(), "carol", "carol-secret").is_err());
     // The PLAINTEXT listener beside it serves without authentication.
     let mut cmd = Command::new("kcat");
-    cmd.args(["-b", &broker.bootstrap(), "-C", "-t", "kcat-plain", "-o", "beginning", "-e"]);
+    cmd.args([
+        "-b",
+        &broker.bootstrap(),
+        "-C",
+        "-t",
+        "kcat-plain",
+        "-o",
+        "beginning",
+        "-e",
+    ]);
     let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
     assert_eq!((code, out.as_str()), (0, "one\ntwo\nthree\n"), "{err}");
 }

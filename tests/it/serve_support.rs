@@ -121,6 +121,8 @@ impl TestBroker {
             .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", self.port))
             .arg("--override")
             .arg(format!("log.dirs={}", self.data_dir().display()));
+        // `{port}` and `{port2}` in an override are the broker's two ports (for listeners of
+        // another protocol).
         for o in &self.overrides {
             let o = o
                 .replace("{port}", &self.port.to_string())

@@ -21,6 +21,7 @@ mod produce_load;
 mod reassignment;
 mod replication;
 mod sasl;
+mod tls;
 mod truncation;
 
 use std::collections::BTreeSet;

@@ -20,7 +20,9 @@ const TOPIC: &str = "sasl-replicated";
 fn add_scram_user(zk_connect: &str, user: &str, password: &str) {
     let mut cmd = java("kafka.admin.ConfigCommand");
     cmd.args(["--zookeeper", zk_connect, "--alter", "--add-config"])
-        .arg(format!("SCRAM-SHA-512=[iterations=4096,password={password}]"))
+        .arg(format!(
+            "SCRAM-SHA-512=[iterations=4096,password={password}]"
+        ))
         .args(["--entity-type", "users", "--entity-name", user]);
     let (code, out, err) = run_within(cmd, b"", LIMIT);
     assert_eq!(code, 0, "ConfigCommand for {user}: {out}\n{err}");
@@ -31,7 +33,12 @@ fn kcat(bootstrap: &str, args: &[&str], input: &[u8]) -> String {
     cmd.args(["-b", bootstrap])
         .args(["-X", "security.protocol=SASL_PLAINTEXT"])
         .args(["-X", "sasl.mechanisms=SCRAM-SHA-512"])
-        .args(["-X", "sasl.username=alice", "-X", "sasl.password=alice-secret"])
+        .args([
+            "-X",
+            "sasl.username=alice",
+            "-X",
+            "sasl.password=alice-secret",
+        ])
         .args(args);
     let (code, out, err) = run_within(cmd, input, LIMIT);
     assert_eq!(code, 0, "kcat {args:?}: {err}");
@@ -66,7 +73,12 @@ fn an_rf_3_topic_replicates_over_a_scram_inter_broker_listener() {
         isr.sort_unstable();
         (isr == [1, 2, 3]).then_some(())
     });
-    let sasl = |id: i32| format!("127.0.0.1:{}", cluster.brokers[usize::try_from(id - 1).unwrap()].port2());
+    let sasl = |id: i32| {
+        format!(
+            "127.0.0.1:{}",
+            cluster.brokers[usize::try_from(id - 1).unwrap()].port2()
+        )
+    };
     let lines: String = (0..50).map(|i| format!("record-{i}\n")).collect();
     kcat(
         &sasl(1),

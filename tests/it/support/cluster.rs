@@ -228,20 +228,24 @@ impl TestCluster {
     /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
     /// waits until every broker's Metadata lists all `n`.
     pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
-        TestCluster::start_inner(n, overrides, None)
+        TestCluster::start_inner(n, overrides, None::<fn(&str)>)
     }
 
     /// [`TestCluster::start`], running `setup` with `zookeeper.connect` (chroot included,
     /// created here rather than by the first broker) once ZooKeeper is up and before any broker
     /// starts: users the brokers need, say.
-    pub fn start_after(n: i32, overrides: &[(&str, &str)], setup: impl FnOnce(&str)) -> TestCluster {
-        TestCluster::start_inner(n, overrides, Some(Box::new(setup)))
+    pub fn start_after(
+        n: i32,
+        overrides: &[(&str, &str)],
+        setup: impl FnOnce(&str),
+    ) -> TestCluster {
+        TestCluster::start_inner(n, overrides, Some(setup))
     }
 
     fn start_inner(
         n: i32,
         overrides: &[(&str, &str)],
-        setup: Option<Box<dyn FnOnce(&str) + '_>>,
+        setup: Option<impl FnOnce(&str)>,
     ) -> TestCluster {
         let exclusive = exclusive();
         let zk = ZkServer::start();
