@@ -11,8 +11,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::ConfigError;
-
 /// A listener's security protocol (Kafka's `SecurityProtocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
@@ -185,30 +183,6 @@ fn parse_endpoint(item: &str) -> Result<EndPoint, String> {
     })
 }
 
-/// The security protocols kcli serves: PLAINTEXT, SSL and SASL_PLAINTEXT. To serve another,
-/// add it here.
-pub fn is_served(protocol: SecurityProtocol) -> bool {
-    matches!(
-        protocol,
-        SecurityProtocol::Plaintext | SecurityProtocol::Ssl | SecurityProtocol::SaslPlaintext
-    )
-}
-
-/// Refuses (naming the listener and the key) any listener whose security protocol kcli does not
-/// serve ([`is_served`]): serving it as something weaker would send in plaintext, or
-/// unauthenticated, what its name promises otherwise. Advertised listeners are a subset of these
-/// names, so checking `listeners` covers them.
-pub fn only_served_listeners(listeners: &[EndPoint]) -> Result<(), ConfigError> {
-    match listeners.iter().find(|e| !is_served(e.security_protocol)) {
-        Some(endpoint) => Err(ConfigError::UnsupportedSecurityProtocol {
-            key: "listeners",
-            listener: endpoint.to_string(),
-            protocol: endpoint.security_protocol.name(),
-        }),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -303,21 +277,5 @@ mod tests {
             let err = parse_security_protocol_map(value).unwrap_err();
             assert!(err.contains(want), "{value}: {err}");
         }
-    }
-
-    #[test]
-    fn only_plaintext_ssl_and_sasl_plaintext_listeners_are_served() {
-        let ok = parse_listeners(
-            "PLAINTEXT://127.0.0.1:9092,SSL://a:2,SASL_PLAINTEXT://a:1",
-            false,
-        )
-        .unwrap();
-        assert!(only_served_listeners(&ok).is_ok());
-        let listeners = parse_listeners("sasl_ssl://a:1", false).unwrap();
-        let err = only_served_listeners(&listeners).unwrap_err().to_string();
-        assert!(
-            err.contains("SASL_SSL://a:1") && err.contains("listeners"),
-            "{err}"
-        );
     }
 }

@@ -70,17 +70,6 @@ pub enum ConfigError {
         value: String,
         reason: String,
     },
-    /// A listener whose security protocol kcli does not serve (see `listeners::is_served`):
-    /// serving it as something weaker would be a silent hole, so the broker refuses it.
-    #[error(
-        "listener {listener} in {key} uses security protocol {protocol}, which kcli does not \
-         implement yet: only PLAINTEXT, SSL and SASL_PLAINTEXT listeners can be served"
-    )]
-    UnsupportedSecurityProtocol {
-        key: &'static str,
-        listener: String,
-        protocol: &'static str,
-    },
 }
 
 /// Where a config's value came from, lowest precedence first. `DescribeConfigs` reports

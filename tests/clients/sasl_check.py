@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Produces and consumes over a SASL_PLAINTEXT listener with a real Python client.
+"""Produces and consumes over a SASL_PLAINTEXT (or SASL_SSL) listener with a real Python client.
 
     .venv/bin/python tests/clients/sasl_check.py --client confluent-kafka \
         --bootstrap 127.0.0.1:9093 --topic t1 --mechanism SCRAM-SHA-512 \
@@ -12,6 +12,8 @@ the broker on first use), then reads them back with a group-less consumer (assig
 beginning) and checks keys, values and offsets. kafka-python pinned to api_version (0,10,1)
 authenticates with SaslHandshake v0 and then unframed SASL tokens; the other clients use
 SaslHandshake v1 and SaslAuthenticate.
+
+--ssl-ca FILE (confluent-kafka only): the listener is SASL_SSL; trust the CA in FILE (PEM).
 
 --expect-auth-failure: the client must fail to authenticate (a wrong password): the check
 passes when no metadata can be had and the error says authentication failed.
@@ -56,11 +58,13 @@ def run_confluent(args):
     from confluent_kafka import Consumer, KafkaException, Producer, TopicPartition
     common = {
         "bootstrap.servers": args.bootstrap,
-        "security.protocol": "SASL_PLAINTEXT",
+        "security.protocol": "SASL_SSL" if args.ssl_ca else "SASL_PLAINTEXT",
         "sasl.mechanism": args.mechanism,
         "sasl.username": args.username,
         "sasl.password": args.password,
     }
+    if args.ssl_ca:
+        common["ssl.ca.location"] = args.ssl_ca
     if args.expect_auth_failure:
         errors = []
         # log_level 0: librdkafka would log every failed attempt on stderr.
@@ -160,8 +164,11 @@ def main():
     ap.add_argument("--username", required=True)
     ap.add_argument("--password", required=True)
     ap.add_argument("--api-version")
+    ap.add_argument("--ssl-ca")
     ap.add_argument("--expect-auth-failure", action="store_true")
     args = ap.parse_args()
+    if args.ssl_ca and args.client != "confluent-kafka":
+        _die(2, "FAIL: sasl_check: --ssl-ca is for confluent-kafka only")
     _arm_deadline()
     try:
         run = run_confluent if args.client == "confluent-kafka" else run_kafka_python

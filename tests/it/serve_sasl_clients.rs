@@ -1,12 +1,13 @@
 //! Real clients over a SASL_PLAINTEXT listener of `kcli serve` (a PLAINTEXT listener beside it):
 //! SCRAM-SHA-512 users created in ZooKeeper by Kafka 3.9.1's own `ConfigCommand --zookeeper`
-//! (which proves the `/config/users` format both ways) log in with kcat, confluent-kafka and the
-//! Java client (tests/clients/java/SaslCheck.java: AdminClient, a default idempotent producer, a
-//! consumer); PLAIN users of the listener's JAAS config with kcat, confluent-kafka and
-//! kafka-python pinned to `api_version=(0,10,1)` (SaslHandshake v0, then unframed tokens), on the
-//! embedded store. A wrong password fails authentication with Kafka's message, the broker goes
+//! (which proves the `/config/users` format both ways) log in with confluent-kafka and the Java
+//! client (tests/clients/java/SaslCheck.java: AdminClient, a default idempotent producer, a
+//! consumer; Debian's kcat has no SCRAM); PLAIN users of the listener's JAAS config with kcat,
+//! confluent-kafka and kafka-python pinned to `api_version=(0,10,1)` (SaslHandshake v0, then
+//! unframed tokens), on the embedded store. A wrong password fails authentication with Kafka's message, the broker goes
 //! on serving others, and a user added while the broker runs logs in within 5 s (the config
-//! change notification). Inter-broker SASL is in cluster/sasl.rs.
+//! change notification). A SASL_SSL listener (TLS, then SCRAM-SHA-512 over it) serves
+//! confluent-kafka. Inter-broker SASL is in cluster/sasl.rs.
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -22,6 +23,7 @@ use crate::kafka_tools::support::java;
 use crate::serve_clients::drivers::{run_driver, run_java_driver, venv_python};
 use crate::serve_support::{KafkaConn, TestBroker, closed_within, run_within};
 use crate::support::cluster::exclusive;
+use crate::support::tls::TestPki;
 use crate::support::zookeeper::ZkServer;
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(120);
@@ -55,7 +57,7 @@ fn sasl_bootstrap(broker: &TestBroker) -> String {
 }
 
 /// Kafka's own tool adds (or replaces) `user`'s SCRAM-SHA-512 credential in ZooKeeper.
-fn add_scram_user(zk_connect: &str, user: &str, password: &str) {
+pub(crate) fn add_scram_user(zk_connect: &str, user: &str, password: &str) {
     let mut cmd = java("kafka.admin.ConfigCommand");
     cmd.args(["--zookeeper", zk_connect, "--alter", "--add-config"])
         .arg(format!(
@@ -122,9 +124,9 @@ fn sasl_check(broker: &TestBroker, client: &str, args: &[&str]) -> serde_json::V
     run_driver(cmd, "sasl_check.py")
 }
 
-/// A SCRAM-SHA-512 login over a raw connection, with kcli's own client state machine, then a
-/// Metadata request on the authenticated connection. The error is the broker's message.
-fn scram_login(port: u16, user: &str, password: &str) -> Result<(), String> {
+/// A SCRAM-SHA-512 login over a raw connection to `port`, with kcli's own client state machine;
+/// the authenticated connection, or the broker's error message (the connection was closed).
+pub(crate) fn scram_connect(port: u16, user: &str, password: &str) -> Result<KafkaConn, String> {
     let mut conn = KafkaConn::connect(port);
     let handshake = RequestKind::SaslHandshake(SaslHandshakeRequest {
         mechanism: StrBytes::from("SCRAM-SHA-512"),
@@ -154,9 +156,14 @@ fn scram_login(port: u16, user: &str, password: &str) -> Result<(), String> {
         }
         match client.evaluate_challenge(&answer.auth_bytes).unwrap() {
             Some(next) => token = next,
-            None => break,
+            None => return Ok(conn),
         }
     }
+}
+
+/// [`scram_connect`], then a Metadata request on the authenticated connection.
+fn scram_login(port: u16, user: &str, password: &str) -> Result<(), String> {
+    let mut conn = scram_connect(port, user, password)?;
     let metadata = RequestKind::Metadata(MetadataRequest {
         topics: Some(Vec::new()),
         ..MetadataRequest::default()
@@ -173,15 +180,12 @@ fn scram_users_made_by_kafkas_config_command_log_in_with_every_client() {
     let connect = zk.connect_string();
     let mut overrides = sasl_overrides();
     overrides.push(("zookeeper.connect", &connect));
+    // A fixed id: with a generated one (1001) a ZooKeeper broker never leads its partitions
+    // (the controller's channel takes the configured -1 for its own id; see the report).
+    overrides.push(("broker.id", "1"));
     let broker = TestBroker::start(&overrides);
 
-    kcat_round_trip(
-        &broker,
-        "SCRAM-SHA-512",
-        "alice",
-        "alice-secret",
-        "kcat-scram",
-    );
+    // Debian's kcat is built without SCRAM (librdkafka lacks OpenSSL): it logs in with PLAIN.
     kcat_round_trip(&broker, "PLAIN", "carol", "carol-secret", "kcat-plain");
     let s = sasl_check(
         &broker,
@@ -250,7 +254,21 @@ fn scram_users_made_by_kafkas_config_command_log_in_with_every_client() {
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-    kcat_round_trip(&broker, "SCRAM-SHA-512", "bob", "bob-secret", "kcat-bob");
+    let s = sasl_check(
+        &broker,
+        "confluent-kafka",
+        &[
+            "--topic",
+            "ck-bob",
+            "--mechanism",
+            "SCRAM-SHA-512",
+            "--username",
+            "bob",
+            "--password",
+            "bob-secret",
+        ],
+    );
+    assert_eq!(s["consumed"], 20, "{s}");
     // A changed password replaces the old one.
     add_scram_user(&zk.connect_string(), "bob", "bob-new");
     let changed = Instant::now();
@@ -333,4 +351,59 @@ fn jaas_plain_users_log_in_on_the_embedded_store_old_clients_too() {
     ]);
     let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
     assert_eq!((code, out.as_str()), (0, "one\ntwo\nthree\n"), "{err}");
+}
+
+/// A SASL_SSL listener: the TLS handshake (the broker's PEM key store, the client trusting the
+/// test CA), then SCRAM-SHA-512 over it with a user made by Kafka's ConfigCommand. A wrong
+/// password fails authentication; the right one produces and reads back.
+#[test]
+fn scram_over_tls_on_a_sasl_ssl_listener() {
+    let _one = exclusive();
+    let zk = ZkServer::start();
+    add_scram_user(&zk.connect_string(), "alice", "alice-secret");
+    let pki = TestPki::new();
+    let identity = pki.broker("broker");
+    let connect = zk.connect_string();
+    let key_store = identity.key_and_chain.display().to_string();
+    let broker = TestBroker::start(&[
+        (
+            "listeners",
+            "PLAINTEXT://127.0.0.1:{port},SASL_SSL://127.0.0.1:{port2}",
+        ),
+        ("zookeeper.connect", &connect),
+        ("broker.id", "1"),
+        ("sasl.enabled.mechanisms", "SCRAM-SHA-512"),
+        (
+            "listener.name.sasl_ssl.scram-sha-512.sasl.jaas.config",
+            SCRAM_JAAS,
+        ),
+        ("listener.name.sasl_ssl.ssl.keystore.type", "PEM"),
+        ("listener.name.sasl_ssl.ssl.keystore.location", &key_store),
+    ]);
+    let ca = pki.ca_pem().display().to_string();
+    let login = |topic: &str, password: &str, extra: &[&str]| {
+        let mut args = vec![
+            "--ssl-ca",
+            &ca,
+            "--topic",
+            topic,
+            "--mechanism",
+            "SCRAM-SHA-512",
+            "--username",
+            "alice",
+            "--password",
+            password,
+        ];
+        args.extend_from_slice(extra);
+        sasl_check(&broker, "confluent-kafka", &args)
+    };
+    login("unused", "wrong", &["--expect-auth-failure"]);
+    let s = login("ck-sasl-ssl", "alice-secret", &[]);
+    assert_eq!(s["consumed"], 20, "{s}");
+    let log = broker.stderr();
+    assert!(
+        log.contains("TLS handshake completed") && log.contains("listener=SASL_SSL"),
+        "{log}"
+    );
+    assert!(log.contains("not authenticated"), "{log}");
 }

@@ -4,7 +4,6 @@
 
 use super::Settings;
 use crate::config::ConfigError;
-use crate::config::listeners::only_served_listeners;
 use crate::config::sasl_config::validate_sasl;
 
 impl Settings {
@@ -133,7 +132,6 @@ impl Settings {
                  max.connections.per.ip.overrides property is set.",
             );
         }
-        only_served_listeners(&self.listeners)?;
         self.validate_inter_broker_listener()?;
         validate_sasl(
             &self.sasl,
