@@ -19,6 +19,8 @@ pub enum ServerError {
     Zk(#[from] ZkError),
     #[error("metadata store: {0}")]
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
+    #[error(transparent)]
+    Sasl(#[from] super::sasl_listeners::SaslSetupError),
     #[error("loading topics: {0}")]
     Topics(#[from] super::topic_manager::TopicError),
     /// The log dirs' `meta.properties` name different broker ids.

@@ -4,7 +4,7 @@
 
 use super::Settings;
 use crate::config::ConfigError;
-use crate::config::listeners::only_plaintext_listeners;
+use crate::config::sasl_config::validate_sasl;
 
 impl Settings {
     /// The checks of Kafka's `KafkaConfig.validateValues` that apply to a ZooKeeper-mode broker,
@@ -132,8 +132,12 @@ impl Settings {
                  max.connections.per.ip.overrides property is set.",
             );
         }
-        only_plaintext_listeners(&self.listeners)?;
-        self.validate_inter_broker_listener()
+        self.validate_inter_broker_listener()?;
+        validate_sasl(
+            &self.sasl,
+            &self.listeners,
+            &self.inter_broker_listener_name(),
+        )
     }
 
     /// Kafka's `interBrokerListenerName` check: the listener must be an advertised one.
@@ -145,8 +149,8 @@ impl Settings {
                 reason: reason.to_string(),
             })
         };
-        // An SSL or SASL protocol names a listener that cannot exist yet (only PLAINTEXT
-        // listeners are served), so the listener check below refuses it too.
+        // An SSL or SASL_SSL protocol names a listener that cannot exist yet (no TLS), so the
+        // listener check below refuses it too.
         let name = self.inter_broker_listener_name();
         if !self
             .effective_advertised_listeners()
