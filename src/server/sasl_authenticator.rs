@@ -116,7 +116,8 @@ impl SaslAuthenticator {
                             .await?;
                     } else {
                         let challenge = server.evaluate_response(&frame).map_err(|e| {
-                            tracing::info!(mechanism = server.mechanism(), error = %e, "SASL authentication failed");
+                            tracing::info!(mechanism = server.mechanism(), error = %e,
+                                reason = failure_reason(&e), "SASL authentication failed");
                             failed(e.error_message())
                         })?;
                         // Kafka answers every token of the unframed exchange, an empty one too.
@@ -249,7 +250,7 @@ impl SaslAuthenticator {
             Err(e @ SaslError::IllegalState { .. }) => Err(failed(e.error_message())),
             Err(e) => {
                 tracing::info!(mechanism = server.mechanism(), peer = %io.peer, error = %e,
-                    "SASL authentication failed");
+                    reason = failure_reason(&e), "SASL authentication failed");
                 let body = ResponseKind::SaslAuthenticate(SaslAuthenticateResponse {
                     error_code: e.error_code(),
                     error_message: Some(c::StrBytes::from(e.error_message())),
@@ -272,4 +273,10 @@ async fn respond(
     let frame = messages::encode_response_frame(header.correlation_id, body, version)
         .map_err(|e| failed(format!("cannot encode the response: {e}")))?;
     io.write_framed(&frame).await
+}
+
+/// What the client is not told of a failure (whether the user exists, which check failed): for
+/// the broker's log only.
+fn failure_reason(e: &SaslError) -> String {
+    std::error::Error::source(e).map_or_else(String::new, |s| s.to_string())
 }

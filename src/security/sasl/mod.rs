@@ -169,7 +169,7 @@ pub enum CredentialFailure {
         minimum: u32,
         mechanism: ScramMechanism,
     },
-    /// CVE-2024-56128: the client-final nonce must be the server-first nonce itself.
+    /// CVE-2024-56128: the client-final nonce must end with the server-first nonce.
     #[error("Invalid client nonce in the final client message.")]
     NonceMismatch,
     /// The client-final `c=` is not the base64 of the client-first's gs2 header.

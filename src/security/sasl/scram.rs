@@ -29,8 +29,8 @@ use crate::security::scram_credential::{ScramCredential, ScramMechanism, secure_
 /// iterations. The answer is server-first `r=<cnonce><snonce>,s=<salt>,i=<iterations>`, the
 /// server's nonce part being Kafka's 130-bit base-36 random string.
 ///
-/// Client-final (`c=<cbind>,r=<nonce>,p=<proof>`): the nonce must equal the server-first nonce
-/// (CVE-2024-56128), `c=` must be the base64 of the client-first's gs2 header (`biws` for
+/// Client-final (`c=<cbind>,r=<nonce>,p=<proof>`): the nonce must end with the server-first
+/// nonce (CVE-2024-56128; Kafka 3.9.1 checks `endsWith`, which old librdkafka relies on), `c=` must be the base64 of the client-first's gs2 header (`biws` for
 /// `n,,`), and `H(proof XOR HMAC(StoredKey, AuthMessage))` must equal StoredKey, compared in
 /// constant time. AuthMessage is `client-first-bare "," server-first "," client-final-without-proof`.
 /// The answer is server-final `v=<base64 HMAC(ServerKey, AuthMessage)>`.
@@ -146,7 +146,10 @@ impl ScramSaslServer {
     /// The server-final message, once the proof verifies.
     fn client_final(&self, exchange: &Exchange, response: &[u8]) -> Result<Vec<u8>, SaslError> {
         let last = ClientFinalMessage::parse(response).map_err(|r| self.invalid(r))?;
-        if last.nonce != exchange.nonce {
+        // Kafka 3.9.1 checks `endsWith`, not equality: librdkafka before 2.6.1 sends the
+        // client nonce once more in front (confluentinc/librdkafka#4895), and the proof, which
+        // signs the message as sent, still binds the server's nonce.
+        if !last.nonce.ends_with(&exchange.nonce) {
             return Err(self.invalid(CredentialFailure::NonceMismatch));
         }
         if last.channel_binding != exchange.gs2_header.as_bytes() {

@@ -248,11 +248,11 @@ fn another_authorization_id_is_refused() {
 
 #[test]
 fn a_tampered_nonce_is_refused_even_with_a_matching_proof() {
-    // CVE-2024-56128: Kafka before 3.9.1 only checked that the client-final nonce ended with
-    // the server-first nonce. Here the proof is right for the tampered message.
+    // CVE-2024-56128: Kafka before 3.8.1 did not check the client-final nonce at all. Here the
+    // proof is right for the tampered message, so only the nonce check can refuse it.
     let client = Client::new(SHA256, "alice", "alice-secret");
     for tamper in [
-        |n: &str| format!("x{n}"),
+        |n: &str| n[1..].to_string(),
         |n: &str| n[..n.len() - 1].to_string(),
         |n: &str| format!("{n}x"),
         |_: &str| "fyko+d2lbbFgONRv9qkxdawL".to_string(),
@@ -270,6 +270,25 @@ fn a_tampered_nonce_is_refused_even_with_a_matching_proof() {
         assert_invalid_credentials(&err, SHA256, &CredentialFailure::NonceMismatch);
         assert!(!s.is_complete());
     }
+}
+
+/// librdkafka before 2.6.1 (Debian's kcat 1.7.1 has 2.0.2) puts its own nonce once more in
+/// front of the server-first nonce; Kafka 3.9.1's `endsWith` check accepts it, and so does kcli.
+#[test]
+fn old_librdkafkas_doubled_client_nonce_is_accepted_as_kafka_accepts_it() {
+    let client = Client::new(SHA512, "alice", "alice-secret");
+    let mut s = server(SHA512);
+    let server_first = start(s.as_mut(), &client);
+    let nonce = server_first
+        .split(',')
+        .next()
+        .unwrap()
+        .strip_prefix("r=")
+        .unwrap();
+    let doubled = format!("{}{nonce}", client.nonce);
+    let last = client.finish_with_nonce(&server_first, &doubled);
+    s.evaluate_response(last.message.as_bytes()).unwrap();
+    assert_eq!(s.authorization_id(), Some("alice"));
 }
 
 #[test]

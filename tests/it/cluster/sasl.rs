@@ -31,8 +31,8 @@ fn add_scram_user(zk_connect: &str, user: &str, password: &str) {
     assert_eq!(code, 0, "ConfigCommand for {user}: {out}\n{err}");
 }
 
-/// tests/clients/sasl_check.py with confluent-kafka as alice (SCRAM-SHA-512; Debian's kcat
-/// has no SCRAM): 20 records produced with acks=all to partition 0 of `topic`, read back; over
+/// tests/clients/sasl_check.py with confluent-kafka as alice (SCRAM-SHA-512; it also speaks
+/// SASL_SSL, which Debian's kcat cannot): 20 records produced with acks=all to partition 0 of `topic`, read back; over
 /// TLS trusting `ssl_ca` when given.
 fn produce_and_read_back(bootstrap: &str, topic: &str, ssl_ca: Option<&str>) -> serde_json::Value {
     let mut cmd = Command::new(venv_python());
