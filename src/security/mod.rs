@@ -7,12 +7,15 @@
 //! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
 //!   `PlainLoginModule` and `ScramLoginModule` options the broker reads.
 //!
+//! - [`acl`]: the ACL model and the `AclAuthorizer` decision (authorization).
+//!
 //! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
 //! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
 //! through [`sasl::CredentialProvider`].
 //!
 //! Layering: names nothing else in the crate.
 
+pub mod acl;
 pub mod jaas;
 pub mod sasl;
 pub mod scram_credential;
