@@ -36,6 +36,7 @@
 //!
 //! Layering: the server sits above every other module but `commands`.
 
+pub mod acl_authorizer;
 pub mod alter_partition_manager;
 pub mod api_versions;
 pub mod apis;
