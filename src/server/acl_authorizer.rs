@@ -25,6 +25,7 @@ use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
 use crate::cluster::sync::{read, write};
+use crate::protocol::errors::ErrorCode;
 use crate::security::acl::{
     AccessControlEntry, AclBinding, AclBindingFilter, AclCache, AclOperation, AclPermissionType,
     AuthorizerSettings, PatternType, ResourcePattern, ResourceType, UNKNOWN_VERSION, VersionedAcls,
@@ -33,9 +34,6 @@ use crate::zk::acl_store::{self, AclEntryJson, AclStore};
 use crate::zk::client::{HandlerFuture, StateChangeHandler};
 use crate::zk::watch_dispatcher::{WatchDispatcher, ZNodeChildChangeHandler};
 use crate::zk::{ZkClient, ZkError};
-
-/// The class name that enables authorization (`authorizer.class.name`).
-pub const ACL_AUTHORIZER_CLASS: &str = "kafka.security.authorizer.AclAuthorizer";
 
 /// Kafka's `ZkNodeChangeNotificationListener` default `changeExpirationMs`: 15 minutes.
 pub const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
@@ -125,6 +123,17 @@ fn json_of(entry: &AccessControlEntry) -> AclEntryJson {
 fn validate_binding(binding: &AclBinding) -> Result<(), String> {
     if binding.is_unknown() {
         return Err("ACL binding contains unknown elements".into());
+    }
+    if binding
+        .entry
+        .principal
+        .split_once(':')
+        .is_none_or(|(t, _)| t.is_empty())
+    {
+        return Err(format!(
+            "expected a string in format principalType:principalName but got {}",
+            binding.entry.principal
+        ));
     }
     if binding.pattern.name.contains('/') {
         return Err(format!(
@@ -226,16 +235,24 @@ impl AclAuthorizer {
         read(&self.cache).acls(filter)
     }
 
-    /// Kafka's `createAcls`: each binding's result in order, `Err` with its message. Invalid
-    /// bindings fail alone; the others are added per resource, all of a resource failing
-    /// together.
-    pub async fn create_acls(&self, bindings: &[AclBinding]) -> Vec<Result<(), String>> {
-        let mut results: Vec<Result<(), String>> = vec![Ok(()); bindings.len()];
+    /// Kafka's `createAcls`: each binding's result in order, `Err` with its code and message.
+    /// Invalid bindings fail alone (INVALID_REQUEST); the others are added per resource, all
+    /// of a resource failing together (UNKNOWN_SERVER_ERROR).
+    pub async fn create_acls(
+        &self,
+        bindings: &[AclBinding],
+    ) -> Vec<Result<(), (ErrorCode, String)>> {
+        let mut results: Vec<Result<(), (ErrorCode, String)>> = vec![Ok(()); bindings.len()];
         let mut by_resource: BTreeMap<ResourcePattern, Vec<usize>> = BTreeMap::new();
         for (i, b) in bindings.iter().enumerate() {
             match validate_binding(b) {
                 Ok(()) => by_resource.entry(b.pattern.clone()).or_default().push(i),
-                Err(e) => results[i] = Err(format!("Failed to create ACL: {e}")),
+                Err(e) => {
+                    results[i] = Err((
+                        ErrorCode::InvalidRequest,
+                        format!("Failed to create ACL: {e}"),
+                    ))
+                }
             }
         }
         let _guard = self.update.lock().await;
@@ -251,7 +268,7 @@ impl AclAuthorizer {
                 .await;
             if let Err(err) = outcome {
                 for i in indexes {
-                    results[i] = Err(err.to_string());
+                    results[i] = Err((ErrorCode::UnknownServerError, err.to_string()));
                 }
             }
         }

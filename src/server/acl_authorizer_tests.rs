@@ -98,6 +98,7 @@ async fn acls_written_by_one_broker_reach_another() {
         results[2]
             .as_ref()
             .unwrap_err()
+            .1
             .contains("invalid resource name")
     );
     assert!(may(&a, "User:alice", AclOperation::Write, "payments"));

@@ -32,6 +32,9 @@
 //! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
+//! - [`acl_authorizer`]: Kafka's `AclAuthorizer`: the ACL cache loaded from the store, ACL
+//!   updates, change notifications.
+//! - [`auth_helper`]: Kafka's `AuthHelper`, the authorization questions handlers ask.
 //! - [`apis`]: one module per API.
 //!
 //! Layering: the server sits above every other module but `commands`.
@@ -40,6 +43,7 @@ pub mod acl_authorizer;
 pub mod alter_partition_manager;
 pub mod api_versions;
 pub mod apis;
+pub mod auth_helper;
 pub mod broker_epoch_manager;
 pub mod broker_registration;
 pub mod broker_to_controller_channel;

@@ -196,7 +196,7 @@ pub fn decode_change(
             let v: Value =
                 serde_json::from_slice(bytes).map_err(|e| ZkDataError::Json(e.to_string()))?;
             let version = v.get("version").and_then(Value::as_i64);
-            if !version.is_some_and(|v| v <= 1) {
+            if version.is_none_or(|v| v > 1) {
                 return Err(ZkDataError::Field("version"));
             }
             let field = |key: &'static str| {
