@@ -30,6 +30,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
+            [CompletionResult]::new('users', 'users', [CompletionResultType]::ParameterValue, 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -113,6 +114,74 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
         }
+        'kcli;users' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;users;list' {
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;users;add' {
+            [CompletionResult]::new('--mechanism', '--mechanism', [CompletionResultType]::ParameterName, 'The SCRAM mechanism of the credential')
+            [CompletionResult]::new('--iterations', '--iterations', [CompletionResultType]::ParameterName, 'Iterations of the password hash, 4096 to 16384 (Kafka''s bounds)')
+            [CompletionResult]::new('--password-file', '--password-file', [CompletionResultType]::ParameterName, 'Read the password from this file (its first line; a trailing newline is not part of it)')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--password-stdin', '--password-stdin', [CompletionResultType]::ParameterName, 'Read the password from standard input (its first line)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;users;remove' {
+            [CompletionResult]::new('--mechanism', '--mechanism', [CompletionResultType]::ParameterName, 'Remove only this mechanism''s credential (it must exist); without it, every SCRAM credential of the user (at least one must exist)')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;users;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;users;help;list' {
+            break
+        }
+        'kcli;users;help;add' {
+            break
+        }
+        'kcli;users;help;remove' {
+            break
+        }
+        'kcli;users;help;help' {
+            break
+        }
         'kcli;serve' {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A `server.properties` file in Kafka''s format')
             [CompletionResult]::new('--override', '--override', [CompletionResultType]::ParameterName, 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`')
@@ -129,6 +198,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
             [CompletionResult]::new('dump-segment', 'dump-segment', [CompletionResultType]::ParameterValue, 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table')
             [CompletionResult]::new('rebuild-index', 'rebuild-index', [CompletionResultType]::ParameterValue, 'Rebuild or verify the .index and .timeindex files of log segments')
+            [CompletionResult]::new('users', 'users', [CompletionResultType]::ParameterValue, 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
             break
@@ -146,6 +216,21 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help;rebuild-index' {
+            break
+        }
+        'kcli;help;users' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
+            break
+        }
+        'kcli;help;users;list' {
+            break
+        }
+        'kcli;help;users;add' {
+            break
+        }
+        'kcli;help;users;remove' {
             break
         }
         'kcli;help;serve' {

@@ -37,6 +37,9 @@ _kcli() {
             kcli,serve)
                 cmd="kcli__subcmd__serve"
                 ;;
+            kcli,users)
+                cmd="kcli__subcmd__users"
+                ;;
             kcli__subcmd__help,assign)
                 cmd="kcli__subcmd__help__subcmd__assign"
                 ;;
@@ -58,6 +61,42 @@ _kcli() {
             kcli__subcmd__help,serve)
                 cmd="kcli__subcmd__help__subcmd__serve"
                 ;;
+            kcli__subcmd__help,users)
+                cmd="kcli__subcmd__help__subcmd__users"
+                ;;
+            kcli__subcmd__help__subcmd__users,add)
+                cmd="kcli__subcmd__help__subcmd__users__subcmd__add"
+                ;;
+            kcli__subcmd__help__subcmd__users,list)
+                cmd="kcli__subcmd__help__subcmd__users__subcmd__list"
+                ;;
+            kcli__subcmd__help__subcmd__users,remove)
+                cmd="kcli__subcmd__help__subcmd__users__subcmd__remove"
+                ;;
+            kcli__subcmd__users,add)
+                cmd="kcli__subcmd__users__subcmd__add"
+                ;;
+            kcli__subcmd__users,help)
+                cmd="kcli__subcmd__users__subcmd__help"
+                ;;
+            kcli__subcmd__users,list)
+                cmd="kcli__subcmd__users__subcmd__list"
+                ;;
+            kcli__subcmd__users,remove)
+                cmd="kcli__subcmd__users__subcmd__remove"
+                ;;
+            kcli__subcmd__users__subcmd__help,add)
+                cmd="kcli__subcmd__users__subcmd__help__subcmd__add"
+                ;;
+            kcli__subcmd__users__subcmd__help,help)
+                cmd="kcli__subcmd__users__subcmd__help__subcmd__help"
+                ;;
+            kcli__subcmd__users__subcmd__help,list)
+                cmd="kcli__subcmd__users__subcmd__help__subcmd__list"
+                ;;
+            kcli__subcmd__users__subcmd__help,remove)
+                cmd="kcli__subcmd__users__subcmd__help__subcmd__remove"
+                ;;
             *)
                 ;;
         esac
@@ -65,7 +104,7 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version assign completions describe-cluster dump-segment rebuild-index serve help"
+            opts="-h -V --help --version assign completions describe-cluster dump-segment rebuild-index users serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -231,7 +270,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__help)
-            opts="assign completions describe-cluster dump-segment rebuild-index serve help"
+            opts="assign completions describe-cluster dump-segment rebuild-index users serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -342,6 +381,62 @@ _kcli() {
             COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
             return 0
             ;;
+        kcli__subcmd__help__subcmd__users)
+            opts="list add remove"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__users__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__users__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__help__subcmd__users__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
         kcli__subcmd__rebuild__subcmd__index)
             opts="-h -V --verify --strict --dry-run --index-interval-bytes --truncate-corrupt --format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
@@ -380,6 +475,196 @@ _kcli() {
                     return 0
                     ;;
                 --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users)
+            opts="-h -V --help --version list add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__add)
+            opts="-h -V --mechanism --iterations --password-file --password-stdin --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mechanism)
+                    COMPREPLY=($(compgen -W "SCRAM-SHA-256 SCRAM-SHA-512" -- "${cur}"))
+                    return 0
+                    ;;
+                --iterations)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --password-file)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --connection-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__help)
+            opts="list add remove help"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__help__subcmd__add)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__help__subcmd__help)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__help__subcmd__list)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__help__subcmd__remove)
+            opts=""
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 4 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__list)
+            opts="-h -V --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --connection-timeout-ms)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                *)
+                    COMPREPLY=()
+                    ;;
+            esac
+            COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+            return 0
+            ;;
+        kcli__subcmd__users__subcmd__remove)
+            opts="-h -V --mechanism --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
+                COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
+                return 0
+            fi
+            case "${prev}" in
+                --mechanism)
+                    COMPREPLY=($(compgen -W "SCRAM-SHA-256 SCRAM-SHA-512" -- "${cur}"))
+                    return 0
+                    ;;
+                --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-server)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --connection-timeout-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

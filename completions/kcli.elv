@@ -27,6 +27,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
+            cand users 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -104,6 +105,65 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand -V 'Print version'
             cand --version 'Print version'
         }
+        &'kcli;users'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
+            cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;users;list'= {
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
+            cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;users;add'= {
+            cand --mechanism 'The SCRAM mechanism of the credential'
+            cand --iterations 'Iterations of the password hash, 4096 to 16384 (Kafka''s bounds)'
+            cand --password-file 'Read the password from this file (its first line; a trailing newline is not part of it)'
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
+            cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --password-stdin 'Read the password from standard input (its first line)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;users;remove'= {
+            cand --mechanism 'Remove only this mechanism''s credential (it must exist); without it, every SCRAM credential of the user (at least one must exist)'
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka''s `kafka-configs --zookeeper` does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
+            cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;users;help'= {
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
+            cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;users;help;list'= {
+        }
+        &'kcli;users;help;add'= {
+        }
+        &'kcli;users;help;remove'= {
+        }
+        &'kcli;users;help;help'= {
+        }
         &'kcli;serve'= {
             cand --config 'A `server.properties` file in Kafka''s format'
             cand --override 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`'
@@ -119,6 +179,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
             cand dump-segment 'Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka''s `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table'
             cand rebuild-index 'Rebuild or verify the .index and .timeindex files of log segments'
+            cand users 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
         }
@@ -131,6 +192,17 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;help;dump-segment'= {
         }
         &'kcli;help;rebuild-index'= {
+        }
+        &'kcli;help;users'= {
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
+            cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
+        }
+        &'kcli;help;users;list'= {
+        }
+        &'kcli;help;users;add'= {
+        }
+        &'kcli;help;users;remove'= {
         }
         &'kcli;help;serve'= {
         }

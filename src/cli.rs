@@ -40,6 +40,14 @@ pub enum Command {
     /// PATH is a segment's .log file, a partition directory or a whole log dir. The indexes are
     /// rebuilt from the .log files with the rule a broker's recovery uses (docs/rebuild-index.md).
     RebuildIndex(RebuildIndexArgs),
+    /// List, add and remove users' SCRAM credentials, stored as Kafka stores them in
+    /// ZooKeeper's /config/users, through ZooKeeper (--zookeeper, as `kafka-configs
+    /// --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs).
+    ///
+    /// Secrets are never printed: a listing shows mechanisms and iteration counts only
+    /// (docs/users.md). Exits 2 on an error, naming the user, flag or broker at fault.
+    #[command(subcommand)]
+    Users(UsersCommand),
     /// Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its
     /// cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or
     /// SIGTERM for a clean shutdown.
@@ -187,6 +195,113 @@ pub enum AssignFormat {
     /// Tables, the balance summary and Kafka's JSON.
     Text,
     /// The proposal's reassignment JSON alone on stdout; the rest on stderr.
+    Json,
+}
+
+/// `kcli users`: SCRAM credential administration.
+#[derive(Debug, Subcommand)]
+pub enum UsersCommand {
+    /// List the users with SCRAM credentials (or the named ones): mechanism and iterations.
+    List(UsersListArgs),
+    /// Set a user's credential for one mechanism from a password, replacing any the user had
+    /// for that mechanism and keeping the user's other config (other mechanisms, quotas).
+    Add(UsersAddArgs),
+    /// Remove a user's credential for one mechanism, or (without --mechanism) all of them.
+    Remove(UsersRemoveArgs),
+}
+
+/// Where `kcli users` reads and writes the credentials: exactly one of the two.
+#[derive(Debug, clap::Args)]
+#[group(id = "users_source", required = true, multiple = false)]
+pub struct UsersSourceArgs {
+    /// The ZooKeeper ensemble, as Kafka's `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot].
+    /// Writes `/config/users/<user>` and a `/config/changes` notification, as Kafka's
+    /// `kafka-configs --zookeeper` does; works with every broker down.
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: Option<String>,
+    /// Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked:
+    /// DescribeUserScramCredentials there, AlterUserScramCredentials at the controller.
+    #[arg(long, value_name = "HOST:PORT[,...]")]
+    pub bootstrap_server: Option<String>,
+}
+
+/// Options every `kcli users` command takes.
+#[derive(Debug, clap::Args)]
+pub struct UsersCommonArgs {
+    #[command(flatten)]
+    pub source: UsersSourceArgs,
+    /// Output format: a table or one line of text, or one JSON document (docs/users.md).
+    #[arg(long, value_enum, default_value_t = UsersFormat::Text)]
+    pub format: UsersFormat,
+    /// How long to wait for ZooKeeper or a broker to connect and answer, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_timeout_ms: u64,
+}
+
+/// `kcli users list`.
+#[derive(Debug, clap::Args)]
+pub struct UsersListArgs {
+    /// Show only these users; one without a SCRAM credential is an error.
+    #[arg(value_name = "USER")]
+    pub users: Vec<String>,
+    #[command(flatten)]
+    pub common: UsersCommonArgs,
+}
+
+/// `kcli users add`.
+#[derive(Debug, clap::Args)]
+#[command(group(clap::ArgGroup::new("password").required(true).args(["password_file", "password_stdin"])))]
+pub struct UsersAddArgs {
+    /// The user name, as the client authenticates (e.g. `alice`).
+    #[arg(value_name = "USER")]
+    pub user: String,
+    /// The SCRAM mechanism of the credential.
+    #[arg(long, value_enum)]
+    pub mechanism: ScramMechanismArg,
+    /// Iterations of the password hash, 4096 to 16384 (Kafka's bounds).
+    #[arg(long, value_name = "N", default_value_t = 4096)]
+    pub iterations: u32,
+    /// Read the password from this file (its first line; a trailing newline is not part of it).
+    #[arg(long, value_name = "FILE")]
+    pub password_file: Option<std::path::PathBuf>,
+    /// Read the password from standard input (its first line).
+    #[arg(long)]
+    pub password_stdin: bool,
+    #[command(flatten)]
+    pub common: UsersCommonArgs,
+}
+
+/// `kcli users remove`.
+#[derive(Debug, clap::Args)]
+pub struct UsersRemoveArgs {
+    /// The user whose credentials are removed.
+    #[arg(value_name = "USER")]
+    pub user: String,
+    /// Remove only this mechanism's credential (it must exist); without it, every SCRAM
+    /// credential of the user (at least one must exist).
+    #[arg(long, value_enum)]
+    pub mechanism: Option<ScramMechanismArg>,
+    #[command(flatten)]
+    pub common: UsersCommonArgs,
+}
+
+/// SCRAM mechanisms, under their SASL names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScramMechanismArg {
+    /// SCRAM-SHA-256 (RFC 7677).
+    #[value(name = "SCRAM-SHA-256")]
+    ScramSha256,
+    /// SCRAM-SHA-512.
+    #[value(name = "SCRAM-SHA-512")]
+    ScramSha512,
+}
+
+/// Output formats of `kcli users`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum UsersFormat {
+    /// A table (list) or one line saying what was done.
+    Text,
+    /// One JSON document.
     Json,
 }
 

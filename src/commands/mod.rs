@@ -7,6 +7,7 @@ pub mod describe_cluster;
 pub mod dump_segment;
 pub mod rebuild_index;
 pub mod serve;
+pub mod users;
 
 use crate::cli::{Cli, Command};
 
@@ -39,6 +40,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         }
         Command::RebuildIndex(args) => rebuild_index::run(&args, &mut out),
         Command::Serve(args) => serve::run(&args),
+        Command::Users(command) => users::run(&command, &mut std::io::stdin().lock(), &mut out),
     }
 }
 

@@ -7,6 +7,7 @@
 //! - [`listeners`]: `NAME://host:port` endpoint lists.
 //! - [`log_defaults`]: the topic defaults the broker's keys give, and Kafka's checks of them.
 //! - [`synonyms`]: broker keys that set the same value, and the broker defaults of topic keys.
+//! - [`ssl_configs`]: the `ssl.*` keys and their `listener.name.<l>.` overrides, per listener.
 //!
 //! Unknown keys are not errors: like Kafka, which logs "The configuration 'x' was supplied but
 //! isn't a known config.", the loader collects them for the caller to report. A bad value of a
@@ -16,6 +17,8 @@ pub mod broker_config;
 pub mod defs;
 pub mod listeners;
 pub mod log_defaults;
+mod properties;
+pub mod ssl_configs;
 pub mod synonyms;
 
 use std::collections::BTreeMap;
@@ -24,9 +27,9 @@ use std::path::{Path, PathBuf};
 
 pub use broker_config::Settings;
 pub use listeners::{EndPoint, SecurityProtocol};
+pub use properties::{parse_override, parse_properties, read_properties_file};
 
 use crate::storage::log_config::LogConfig;
-use crate::storage::meta_properties::load_properties;
 
 /// What `kcli serve` uses where Kafka has no usable default: broker 0 on the loopback interface
 /// with data under the working directory. They form the default layer, below the file.
@@ -67,7 +70,7 @@ pub enum ConfigError {
     /// as plaintext without authentication would be a silent hole, so the broker refuses it.
     #[error(
         "listener {listener} in {key} uses security protocol {protocol}, which kcli does not \
-         implement yet: only PLAINTEXT listeners can be served"
+         implement yet: only PLAINTEXT and SSL listeners can be served"
     )]
     UnsupportedSecurityProtocol {
         key: &'static str,
@@ -125,6 +128,8 @@ pub struct BrokerConfig {
     /// The winning text and layer of every key some layer set.
     values: BTreeMap<&'static str, (String, ConfigSource)>,
     unknown_keys: Vec<UnknownKey>,
+    /// The `ssl.*` keys (and listener overrides), as given; see [`ssl_configs`].
+    ssl_values: ssl_configs::SslValues,
 }
 
 impl Deref for BrokerConfig {
@@ -190,8 +195,13 @@ impl BrokerConfig {
             settings: Settings::default(),
             values: BTreeMap::new(),
             unknown_keys: Vec::new(),
+            ssl_values: ssl_configs::SslValues::default(),
         };
         for (key, (value, source)) in merged {
+            if ssl_configs::is_ssl_key(key) {
+                config.ssl_values.insert(key, value);
+                continue;
+            }
             match defs::find(key) {
                 Some(def) => {
                     config.settings.set(key, value)?;
@@ -219,6 +229,7 @@ impl BrokerConfig {
         config.settings.resolve_listener_protocols()?;
         config.settings.validate()?;
         config.settings.validate_log_defaults()?;
+        config.validate_ssl_listeners()?;
         Ok(config)
     }
 
@@ -283,6 +294,7 @@ impl BrokerConfig {
             settings,
             values,
             unknown_keys: self.unknown_keys.clone(),
+            ssl_values: self.ssl_values.clone(),
         })
     }
 
@@ -326,41 +338,6 @@ impl BrokerConfig {
                 }
             })
             .collect()
-    }
-}
-
-/// Reads a `server.properties` file: `java.util.Properties` text, decoded as ISO-8859-1 as
-/// Kafka's `Utils.loadProps` does. Pairs come back sorted by key (a key given twice keeps the
-/// later value).
-pub fn read_properties_file(path: &Path) -> Result<Vec<(String, String)>, ConfigError> {
-    let bytes = std::fs::read(path).map_err(|source| ConfigError::Io {
-        path: path.to_path_buf(),
-        source,
-    })?;
-    let text: String = bytes.iter().map(|&b| char::from(b)).collect();
-    parse_properties(&text).map_err(|reason| ConfigError::MalformedFile {
-        path: path.to_path_buf(),
-        reason,
-    })
-}
-
-/// Parses `java.util.Properties` text (see `storage::meta_properties::load_properties`): `#`/`!`
-/// comments, `key=value`, `key:value` or `key value`, backslash continuations and escapes.
-pub fn parse_properties(text: &str) -> Result<Vec<(String, String)>, String> {
-    let map: BTreeMap<String, String> = load_properties(text)?.into_iter().collect();
-    Ok(map.into_iter().collect())
-}
-
-/// Splits one `--override` argument at its first `=`; the key is trimmed (values are trimmed
-/// when parsed, as Kafka's `ConfigDef` does).
-pub fn parse_override(arg: &str) -> Result<(String, String), ConfigError> {
-    match arg.split_once('=') {
-        Some((key, value)) if !key.trim().is_empty() => {
-            Ok((key.trim().to_string(), value.to_string()))
-        }
-        _ => Err(ConfigError::MalformedOverride {
-            arg: arg.to_string(),
-        }),
     }
 }
 

@@ -20,11 +20,11 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncWriteExt;
-use tokio::net::TcpStream;
 
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
 use super::connection::{FrameError, read_frame};
+use super::stream::ConnectionStream;
 
 /// Why a connection was not authenticated; it is closed either way.
 #[derive(Debug, thiserror::Error)]
@@ -48,7 +48,7 @@ pub enum AuthenticationError {
 /// Where an authenticator meets its connection: frame in, frame out, and who is at the other end.
 #[derive(Debug)]
 pub struct AuthenticationIo<'a> {
-    pub(super) stream: &'a mut TcpStream,
+    pub(super) stream: &'a mut ConnectionStream,
     pub(super) buf: &'a mut BytesMut,
     pub(super) idle: Duration,
     /// The client's address.
@@ -79,6 +79,11 @@ impl AuthenticationIo<'_> {
         self.stream
             .write_all(frame)
             .await
+            .map_err(AuthenticationError::Write)?;
+        // On TLS the bytes may still sit in rustls's buffer.
+        self.stream
+            .flush()
+            .await
             .map_err(AuthenticationError::Write)
     }
 
@@ -92,6 +97,10 @@ impl AuthenticationIo<'_> {
             .map_err(AuthenticationError::Write)?;
         self.stream
             .write_all(body)
+            .await
+            .map_err(AuthenticationError::Write)?;
+        self.stream
+            .flush()
             .await
             .map_err(AuthenticationError::Write)
     }

@@ -13,12 +13,15 @@ use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, warn};
+use tracing::{debug, info, warn};
 
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
-use super::connection_quotas::{ConnectionQuotas, ConnectionSlot, PooledBytes};
+use super::connection_quotas::{ConnectionQuotas, ConnectionSlot};
+use super::memory_pool::PooledBytes;
 use super::request::{ConnectionId, Request, Response};
-use super::transmit::write_parts;
+use super::stream::ConnectionStream;
+use super::tls::{ListenerTls, accept_tls};
+use super::transmit::{TlsStaging, write_parts};
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
 /// Bytes of a frame's size prefix: a big-endian INT32 counting the bytes after it.
@@ -143,6 +146,7 @@ pub(crate) struct ConnectionContext {
     pub local: SocketAddr,
     pub listener_name: Arc<str>,
     pub authenticator: Option<ListenerAuthenticator>,
+    pub tls: Option<ListenerTls>,
     pub socket_request_max_bytes: i32,
     pub connections_max_idle: Duration,
     pub queue: mpsc::Sender<QueuedRequest>,
@@ -171,16 +175,38 @@ impl Drop for ActiveGuard {
 /// close it, no frame arrives for `connections.max.idle.ms` (counted from the last response, or
 /// from accept), or shutdown is requested while no request of it is in processing. Every error ends
 /// this connection only. The caller instruments it with a span naming the connection id and peer.
-pub(crate) async fn run_connection(
-    mut stream: TcpStream,
-    ctx: ConnectionContext,
-    _slot: ConnectionSlot,
-) {
+pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot: ConnectionSlot) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
     debug!("accepted");
+    let (mut stream, transport_principal) = match &ctx.tls {
+        None => (ConnectionStream::Plain(tcp), KafkaPrincipal::anonymous()),
+        Some(tls) => {
+            let accepted = tokio::select! {
+                biased;
+                () = ctx.shutdown.cancelled() => {
+                    debug!("shutdown during the TLS handshake");
+                    return;
+                }
+                accepted = accept_tls(tcp, tls, ctx.connections_max_idle) => accepted,
+            };
+            match accepted {
+                Ok((stream, principal)) => {
+                    // Kafka logs the SSL principal at DEBUG; INFO here, once per connection,
+                    // so operators (and tests) see who connected with which certificate.
+                    info!(peer = %ctx.peer, listener = %ctx.listener_name, %principal, "TLS handshake completed");
+                    (stream, principal)
+                }
+                Err(error) => {
+                    info!(peer = %ctx.peer, listener = %ctx.listener_name, %error, "closing connection: TLS failed");
+                    return;
+                }
+            }
+        }
+    };
     let mut buf = BytesMut::new();
+    let mut staging = TlsStaging::default();
     let principal = match &ctx.authenticator {
-        None => Arc::new(KafkaPrincipal::anonymous()),
+        None => Arc::new(transport_principal),
         Some(authenticator) => {
             let mut io = AuthenticationIo {
                 stream: &mut stream,
@@ -205,7 +231,7 @@ pub(crate) async fn run_connection(
                 }
                 Err(error) => {
                     // Kafka logs failed authentications at INFO, with the peer.
-                    tracing::info!(%error, "closing connection: not authenticated");
+                    info!(%error, "closing connection: not authenticated");
                     return;
                 }
             }
@@ -270,7 +296,7 @@ pub(crate) async fn run_connection(
         }
         match response {
             Response::Send(parts) => {
-                if let Err(error) = write_parts(&mut stream, &parts).await {
+                if let Err(error) = write_parts(&mut stream, &parts, &mut staging).await {
                     debug!(%error, "write failed");
                     break "write error";
                 }

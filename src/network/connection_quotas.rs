@@ -6,11 +6,11 @@
 //!   the kernel's backlog holds the newcomers).
 //! - `max.connections.per.ip` with `max.connections.per.ip.overrides` (`host:count,...`, by IP
 //!   address): a connection over its address's limit is closed at once, as Kafka closes it.
-//! - `queued.max.request.bytes` (Kafka's `MemoryPool`): the bytes of request frames read and not
-//!   yet answered. A connection that has read a frame's size prefix waits for that many bytes of
-//!   the pool before it reads the body, so many large frames at once wait for memory instead of
-//!   taking it; the bytes return to the pool once the request's response is written. -1 (the
-//!   default) is no pool.
+//! - `queued.max.request.bytes` (Kafka's `MemoryPool`, [`super::memory_pool`]): the bytes of
+//!   request frames read and not yet answered. A connection that has read a frame's size prefix
+//!   waits for that many bytes of the pool before it reads the body, so many large frames at once
+//!   wait for memory instead of taking it; the bytes return to the pool once the request's
+//!   response is written. -1 (the default) is no pool.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -19,6 +19,8 @@ use std::sync::{Arc, Mutex};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::cluster::sync::lock;
+
+use super::memory_pool::{MemoryPool, PooledBytes};
 
 /// The connection limits, as configured; the default limits nothing.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -53,28 +55,20 @@ impl Drop for ConnectionSlot {
     }
 }
 
-/// A request's share of the memory pool: returned when dropped.
-#[derive(Debug)]
-pub(crate) struct PooledBytes {
-    _permit: Option<OwnedSemaphorePermit>,
-}
-
 /// The broker-wide connection and memory accounting, shared by every acceptor and connection.
 #[derive(Debug)]
 pub(crate) struct ConnectionQuotas {
     limits: ConnectionLimits,
     broker_wide: Option<Arc<Semaphore>>,
     per_ip: Mutex<HashMap<IpAddr, usize>>,
-    pool: Option<Arc<Semaphore>>,
+    pool: Option<Arc<MemoryPool>>,
 }
 
 impl ConnectionQuotas {
     pub(crate) fn new(limits: ConnectionLimits) -> Arc<Self> {
         Arc::new(ConnectionQuotas {
             broker_wide: limits.max_connections.map(|n| Arc::new(Semaphore::new(n))),
-            pool: limits
-                .queued_max_request_bytes
-                .map(|n| Arc::new(Semaphore::new(n.min(Semaphore::MAX_PERMITS)))),
+            pool: limits.queued_max_request_bytes.map(MemoryPool::new),
             per_ip: Mutex::new(HashMap::new()),
             limits,
         })
@@ -125,14 +119,21 @@ impl ConnectionQuotas {
     /// at once when there is no pool.
     pub(crate) async fn allocate(&self, bytes: usize) -> PooledBytes {
         let Some(pool) = &self.pool else {
-            return PooledBytes { _permit: None };
+            return PooledBytes::unpooled();
         };
+        if let Some(pooled) = pool.try_allocate(bytes) {
+            return pooled;
+        }
+        // Operators see which limit holds a connection back (Kafka mutes it silently).
+        tracing::info!(
+            frame_bytes = bytes,
+            free_bytes = pool.available(),
+            pool_bytes = pool.size(),
+            "a request waits for memory: queued.max.request.bytes is in use"
+        );
         // A frame is at most socket.request.max.bytes, which the pool's size is at least (the
         // configuration checks it), so the wait always ends.
-        let permits = u32::try_from(bytes).unwrap_or(u32::MAX);
-        PooledBytes {
-            _permit: Arc::clone(pool).acquire_many_owned(permits).await.ok(),
-        }
+        pool.allocate(bytes).await
     }
 
     /// Connections open now from `ip`.
@@ -163,25 +164,6 @@ mod tests {
         drop(first);
         assert_eq!(quotas.open_from(a), 0);
         assert!(quotas.admit(a, None).is_ok());
-    }
-
-    #[tokio::test]
-    async fn the_pool_makes_a_frame_wait_until_bytes_are_returned() {
-        let quotas = ConnectionQuotas::new(ConnectionLimits {
-            queued_max_request_bytes: Some(100),
-            ..ConnectionLimits::default()
-        });
-        let held = quotas.allocate(80).await;
-        let waiting =
-            tokio::time::timeout(std::time::Duration::from_millis(50), quotas.allocate(30));
-        assert!(
-            waiting.await.is_err(),
-            "30 more bytes than the pool has free"
-        );
-        drop(held);
-        let _now = tokio::time::timeout(std::time::Duration::from_secs(1), quotas.allocate(30))
-            .await
-            .unwrap();
     }
 
     #[tokio::test]

@@ -10,9 +10,12 @@
 //! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
 //!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
-//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the memory pool of
-//!   `queued.max.request.bytes`.
-//! - `transmit`: writing a response's parts.
+//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the request memory
+//!   of `queued.max.request.bytes`.
+//! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
+//! - [`stream`]: the byte stream under a connection, plain TCP or TLS.
+//! - [`tls`]: TLS handshakes (rustls) on listeners and at connect; the SSL principal seam.
+//! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
 //!   `NetworkClient` under the controller's channel and the replica fetchers).
@@ -20,9 +23,12 @@
 pub mod authenticator;
 mod connection;
 pub mod connection_quotas;
+pub(crate) mod memory_pool;
 pub mod network_client;
 pub mod request;
 pub mod socket_server;
+pub mod stream;
+pub mod tls;
 mod transmit;
 
 pub use authenticator::{
@@ -35,3 +41,5 @@ pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
 };
 pub use socket_server::{BoundEndPoint, EndPoint, NetworkError, SocketServer, SocketServerConfig};
+pub use stream::ConnectionStream;
+pub use tls::{ListenerTls, SslPrincipalBuilder, TlsError};

@@ -16,6 +16,7 @@
 //!
 //! It knows nothing of the server or the controller; they reach it through their own traits.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -23,6 +24,8 @@ use tokio::net::TcpStream;
 use tokio::sync::Mutex;
 use tokio::time::Instant;
 
+use super::stream::ConnectionStream;
+use super::tls::{TlsError, connect_tls};
 use crate::protocol::codec::{self as c, Message as _};
 use crate::protocol::messages::{
     ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
@@ -44,6 +47,10 @@ pub struct NetworkClientConfig {
     pub reconnect_backoff_max: Duration,
     /// The largest response accepted; a larger size prefix is a broken peer, not an allocation.
     pub max_response_bytes: usize,
+    /// TLS for the connection (the inter-broker listener is SSL or SASL_SSL): the handshake
+    /// runs at connect, within `connect_timeout`, the destination's host checked against its
+    /// certificate. `None`: plain TCP.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl Default for NetworkClientConfig {
@@ -56,6 +63,7 @@ impl Default for NetworkClientConfig {
             reconnect_backoff: Duration::from_millis(50),
             reconnect_backoff_max: Duration::from_millis(1000),
             max_response_bytes: 100 * 1024 * 1024,
+            tls: None,
         }
     }
 }
@@ -63,6 +71,12 @@ impl Default for NetworkClientConfig {
 /// Why a request got no response.
 #[derive(Debug, thiserror::Error)]
 pub enum NetworkClientError {
+    #[error("TLS to {destination} failed: {source}")]
+    Tls {
+        destination: String,
+        #[source]
+        source: TlsError,
+    },
     #[error("{api} v{version} is not a version Kafka 3.9 defines (to {destination})")]
     UnsupportedVersion {
         destination: String,
@@ -135,7 +149,7 @@ fn millis(d: Duration) -> u64 {
 
 #[derive(Debug, Default)]
 struct Link {
-    stream: Option<TcpStream>,
+    stream: Option<ConnectionStream>,
     next_correlation_id: i32,
     /// Consecutive failures (connects and requests) since the last success.
     failures: u32,
@@ -155,6 +169,12 @@ pub struct NetworkClient {
     destination: String,
     config: NetworkClientConfig,
     link: Mutex<Link>,
+}
+
+/// Why a connection could not be opened.
+enum OpenError {
+    Io(std::io::Error),
+    Tls(TlsError),
 }
 
 /// What went wrong inside one exchange, before the destination and API are attached.
@@ -212,14 +232,17 @@ impl NetworkClient {
         if let Some(at) = link.retry_at {
             tokio::time::sleep_until(at).await;
         }
-        let attempt = tokio::time::timeout(
-            self.config.connect_timeout,
-            TcpStream::connect(&self.destination),
-        )
-        .await;
+        let attempt = tokio::time::timeout(self.config.connect_timeout, self.open_stream()).await;
         let stream = match attempt {
             Ok(Ok(stream)) => stream,
-            Ok(Err(source)) => {
+            Ok(Err(OpenError::Tls(source))) => {
+                self.failed(link);
+                return Err(NetworkClientError::Tls {
+                    destination: self.destination.clone(),
+                    source,
+                });
+            }
+            Ok(Err(OpenError::Io(source))) => {
                 self.failed(link);
                 return Err(NetworkClientError::Connect {
                     destination: self.destination.clone(),
@@ -234,11 +257,24 @@ impl NetworkClient {
                 });
             }
         };
-        // Requests are small and answered one at a time: Nagle would only add latency.
-        let _ = stream.set_nodelay(true);
         link.stream = Some(stream);
         link.connects += 1;
         Ok(())
+    }
+
+    /// TCP, then TLS when configured (the layer a SASL exchange would follow).
+    async fn open_stream(&self) -> Result<ConnectionStream, OpenError> {
+        let tcp = TcpStream::connect(&self.destination)
+            .await
+            .map_err(OpenError::Io)?;
+        // Requests are small and answered one at a time: Nagle would only add latency.
+        let _ = tcp.set_nodelay(true);
+        match &self.config.tls {
+            None => Ok(ConnectionStream::Plain(tcp)),
+            Some(tls) => connect_tls(tcp, tls, &self.destination)
+                .await
+                .map_err(OpenError::Tls),
+        }
     }
 
     /// Sends `body` at `version` and waits for its response.
@@ -340,7 +376,7 @@ impl NetworkClient {
 
     async fn exchange(
         &self,
-        stream: &mut TcpStream,
+        stream: &mut ConnectionStream,
         buffer: &mut bytes::BytesMut,
         frame: &[u8],
         api: ApiKey,
@@ -348,6 +384,7 @@ impl NetworkClient {
         correlation_id: i32,
     ) -> Result<ResponseKind, Exchange> {
         stream.write_all(frame).await.map_err(Exchange::Io)?;
+        stream.flush().await.map_err(Exchange::Io)?;
         let size = stream.read_i32().await.map_err(Exchange::Io)?;
         let len = usize::try_from(size)
             .ok()
@@ -388,6 +425,7 @@ mod tests {
             reconnect_backoff: Duration::from_millis(100),
             reconnect_backoff_max: Duration::from_millis(250),
             max_response_bytes: 1024,
+            tls: None,
         }
     }
 

@@ -21,6 +21,7 @@ use super::authenticator::ListenerAuthenticator;
 use super::connection::{ConnectionContext, QueuedRequest, run_connection};
 use super::connection_quotas::{ConnectionLimits, ConnectionQuotas};
 use super::request::{ConnectionId, RequestHandler};
+use super::tls::ListenerTls;
 
 /// A listener to bind: Kafka's `EndPoint` of `listeners` (`NAME://host:port`).
 ///
@@ -34,6 +35,9 @@ pub struct EndPoint {
     /// Authenticates each connection before its first request (SASL listeners); `None` serves
     /// connections at once as `User:ANONYMOUS`.
     pub authenticator: Option<ListenerAuthenticator>,
+    /// Runs a TLS handshake first on each connection (SSL and SASL_SSL listeners); its
+    /// principal is the connection's unless an authenticator follows.
+    pub tls: Option<ListenerTls>,
 }
 
 impl EndPoint {
@@ -43,7 +47,14 @@ impl EndPoint {
             host: host.into(),
             port,
             authenticator: None,
+            tls: None,
         }
+    }
+
+    /// The same listener, with a TLS handshake on each connection before anything else.
+    pub fn with_tls(mut self, tls: ListenerTls) -> Self {
+        self.tls = Some(tls);
+        self
     }
 
     /// The same listener, authenticating its connections with `authenticator`.
@@ -191,6 +202,7 @@ impl SocketServer {
             let acceptor = Acceptor {
                 listener_name: Arc::from(endpoint.listener_name.as_str()),
                 authenticator: endpoint.authenticator,
+                tls: endpoint.tls,
                 socket_request_max_bytes: config.socket_request_max_bytes,
                 connections_max_idle: Duration::from_millis(config.connections_max_idle_ms),
                 queue: queue_tx.clone(),
@@ -260,6 +272,7 @@ impl SocketServer {
 struct Acceptor {
     listener_name: Arc<str>,
     authenticator: Option<ListenerAuthenticator>,
+    tls: Option<ListenerTls>,
     socket_request_max_bytes: i32,
     connections_max_idle: Duration,
     queue: mpsc::Sender<QueuedRequest>,
@@ -327,6 +340,7 @@ impl Acceptor {
                 local,
                 listener_name: Arc::clone(&self.listener_name),
                 authenticator: self.authenticator.clone(),
+                tls: self.tls.clone(),
                 socket_request_max_bytes: self.socket_request_max_bytes,
                 connections_max_idle: self.connections_max_idle,
                 queue: self.queue.clone(),

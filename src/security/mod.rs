@@ -6,6 +6,8 @@
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
 //! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
 //!   `PlainLoginModule` and `ScramLoginModule` options the broker reads.
+//! - [`ssl`]: TLS: the `ssl.*` keys, PEM/PKCS12 stores, rustls configurations, and the principal
+//!   of a client certificate (RFC 2253 subject, `ssl.principal.mapping.rules`).
 //!
 //! - [`acl`]: the ACL model and the `AclAuthorizer` decision (authorization).
 //!
@@ -19,6 +21,7 @@ pub mod acl;
 pub mod jaas;
 pub mod sasl;
 pub mod scram_credential;
+pub mod ssl;
 
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};

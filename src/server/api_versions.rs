@@ -40,6 +40,10 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // apis::alter_replica_log_dirs).
     (ApiKey::DescribeLogDirs, 0),
     (ApiKey::AlterReplicaLogDirs, 0),
+    // SCRAM credentials in /config/users: described by any broker, altered by the controller
+    // only (apis::describe_user_scram_credentials, apis::alter_user_scram_credentials).
+    (ApiKey::DescribeUserScramCredentials, 0),
+    (ApiKey::AlterUserScramCredentials, 0),
     // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
     (ApiKey::InitProducerId, 0),
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP

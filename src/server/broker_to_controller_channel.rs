@@ -94,6 +94,8 @@ pub struct BrokerToControllerChannelManager {
     local: Arc<ZkProducerIdManager>,
     controller: ControllerHandle,
     client: Mutex<ClientSlot>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl BrokerToControllerChannelManager {
@@ -111,7 +113,14 @@ impl BrokerToControllerChannelManager {
             local,
             controller,
             client: Mutex::new(None),
+            client_tls: None,
         }
+    }
+
+    /// The same channel, reaching the controller over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 
     /// The controller this broker knows now: `Ok(None)` when that is this broker itself.
@@ -227,6 +236,7 @@ impl BrokerToControllerChannelManager {
         }
         let config = NetworkClientConfig {
             client_id: format!("broker-{}-to-controller", self.broker_id),
+            tls: self.client_tls.clone(),
             ..NetworkClientConfig::default()
         };
         let client = Arc::new(NetworkClient::new(destination.clone(), config));

@@ -25,6 +25,8 @@ pub struct ControllerChannel {
     /// One client per remote broker address; the channel manager keeps one request in flight
     /// per broker, so a client is never shared by two sends at once.
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl ControllerChannel {
@@ -33,7 +35,14 @@ impl ControllerChannel {
             local_broker_id,
             apis: OnceLock::new(),
             clients: Mutex::new(HashMap::new()),
+            client_tls: None,
         }
+    }
+
+    /// The same channel, reaching other brokers over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 
     pub fn bind(&self, apis: &Arc<KafkaApis>) {
@@ -46,6 +55,7 @@ impl ControllerChannel {
         Arc::clone(clients.entry(key).or_insert_with(|| {
             let config = NetworkClientConfig {
                 client_id: format!("broker-{}-controller", self.local_broker_id),
+                tls: self.client_tls.clone(),
                 ..NetworkClientConfig::default()
             };
             Arc::new(NetworkClient::new(

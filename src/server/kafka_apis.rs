@@ -27,6 +27,7 @@ use super::metadata_cache::MetadataCache;
 use super::request_context::RequestContext;
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
+use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 
 /// The broker's request handler and the state its handlers share.
@@ -37,6 +38,8 @@ pub struct KafkaApis {
     pub replica_manager: Arc<ReplicaManager>,
     pub topic_manager: Arc<TopicManager>,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
+    /// SCRAM credentials in `/config/users` (Alter/DescribeUserScramCredentials).
+    pub user_scram_admin: Arc<UserScramAdmin>,
     /// This broker's producer ids, in blocks from the controller.
     pub producer_id_manager: Arc<RpcProducerIdManager>,
     /// The controller's half: the blocks it hands out while this broker is the controller.
@@ -90,6 +93,12 @@ impl KafkaApis {
             RequestKind::DescribeCluster(r) => apis::describe_cluster::handle(self, ctx, r),
             RequestKind::DeleteRecords(r) => apis::delete_records::handle(self, ctx, r),
             RequestKind::DescribeLogDirs(r) => apis::describe_log_dirs::handle(self, ctx, r),
+            RequestKind::AlterUserScramCredentials(r) => {
+                apis::alter_user_scram_credentials::handle(self, ctx, r).await
+            }
+            RequestKind::DescribeUserScramCredentials(r) => {
+                apis::describe_user_scram_credentials::handle(self, ctx, r).await
+            }
             RequestKind::AlterReplicaLogDirs(r) => {
                 apis::alter_replica_log_dirs::handle(self, ctx, r)
             }

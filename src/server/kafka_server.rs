@@ -62,7 +62,9 @@ use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
+use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
+use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
@@ -177,20 +179,38 @@ impl KafkaServer {
         let epochs = Arc::new(BrokerEpochManager::default());
         let zk_producer_id_manager =
             Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
-        let channel = Arc::new(ControllerChannel::new(config.broker_id));
+        // Read the TLS stores first: a bad one stops the broker before anything is written.
+        let client_tls = inter_broker_client_tls(&config)?;
+        let mut listeners = Vec::with_capacity(config.listeners.len());
+        for l in &config.listeners {
+            let endpoint = EndPoint::new(
+                l.listener_name.clone(),
+                l.host.clone().unwrap_or_default(),
+                l.port,
+            );
+            listeners.push(match listener_tls(&config, l)? {
+                Some(tls) => endpoint.with_tls(tls),
+                None => endpoint,
+            });
+        }
+        let channel =
+            Arc::new(ControllerChannel::new(config.broker_id).with_client_tls(client_tls.clone()));
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
             KafkaZkClient::new(Arc::clone(&zk)),
             Arc::clone(&channel) as Arc<dyn BrokerChannel>,
             Arc::new(now_ms),
         );
-        let to_controller = Arc::new(BrokerToControllerChannelManager::new(
-            config.broker_id,
-            config.inter_broker_listener_name(),
-            Arc::clone(&metadata_cache),
-            Arc::clone(&zk_producer_id_manager),
-            controller_handle.clone(),
-        ));
+        let to_controller = Arc::new(
+            BrokerToControllerChannelManager::new(
+                config.broker_id,
+                config.inter_broker_listener_name(),
+                Arc::clone(&metadata_cache),
+                Arc::clone(&zk_producer_id_manager),
+                controller_handle.clone(),
+            )
+            .with_client_tls(client_tls.clone()),
+        );
         let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
             config.broker_id,
             Arc::clone(&epochs),
@@ -220,20 +240,23 @@ impl KafkaServer {
         replica_manager
             .replica_fetcher_manager()
             .resize_thread_pool(current.num_replica_fetchers);
-        replica_manager.set_leader_end_points(Arc::new(RemoteLeaderEndPoints::new(
-            config.broker_id,
-            config.inter_broker_listener_name(),
-            config.inter_broker_protocol_version,
-            ReplicaFetchSettings {
-                max_wait_ms: config.replica_fetch_wait_max_ms,
-                min_bytes: config.replica_fetch_min_bytes,
-                max_bytes: config.replica_fetch_response_max_bytes,
-                partition_max_bytes: config.replica_fetch_max_bytes,
-                socket_timeout: millis(config.replica_socket_timeout_ms),
-            },
-            Arc::clone(&epochs),
-            Arc::clone(&metadata_cache),
-        )));
+        replica_manager.set_leader_end_points(Arc::new(
+            RemoteLeaderEndPoints::new(
+                config.broker_id,
+                config.inter_broker_listener_name(),
+                config.inter_broker_protocol_version,
+                ReplicaFetchSettings {
+                    max_wait_ms: config.replica_fetch_wait_max_ms,
+                    min_bytes: config.replica_fetch_min_bytes,
+                    max_bytes: config.replica_fetch_response_max_bytes,
+                    partition_max_bytes: config.replica_fetch_max_bytes,
+                    socket_timeout: millis(config.replica_socket_timeout_ms),
+                },
+                Arc::clone(&epochs),
+                Arc::clone(&metadata_cache),
+            )
+            .with_client_tls(client_tls),
+        ));
         let authorizer = new_authorizer(&config, &zk)?;
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
@@ -241,6 +264,7 @@ impl KafkaServer {
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
             dynamic_config: Arc::clone(&dynamic_config),
+            user_scram_admin: Arc::new(UserScramAdmin::new(Arc::clone(&zk))),
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
@@ -252,17 +276,7 @@ impl KafkaServer {
         channel.bind(&apis);
 
         let socket_config = SocketServerConfig {
-            listeners: config
-                .listeners
-                .iter()
-                .map(|l| {
-                    EndPoint::new(
-                        l.listener_name.clone(),
-                        l.host.clone().unwrap_or_default(),
-                        l.port,
-                    )
-                })
-                .collect(),
+            listeners,
             num_io_threads: usize::try_from(config.num_io_threads).unwrap_or(8),
             queued_max_requests: usize::try_from(config.queued_max_requests).unwrap_or(500),
             socket_request_max_bytes: config.socket_request_max_bytes,

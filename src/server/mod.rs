@@ -7,6 +7,8 @@
 //! - [`kafka_apis`]: the network layer's `RequestHandler`: header decoding, version checks,
 //!   dispatch.
 //! - [`request_context`]: what a handler knows of its request, and response framing.
+//! - [`ssl_listeners`]: the TLS of SSL and SASL_SSL listeners and of the inter-broker client,
+//!   from the `ssl.*` keys; the SSL principal builder.
 //! - [`sasl_authenticator`]: Kafka's `SaslServerAuthenticator`, the SASL exchange a SASL
 //!   listener runs on each connection before its first request.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
@@ -31,6 +33,8 @@
 //! - [`topic_manager`]: topic creation, deletion, partitions and configs in ZooKeeper's layout.
 //! - [`topic_assignment`]: Kafka's checks of client-given replica assignments.
 //! - [`topic_validation`]: Kafka's topic-name rules.
+//! - [`user_scram_admin`]: SCRAM credentials in `/config/users` (AlterUserScramCredentials and
+//!   DescribeUserScramCredentials).
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`acl_authorizer`]: Kafka's `AclAuthorizer`: the ACL cache loaded from the store, ACL
 //!   updates, change notifications.
@@ -63,9 +67,11 @@ pub mod remote_leader_end_point;
 pub mod request_context;
 pub mod rpc_producer_id_manager;
 pub mod sasl_authenticator;
+pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod user_scram_admin;
 pub mod zk_producer_id_manager;
 
 pub use error::ServerError;

@@ -97,6 +97,8 @@ pub struct RemoteLeaderEndPoints {
     inter_broker_listener: String,
     /// By (leader, address, fetcher id).
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
+    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
+    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl RemoteLeaderEndPoints {
@@ -118,7 +120,14 @@ impl RemoteLeaderEndPoints {
             }),
             inter_broker_listener: inter_broker_listener.into(),
             clients: Mutex::new(HashMap::new()),
+            client_tls: None,
         }
+    }
+
+    /// The same factory, fetching from leaders over TLS with `tls`.
+    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
+        self.client_tls = tls;
+        self
     }
 }
 
@@ -142,6 +151,7 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
                     let config = NetworkClientConfig {
                         client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
                         request_timeout: self.local.settings.socket_timeout,
+                        tls: self.client_tls.clone(),
                         ..NetworkClientConfig::default()
                     };
                     Arc::new(NetworkClient::new(address.clone(), config))

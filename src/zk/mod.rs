@@ -4,8 +4,10 @@
 //! its session after an expiry and runs the after-new-session handlers; the `WatchDispatcher`
 //! that routes watch events to per-path handlers; `checked_ephemeral`, Kafka's CheckedEphemeral
 //! create; `recipes` (recursive create, the pre-created paths, the
-//! cluster id); and `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
-//! writes them; `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`.
+//! cluster id); `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
+//! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
+//! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications; and
+//! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`.
 //!
 //! Layering: this module uses only `crate::cluster`.
 
@@ -17,10 +19,12 @@ pub mod embedded;
 mod json_order;
 pub mod kafka_zk_client;
 pub mod recipes;
+pub mod sanitizer;
 pub mod session;
 mod snapshot;
 mod tree;
 mod txn_log;
+pub mod user_configs;
 pub mod watch_dispatcher;
 pub mod zk_data;
 mod zk_paths;

@@ -51,13 +51,12 @@ fn an_unknown_command_exits_2_with_usage() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("no-such-command"));
 }
 
-/// Until SSL and SASL exist, a listener that promises them is refused at startup with one line
-/// naming the listener and the key (it used to be served as unauthenticated plaintext), and
-/// nothing listens on its port.
+/// Until SASL exists, a listener that promises it is refused at startup with one line naming
+/// the listener and the key (it used to be served as unauthenticated plaintext), and nothing
+/// listens on its port. (SSL listeners are served: tests/it/serve_tls.rs.)
 #[test]
 fn serve_refuses_listeners_that_are_not_plaintext() {
     for listeners in [
-        "SSL://127.0.0.1:{port}",
         "PLAINTEXT://127.0.0.1:{other},SASL_PLAINTEXT://127.0.0.1:{port}",
         "SASL_SSL://127.0.0.1:{port}",
     ] {

@@ -111,8 +111,10 @@ impl TestBroker {
             .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", self.port))
             .arg("--override")
             .arg(format!("log.dirs={}", self.data_dir().display()));
+        // `{port}` in an override is the broker's port (for listeners of another protocol).
         for o in &self.overrides {
-            cmd.arg("--override").arg(o);
+            cmd.arg("--override")
+                .arg(o.replace("{port}", &self.port.to_string()));
         }
         let child = cmd
             .env("NO_COLOR", "1")

@@ -15,7 +15,7 @@ const LAYERS: &[(&str, &[&str])] = &[
     ("controller", &["zk", "admin", "cluster", "protocol"]),
     ("replication", &["storage", "protocol", "cluster"]),
     ("network", &["protocol", "cluster"]),
-    ("config", &["storage", "protocol", "cluster"]),
+    ("config", &["storage", "protocol", "cluster", "security"]),
     ("cli", &[]),
     ("security", &[]),
     // The broker wires every layer together; the commands sit on top of everything.

@@ -10,7 +10,7 @@ mod inputs;
 mod json;
 mod propose;
 mod reassign;
-mod requests;
+pub(crate) mod requests;
 mod text;
 mod zookeeper;
 

@@ -203,7 +203,7 @@ pub fn build_control_batch(
 }
 
 /// Appends one legacy entry `[offset][size][crc][magic][attributes][timestamp v1][key][value]`.
-fn write_legacy_entry(
+pub(super) fn write_legacy_entry(
     out: &mut Vec<u8>,
     magic: i8,
     attributes: i8,

@@ -10,7 +10,8 @@
 //!
 //! Decompression never holds more than `max_output + 1` bytes of output: every codec is read
 //! through a bounded reader, and snappy block lengths are checked against the cap before any
-//! allocation.
+//! allocation. zstd also keeps a window of up to the frame's declared window size, whatever the
+//! output cap; [`zstd_decoder`] limits that to [`ZSTD_WINDOW_LOG_MAX`].
 
 use std::fmt;
 use std::io::{Read, Write};
@@ -98,44 +99,164 @@ pub(super) fn codec_err(
     }
 }
 
+/// The largest zstd window kcli decodes: 2^24 bytes (16 MiB), so each concurrent zstd decode
+/// holds at most that much window whatever a frame declares (zstd's own default limit is 2^27).
+/// Every standard compression level (1 to 19) compresses with a window of at most 2^23, so only
+/// the "ultra" levels 20 to 22 of a streaming producer go beyond; such a batch is refused as
+/// corrupt, with zstd's "Frame requires too much memory" in the message.
+pub const ZSTD_WINDOW_LOG_MAX: u32 = 24;
+
+/// A streaming zstd decoder over `data` whose window is limited to [`ZSTD_WINDOW_LOG_MAX`].
+pub(super) fn zstd_decoder(
+    data: &[u8],
+) -> std::io::Result<zstd::stream::read::Decoder<'static, &[u8]>> {
+    let mut decoder = zstd::stream::read::Decoder::with_buffer(data)?;
+    decoder.window_log_max(ZSTD_WINDOW_LOG_MAX)?;
+    Ok(decoder)
+}
+
 /// Compresses `data` as Kafka's Java producer would.
 pub fn compress(codec: CompressionType, data: &[u8]) -> Result<Vec<u8>, RecordError> {
-    let err = |e: std::io::Error| codec_err("compress", codec, e);
-    match codec {
-        CompressionType::None => Ok(data.to_vec()),
-        CompressionType::Gzip => {
-            let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
-            enc.write_all(data).map_err(err)?;
-            enc.finish().map_err(err)
-        }
-        CompressionType::Snappy => {
-            let mut out = Vec::with_capacity(XERIAL_HEADER_LEN + data.len() / 2 + 64);
-            out.extend_from_slice(&XERIAL_MAGIC);
-            out.extend_from_slice(&1i32.to_be_bytes());
-            out.extend_from_slice(&1i32.to_be_bytes());
-            let mut enc = snap::raw::Encoder::new();
-            for block in data.chunks(XERIAL_BLOCK) {
-                let compressed = enc
-                    .compress_vec(block)
-                    .map_err(|e| codec_err("compress", codec, e))?;
-                let len =
-                    u32::try_from(compressed.len()).map_err(|e| codec_err("compress", codec, e))?;
-                out.extend_from_slice(&len.to_be_bytes());
-                out.extend_from_slice(&compressed);
-            }
-            Ok(out)
-        }
-        CompressionType::Lz4 => {
-            let info = lz4_flex::frame::FrameInfo::new()
-                .block_size(lz4_flex::frame::BlockSize::Max64KB)
-                .block_mode(lz4_flex::frame::BlockMode::Independent);
-            let mut enc = lz4_flex::frame::FrameEncoder::with_frame_info(info, Vec::new());
-            enc.write_all(data).map_err(err)?;
-            enc.finish().map_err(|e| codec_err("compress", codec, e))
-        }
-        // Kafka's default zstd level is 3, as is zstd's.
-        CompressionType::Zstd => zstd::stream::encode_all(data, 3).map_err(err),
+    let mut compressor = Compressor::new(codec)?;
+    compressor.write(data)?;
+    compressor.finish()
+}
+
+/// A codec's stream encoder, writing what Kafka's Java producer writes (see the module doc):
+/// bytes go in by [`write`](Compressor::write) as they are produced, and
+/// [`finish`](Compressor::finish) returns the compressed stream, so a caller never holds the
+/// uncompressed whole.
+pub struct Compressor {
+    codec: CompressionType,
+    encoder: Encoder,
+}
+
+impl fmt::Debug for Compressor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Compressor")
+            .field("codec", &self.codec)
+            .finish_non_exhaustive()
     }
+}
+
+/// Xerial framing: `pending` collects up to one 32 KiB block of input.
+struct XerialEncoder {
+    out: Vec<u8>,
+    pending: Vec<u8>,
+    raw: snap::raw::Encoder,
+}
+
+enum Encoder {
+    None(Vec<u8>),
+    Gzip(flate2::write::GzEncoder<Vec<u8>>),
+    Snappy(Box<XerialEncoder>),
+    Lz4(Box<lz4_flex::frame::FrameEncoder<Vec<u8>>>),
+    Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
+}
+
+impl Compressor {
+    pub fn new(codec: CompressionType) -> Result<Self, RecordError> {
+        let encoder = match codec {
+            CompressionType::None => Encoder::None(Vec::new()),
+            CompressionType::Gzip => Encoder::Gzip(flate2::write::GzEncoder::new(
+                Vec::new(),
+                flate2::Compression::default(),
+            )),
+            CompressionType::Snappy => {
+                let mut out = Vec::with_capacity(XERIAL_HEADER_LEN + XERIAL_BLOCK);
+                out.extend_from_slice(&XERIAL_MAGIC);
+                out.extend_from_slice(&1i32.to_be_bytes());
+                out.extend_from_slice(&1i32.to_be_bytes());
+                Encoder::Snappy(Box::new(XerialEncoder {
+                    out,
+                    pending: Vec::with_capacity(XERIAL_BLOCK),
+                    raw: snap::raw::Encoder::new(),
+                }))
+            }
+            CompressionType::Lz4 => {
+                let info = lz4_flex::frame::FrameInfo::new()
+                    .block_size(lz4_flex::frame::BlockSize::Max64KB)
+                    .block_mode(lz4_flex::frame::BlockMode::Independent);
+                Encoder::Lz4(Box::new(lz4_flex::frame::FrameEncoder::with_frame_info(
+                    info,
+                    Vec::new(),
+                )))
+            }
+            // Kafka's default zstd level is 3, as is zstd's.
+            CompressionType::Zstd => Encoder::Zstd(
+                zstd::stream::write::Encoder::new(Vec::new(), 3)
+                    .map_err(|e| codec_err("compress", codec, e))?,
+            ),
+        };
+        Ok(Compressor { codec, encoder })
+    }
+
+    /// Feeds the next uncompressed bytes.
+    pub fn write(&mut self, data: &[u8]) -> Result<(), RecordError> {
+        let codec = self.codec;
+        let err = |e: std::io::Error| codec_err("compress", codec, e);
+        match &mut self.encoder {
+            Encoder::None(out) => out.extend_from_slice(data),
+            Encoder::Gzip(enc) => enc.write_all(data).map_err(err)?,
+            Encoder::Snappy(xerial) => {
+                let XerialEncoder { out, pending, raw } = &mut **xerial;
+                let mut rest = data;
+                while !rest.is_empty() {
+                    let take = (XERIAL_BLOCK - pending.len()).min(rest.len());
+                    let (now, later) = rest.split_at(take);
+                    pending.extend_from_slice(now);
+                    rest = later;
+                    if pending.len() == XERIAL_BLOCK {
+                        snappy_block_out(codec, raw, pending, out)?;
+                    }
+                }
+            }
+            Encoder::Lz4(enc) => enc.write_all(data).map_err(err)?,
+            Encoder::Zstd(enc) => enc.write_all(data).map_err(err)?,
+        }
+        Ok(())
+    }
+
+    /// Ends the stream and returns it.
+    pub fn finish(self) -> Result<Vec<u8>, RecordError> {
+        let codec = self.codec;
+        let err = |e: std::io::Error| codec_err("compress", codec, e);
+        match self.encoder {
+            Encoder::None(out) => Ok(out),
+            Encoder::Gzip(enc) => enc.finish().map_err(err),
+            Encoder::Snappy(xerial) => {
+                let XerialEncoder {
+                    mut out,
+                    mut pending,
+                    mut raw,
+                } = *xerial;
+                if !pending.is_empty() {
+                    snappy_block_out(codec, &mut raw, &mut pending, &mut out)?;
+                }
+                Ok(out)
+            }
+            Encoder::Lz4(enc) => enc.finish().map_err(|e| codec_err("compress", codec, e)),
+            Encoder::Zstd(enc) => enc.finish().map_err(err),
+        }
+    }
+}
+
+/// Compresses `pending` as one xerial block `[u32 BE length][raw snappy]` onto `out`, and
+/// empties it.
+fn snappy_block_out(
+    codec: CompressionType,
+    raw: &mut snap::raw::Encoder,
+    pending: &mut Vec<u8>,
+    out: &mut Vec<u8>,
+) -> Result<(), RecordError> {
+    let compressed = raw
+        .compress_vec(pending)
+        .map_err(|e| codec_err("compress", codec, e))?;
+    let len = u32::try_from(compressed.len()).map_err(|e| codec_err("compress", codec, e))?;
+    out.extend_from_slice(&len.to_be_bytes());
+    out.extend_from_slice(&compressed);
+    pending.clear();
+    Ok(())
 }
 
 /// Decompresses `data`; more than `max_output` bytes of output is an error
@@ -185,8 +306,7 @@ pub fn decompress(
             }
         },
         CompressionType::Zstd => {
-            let dec = zstd::stream::read::Decoder::with_buffer(data)
-                .map_err(|e| codec_err("decompress", codec, e))?;
+            let dec = zstd_decoder(data).map_err(|e| codec_err("decompress", codec, e))?;
             read_capped(codec, dec, data.len(), max_output)
         }
     }
@@ -356,6 +476,38 @@ mod tests {
         assert_eq!(
             decompress(CompressionType::Zstd, &z, data.len()).unwrap(),
             data
+        );
+    }
+
+    /// A streamed zstd frame (no content size) that declares a window of `2^window_log`.
+    fn zstd_with_window(data: &[u8], window_log: u32) -> Vec<u8> {
+        let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+        enc.include_contentsize(false).unwrap();
+        enc.window_log(window_log).unwrap();
+        enc.write_all(data).unwrap();
+        enc.finish().unwrap()
+    }
+
+    #[test]
+    fn zstd_windows_beyond_the_limit_are_refused_before_decoding() {
+        let data = sample(70_000);
+        // Level 19's window, the largest of the standard levels, decodes.
+        let ok = zstd_with_window(&data, 23);
+        assert_eq!(
+            decompress(CompressionType::Zstd, &ok, data.len()).unwrap(),
+            data
+        );
+        let at_limit = zstd_with_window(&data, ZSTD_WINDOW_LOG_MAX);
+        assert_eq!(
+            decompress(CompressionType::Zstd, &at_limit, 1 << 20).unwrap(),
+            data
+        );
+        // One more doubling is refused, however small the content and however high the cap.
+        let wide = zstd_with_window(&data, ZSTD_WINDOW_LOG_MAX + 1);
+        let err = decompress(CompressionType::Zstd, &wide, 256 << 20).unwrap_err();
+        assert!(
+            err.to_string().contains("too much memory"),
+            "unexpected error: {err}"
         );
     }
 

@@ -11,8 +11,8 @@
 //! - [`batch_iter`]: shallow iteration over a buffer of batches of any magic, reporting where valid
 //!   data ends.
 //! - [`builder`]: building batches and message sets (tests, down-conversion).
-//! - [`convert`]: the slow paths between magic 0/1 message sets and magic-2 batches, for old
-//!   clients (Produce v0-2 up, Fetch v0-3 down).
+//! - [`convert`]: up-conversion of magic 0/1 message sets to a magic-2 batch (Produce v0-2).
+//! - [`down_convert`]: magic-2 batches down to magic 0/1 for Fetch v0-3, record by record.
 //! - [`rebuild`]: re-encoding a produced batch with fresh offsets and a target codec and level
 //!   (broker-side recompression).
 
@@ -22,6 +22,7 @@ pub mod big_endian;
 pub mod builder;
 pub mod compression;
 pub mod convert;
+pub mod down_convert;
 pub mod error;
 pub mod legacy;
 mod lz4_frame;

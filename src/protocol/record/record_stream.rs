@@ -26,7 +26,7 @@ use std::io::Read;
 use std::ops::ControlFlow;
 
 use super::batch::RecordBatchHeader;
-use super::compression::{CompressionType, codec_err, decompress, too_large};
+use super::compression::{CompressionType, codec_err, decompress, too_large, zstd_decoder};
 use super::error::RecordError;
 use super::lz4_frame::{Lz4Blocks, Lz4Step};
 use super::records::{Record, RecordIter, batch_body, overrun_at, read_record, shift, size_error};
@@ -215,7 +215,7 @@ impl<'a> Inflating<'a> {
                 Decoder::Gzip(Box::new(flate2::bufread::MultiGzDecoder::new(data)))
             }
             CompressionType::Zstd => Decoder::Zstd(Box::new(
-                zstd::stream::read::Decoder::with_buffer(data)
+                zstd_decoder(data)
                     .map_err(|e| WalkError::Batch(codec_err("decompress", codec, e)))?,
             )),
             CompressionType::Lz4 => Decoder::Lz4(Lz4Blocks::new(data)),

@@ -384,6 +384,24 @@ fn zstd_without_content_size_and_gzip_members_stream() {
 }
 
 #[test]
+fn zstd_windows_beyond_the_limit_are_batch_errors_in_the_stream_too() {
+    let raw = body(&[rec(None, Some(noise(900, 1)), 0)]);
+    let mut enc = zstd::stream::write::Encoder::new(Vec::new(), 3).unwrap();
+    enc.include_contentsize(false).unwrap();
+    enc.window_log(crate::protocol::record::compression::ZSTD_WINDOW_LOG_MAX + 1)
+        .unwrap();
+    enc.write_all(&raw).unwrap();
+    let z = enc.finish().unwrap();
+    let (batch_level, message) = streamed(CompressionType::Zstd, &z, 1, 256 << 20).unwrap_err();
+    assert!(batch_level, "{message}");
+    assert!(message.contains("too much memory"), "{message}");
+    assert_eq!(
+        in_memory(CompressionType::Zstd, &z, 1, 256 << 20),
+        Err((true, message))
+    );
+}
+
+#[test]
 fn batch_level_problems_are_batch_errors() {
     let bytes = RecordBatchBuilder::new(CompressionType::Zstd)
         .build()

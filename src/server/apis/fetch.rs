@@ -36,7 +36,7 @@ use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::{
     EpochEndOffset, FetchResponse, FetchableTopicResponse, PartitionData,
 };
-use crate::protocol::record::convert::batches_to_message_set;
+use crate::protocol::record::down_convert::batches_to_message_set;
 use crate::replication::{
     FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice, ReplicaManager,
 };

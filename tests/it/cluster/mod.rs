@@ -19,6 +19,7 @@ mod membership;
 mod produce_load;
 mod reassignment;
 mod replication;
+mod tls;
 mod truncation;
 
 use std::collections::BTreeSet;

@@ -1,0 +1,342 @@
+//! Where `kcli users` keeps credentials: ZooKeeper directly (Kafka's `kafka-configs
+//! --zookeeper`: the same checks and znode writes a ZooKeeper-mode controller makes, run here
+//! through `UserScramAdmin`), or a broker (DescribeUserScramCredentials at the first bootstrap
+//! broker that answers, AlterUserScramCredentials at the controller that Metadata names, asked
+//! again after a NOT_CONTROLLER while the deadline allows). Every call is bounded by the
+//! connection timeout.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::{Context, anyhow, bail};
+
+use crate::commands::assign::requests::{self, ClusterMetadata};
+use crate::network::{NetworkClient, NetworkClientConfig};
+use crate::protocol::codec::Bytes;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::alter_user_scram_credentials_request::{
+    AlterUserScramCredentialsRequest, ScramCredentialDeletion, ScramCredentialUpsertion,
+};
+use crate::protocol::messages::describe_user_scram_credentials_request::{
+    DescribeUserScramCredentialsRequest, UserName,
+};
+use crate::protocol::messages::{RequestKind, ResponseKind};
+use crate::security::scram_credential::ScramMechanism;
+use crate::server::user_scram_admin::{
+    AlterResult, Deletion, DescribeOutcome, DescribeResult, Upsertion, UserScramAdmin,
+};
+use crate::zk::{ZkClient, ZooKeeperClient};
+
+const SCRAM_API_VERSION: i16 = 0;
+
+/// One of the two ways in.
+pub enum Store {
+    ZooKeeper {
+        client: Arc<dyn ZkClient>,
+        admin: UserScramAdmin,
+        connect: String,
+        timeout: Duration,
+    },
+    Broker {
+        bootstrap: Vec<NetworkClient>,
+        config: NetworkClientConfig,
+        timeout: Duration,
+    },
+}
+
+impl Store {
+    /// Connects to the ensemble within `timeout`; a chroot that does not exist is an error.
+    pub async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
+        // A session timeout below ZooKeeper's minimum is raised by the server.
+        let session_timeout = timeout.max(Duration::from_secs(4));
+        let client =
+            match tokio::time::timeout(timeout, ZooKeeperClient::connect(connect, session_timeout))
+                .await
+            {
+                Err(_) => bail!(
+                    "cannot reach ZooKeeper {connect} within {} ms",
+                    timeout.as_millis()
+                ),
+                Ok(result) => {
+                    result.with_context(|| format!("cannot connect to ZooKeeper {connect}"))?
+                }
+            };
+        let client: Arc<dyn ZkClient> = Arc::new(client);
+        if connect.contains('/') {
+            let root = tokio::time::timeout(timeout, client.exists("/", false)).await;
+            match root {
+                Ok(Ok(Some(_))) => {}
+                Ok(Ok(None)) => bail!("the chroot of {connect} does not exist in ZooKeeper"),
+                Ok(Err(e)) => {
+                    return Err(anyhow::Error::new(e).context(format!("ZooKeeper {connect}")));
+                }
+                Err(_) => bail!(
+                    "ZooKeeper {connect} did not answer within {} ms",
+                    timeout.as_millis()
+                ),
+            }
+        }
+        Ok(Store::ZooKeeper {
+            admin: UserScramAdmin::new(Arc::clone(&client)),
+            client,
+            connect: connect.to_string(),
+            timeout,
+        })
+    }
+
+    /// Clients of the bootstrap brokers (they connect on the first request).
+    pub fn broker(bootstrap: &str, timeout: Duration) -> Store {
+        let config = NetworkClientConfig {
+            client_id: "kcli-users".into(),
+            request_timeout: timeout,
+            connect_timeout: timeout,
+            ..NetworkClientConfig::default()
+        };
+        Store::Broker {
+            bootstrap: bootstrap
+                .split(',')
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(|a| NetworkClient::new(a, config.clone()))
+                .collect(),
+            config,
+            timeout,
+        }
+    }
+
+    /// What the messages call this store.
+    pub fn name(&self) -> String {
+        match self {
+            Store::ZooKeeper { connect, .. } => format!("ZooKeeper {connect}"),
+            Store::Broker { bootstrap, .. } => {
+                let names: Vec<&str> = bootstrap.iter().map(NetworkClient::destination).collect();
+                format!("the brokers {}", names.join(","))
+            }
+        }
+    }
+
+    pub async fn close(&self) {
+        if let Store::ZooKeeper {
+            client, timeout, ..
+        } = self
+        {
+            let _ = tokio::time::timeout(*timeout, client.close()).await;
+        }
+    }
+
+    async fn bounded<T>(&self, what: &str, call: impl Future<Output = T>) -> anyhow::Result<T> {
+        let (timeout, name) = match self {
+            Store::ZooKeeper { timeout, .. } | Store::Broker { timeout, .. } => {
+                (*timeout, self.name())
+            }
+        };
+        tokio::time::timeout(timeout, call).await.map_err(|_| {
+            anyhow!(
+                "{what} on {name} did not finish within {} ms",
+                timeout.as_millis()
+            )
+        })
+    }
+
+    /// Kafka's DescribeUserScramCredentials: every user with a credential, or `users`.
+    pub async fn describe(&self, users: Option<&[String]>) -> anyhow::Result<DescribeOutcome> {
+        match self {
+            Store::ZooKeeper { admin, .. } => {
+                self.bounded("reading /config/users", admin.describe(users))
+                    .await
+            }
+            Store::Broker { bootstrap, .. } => {
+                let request = RequestKind::DescribeUserScramCredentials(
+                    DescribeUserScramCredentialsRequest {
+                        users: users.map(|users| {
+                            users
+                                .iter()
+                                .map(|u| UserName {
+                                    name: u.as_str().into(),
+                                    ..UserName::default()
+                                })
+                                .collect()
+                        }),
+                        ..DescribeUserScramCredentialsRequest::default()
+                    },
+                );
+                let mut last = anyhow!("--bootstrap-server names no broker");
+                for client in bootstrap {
+                    match client.send(&request, SCRAM_API_VERSION).await {
+                        Ok(ResponseKind::DescribeUserScramCredentials(r)) => {
+                            return read_describe(&r);
+                        }
+                        Ok(_) => bail!(
+                            "{} answered DescribeUserScramCredentials with another response",
+                            client.destination()
+                        ),
+                        Err(e) => {
+                            last = anyhow::Error::new(e).context("DescribeUserScramCredentials")
+                        }
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+
+    /// Kafka's AlterUserScramCredentials.
+    pub async fn alter(
+        &self,
+        upsertions: &[Upsertion],
+        deletions: &[Deletion],
+    ) -> anyhow::Result<Vec<AlterResult>> {
+        match self {
+            Store::ZooKeeper { admin, .. } => {
+                self.bounded("writing /config/users", admin.alter(upsertions, deletions))
+                    .await
+            }
+            Store::Broker { timeout, .. } => {
+                let deadline = tokio::time::Instant::now() + *timeout;
+                loop {
+                    let results = self.alter_at_controller(upsertions, deletions).await?;
+                    let not_controller =
+                        results.iter().any(|r| r.error == ErrorCode::NotController);
+                    // The controller moved between Metadata and the request: ask again.
+                    if not_controller
+                        && tokio::time::Instant::now() + Duration::from_millis(200) < deadline
+                    {
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        continue;
+                    }
+                    return Ok(results);
+                }
+            }
+        }
+    }
+
+    async fn alter_at_controller(
+        &self,
+        upsertions: &[Upsertion],
+        deletions: &[Deletion],
+    ) -> anyhow::Result<Vec<AlterResult>> {
+        let Store::Broker { config, .. } = self else {
+            bail!("not a broker store");
+        };
+        let metadata = self.metadata().await?;
+        let controller = metadata
+            .brokers
+            .iter()
+            .find(|b| b.metadata.id == metadata.controller_id)
+            .ok_or_else(|| {
+                anyhow!(
+                    "the cluster has no controller now (Metadata names {})",
+                    metadata.controller_id
+                )
+            })?;
+        let client = NetworkClient::new(&controller.address, config.clone());
+        let request = RequestKind::AlterUserScramCredentials(AlterUserScramCredentialsRequest {
+            upsertions: upsertions
+                .iter()
+                .map(|u| ScramCredentialUpsertion {
+                    name: u.name.as_str().into(),
+                    mechanism: u.mechanism,
+                    iterations: u.iterations,
+                    salt: Bytes::copy_from_slice(&u.salt),
+                    salted_password: Bytes::copy_from_slice(&u.salted_password),
+                    ..ScramCredentialUpsertion::default()
+                })
+                .collect(),
+            deletions: deletions
+                .iter()
+                .map(|d| ScramCredentialDeletion {
+                    name: d.name.as_str().into(),
+                    mechanism: d.mechanism,
+                    ..ScramCredentialDeletion::default()
+                })
+                .collect(),
+            ..AlterUserScramCredentialsRequest::default()
+        });
+        let response = client
+            .send(&request, SCRAM_API_VERSION)
+            .await
+            .with_context(|| {
+                format!(
+                    "AlterUserScramCredentials to the controller (broker {})",
+                    controller.metadata.id
+                )
+            })?;
+        client.disconnect().await;
+        let ResponseKind::AlterUserScramCredentials(r) = response else {
+            bail!(
+                "broker {} answered AlterUserScramCredentials with another response",
+                controller.metadata.id
+            );
+        };
+        Ok(r.results
+            .iter()
+            .map(|r| AlterResult {
+                user: r.user.to_string_lossy().into_owned(),
+                error: ErrorCode::from_code(r.error_code).unwrap_or(ErrorCode::UnknownServerError),
+                message: r
+                    .error_message
+                    .as_ref()
+                    .map(|m| m.to_string_lossy().into_owned()),
+            })
+            .collect())
+    }
+
+    async fn metadata(&self) -> anyhow::Result<ClusterMetadata> {
+        let Store::Broker { bootstrap, .. } = self else {
+            bail!("not a broker store");
+        };
+        let request = RequestKind::Metadata(requests::metadata_request(&[]));
+        let mut last = anyhow!("--bootstrap-server names no broker");
+        for client in bootstrap {
+            match client.send(&request, requests::METADATA_VERSION).await {
+                Ok(ResponseKind::Metadata(m)) => {
+                    return requests::read_metadata(&m)
+                        .map_err(|e| anyhow!("Metadata from {}: {e}", client.destination()));
+                }
+                Ok(_) => bail!(
+                    "{} answered Metadata with another response",
+                    client.destination()
+                ),
+                Err(e) => last = anyhow::Error::new(e).context("Metadata"),
+            }
+        }
+        Err(last)
+    }
+}
+
+fn read_describe(
+    r: &crate::protocol::messages::DescribeUserScramCredentialsResponse,
+) -> anyhow::Result<DescribeOutcome> {
+    let code = |c: i16| ErrorCode::from_code(c).unwrap_or(ErrorCode::UnknownServerError);
+    let text = |m: &Option<crate::protocol::codec::StrBytes>| {
+        m.as_ref().map(|m| m.to_string_lossy().into_owned())
+    };
+    if r.error_code != 0 {
+        return Ok(DescribeOutcome::Failed {
+            error: code(r.error_code),
+            message: text(&r.error_message).unwrap_or_default(),
+        });
+    }
+    let mut results = Vec::new();
+    for u in &r.results {
+        let mut credentials = Vec::new();
+        for c in &u.credential_infos {
+            let mechanism = ScramMechanism::from_mechanism_type(c.mechanism).ok_or_else(|| {
+                anyhow!(
+                    "the broker names SCRAM mechanism type {} for user {}",
+                    c.mechanism,
+                    u.user.to_string_lossy()
+                )
+            })?;
+            credentials.push((mechanism, c.iterations));
+        }
+        results.push(DescribeResult {
+            user: u.user.to_string_lossy().into_owned(),
+            error: code(u.error_code),
+            message: text(&u.error_message),
+            credentials,
+        });
+    }
+    Ok(DescribeOutcome::Results(results))
+}
