@@ -193,6 +193,19 @@ impl AclAuthorizer {
         Ok(())
     }
 
+    /// An authorizer for an admin tool (`kcli acls --zookeeper`, as Kafka's `AclCommand
+    /// --authorizer-properties`): the ACL paths created and every ACL loaded, no watches. Its
+    /// updates write the znodes and change notifications exactly as a broker's do.
+    pub async fn load_offline(
+        zk: Arc<dyn ZkClient>,
+        settings: AuthorizerSettings,
+    ) -> Result<Arc<AclAuthorizer>, AclError> {
+        let authorizer = AclAuthorizer::new(zk, settings);
+        acl_store::create_acl_paths(authorizer.zk.as_ref()).await?;
+        authorizer.load_cache().await?;
+        Ok(authorizer)
+    }
+
     pub fn settings(&self) -> &AuthorizerSettings {
         &self.settings
     }

@@ -1,0 +1,159 @@
+//! Distinct users by TLS client certificate on one kcli broker with the authorizer on: an SSL
+//! listener requiring client certificates for the users, a PLAINTEXT one for the admin
+//! (`super.users=User:ANONYMOUS`). Prefixed topic ACLs added with `kcli acls
+//! --bootstrap-server` (CreateAcls) let `User:CN=alice,...` produce through confluent-kafka,
+//! her consumer refused GROUP_AUTHORIZATION_FAILED until she may Read its group;
+//! `User:CN=bob,...` without ACLs gets TOPIC_AUTHORIZATION_FAILED and nothing of his reaches the
+//! log; removing alice's Write (DeleteAcls) refuses her next produce.
+
+use std::process::Command;
+use std::time::Duration;
+
+use super::{ACL_AUTHORIZER, acls_ok, row, rows};
+use crate::serve_support::{TestBroker, free_port, run_within};
+use crate::support::cluster::log_end_offset;
+use crate::support::tls::{Identity, TestPki};
+
+const CLIENT_LIMIT: Duration = Duration::from_secs(60);
+const ALICE: &str = "User:CN=alice,OU=eng,O=acme,C=US";
+
+/// confluent-kafka's round trip over SSL as `who`: (exit code, stderr).
+fn round_trip(
+    broker: &TestBroker,
+    pki: &TestPki,
+    who: &Identity,
+    topic: &str,
+    n: usize,
+) -> (i32, String) {
+    let repo = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut cmd = Command::new(repo.join(".venv/bin/python"));
+    cmd.arg(repo.join("tests/clients/ssl_round_trip.py"))
+        .args(["--bootstrap", &broker.bootstrap(), "--topic", topic])
+        .args(["--count", &n.to_string()])
+        .args([
+            "-X",
+            "security.protocol=SSL",
+            "-X",
+            "message.timeout.ms=8000",
+        ])
+        .arg("-X")
+        .arg(format!("ssl.ca.location={}", pki.ca_pem().display()))
+        .arg("-X")
+        .arg(format!("ssl.certificate.location={}", who.cert.display()))
+        .arg("-X")
+        .arg(format!("ssl.key.location={}", who.key.display()));
+    let (code, out, err) = run_within(cmd, b"", CLIENT_LIMIT);
+    if code == 0 {
+        assert_eq!(out.trim(), format!("OK {n}"));
+    }
+    (code, err)
+}
+
+#[test]
+fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
+    let pki = TestPki::new();
+    let broker_id = pki.broker("broker");
+    let (alice, bob) = (pki.client("alice"), pki.client("bob"));
+    let admin_port = free_port();
+    let listeners = format!("SSL://127.0.0.1:{{port}},PLAINTEXT://127.0.0.1:{admin_port}");
+    let keystore = broker_id.key_and_chain.display().to_string();
+    let truststore = pki.ca_pem().display().to_string();
+    let broker = TestBroker::start(&[
+        ("listeners", &listeners),
+        ("ssl.keystore.type", "PEM"),
+        ("ssl.keystore.location", &keystore),
+        ("ssl.truststore.type", "PEM"),
+        ("ssl.truststore.location", &truststore),
+        ("ssl.client.auth", "required"),
+        ("authorizer.class.name", ACL_AUTHORIZER),
+        ("super.users", "User:ANONYMOUS"),
+    ]);
+    let admin = format!("127.0.0.1:{admin_port}");
+    let end_of = |topic: &str| log_end_offset(&broker.data_dir().join(format!("{topic}-0")));
+
+    // Without ACLs nobody but the super user may write.
+    let (code, err) = round_trip(&broker, &pki, &alice, "acl-a", 1);
+    assert_ne!(code, 0, "alice wrote without an ACL:\n{err}");
+
+    acls_ok(&[
+        "add",
+        "--topic",
+        "acl-",
+        "--resource-pattern-type",
+        "prefixed",
+        "--allow-principal",
+        ALICE,
+        "--operation",
+        "Write",
+        "--operation",
+        "Read",
+        "--operation",
+        "Create",
+        "--bootstrap-server",
+        &admin,
+    ]);
+    let listed = acls_ok(&["list", "--bootstrap-server", &admin, "--format", "json"]);
+    assert_eq!(
+        rows(&listed, "listed"),
+        [
+            row("Topic", "acl-", "Prefixed", ALICE, "Create", "Allow"),
+            row("Topic", "acl-", "Prefixed", ALICE, "Read", "Allow"),
+            row("Topic", "acl-", "Prefixed", ALICE, "Write", "Allow"),
+        ]
+    );
+    // Alice produces, but her consumer's group is not hers to read.
+    let (code, err) = round_trip(&broker, &pki, &alice, "acl-a", 10);
+    assert_ne!(code, 0, "alice consumed without Read on her group:\n{err}");
+    assert!(err.contains("GROUP_AUTHORIZATION_FAILED"), "{err}");
+    assert_eq!(end_of("acl-a"), 10);
+
+    acls_ok(&[
+        "add",
+        "--group",
+        "ssl-check",
+        "--allow-principal",
+        ALICE,
+        "--operation",
+        "Read",
+        "--bootstrap-server",
+        &admin,
+    ]);
+    let (code, err) = round_trip(&broker, &pki, &alice, "acl-b", 10);
+    assert_eq!(
+        code,
+        0,
+        "alice with Write and Read:\n{err}\n{}",
+        broker.stderr()
+    );
+
+    // Bob has no ACL: his produce is refused and nothing of his is written.
+    let (code, err) = round_trip(&broker, &pki, &bob, "acl-b", 5);
+    assert_ne!(code, 0, "bob wrote without an ACL:\n{err}");
+    assert!(err.contains("Topic authorization failed"), "{err}");
+    assert_eq!(end_of("acl-b"), 10);
+
+    // Alice loses Write: her next produce is refused too.
+    let removed = acls_ok(&[
+        "remove",
+        "--topic",
+        "acl-",
+        "--resource-pattern-type",
+        "prefixed",
+        "--allow-principal",
+        ALICE,
+        "--operation",
+        "Write",
+        "--bootstrap-server",
+        &admin,
+        "--format",
+        "json",
+    ]);
+    assert_eq!(
+        rows(&removed, "removed"),
+        [row("Topic", "acl-", "Prefixed", ALICE, "Write", "Allow")]
+    );
+    let (code, err) = round_trip(&broker, &pki, &alice, "acl-b", 1);
+    assert_ne!(code, 0, "alice wrote after her Write was removed:\n{err}");
+    assert!(err.contains("Topic authorization failed"), "{err}");
+    assert_eq!(end_of("acl-b"), 10);
+}
