@@ -1,5 +1,6 @@
 //! ACLs on a 3-broker kcli cluster over a real ZooKeeper, the authorizer on and the brokers'
-//! PLAINTEXT principal `User:ANONYMOUS` a super user (so replication works): Kafka 3.9.1's
+//! PLAINTEXT principal `User:ANONYMOUS` a super user, so replication works (an acks=all
+//! produce to three replicas completes, the logs identical); Kafka 3.9.1's
 //! `AclCommand --authorizer-properties zookeeper.connect=...` writes ACLs that `kcli acls
 //! --zookeeper` lists and every broker's cache (DescribeAcls) shows within 5 s;
 //! `AclCommand --bootstrap-server` against one kcli broker adds (CreateAcls), lists
@@ -7,7 +8,11 @@
 
 use std::time::Duration;
 
+use rdkafka::ClientConfig;
+use rdkafka::producer::{FutureProducer, FutureRecord};
+
 use super::{ACL_AUTHORIZER, acls_ok, kafka_acls, row, rows};
+use crate::cluster::{create_topic, wait_for_identical_replica_logs};
 use crate::support::cluster::{TestCluster, wait_until};
 
 /// Within this every broker has applied an ACL change (the brief's bound).
@@ -38,6 +43,7 @@ fn acl_changes_from_kafkas_tool_and_the_apis_reach_every_broker() {
         ],
     );
     let connect = cluster.connect();
+    replicates_with_acks_all(&cluster);
     let props = format!("zookeeper.connect={connect}");
 
     // Kafka's tool writes through ZooKeeper; kcli reads the same znodes.
@@ -74,9 +80,10 @@ fn acl_changes_from_kafkas_tool_and_the_apis_reach_every_broker() {
     let listed = acls_ok(&["list", "--zookeeper", &connect, "--format", "json"]);
     assert_eq!(rows(&listed, "listed"), want);
     let (data, _) = cluster.get("/kafka-acl/Topic/orders").unwrap();
+    // Byte for byte as Kafka's tool wrote it (and as kcli writes it: zk/acl_store.rs).
     assert_eq!(
         data,
-        r#"{"version":1,"acls":[{"principal":"User:alice","permissionType":"Allow","operation":"Write","host":"*"}]}"#
+        r#"{"acls":[{"principal":"User:alice","permissionType":"Allow","host":"*","operation":"Write"}],"version":1}"#
     );
     every_broker_lists(&cluster, &want);
 
@@ -149,4 +156,31 @@ fn acl_changes_from_kafkas_tool_and_the_apis_reach_every_broker() {
     );
     want.retain(|r| r[1] != "team");
     every_broker_lists(&cluster, &want);
+}
+
+/// With the authorizer on, the brokers (super users) still replicate: an acks=all produce to
+/// a topic on all three completes and every replica holds the same log.
+fn replicates_with_acks_all(cluster: &TestCluster) {
+    create_topic(cluster, "replicated", 1, 3);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .set("acks", "all")
+        .set("message.timeout.ms", "30000")
+        .create()
+        .unwrap();
+    runtime.block_on(async {
+        for i in 0..20 {
+            let value = format!("v{i}");
+            let record = FutureRecord::<(), _>::to("replicated").payload(&value);
+            producer
+                .send(record, Duration::from_secs(30))
+                .await
+                .unwrap_or_else(|(e, _)| panic!("acks=all produce: {e}\n{}", cluster.logs()));
+        }
+    });
+    wait_for_identical_replica_logs(cluster, "replicated", 0, &[1, 2, 3]);
 }
