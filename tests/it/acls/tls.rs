@@ -11,11 +11,14 @@ use std::time::Duration;
 
 use super::{ACL_AUTHORIZER, acls_ok, row, rows};
 use crate::serve_support::{TestBroker, free_port, run_within};
-use crate::support::cluster::log_end_offset;
+use kcli::protocol::record::batch::RecordBatchHeader;
+
+use crate::support::cluster::{log_batches, log_end_offset};
 use crate::support::tls::{Identity, TestPki};
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(60);
 const ALICE: &str = "User:CN=alice,OU=eng,O=acme,C=US";
+const BOB: &str = "User:CN=bob,OU=eng,O=acme,C=US";
 
 /// confluent-kafka's round trip over SSL as `who`: (exit code, stderr).
 fn round_trip(
@@ -49,11 +52,11 @@ fn round_trip(
     (code, err)
 }
 
-#[test]
-fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
-    let pki = TestPki::new();
+/// A broker with the authorizer on: an SSL listener requiring client certificates on its
+/// port, a PLAINTEXT one for the super user `User:ANONYMOUS`; the broker and the PLAINTEXT
+/// address.
+fn start(pki: &TestPki) -> (TestBroker, String) {
     let broker_id = pki.broker("broker");
-    let (alice, bob) = (pki.client("alice"), pki.client("bob"));
     let admin_port = free_port();
     let listeners = format!("SSL://127.0.0.1:{{port}},PLAINTEXT://127.0.0.1:{admin_port}");
     let keystore = broker_id.key_and_chain.display().to_string();
@@ -68,7 +71,14 @@ fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
         ("authorizer.class.name", ACL_AUTHORIZER),
         ("super.users", "User:ANONYMOUS"),
     ]);
-    let admin = format!("127.0.0.1:{admin_port}");
+    (broker, format!("127.0.0.1:{admin_port}"))
+}
+
+#[test]
+fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
+    let pki = TestPki::new();
+    let (alice, bob) = (pki.client("alice"), pki.client("bob"));
+    let (broker, admin) = start(&pki);
     let end_of = |topic: &str| log_end_offset(&broker.data_dir().join(format!("{topic}-0")));
 
     // Without ACLs nobody but the super user may write.
@@ -132,6 +142,36 @@ fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
     assert!(err.contains("Topic authorization failed"), "{err}");
     assert_eq!(end_of("acl-b"), 10);
 
+    // Bob may create and write acl-c and use the group, but not read the topic: his consumer's fetch is
+    // TOPIC_AUTHORIZATION_FAILED.
+    for (resource, op) in [
+        ("--topic", "Write"),
+        ("--topic", "Create"),
+        ("--group", "Read"),
+    ] {
+        let name = if resource == "--topic" {
+            "acl-c"
+        } else {
+            "ssl-check"
+        };
+        acls_ok(&[
+            "add",
+            resource,
+            name,
+            "--allow-principal",
+            BOB,
+            "--operation",
+            op,
+            "--bootstrap-server",
+            &admin,
+        ]);
+    }
+    let (code, err) = round_trip(&broker, &pki, &bob, "acl-c", 3);
+    assert_ne!(code, 0, "bob read without Read:\n{err}");
+    assert!(err.contains("consume:"), "{err}");
+    assert!(err.contains("TOPIC_AUTHORIZATION_FAILED"), "{err}");
+    assert_eq!(end_of("acl-c"), 3);
+
     // Alice loses Write: her next produce is refused too.
     let removed = acls_ok(&[
         "remove",
@@ -156,4 +196,44 @@ fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
     assert_ne!(code, 0, "alice wrote after her Write was removed:\n{err}");
     assert!(err.contains("Topic authorization failed"), "{err}");
     assert_eq!(end_of("acl-b"), 10);
+}
+
+/// KIP-679: the Java producer (idempotent by default) gets a producer id with Write on the
+/// topic alone, no IdempotentWrite on the cluster (tests/clients/java/SslCheck.java, a PKCS12
+/// client certificate).
+#[test]
+fn the_idempotent_java_producer_needs_only_write_on_a_topic() {
+    let pki = TestPki::new();
+    let (broker, admin) = start(&pki);
+    let carol = pki.client("carol");
+    acls_ok(&[
+        "add",
+        "--topic",
+        "java-acl",
+        "--allow-principal",
+        "User:CN=carol,OU=eng,O=acme,C=US",
+        "--operation",
+        "Write",
+        "--operation",
+        "Read",
+        "--operation",
+        "Create",
+        "--bootstrap-server",
+        &admin,
+    ]);
+    let p12 = pki.pkcs12(&carol, "client-secret").display().to_string();
+    let ca = pki.ca_pem().display().to_string();
+    let s = crate::serve_clients::drivers::run_java_driver(
+        "SslCheck",
+        &[&broker.bootstrap(), "java-acl", &ca, &p12, "client-secret"],
+        broker.scratch(),
+    );
+    assert_eq!(s["records"], 100, "{s}");
+    // Idempotent indeed: every batch carries a producer id.
+    let batches = log_batches(&broker.data_dir().join("java-acl-0"));
+    assert!(!batches.is_empty());
+    for (_, _, _, bytes) in &batches {
+        let header = RecordBatchHeader::parse(bytes).unwrap();
+        assert!(header.producer_id >= 0, "{header:?}");
+    }
 }
