@@ -1,9 +1,11 @@
 //! Authorization with ACLs against real processes: `kcli acls` (through a broker and through
 //! ZooKeeper) beside Kafka 3.9.1's own `kafka.admin.AclCommand`; distinct users by TLS client
 //! certificates producing through confluent-kafka (`tls.rs`); ACL changes reaching every
-//! broker of a 3-broker cluster over a real ZooKeeper (`cluster.rs`).
+//! broker of a 3-broker cluster over a real ZooKeeper (`cluster.rs`); the refusals on the wire
+//! (`raw.rs`).
 
 mod cluster;
+mod raw;
 mod tls;
 
 use std::process::Command;
