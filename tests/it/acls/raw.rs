@@ -1,7 +1,8 @@
 //! The refusals on the wire, from one kcli broker with the authorizer on and no ACLs for the
 //! PLAINTEXT principal `User:ANONYMOUS` (not a super user): the ACL APIs, DescribeLogDirs and
 //! UpdateMetadata answer CLUSTER_AUTHORIZATION_FAILED, DeleteRecords TOPIC_AUTHORIZATION_FAILED;
-//! without an authorizer the ACL APIs answer SECURITY_DISABLED.
+//! without an authorizer the ACL APIs answer SECURITY_DISABLED; another authorizer class or a
+//! super user not `type:name` is refused at startup naming the key.
 
 use std::time::Duration;
 
@@ -125,4 +126,40 @@ fn without_an_authorizer_the_acl_apis_are_security_disabled() {
     let disabled = ErrorCode::SecurityDisabled.code();
     assert_eq!(describe_acls(broker.port()), disabled);
     assert_eq!(create_acl(broker.port()), disabled);
+}
+
+/// `kcli serve` with `overrides` must exit 2 with one line containing `want`.
+fn refused_at_startup(overrides: &[(&str, &str)], want: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_kcli"));
+    cmd.arg("serve")
+        .arg("--override")
+        .arg(format!("log.dirs={}", dir.path().join("data").display()))
+        .arg("--override")
+        .arg("listeners=PLAINTEXT://127.0.0.1:0");
+    for (k, v) in overrides {
+        cmd.arg("--override").arg(format!("{k}={v}"));
+    }
+    let (code, _, err) =
+        crate::serve_support::run_within(cmd, b"", std::time::Duration::from_secs(30));
+    assert_eq!(code, 2, "{overrides:?}: {err}");
+    assert!(err.contains(want), "{overrides:?}: {err}");
+}
+
+#[test]
+fn another_authorizer_or_a_bad_super_user_is_refused_at_startup() {
+    refused_at_startup(
+        &[(
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        )],
+        "authorizer.class.name",
+    );
+    refused_at_startup(
+        &[
+            ("authorizer.class.name", ACL_AUTHORIZER),
+            ("super.users", "User:admin;alice"),
+        ],
+        "super.users",
+    );
 }
