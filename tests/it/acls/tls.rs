@@ -4,17 +4,20 @@
 //! --bootstrap-server` (CreateAcls) let `User:CN=alice,...` produce through confluent-kafka,
 //! her consumer refused GROUP_AUTHORIZATION_FAILED until she may Read its group;
 //! `User:CN=bob,...` without ACLs gets TOPIC_AUTHORIZATION_FAILED and nothing of his reaches the
-//! log; removing alice's Write (DeleteAcls) refuses her next produce.
+//! log; removing alice's Write (DeleteAcls) refuses her next produce. Kafka's `AclCommand`
+//! writing through ZooKeeper is enforced by a running broker; the idempotent Java producer
+//! needs only Write on a topic (KIP-679).
 
 use std::process::Command;
 use std::time::Duration;
 
-use super::{ACL_AUTHORIZER, acls_ok, row, rows};
+use super::{ACL_AUTHORIZER, acls_ok, kafka_acls, row, rows};
 use crate::serve_support::{TestBroker, free_port, run_within};
 use kcli::protocol::record::batch::RecordBatchHeader;
 
 use crate::support::cluster::{log_batches, log_end_offset};
 use crate::support::tls::{Identity, TestPki};
+use crate::support::zookeeper::ZkServer;
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(60);
 const ALICE: &str = "User:CN=alice,OU=eng,O=acme,C=US";
@@ -56,21 +59,28 @@ fn round_trip(
 /// port, a PLAINTEXT one for the super user `User:ANONYMOUS`; the broker and the PLAINTEXT
 /// address.
 fn start(pki: &TestPki) -> (TestBroker, String) {
+    start_with(pki, &[])
+}
+
+/// [`start`] with `extra` overrides.
+fn start_with(pki: &TestPki, extra: &[(&str, &str)]) -> (TestBroker, String) {
     let broker_id = pki.broker("broker");
     let admin_port = free_port();
     let listeners = format!("SSL://127.0.0.1:{{port}},PLAINTEXT://127.0.0.1:{admin_port}");
     let keystore = broker_id.key_and_chain.display().to_string();
     let truststore = pki.ca_pem().display().to_string();
-    let broker = TestBroker::start(&[
-        ("listeners", &listeners),
+    let mut overrides = vec![
+        ("listeners", listeners.as_str()),
         ("ssl.keystore.type", "PEM"),
-        ("ssl.keystore.location", &keystore),
+        ("ssl.keystore.location", keystore.as_str()),
         ("ssl.truststore.type", "PEM"),
-        ("ssl.truststore.location", &truststore),
+        ("ssl.truststore.location", truststore.as_str()),
         ("ssl.client.auth", "required"),
         ("authorizer.class.name", ACL_AUTHORIZER),
         ("super.users", "User:ANONYMOUS"),
-    ]);
+    ];
+    overrides.extend_from_slice(extra);
+    let broker = TestBroker::start(&overrides);
     (broker, format!("127.0.0.1:{admin_port}"))
 }
 
@@ -236,4 +246,78 @@ fn the_idempotent_java_producer_needs_only_write_on_a_topic() {
         let header = RecordBatchHeader::parse(bytes).unwrap();
         assert!(header.producer_id >= 0, "{header:?}");
     }
+}
+
+/// Kafka 3.9.1's `AclCommand --authorizer-properties zookeeper.connect=...` writes ACLs into
+/// the ZooKeeper of a running kcli broker: the broker enforces them from its notifications
+/// (alice produces and consumes once granted; bob, denied Write explicitly beside an allow for
+/// everyone, is TOPIC_AUTHORIZATION_FAILED), and `kcli acls list --zookeeper` shows them.
+#[test]
+fn acls_kafkas_tool_writes_in_zookeeper_are_enforced() {
+    let zk = ZkServer::start();
+    let connect = format!("{}/kafka", zk.connect_string());
+    let pki = TestPki::new();
+    let (alice, bob) = (pki.client("alice"), pki.client("bob"));
+    let (broker, _admin) = start_with(&pki, &[("zookeeper.connect", &connect), ("broker.id", "1")]);
+    let props = format!("zookeeper.connect={connect}");
+    let (code, err) = round_trip(&broker, &pki, &alice, "zk-acl", 1);
+    assert_ne!(code, 0, "alice wrote without an ACL:\n{err}");
+
+    for args in [
+        vec![
+            "--topic",
+            "zk-acl",
+            "--allow-principal",
+            "User:*",
+            "--operation",
+            "All",
+        ],
+        vec![
+            "--topic",
+            "zk-acl",
+            "--deny-principal",
+            BOB,
+            "--operation",
+            "Write",
+        ],
+        vec![
+            "--group",
+            "ssl-check",
+            "--allow-principal",
+            ALICE,
+            "--operation",
+            "Read",
+        ],
+    ] {
+        let mut all = vec!["--authorizer-properties", props.as_str(), "--add"];
+        all.extend(args);
+        let (code, out, err) = kafka_acls(&all);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let listed = acls_ok(&["list", "--zookeeper", &connect, "--format", "json"]);
+    assert_eq!(
+        rows(&listed, "listed"),
+        [
+            row("Group", "ssl-check", "Literal", ALICE, "Read", "Allow"),
+            row("Topic", "zk-acl", "Literal", "User:*", "All", "Allow"),
+            row("Topic", "zk-acl", "Literal", BOB, "Write", "Deny"),
+        ]
+    );
+    // The broker applies the notifications within seconds.
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let (code, err) = round_trip(&broker, &pki, &alice, "zk-acl", 10);
+        if code == 0 {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "alice was not served within 5 s:\n{err}\n{}",
+            broker.stderr()
+        );
+    }
+    let (code, err) = round_trip(&broker, &pki, &bob, "zk-acl", 3);
+    assert_ne!(code, 0, "bob wrote despite the deny:\n{err}");
+    assert!(err.contains("Topic authorization failed"), "{err}");
+    assert_eq!(log_end_offset(&broker.data_dir().join("zk-acl-0")), 10);
 }
