@@ -11,6 +11,7 @@ use crate::config::listeners::{
     EndPoint, SecurityProtocolMap, default_security_protocol_map, parse_listeners,
     parse_security_protocol_map, resolve_security_protocols,
 };
+use crate::config::sasl_config::SaslSettings;
 use crate::protocol::record::batch::TimestampType;
 use crate::storage::log_config::CleanupPolicy;
 use crate::storage::log_config_values::{
@@ -150,7 +151,9 @@ pub struct Settings {
     pub replica_lag_time_max_ms: i64,
     pub replica_socket_timeout_ms: i32,
     pub reserved_broker_max_id: i32,
-    /// `security.inter.broker.protocol`; only PLAINTEXT until the security issue. At most one
+    /// The SASL keys, and every `listener.name.*` key (`super::sasl_config`).
+    pub sasl: SaslSettings,
+    /// `security.inter.broker.protocol`. At most one
     /// of it and `inter.broker.listener.name` may be given (`BrokerConfig::from_sources`).
     pub security_inter_broker_protocol: String,
     pub socket_request_max_bytes: i32,
@@ -286,6 +289,7 @@ impl Default for Settings {
             replica_lag_time_max_ms: 30_000,
             replica_socket_timeout_ms: 30_000,
             reserved_broker_max_id: 1000,
+            sasl: SaslSettings::default(),
             security_inter_broker_protocol: "PLAINTEXT".to_string(),
             super_users: None,
             socket_request_max_bytes: 100 * 1024 * 1024,
@@ -555,7 +559,7 @@ impl Settings {
                 self.zookeeper_connection_timeout_ms = Some(int(i32::MIN)?)
             }
             "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,
-            _ => return Ok(false),
+            _ => return self.sasl.set(key, value),
         }
         Ok(true)
     }

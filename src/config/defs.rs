@@ -29,6 +29,8 @@ pub enum Kind {
     Str,
     List,
     Double,
+    /// A secret (`sasl.jaas.config`): described as sensitive, its value never shown.
+    Password,
 }
 
 const fn def(
@@ -63,7 +65,7 @@ pub fn canonical_value(kind: Kind, value: &str) -> String {
             .map_or_else(|_| trimmed.to_string(), |n| n.to_string()),
         Kind::Bool => trimmed.to_ascii_lowercase(),
         Kind::List => list(trimmed).join(","),
-        Kind::Str => trimmed.to_string(),
+        Kind::Str | Kind::Password => trimmed.to_string(),
         Kind::Double => {
             parse_java_double(trimmed).map_or_else(|| trimmed.to_string(), java_double_string)
         }
@@ -102,6 +104,13 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("compression.lz4.level", Some("9"), true, Kind::Int),
     def("compression.type", Some("producer"), true, Kind::Str),
     def("compression.zstd.level", Some("3"), true, Kind::Int),
+    def(
+        "connection.failed.authentication.delay.ms",
+        Some("100"),
+        false,
+        Kind::Int,
+    ),
+    def("connections.max.reauth.ms", Some("0"), false, Kind::Long),
     def(
         "controlled.shutdown.enable",
         Some("true"),
@@ -394,6 +403,20 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("replica.lag.time.max.ms", Some("30000"), false, Kind::Long),
     def("replica.socket.timeout.ms", Some("30000"), false, Kind::Int),
     def("reserved.broker.max.id", Some("1000"), false, Kind::Int),
+    def("sasl.enabled.mechanisms", Some("GSSAPI"), false, Kind::List),
+    def("sasl.jaas.config", None, false, Kind::Password),
+    def(
+        "sasl.mechanism.inter.broker.protocol",
+        Some("GSSAPI"),
+        false,
+        Kind::Str,
+    ),
+    def(
+        "sasl.server.max.receive.size",
+        Some("524288"),
+        false,
+        Kind::Int,
+    ),
     def(
         "security.inter.broker.protocol",
         Some("PLAINTEXT"),

@@ -11,8 +11,6 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::ConfigError;
-
 /// A listener's security protocol (Kafka's `SecurityProtocol`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SecurityProtocol {
@@ -185,26 +183,6 @@ fn parse_endpoint(item: &str) -> Result<EndPoint, String> {
     })
 }
 
-/// Refuses (naming the listener and the key) any listener whose security protocol is not
-/// PLAINTEXT or SSL: until SASL is implemented, serving such a listener would accept
-/// unauthenticated plaintext where its name promises otherwise. Advertised listeners are a
-/// subset of these names, so checking `listeners` covers them.
-pub fn only_plaintext_listeners(listeners: &[EndPoint]) -> Result<(), ConfigError> {
-    match listeners.iter().find(|e| {
-        !matches!(
-            e.security_protocol,
-            SecurityProtocol::Plaintext | SecurityProtocol::Ssl
-        )
-    }) {
-        Some(endpoint) => Err(ConfigError::UnsupportedSecurityProtocol {
-            key: "listeners",
-            listener: endpoint.to_string(),
-            protocol: endpoint.security_protocol.name(),
-        }),
-        None => Ok(()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -298,22 +276,6 @@ mod tests {
         ] {
             let err = parse_security_protocol_map(value).unwrap_err();
             assert!(err.contains(want), "{value}: {err}");
-        }
-    }
-
-    #[test]
-    fn only_plaintext_listeners_are_served() {
-        let ok = parse_listeners("PLAINTEXT://127.0.0.1:9092,SSL://a:2", false).unwrap();
-        assert!(only_plaintext_listeners(&ok).is_ok());
-        for (value, named) in [
-            ("SASL_PLAINTEXT://a:1", "SASL_PLAINTEXT://a:1"),
-            ("sasl_ssl://a:1", "SASL_SSL://a:1"),
-        ] {
-            let listeners = parse_listeners(value, false).unwrap();
-            let err = only_plaintext_listeners(&listeners)
-                .unwrap_err()
-                .to_string();
-            assert!(err.contains(named) && err.contains("listeners"), "{err}");
         }
     }
 }

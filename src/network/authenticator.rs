@@ -36,7 +36,15 @@ pub enum AuthenticationError {
     /// A frame other than the exchange allows (Kafka closes the connection without an answer).
     #[error("unexpected request before authentication: {what}")]
     Unexpected { what: String },
-    /// The peer closed, sent an invalid or oversized frame, or went idle.
+    /// A size prefix over the authenticator's limit (`sasl.server.max.receive.size` for SASL):
+    /// nothing was allocated for the body. Named apart from [`FrameError::TooLarge`], whose
+    /// limit is `socket.request.max.bytes`, so the log says which limit applied.
+    #[error(
+        "frame of {size} bytes before authentication is larger than \
+         sasl.server.max.receive.size ({max})"
+    )]
+    TooLarge { size: i32, max: i32 },
+    /// The peer closed, sent an invalid frame, or went idle.
     #[error(transparent)]
     Frame(#[from] FrameError),
     #[error("no frame within connections.max.idle.ms ({idle_ms} ms) during authentication")]
@@ -67,6 +75,9 @@ impl AuthenticationIo<'_> {
         max_size: i32,
     ) -> Result<Option<Bytes>, AuthenticationError> {
         match tokio::time::timeout(self.idle, read_frame(self.stream, self.buf, max_size)).await {
+            Ok(Err(FrameError::TooLarge { size, max })) => {
+                Err(AuthenticationError::TooLarge { size, max })
+            }
             Ok(frame) => Ok(frame?),
             Err(_) => Err(AuthenticationError::Idle {
                 idle_ms: u64::try_from(self.idle.as_millis()).unwrap_or(u64::MAX),

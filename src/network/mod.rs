@@ -19,8 +19,11 @@
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
 //!   `NetworkClient` under the controller's channel and the replica fetchers).
+//! - [`client_authenticator`]: the seam where that client authenticates a new connection
+//!   (SASL toward a SASL inter-broker listener) before its first request.
 
 pub mod authenticator;
+pub mod client_authenticator;
 mod connection;
 pub mod connection_quotas;
 pub(crate) mod memory_pool;
@@ -33,6 +36,10 @@ mod transmit;
 
 pub use authenticator::{
     AuthenticationError, AuthenticationIo, Authenticator, ListenerAuthenticator,
+};
+pub use client_authenticator::{
+    ClientAuthenticationError, ClientAuthenticationIo, ClientAuthenticator,
+    ClientAuthenticatorHandle,
 };
 pub use connection::FrameError;
 pub use connection_quotas::ConnectionLimits;

@@ -14,6 +14,10 @@
 //! failures. Calls are not retried here: whether a request may be sent again is the caller's
 //! decision (the controller's channel retries until the broker goes away).
 //!
+//! A client configured with an authenticator (`client_authenticator`: SASL toward a SASL
+//! inter-broker listener) runs it on each new connection before the first request; a refusal
+//! or a timeout fails the request as a failed connect does, with the same backoff.
+//!
 //! It knows nothing of the server or the controller; they reach it through their own traits.
 
 use std::sync::Arc;
@@ -27,6 +31,10 @@ use tokio::time::Instant;
 use super::stream::ConnectionStream;
 use super::tls::{TlsError, connect_tls};
 use crate::protocol::codec::{self as c, Message as _};
+
+use super::client_authenticator::{
+    ClientAuthenticationError, ClientAuthenticationIo, ClientAuthenticatorHandle,
+};
 use crate::protocol::messages::{
     ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
 };
@@ -51,6 +59,9 @@ pub struct NetworkClientConfig {
     /// runs at connect, within `connect_timeout`, the destination's host checked against its
     /// certificate. `None`: plain TCP.
     pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// Authenticates every new connection (after TLS, if any) before its first request (SASL
+    /// inter-broker listeners); `None` sends at once.
+    pub authenticator: Option<ClientAuthenticatorHandle>,
 }
 
 impl Default for NetworkClientConfig {
@@ -64,6 +75,7 @@ impl Default for NetworkClientConfig {
             reconnect_backoff_max: Duration::from_millis(1000),
             max_response_bytes: 100 * 1024 * 1024,
             tls: None,
+            authenticator: None,
         }
     }
 }
@@ -87,6 +99,16 @@ pub enum NetworkClientError {
     Connect {
         destination: String,
         source: std::io::Error,
+    },
+    #[error("cannot authenticate to {destination}: {source}")]
+    Authentication {
+        destination: String,
+        source: ClientAuthenticationError,
+    },
+    #[error("no authentication from {destination} within {timeout_ms} ms")]
+    AuthenticationTimeout {
+        destination: String,
+        timeout_ms: u64,
     },
     #[error("cannot connect to {destination} within {timeout_ms} ms")]
     ConnectTimeout {
@@ -178,7 +200,7 @@ enum OpenError {
 }
 
 /// What went wrong inside one exchange, before the destination and API are attached.
-enum Exchange {
+pub(super) enum ExchangeError {
     Io(std::io::Error),
     TooLarge(i64),
     Mismatch(i32),
@@ -257,6 +279,42 @@ impl NetworkClient {
                 });
             }
         };
+        let mut stream = stream;
+        if let Some(authenticator) = &self.config.authenticator {
+            let Link {
+                buffer,
+                next_correlation_id,
+                ..
+            } = link;
+            let mut io = ClientAuthenticationIo {
+                stream: &mut stream,
+                buffer,
+                next_correlation_id,
+                client_id: &self.config.client_id,
+                max_response_bytes: self.config.max_response_bytes,
+                destination: &self.destination,
+            };
+            let outcome = tokio::time::timeout(
+                self.config.request_timeout,
+                authenticator.0.authenticate(&mut io),
+            )
+            .await;
+            let err = match outcome {
+                Ok(Ok(())) => None,
+                Ok(Err(source)) => Some(NetworkClientError::Authentication {
+                    destination: self.destination.clone(),
+                    source,
+                }),
+                Err(_) => Some(NetworkClientError::AuthenticationTimeout {
+                    destination: self.destination.clone(),
+                    timeout_ms: millis(self.config.request_timeout),
+                }),
+            };
+            if let Some(err) = err {
+                self.failed(link);
+                return Err(err);
+            }
+        }
         link.stream = Some(stream);
         link.connects += 1;
         Ok(())
@@ -325,7 +383,15 @@ impl NetworkClient {
         };
         let exchange = tokio::time::timeout(
             self.config.request_timeout,
-            self.exchange(stream, buffer, &frame, api, version, correlation_id),
+            exchange(
+                stream,
+                buffer,
+                &frame,
+                api,
+                version,
+                correlation_id,
+                self.config.max_response_bytes,
+            ),
         )
         .await;
         let destination = || self.destination.clone();
@@ -342,26 +408,26 @@ impl NetworkClient {
                 correlation_id,
                 timeout_ms: millis(self.config.request_timeout),
             },
-            Ok(Err(Exchange::Io(source))) => NetworkClientError::Disconnected {
+            Ok(Err(ExchangeError::Io(source))) => NetworkClientError::Disconnected {
                 destination: destination(),
                 api: info.name,
                 version,
                 correlation_id,
                 source,
             },
-            Ok(Err(Exchange::TooLarge(size))) => NetworkClientError::ResponseTooLarge {
+            Ok(Err(ExchangeError::TooLarge(size))) => NetworkClientError::ResponseTooLarge {
                 destination: destination(),
                 api: info.name,
                 size,
                 max: self.config.max_response_bytes,
             },
-            Ok(Err(Exchange::Mismatch(received))) => NetworkClientError::CorrelationMismatch {
+            Ok(Err(ExchangeError::Mismatch(received))) => NetworkClientError::CorrelationMismatch {
                 destination: destination(),
                 api: info.name,
                 expected: correlation_id,
                 received,
             },
-            Ok(Err(Exchange::Decode(source))) => NetworkClientError::Decode {
+            Ok(Err(ExchangeError::Decode(source))) => NetworkClientError::Decode {
                 destination: destination(),
                 api: info.name,
                 version,
@@ -373,43 +439,45 @@ impl NetworkClient {
         self.failed(&mut link);
         Err(err)
     }
+}
 
-    async fn exchange(
-        &self,
-        stream: &mut ConnectionStream,
-        buffer: &mut bytes::BytesMut,
-        frame: &[u8],
-        api: ApiKey,
-        version: i16,
-        correlation_id: i32,
-    ) -> Result<ResponseKind, Exchange> {
-        stream.write_all(frame).await.map_err(Exchange::Io)?;
-        stream.flush().await.map_err(Exchange::Io)?;
-        let size = stream.read_i32().await.map_err(Exchange::Io)?;
-        let len = usize::try_from(size)
-            .ok()
-            .filter(|&n| n <= self.config.max_response_bytes)
-            .ok_or(Exchange::TooLarge(i64::from(size)))?;
-        buffer.clear();
-        buffer.reserve(len);
-        while buffer.len() < len {
-            let missing = len - buffer.len();
-            let read = stream
-                .read_buf(&mut bytes::BufMut::limit(&mut *buffer, missing))
-                .await
-                .map_err(Exchange::Io)?;
-            if read == 0 {
-                return Err(Exchange::Io(std::io::ErrorKind::UnexpectedEof.into()));
-            }
+/// Writes one request frame and reads its response: the size prefix checked against
+/// `max_response_bytes`, the header's correlation id against the request's, the body decoded.
+pub(super) async fn exchange(
+    stream: &mut ConnectionStream,
+    buffer: &mut bytes::BytesMut,
+    frame: &[u8],
+    api: ApiKey,
+    version: i16,
+    correlation_id: i32,
+    max_response_bytes: usize,
+) -> Result<ResponseKind, ExchangeError> {
+    stream.write_all(frame).await.map_err(ExchangeError::Io)?;
+    stream.flush().await.map_err(ExchangeError::Io)?;
+    let size = stream.read_i32().await.map_err(ExchangeError::Io)?;
+    let len = usize::try_from(size)
+        .ok()
+        .filter(|&n| n <= max_response_bytes)
+        .ok_or(ExchangeError::TooLarge(i64::from(size)))?;
+    buffer.clear();
+    buffer.reserve(len);
+    while buffer.len() < len {
+        let missing = len - buffer.len();
+        let read = stream
+            .read_buf(&mut bytes::BufMut::limit(&mut *buffer, missing))
+            .await
+            .map_err(ExchangeError::Io)?;
+        if read == 0 {
+            return Err(ExchangeError::Io(std::io::ErrorKind::UnexpectedEof.into()));
         }
-        let mut r = c::Reader::new(buffer.split_to(len).freeze());
-        let header_version = api.info().response_header_version(version);
-        let header = ResponseHeader::decode(&mut r, header_version).map_err(Exchange::Decode)?;
-        if header.correlation_id != correlation_id {
-            return Err(Exchange::Mismatch(header.correlation_id));
-        }
-        ResponseKind::decode(api, &mut r, version).map_err(Exchange::Decode)
     }
+    let mut r = c::Reader::new(buffer.split_to(len).freeze());
+    let header_version = api.info().response_header_version(version);
+    let header = ResponseHeader::decode(&mut r, header_version).map_err(ExchangeError::Decode)?;
+    if header.correlation_id != correlation_id {
+        return Err(ExchangeError::Mismatch(header.correlation_id));
+    }
+    ResponseKind::decode(api, &mut r, version).map_err(ExchangeError::Decode)
 }
 
 #[cfg(test)]
@@ -426,6 +494,7 @@ mod tests {
             reconnect_backoff_max: Duration::from_millis(250),
             max_response_bytes: 1024,
             tls: None,
+            authenticator: None,
         }
     }
 

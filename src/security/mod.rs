@@ -1,7 +1,8 @@
 //! Authentication without I/O: the broker side of SASL as Kafka 3.9 has it.
 //!
 //! - [`sasl`]: the [`sasl::SaslServer`] state machines for PLAIN and SCRAM-SHA-256/512, the
-//!   errors they answer with, and the [`sasl::CredentialProvider`] they look users up in.
+//!   errors they answer with, and the [`sasl::CredentialProvider`] they look users up in; and
+//!   the client side ([`sasl::client`]) a broker authenticates to other brokers with.
 //! - [`scram_credential`]: SCRAM mechanisms, the stored credential (salt, StoredKey, ServerKey,
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
 //! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the

@@ -24,6 +24,7 @@ use std::sync::{Arc, Mutex};
 use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
 use crate::controller::ControllerHandle;
+use crate::network::ClientAuthenticatorHandle;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
@@ -94,6 +95,8 @@ pub struct BrokerToControllerChannelManager {
     local: Arc<ZkProducerIdManager>,
     controller: ControllerHandle,
     client: Mutex<ClientSlot>,
+    /// Authenticates each connection to a SASL inter-broker listener.
+    authenticator: Option<ClientAuthenticatorHandle>,
     /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
     client_tls: Option<Arc<rustls::ClientConfig>>,
 }
@@ -113,6 +116,7 @@ impl BrokerToControllerChannelManager {
             local,
             controller,
             client: Mutex::new(None),
+            authenticator: None,
             client_tls: None,
         }
     }
@@ -120,6 +124,15 @@ impl BrokerToControllerChannelManager {
     /// The same channel, reaching the controller over TLS with `tls`.
     pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
         self.client_tls = tls;
+        self
+    }
+
+    /// The same manager, authenticating its connections (a SASL inter-broker listener).
+    pub fn with_client_authenticator(
+        mut self,
+        authenticator: Option<ClientAuthenticatorHandle>,
+    ) -> Self {
+        self.authenticator = authenticator;
         self
     }
 
@@ -236,6 +249,7 @@ impl BrokerToControllerChannelManager {
         }
         let config = NetworkClientConfig {
             client_id: format!("broker-{}-to-controller", self.broker_id),
+            authenticator: self.authenticator.clone(),
             tls: self.client_tls.clone(),
             ..NetworkClientConfig::default()
         };

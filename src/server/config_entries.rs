@@ -58,6 +58,7 @@ pub fn config_type_id(kind: Option<Kind>) -> i8 {
         Some(Kind::Long) => 5,
         Some(Kind::Double) => 6,
         Some(Kind::List) => 7,
+        Some(Kind::Password) => 9,
     }
 }
 
@@ -133,8 +134,11 @@ impl BrokerLevels<'_> {
             .entries()
             .into_iter()
             .map(|e| {
-                let synonyms =
+                let mut synonyms =
                     self.config_synonyms(&e.name, &broker_config_synonyms(&e.name, true));
+                if e.is_sensitive {
+                    synonyms = without_values(synonyms);
+                }
                 let kind = defs::find(&e.name).map(|d| d.kind);
                 Entry {
                     source: synonyms.first().map_or(DEFAULT_CONFIG, |s| s.source),

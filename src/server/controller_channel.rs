@@ -11,6 +11,7 @@ use crate::controller::channel_manager::{
     BrokerChannel, BrokerNode, ChannelError, ChannelFuture, ControllerResponse,
 };
 use crate::controller::controller_request_batch::ControllerRequest;
+use crate::network::ClientAuthenticatorHandle;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::messages::{RequestKind, ResponseKind};
 
@@ -22,6 +23,8 @@ use super::kafka_apis::KafkaApis;
 pub struct ControllerChannel {
     local_broker_id: BrokerId,
     apis: OnceLock<Weak<KafkaApis>>,
+    /// Authenticates each connection to a SASL inter-broker listener.
+    authenticator: Option<ClientAuthenticatorHandle>,
     /// One client per remote broker address; the channel manager keeps one request in flight
     /// per broker, so a client is never shared by two sends at once.
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
@@ -34,6 +37,7 @@ impl ControllerChannel {
         ControllerChannel {
             local_broker_id,
             apis: OnceLock::new(),
+            authenticator: None,
             clients: Mutex::new(HashMap::new()),
             client_tls: None,
         }
@@ -42,6 +46,15 @@ impl ControllerChannel {
     /// The same channel, reaching other brokers over TLS with `tls`.
     pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
         self.client_tls = tls;
+        self
+    }
+
+    /// The same channel, authenticating its connections (a SASL inter-broker listener).
+    pub fn with_client_authenticator(
+        mut self,
+        authenticator: Option<ClientAuthenticatorHandle>,
+    ) -> Self {
+        self.authenticator = authenticator;
         self
     }
 
@@ -55,6 +68,7 @@ impl ControllerChannel {
         Arc::clone(clients.entry(key).or_insert_with(|| {
             let config = NetworkClientConfig {
                 client_id: format!("broker-{}-controller", self.local_broker_id),
+                authenticator: self.authenticator.clone(),
                 tls: self.client_tls.clone(),
                 ..NetworkClientConfig::default()
             };

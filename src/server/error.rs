@@ -21,6 +21,8 @@ pub enum ServerError {
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
     #[error("authorizer: {0}")]
     Acl(#[from] super::acl_authorizer::AclError),
+    #[error(transparent)]
+    Sasl(#[from] super::sasl_listeners::SaslSetupError),
     #[error("loading topics: {0}")]
     Topics(#[from] super::topic_manager::TopicError),
     /// The log dirs' `meta.properties` name different broker ids.

@@ -3,7 +3,8 @@
 //! Startup, in Kafka's order where it matters: open the metadata store (the embedded store,
 //! whose files `zk-snapshot`, `zk-log` and `zk.lock` sit in the first log dir beside Kafka's
 //! own checkpoint files), create the persistent paths, get or create the cluster id, read the
-//! dynamic broker configs, load the logs, bind the listeners (requests wait until startup is done), register the broker as an
+//! dynamic broker configs, load the logs, read the SASL users (`/config/users`; the listeners'
+//! JAAS configs), bind the listeners (requests wait until startup is done), register the broker as an
 //! ephemeral `/brokers/ids/<id>` (its czxid is the broker epoch), become the controller
 //! (ephemeral `/controller` and `/controller_epoch` + 1, in one multi), load the topics and
 //! lead their partitions, get the first block of producer ids from the controller
@@ -62,6 +63,8 @@ use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
+use super::sasl_listeners::SaslListeners;
+use super::scram_credential_cache::{USERS_ENTITY_TYPE, UserConfigHandler};
 use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
 use super::user_scram_admin::UserScramAdmin;
@@ -181,20 +184,31 @@ impl KafkaServer {
             Arc::new(ZkProducerIdManager::new(config.broker_id, Arc::clone(&zk)));
         // Read the TLS stores first: a bad one stops the broker before anything is written.
         let client_tls = inter_broker_client_tls(&config)?;
+        // SASL listeners' authenticators and users (loaded before any listener accepts), and
+        // the broker's own credentials when the inter-broker listener is a SASL one.
+        let sasl = SaslListeners::from_config(&config)?;
+        sasl.scram_cache.load_all(zk.as_ref()).await?;
         let mut listeners = Vec::with_capacity(config.listeners.len());
         for l in &config.listeners {
-            let endpoint = EndPoint::new(
+            let mut endpoint = EndPoint::new(
                 l.listener_name.clone(),
                 l.host.clone().unwrap_or_default(),
                 l.port,
             );
-            listeners.push(match listener_tls(&config, l)? {
-                Some(tls) => endpoint.with_tls(tls),
-                None => endpoint,
-            });
+            // SASL_SSL: the TLS handshake first, then the SASL exchange over it.
+            if let Some(tls) = listener_tls(&config, l)? {
+                endpoint = endpoint.with_tls(tls);
+            }
+            if let Some(authenticator) = sasl.authenticators.get(&l.listener_name) {
+                endpoint = endpoint.with_authenticator(authenticator.clone());
+            }
+            listeners.push(endpoint);
         }
-        let channel =
-            Arc::new(ControllerChannel::new(config.broker_id).with_client_tls(client_tls.clone()));
+        let channel = Arc::new(
+            ControllerChannel::new(config.broker_id)
+                .with_client_tls(client_tls.clone())
+                .with_client_authenticator(sasl.inter_broker_client.clone()),
+        );
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
             KafkaZkClient::new(Arc::clone(&zk)),
@@ -209,7 +223,8 @@ impl KafkaServer {
                 Arc::clone(&zk_producer_id_manager),
                 controller_handle.clone(),
             )
-            .with_client_tls(client_tls.clone()),
+            .with_client_tls(client_tls.clone())
+            .with_client_authenticator(sasl.inter_broker_client.clone()),
         );
         let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
             config.broker_id,
@@ -255,7 +270,8 @@ impl KafkaServer {
                 Arc::clone(&epochs),
                 Arc::clone(&metadata_cache),
             )
-            .with_client_tls(client_tls),
+            .with_client_tls(client_tls)
+            .with_client_authenticator(sasl.inter_broker_client.clone()),
         ));
         let authorizer = new_authorizer(&config, &zk)?;
         let apis = Arc::new(KafkaApis {
@@ -345,6 +361,12 @@ impl KafkaServer {
                     Arc::new(BrokerConfigHandler {
                         broker_id: config.broker_id,
                         dynamic_config,
+                    }),
+                ),
+                (
+                    USERS_ENTITY_TYPE,
+                    Arc::new(UserConfigHandler {
+                        cache: Arc::clone(&sasl.scram_cache),
                     }),
                 ),
             ],

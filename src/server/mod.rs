@@ -11,6 +11,10 @@
 //!   from the `ssl.*` keys; the SSL principal builder.
 //! - [`sasl_authenticator`]: Kafka's `SaslServerAuthenticator`, the SASL exchange a SASL
 //!   listener runs on each connection before its first request.
+//! - [`sasl_listeners`]: the SASL listeners' JAAS configs, users and authenticators, and the
+//!   inter-broker client's credentials, built from the config; [`credential_provider`] and
+//!   [`scram_credential_cache`] the users they look up (JAAS PLAIN users, `/config/users`).
+//! - [`sasl_client_authenticator`]: the SASL exchange toward another broker's SASL listener.
 //! - [`api_versions`]: the APIs and versions this broker advertises.
 //! - [`broker_registration`]: the broker id, `/brokers/ids/<id>`, re-registration after a
 //!   ZooKeeper session expiry.
@@ -56,6 +60,7 @@ pub mod config_entries;
 pub mod config_ops;
 pub mod controlled_shutdown;
 pub mod controller_channel;
+pub mod credential_provider;
 pub mod dynamic_broker_config;
 pub mod error;
 pub mod group;
@@ -67,6 +72,9 @@ pub mod remote_leader_end_point;
 pub mod request_context;
 pub mod rpc_producer_id_manager;
 pub mod sasl_authenticator;
+pub mod sasl_client_authenticator;
+pub mod sasl_listeners;
+pub mod scram_credential_cache;
 pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;

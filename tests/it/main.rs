@@ -27,6 +27,7 @@ mod serve_hostile_load;
 mod serve_idempotence;
 mod serve_log_dirs;
 mod serve_restart;
+mod serve_sasl_clients;
 mod serve_stress;
 mod serve_support;
 mod serve_tls;

@@ -36,6 +36,8 @@ pub fn free_port() -> u16 {
 pub struct TestBroker {
     child: Option<Child>,
     port: u16,
+    /// A second free port, for an override's `{port2}` (a second listener).
+    port2: u16,
     dir: tempfile::TempDir,
     overrides: Vec<String>,
     /// One stderr file per start, in order.
@@ -44,11 +46,13 @@ pub struct TestBroker {
 
 impl TestBroker {
     /// Starts a broker on a free port and a fresh data dir, with `--override key=value` for
-    /// each of `overrides` (after the listener and log dir, so they may replace them).
+    /// each of `overrides` (after the listener and log dir, so they may replace them). In an
+    /// override's value `{port}` is the broker's port and `{port2}` a second free port.
     pub fn start(overrides: &[(&str, &str)]) -> TestBroker {
         let mut broker = TestBroker {
             child: None,
             port: 0,
+            port2: 0,
             dir: tempfile::tempdir().unwrap(),
             overrides: overrides.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             logs: Vec::new(),
@@ -56,6 +60,7 @@ impl TestBroker {
         // Another test may take the free port before the broker binds it: try another one.
         for attempt in 0.. {
             broker.port = free_port();
+            broker.port2 = free_port();
             match broker.spawn() {
                 Ok(()) => return broker,
                 Err(log) if attempt < 4 && log.contains("in use") => continue,
@@ -71,6 +76,11 @@ impl TestBroker {
 
     pub fn bootstrap(&self) -> String {
         format!("127.0.0.1:{}", self.port)
+    }
+
+    /// The second port (`{port2}` in the overrides).
+    pub fn port2(&self) -> u16 {
+        self.port2
     }
 
     /// The PID of the running process.
@@ -111,10 +121,13 @@ impl TestBroker {
             .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", self.port))
             .arg("--override")
             .arg(format!("log.dirs={}", self.data_dir().display()));
-        // `{port}` in an override is the broker's port (for listeners of another protocol).
+        // `{port}` and `{port2}` in an override are the broker's two ports (for listeners of
+        // another protocol).
         for o in &self.overrides {
-            cmd.arg("--override")
-                .arg(o.replace("{port}", &self.port.to_string()));
+            let o = o
+                .replace("{port}", &self.port.to_string())
+                .replace("{port2}", &self.port2.to_string());
+            cmd.arg("--override").arg(o);
         }
         let child = cmd
             .env("NO_COLOR", "1")

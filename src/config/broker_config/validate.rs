@@ -4,7 +4,7 @@
 
 use super::Settings;
 use crate::config::ConfigError;
-use crate::config::listeners::only_plaintext_listeners;
+use crate::config::sasl_config::validate_sasl;
 
 /// The class name that enables authorization (`authorizer.class.name`).
 pub const ACL_AUTHORIZER_CLASS: &str = "kafka.security.authorizer.AclAuthorizer";
@@ -136,8 +136,12 @@ impl Settings {
             );
         }
         self.validate_authorizer()?;
-        only_plaintext_listeners(&self.listeners)?;
-        self.validate_inter_broker_listener()
+        self.validate_inter_broker_listener()?;
+        validate_sasl(
+            &self.sasl,
+            &self.listeners,
+            &self.inter_broker_listener_name(),
+        )
     }
 
     /// `authorizer.class.name`: only Kafka's ZooKeeper-mode `AclAuthorizer` exists here (empty:
@@ -177,8 +181,8 @@ impl Settings {
                 reason: reason.to_string(),
             })
         };
-        // An SSL or SASL protocol names a listener that cannot exist yet (only PLAINTEXT
-        // listeners are served), so the listener check below refuses it too.
+        // An SSL or SASL_SSL protocol names a listener that cannot exist yet (no TLS), so the
+        // listener check below refuses it too.
         let name = self.inter_broker_listener_name();
         if !self
             .effective_advertised_listeners()

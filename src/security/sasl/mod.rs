@@ -5,6 +5,7 @@
 //! - [`plain`]: SASL/PLAIN (RFC 4616), Kafka's `PlainSaslServer`.
 //! - [`scram`]: SASL/SCRAM-SHA-256/512 (RFC 5802, RFC 7677), Kafka's `ScramSaslServer`.
 //! - [`scram_messages`]: SCRAM's client messages parsed and server messages written.
+//! - [`client`]: the client side of PLAIN and SCRAM, for the broker's inter-broker connections.
 //!
 //! How a caller uses it: on SaslHandshake, [`new_sasl_server`] for the mechanism; then each
 //! SaslAuthenticate's `auth_bytes` (or each unframed token after SaslHandshake v0) goes to
@@ -13,6 +14,7 @@
 //! `User:` + [`SaslServer::authorization_id`]. A [`SaslError`] ends the exchange: see its
 //! docs for the error code and message Kafka answers with.
 
+pub mod client;
 pub mod plain;
 pub mod scram;
 pub mod scram_messages;

@@ -7,8 +7,9 @@
 //! request ([`leadership`]); a consumer group moving to a new coordinator with its commits
 //! when its coordinator is killed ([`coordinator`]); nothing acknowledged lost through
 //! alternating kills of leaders and the controller ([`durability`]); partitions moved to new
-//! brokers by Kafka's reassign tool under produce load ([`reassignment`]). The load and its
-//! check are in [`produce_load`].
+//! brokers by Kafka's reassign tool under produce load ([`reassignment`]); an inter-broker
+//! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]). The load and its check are in
+//! [`produce_load`].
 
 mod coordinator;
 mod durability;
@@ -19,6 +20,7 @@ mod membership;
 mod produce_load;
 mod reassignment;
 mod replication;
+mod sasl;
 mod tls;
 mod truncation;
 

@@ -4,7 +4,7 @@
 use super::*;
 
 /// The venv's Python, or a failure saying how to make it.
-pub(super) fn venv_python() -> PathBuf {
+pub(crate) fn venv_python() -> PathBuf {
     let venv = repo().join(".venv");
     assert!(
         venv.join(".complete").exists(),

@@ -228,10 +228,40 @@ impl TestCluster {
     /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
     /// waits until every broker's Metadata lists all `n`.
     pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        TestCluster::start_inner(n, overrides, None::<fn(&str)>)
+    }
+
+    /// [`TestCluster::start`], running `setup` with `zookeeper.connect` (chroot included,
+    /// created here rather than by the first broker) once ZooKeeper is up and before any broker
+    /// starts: users the brokers need, say.
+    pub fn start_after(
+        n: i32,
+        overrides: &[(&str, &str)],
+        setup: impl FnOnce(&str),
+    ) -> TestCluster {
+        TestCluster::start_inner(n, overrides, Some(setup))
+    }
+
+    fn start_inner(
+        n: i32,
+        overrides: &[(&str, &str)],
+        setup: Option<impl FnOnce(&str)>,
+    ) -> TestCluster {
         let exclusive = exclusive();
         let zk = ZkServer::start();
         let chroot = "/kcli".to_string();
         let connect = format!("{}{chroot}", zk.connect_string());
+        if let Some(setup) = setup {
+            with_zk(&zk.connect_string(), async |zk: &dyn ZkClient| {
+                let created = zk
+                    .create(&chroot, b"", kcli::zk::client::CreateMode::Persistent)
+                    .await;
+                if let Err(e) = created {
+                    panic!("creating {chroot}: {e}");
+                }
+            });
+            setup(&connect);
+        }
         let session_ms = SESSION_TIMEOUT.as_millis().to_string();
         let brokers = (1..=n)
             .map(|id| {
