@@ -309,6 +309,11 @@ impl BrokerConfig {
         }
         settings.resolve_listener_protocols()?;
         settings.validate()?;
+        // The id the broker settled on at startup (`with_broker_id`), not the `-1` its files
+        // may say: `broker.id` is not dynamic, and every later snapshot must keep it. Set after
+        // validation, which checks the configured id (a generated one is above
+        // `reserved.broker.max.id` by design).
+        settings.broker_id = self.settings.broker_id;
         Ok(BrokerConfig {
             settings,
             values,

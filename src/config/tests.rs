@@ -489,3 +489,17 @@ fn connection_limits_and_the_memory_pool_are_checked_as_kafka_checks_them() {
         assert!(err.contains(key) && err.contains(want), "{err}");
     }
 }
+
+/// A broker id generated at startup survives the dynamic layers: a snapshot rebuilt from the
+/// layers once said `-1`, so a broker with a generated id (1001) refused every LeaderAndIsr
+/// naming it and never led a partition.
+#[test]
+fn a_settled_broker_id_survives_the_dynamic_layers() {
+    let c = BrokerConfig::from_sources(&[], &pairs(&[("broker.id", "-1")]), &[])
+        .unwrap()
+        .with_broker_id(1001);
+    let dynamic = BTreeMap::from([("log.retention.ms".to_string(), "1000".to_string())]);
+    let updated = c.with_dynamic(&BTreeMap::new(), &dynamic).unwrap();
+    assert_eq!(updated.broker_id, 1001);
+    assert_eq!(updated.log_config().retention_ms, 1000);
+}

@@ -441,6 +441,7 @@ pub fn closed_within(stream: &mut TcpStream, limit: Duration) -> bool {
 
 /// Creates `topic` with CreateTopics (v7): `partitions` partitions of one replica, with the
 /// topic `configs`; asserts it was created and returns its result (its topic id among it).
+/// NOT_CONTROLLER is retried for up to 10 s.
 pub fn create_topic_with(
     conn: &mut KafkaConn,
     topic: &str,
@@ -468,11 +469,20 @@ pub fn create_topic_with(
         timeout_ms: 10_000,
         ..Default::default()
     });
-    let ResponseKind::CreateTopics(mut r) = conn.call(&request, 7) else {
-        unreachable!()
-    };
-    assert_eq!(r.topics[0].error_code, 0, "{topic}: {r:?}");
-    r.topics.swap_remove(0)
+    // A broker on ZooKeeper takes a moment after its listener opens to win the controller
+    // election; until then it answers NOT_CONTROLLER (41), which admin clients retry.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let ResponseKind::CreateTopics(mut r) = conn.call(&request, 7) else {
+            unreachable!()
+        };
+        if r.topics[0].error_code == 41 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(50));
+            continue;
+        }
+        assert_eq!(r.topics[0].error_code, 0, "{topic}: {r:?}");
+        return r.topics.swap_remove(0);
+    }
 }
 
 /// Metadata (v12) of `topic` with auto-creation allowed: the broker creates it with its

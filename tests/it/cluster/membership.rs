@@ -204,4 +204,53 @@ fn a_broker_without_an_id_takes_1001_from_the_sequence_and_keeps_it_across_a_res
     first.restart();
     assert!(registered(1001), "{}", first.stderr());
     assert!(!registered(1003));
+    // Generated ids lead: a topic auto-created over both brokers takes acks=all writes on every
+    // partition (a broker once refused each LeaderAndIsr naming its generated id).
+    let bootstrap = format!("127.0.0.1:{},127.0.0.1:{}", first.port(), second.port());
+    acked_on_every_partition(&bootstrap, "generated", 4);
+}
+
+/// Sends one acks=all record to each of `partitions` partitions of `topic` (auto-created with
+/// them) and waits for every acknowledgement.
+fn acked_on_every_partition(bootstrap: &str, topic: &str, partitions: i32) {
+    use rdkafka::ClientConfig;
+    use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+    use rdkafka::client::DefaultClientContext;
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .create()
+            .unwrap();
+        let topic_spec = NewTopic::new(topic, partitions, TopicReplication::Fixed(1));
+        for result in admin
+            .create_topics([&topic_spec], &AdminOptions::new())
+            .await
+            .unwrap()
+        {
+            result.unwrap();
+        }
+        let producer: FutureProducer = ClientConfig::new()
+            .set("bootstrap.servers", bootstrap)
+            .set("acks", "all")
+            .set("message.timeout.ms", "20000")
+            .create()
+            .unwrap();
+        let mut deliveries = Vec::new();
+        for partition in 0..partitions {
+            let record = FutureRecord::<(), _>::to(topic)
+                .payload("led")
+                .partition(partition);
+            deliveries.push(producer.send_result(record).unwrap());
+        }
+        for (partition, d) in deliveries.into_iter().enumerate() {
+            if let Err((e, _)) = d.await.unwrap() {
+                panic!("partition {partition}: {e}");
+            }
+        }
+    });
 }
