@@ -258,7 +258,7 @@ fn acls_kafkas_tool_writes_in_zookeeper_are_enforced() {
     let connect = format!("{}/kafka", zk.connect_string());
     let pki = TestPki::new();
     let (alice, bob) = (pki.client("alice"), pki.client("bob"));
-    let (broker, _admin) = start_with(&pki, &[("zookeeper.connect", &connect), ("broker.id", "1")]);
+    let (broker, _admin) = start_with(&pki, &[("zookeeper.connect", &connect)]);
     let props = format!("zookeeper.connect={connect}");
     let (code, err) = round_trip(&broker, &pki, &alice, "zk-acl", 1);
     assert_ne!(code, 0, "alice wrote without an ACL:\n{err}");
