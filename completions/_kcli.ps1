@@ -25,6 +25,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('acls', 'acls', [CompletionResultType]::ParameterValue, 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)')
             [CompletionResult]::new('assign', 'assign', [CompletionResultType]::ParameterValue, 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
@@ -33,6 +34,93 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('users', 'users', [CompletionResultType]::ParameterValue, 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;acls' {
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the ACLs the filter selects (all of them without a resource or --principal)')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;acls;list' {
+            [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'A topic (repeatable); `*` is every topic')
+            [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'A consumer group (repeatable); `*` is every group')
+            [CompletionResult]::new('--transactional-id', '--transactional-id', [CompletionResultType]::ParameterName, 'A transactional id (repeatable); `*` is every one')
+            [CompletionResult]::new('--resource-pattern-type', '--resource-pattern-type', [CompletionResultType]::ParameterName, 'How the resource names match stored patterns: `any` (default: every pattern of those names), `match` (the ACLs that apply to them: literal, `*` and prefixes), `literal`, `prefixed`')
+            [CompletionResult]::new('--principal', '--principal', [CompletionResultType]::ParameterName, 'Only the ACLs of this principal (`User:alice`)')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;acls;add' {
+            [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'A topic (repeatable); `*` is every topic')
+            [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'A consumer group (repeatable); `*` is every group')
+            [CompletionResult]::new('--transactional-id', '--transactional-id', [CompletionResultType]::ParameterName, 'A transactional id (repeatable); `*` is every one')
+            [CompletionResult]::new('--resource-pattern-type', '--resource-pattern-type', [CompletionResultType]::ParameterName, 'The pattern type of the resources: `literal` (default) or `prefixed`')
+            [CompletionResult]::new('--allow-principal', '--allow-principal', [CompletionResultType]::ParameterName, 'A principal allowed (repeatable), `type:name` (`User:alice`, `User:*` for everyone)')
+            [CompletionResult]::new('--deny-principal', '--deny-principal', [CompletionResultType]::ParameterName, 'A principal denied (repeatable); a deny beats every allow')
+            [CompletionResult]::new('--operation', '--operation', [CompletionResultType]::ParameterName, 'An operation (repeatable): All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens (any case). Required for add')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'A client host the ACLs apply from (repeatable, an IP address); `*` (the default for add) is every host')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;acls;remove' {
+            [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'A topic (repeatable); `*` is every topic')
+            [CompletionResult]::new('--group', '--group', [CompletionResultType]::ParameterName, 'A consumer group (repeatable); `*` is every group')
+            [CompletionResult]::new('--transactional-id', '--transactional-id', [CompletionResultType]::ParameterName, 'A transactional id (repeatable); `*` is every one')
+            [CompletionResult]::new('--resource-pattern-type', '--resource-pattern-type', [CompletionResultType]::ParameterName, 'The pattern type of the resources: `literal` (default) or `prefixed`')
+            [CompletionResult]::new('--allow-principal', '--allow-principal', [CompletionResultType]::ParameterName, 'A principal allowed (repeatable), `type:name` (`User:alice`, `User:*` for everyone)')
+            [CompletionResult]::new('--deny-principal', '--deny-principal', [CompletionResultType]::ParameterName, 'A principal denied (repeatable); a deny beats every allow')
+            [CompletionResult]::new('--operation', '--operation', [CompletionResultType]::ParameterName, 'An operation (repeatable): All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens (any case). Required for add')
+            [CompletionResult]::new('--host', '--host', [CompletionResultType]::ParameterName, 'A client host the ACLs apply from (repeatable, an IP address); `*` (the default for add) is every host')
+            [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
+            [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
+            [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
+            break
+        }
+        'kcli;acls;help' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the ACLs the filter selects (all of them without a resource or --principal)')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed')
+            [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;acls;help;list' {
+            break
+        }
+        'kcli;acls;help;add' {
+            break
+        }
+        'kcli;acls;help;remove' {
+            break
+        }
+        'kcli;acls;help;help' {
             break
         }
         'kcli;assign' {
@@ -193,6 +281,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help' {
+            [CompletionResult]::new('acls', 'acls', [CompletionResultType]::ParameterValue, 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)')
             [CompletionResult]::new('assign', 'assign', [CompletionResultType]::ParameterValue, 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)')
             [CompletionResult]::new('completions', 'completions', [CompletionResultType]::ParameterValue, 'Print shell completions for kcli to stdout')
             [CompletionResult]::new('describe-cluster', 'describe-cluster', [CompletionResultType]::ParameterValue, 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)')
@@ -201,6 +290,21 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('users', 'users', [CompletionResultType]::ParameterValue, 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)')
             [CompletionResult]::new('serve', 'serve', [CompletionResultType]::ParameterValue, 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
+            break
+        }
+        'kcli;help;acls' {
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the ACLs the filter selects (all of them without a resource or --principal)')
+            [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given')
+            [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed')
+            break
+        }
+        'kcli;help;acls;list' {
+            break
+        }
+        'kcli;help;acls;add' {
+            break
+        }
+        'kcli;help;acls;remove' {
             break
         }
         'kcli;help;assign' {

@@ -22,6 +22,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --help 'Print help'
             cand -V 'Print version'
             cand --version 'Print version'
+            cand acls 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)'
             cand assign 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'
             cand completions 'Print shell completions for kcli to stdout'
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
@@ -30,6 +31,84 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand users 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;acls'= {
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+            cand list 'List the ACLs the filter selects (all of them without a resource or --principal)'
+            cand add 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given'
+            cand remove 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;acls;list'= {
+            cand --topic 'A topic (repeatable); `*` is every topic'
+            cand --group 'A consumer group (repeatable); `*` is every group'
+            cand --transactional-id 'A transactional id (repeatable); `*` is every one'
+            cand --resource-pattern-type 'How the resource names match stored patterns: `any` (default: every pattern of those names), `match` (the ACLs that apply to them: literal, `*` and prefixes), `literal`, `prefixed`'
+            cand --principal 'Only the ACLs of this principal (`User:alice`)'
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
+            cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --cluster 'The cluster resource (`kafka-cluster`)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;acls;add'= {
+            cand --topic 'A topic (repeatable); `*` is every topic'
+            cand --group 'A consumer group (repeatable); `*` is every group'
+            cand --transactional-id 'A transactional id (repeatable); `*` is every one'
+            cand --resource-pattern-type 'The pattern type of the resources: `literal` (default) or `prefixed`'
+            cand --allow-principal 'A principal allowed (repeatable), `type:name` (`User:alice`, `User:*` for everyone)'
+            cand --deny-principal 'A principal denied (repeatable); a deny beats every allow'
+            cand --operation 'An operation (repeatable): All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens (any case). Required for add'
+            cand --host 'A client host the ACLs apply from (repeatable, an IP address); `*` (the default for add) is every host'
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
+            cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --cluster 'The cluster resource (`kafka-cluster`)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;acls;remove'= {
+            cand --topic 'A topic (repeatable); `*` is every topic'
+            cand --group 'A consumer group (repeatable); `*` is every group'
+            cand --transactional-id 'A transactional id (repeatable); `*` is every one'
+            cand --resource-pattern-type 'The pattern type of the resources: `literal` (default) or `prefixed`'
+            cand --allow-principal 'A principal allowed (repeatable), `type:name` (`User:alice`, `User:*` for everyone)'
+            cand --deny-principal 'A principal denied (repeatable); a deny beats every allow'
+            cand --operation 'An operation (repeatable): All, Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens, DescribeTokens (any case). Required for add'
+            cand --host 'A client host the ACLs apply from (repeatable, an IP address); `*` (the default for add) is every host'
+            cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. Reads and writes the ACL znodes and change notifications as Kafka''s AclAuthorizer does; works with every broker down'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
+            cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --cluster 'The cluster resource (`kafka-cluster`)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
+            cand -V 'Print version'
+            cand --version 'Print version'
+        }
+        &'kcli;acls;help'= {
+            cand list 'List the ACLs the filter selects (all of them without a resource or --principal)'
+            cand add 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given'
+            cand remove 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed'
+            cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;acls;help;list'= {
+        }
+        &'kcli;acls;help;add'= {
+        }
+        &'kcli;acls;help;remove'= {
+        }
+        &'kcli;acls;help;help'= {
         }
         &'kcli;assign'= {
             cand --brokers 'The brokers to assign to, without a cluster: comma-separated ids. May be omitted with --racks, which then names them'
@@ -174,6 +253,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
         }
         &'kcli;help'= {
+            cand acls 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)'
             cand assign 'Compute partition assignments with Kafka''s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'
             cand completions 'Print shell completions for kcli to stdout'
             cand describe-cluster 'Show the cluster as ZooKeeper records it: brokers, the controller, topics and every partition''s leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR, PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION)'
@@ -182,6 +262,17 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand users 'List, add and remove users'' SCRAM credentials, stored as Kafka stores them in ZooKeeper''s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)'
             cand serve 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
             cand help 'Print this message or the help of the given subcommand(s)'
+        }
+        &'kcli;help;acls'= {
+            cand list 'List the ACLs the filter selects (all of them without a resource or --principal)'
+            cand add 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given'
+            cand remove 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed'
+        }
+        &'kcli;help;acls;list'= {
+        }
+        &'kcli;help;acls;add'= {
+        }
+        &'kcli;help;acls;remove'= {
         }
         &'kcli;help;assign'= {
         }

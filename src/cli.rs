@@ -14,6 +14,15 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// List, add and remove ACLs, stored as Kafka's AclAuthorizer stores them in ZooKeeper
+    /// (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls
+    /// --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server,
+    /// the DescribeAcls, CreateAcls and DeleteAcls APIs).
+    ///
+    /// Every change writes a change notification, so running brokers apply it within seconds
+    /// (docs/acls.md). Exits 2 on an error, naming the flag, ACL or broker at fault.
+    #[command(subcommand)]
+    Acls(AclsCommand),
     /// Compute partition assignments with Kafka's algorithm, rack-aware with --racks, offline or
     /// for the live cluster, and start, verify or cancel reassignments (docs/assign.md).
     ///
@@ -462,4 +471,118 @@ mod tests {
     fn clap_definition_is_consistent() {
         Cli::command().debug_assert();
     }
+}
+
+/// `kcli acls`: ACL administration.
+#[derive(Debug, Subcommand)]
+pub enum AclsCommand {
+    /// List the ACLs the filter selects (all of them without a resource or --principal).
+    List(AclsListArgs),
+    /// Add ACLs: each --allow-principal and --deny-principal with each --operation and
+    /// --host, on each resource given.
+    Add(AclsChangeArgs),
+    /// Remove the ACLs of the resources given that match the principals, operations and hosts
+    /// (an option left out matches any), printing what was removed.
+    Remove(AclsChangeArgs),
+}
+
+/// Where `kcli acls` reads and writes ACLs: exactly one of the two.
+#[derive(Debug, clap::Args)]
+#[group(id = "acls_source", required = true, multiple = false)]
+pub struct AclsSourceArgs {
+    /// The ZooKeeper ensemble, as Kafka's `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot].
+    /// Reads and writes the ACL znodes and change notifications as Kafka's AclAuthorizer does;
+    /// works with every broker down.
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: Option<String>,
+    /// Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked.
+    #[arg(long, value_name = "HOST:PORT[,...]")]
+    pub bootstrap_server: Option<String>,
+}
+
+/// The resources an ACL command names.
+#[derive(Debug, clap::Args)]
+pub struct AclsResourceArgs {
+    /// A topic (repeatable); `*` is every topic.
+    #[arg(long, value_name = "TOPIC")]
+    pub topic: Vec<String>,
+    /// A consumer group (repeatable); `*` is every group.
+    #[arg(long, value_name = "GROUP")]
+    pub group: Vec<String>,
+    /// The cluster resource (`kafka-cluster`).
+    #[arg(long)]
+    pub cluster: bool,
+    /// A transactional id (repeatable); `*` is every one.
+    #[arg(long, value_name = "ID")]
+    pub transactional_id: Vec<String>,
+}
+
+/// Options every `kcli acls` command takes.
+#[derive(Debug, clap::Args)]
+pub struct AclsCommonArgs {
+    #[command(flatten)]
+    pub source: AclsSourceArgs,
+    /// Output format: a table, or one JSON document (docs/acls.md).
+    #[arg(long, value_enum, default_value_t = UsersFormat::Text)]
+    pub format: UsersFormat,
+    /// How long to wait for ZooKeeper or a broker to connect and answer, in ms.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
+    pub connection_timeout_ms: u64,
+}
+
+/// `kcli acls list`.
+#[derive(Debug, clap::Args)]
+pub struct AclsListArgs {
+    #[command(flatten)]
+    pub resources: AclsResourceArgs,
+    /// How the resource names match stored patterns: `any` (default: every pattern of those
+    /// names), `match` (the ACLs that apply to them: literal, `*` and prefixes), `literal`,
+    /// `prefixed`.
+    #[arg(long, value_enum, default_value_t = AclsPatternArg::Any)]
+    pub resource_pattern_type: AclsPatternArg,
+    /// Only the ACLs of this principal (`User:alice`).
+    #[arg(long, value_name = "TYPE:NAME")]
+    pub principal: Option<String>,
+    #[command(flatten)]
+    pub common: AclsCommonArgs,
+}
+
+/// `kcli acls add` and `kcli acls remove`.
+#[derive(Debug, clap::Args)]
+pub struct AclsChangeArgs {
+    #[command(flatten)]
+    pub resources: AclsResourceArgs,
+    /// The pattern type of the resources: `literal` (default) or `prefixed`.
+    #[arg(long, value_enum, default_value_t = AclsPatternArg::Literal)]
+    pub resource_pattern_type: AclsPatternArg,
+    /// A principal allowed (repeatable), `type:name` (`User:alice`, `User:*` for everyone).
+    #[arg(long, value_name = "TYPE:NAME")]
+    pub allow_principal: Vec<String>,
+    /// A principal denied (repeatable); a deny beats every allow.
+    #[arg(long, value_name = "TYPE:NAME")]
+    pub deny_principal: Vec<String>,
+    /// An operation (repeatable): All, Read, Write, Create, Delete, Alter, Describe,
+    /// ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite, CreateTokens,
+    /// DescribeTokens (any case). Required for add.
+    #[arg(long, value_name = "OPERATION")]
+    pub operation: Vec<String>,
+    /// A client host the ACLs apply from (repeatable, an IP address); `*` (the default for add)
+    /// is every host.
+    #[arg(long, value_name = "HOST")]
+    pub host: Vec<String>,
+    #[command(flatten)]
+    pub common: AclsCommonArgs,
+}
+
+/// Resource pattern types on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AclsPatternArg {
+    /// Every pattern type (filters only).
+    Any,
+    /// The patterns that apply to a name: literal, wildcard and prefixes (filters only).
+    Match,
+    /// The name exactly (or `*`, every name).
+    Literal,
+    /// Every name that starts with it.
+    Prefixed,
 }

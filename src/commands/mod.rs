@@ -1,6 +1,7 @@
 //! One module per subcommand. Each turns its parsed arguments into library calls and renders the
 //! result to a writer passed in, so tests capture output without a process.
 
+pub mod acls;
 pub mod assign;
 mod completions;
 pub mod describe_cluster;
@@ -26,6 +27,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cli.command {
+        Command::Acls(command) => acls::run(&command, &mut out),
         Command::Assign(args) => {
             let stderr = std::io::stderr();
             let mut err = stderr.lock();

@@ -21,6 +21,8 @@ use crate::storage::log_config_values::{
 
 mod validate;
 
+pub use validate::ACL_AUTHORIZER_CLASS;
+
 const MS_PER_MINUTE: i64 = 60 * 1000;
 const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
 
@@ -30,6 +32,12 @@ const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     pub advertised_listeners: Option<Vec<EndPoint>>,
+    /// `allow.everyone.if.no.acl.found` (an `AclAuthorizer` setting): a resource without any
+    /// matching ACL is open to everyone.
+    pub allow_everyone_if_no_acl_found: bool,
+    /// `authorizer.class.name`: empty (no authorization) or
+    /// `kafka.security.authorizer.AclAuthorizer` (checked by `validate`).
+    pub authorizer_class_name: String,
     pub auto_create_topics_enable: bool,
     /// `auto.leader.rebalance.enable`: the controller moves leadership back to preferred
     /// replicas every `leader.imbalance.check.interval.seconds`.
@@ -149,6 +157,9 @@ pub struct Settings {
     /// of it and `inter.broker.listener.name` may be given (`BrokerConfig::from_sources`).
     pub security_inter_broker_protocol: String,
     pub socket_request_max_bytes: i32,
+    /// `super.users` (an `AclAuthorizer` setting): `;`-separated principals allowed
+    /// everything.
+    pub super_users: Option<String>,
     pub transaction_abort_timed_out_transaction_cleanup_interval_ms: i32,
     pub transaction_max_timeout_ms: i32,
     pub transaction_partition_verification_enable: bool,
@@ -178,6 +189,8 @@ impl Default for Settings {
         };
         Settings {
             advertised_listeners: None,
+            allow_everyone_if_no_acl_found: false,
+            authorizer_class_name: String::new(),
             auto_create_topics_enable: true,
             auto_leader_rebalance_enable: true,
             broker_id: -1,
@@ -278,6 +291,7 @@ impl Default for Settings {
             reserved_broker_max_id: 1000,
             sasl: SaslSettings::default(),
             security_inter_broker_protocol: "PLAINTEXT".to_string(),
+            super_users: None,
             socket_request_max_bytes: 100 * 1024 * 1024,
             transaction_abort_timed_out_transaction_cleanup_interval_ms: 10_000,
             transaction_max_timeout_ms: 900_000,
@@ -319,6 +333,8 @@ impl Settings {
             "advertised.listeners" => {
                 self.advertised_listeners = Some(parse_listeners(value, false).map_err(invalid)?)
             }
+            "allow.everyone.if.no.acl.found" => self.allow_everyone_if_no_acl_found = flag()?,
+            "authorizer.class.name" => self.authorizer_class_name = string(value),
             "auto.create.topics.enable" => self.auto_create_topics_enable = flag()?,
             "auto.leader.rebalance.enable" => self.auto_leader_rebalance_enable = flag()?,
             "broker.id" => self.broker_id = int(i32::MIN)?,
@@ -511,6 +527,7 @@ impl Settings {
             "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,
             "security.inter.broker.protocol" => self.security_inter_broker_protocol = string(value),
             "socket.request.max.bytes" => self.socket_request_max_bytes = int(1)?,
+            "super.users" => self.super_users = optional(string(value)),
             "transaction.abort.timed.out.transaction.cleanup.interval.ms" => {
                 self.transaction_abort_timed_out_transaction_cleanup_interval_ms = int(1)?
             }

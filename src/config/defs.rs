@@ -78,6 +78,13 @@ const LONG_MAX: &str = "9223372036854775807";
 /// Every key kcli reads, sorted by name (the order `DescribeConfigs` lists them in).
 pub const CONFIG_DEFS: &[ConfigDef] = &[
     def("advertised.listeners", None, true, Kind::Str),
+    def(
+        "allow.everyone.if.no.acl.found",
+        Some("false"),
+        false,
+        Kind::Bool,
+    ),
+    def("authorizer.class.name", Some(""), false, Kind::Str),
     def("auto.create.topics.enable", Some("true"), false, Kind::Bool),
     def(
         "auto.leader.rebalance.enable",
@@ -424,6 +431,7 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     ),
     // Transactions are not supported; the keys are known, with Kafka's defaults, so configs
     // written for Kafka load and DescribeConfigs reports them.
+    def("super.users", None, false, Kind::Str),
     def(
         "transaction.abort.timed.out.transaction.cleanup.interval.ms",
         Some("10000"),

@@ -337,6 +337,8 @@ impl ErrorCode {
             CoordinatorNotAvailable => "The coordinator is not available.",
             TransactionalIdAuthorizationFailed => "Transactional Id authorization failed.",
             ClusterAuthorizationFailed => "Cluster authorization failed.",
+            TopicAuthorizationFailed => "Topic authorization failed.",
+            GroupAuthorizationFailed => "Group authorization failed.",
             _ => "The server experienced an unexpected error when processing the request.",
         }
     }

@@ -10,12 +10,15 @@
 //! - [`ssl`]: TLS: the `ssl.*` keys, PEM/PKCS12 stores, rustls configurations, and the principal
 //!   of a client certificate (RFC 2253 subject, `ssl.principal.mapping.rules`).
 //!
+//! - [`acl`]: the ACL model and the `AclAuthorizer` decision (authorization).
+//!
 //! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
 //! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
 //! through [`sasl::CredentialProvider`].
 //!
 //! Layering: names nothing else in the crate.
 
+pub mod acl;
 pub mod jaas;
 pub mod sasl;
 pub mod scram_credential;

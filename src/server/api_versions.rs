@@ -71,6 +71,11 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::ListGroups, 0),
     (ApiKey::DeleteGroups, 0),
     (ApiKey::OffsetDelete, 0),
+    // ACLs in the authorizer's store (apis::create_acls, describe_acls, delete_acls);
+    // SECURITY_DISABLED without `authorizer.class.name`, as Kafka answers.
+    (ApiKey::DescribeAcls, 0),
+    (ApiKey::CreateAcls, 0),
+    (ApiKey::DeleteAcls, 0),
 ];
 
 /// The advertised range of `key`, or `None` when it is not advertised.

@@ -19,6 +19,8 @@ pub enum ServerError {
     Zk(#[from] ZkError),
     #[error("metadata store: {0}")]
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
+    #[error("authorizer: {0}")]
+    Acl(#[from] super::acl_authorizer::AclError),
     #[error(transparent)]
     Sasl(#[from] super::sasl_listeners::SaslSetupError),
     #[error("loading topics: {0}")]

@@ -19,6 +19,7 @@ use crate::controller::ControllerHandle;
 
 use super::api_versions;
 use super::apis;
+use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::group::GroupCoordinator;
@@ -48,6 +49,8 @@ pub struct KafkaApis {
     pub epochs: Arc<BrokerEpochManager>,
     /// This broker's controller: whether it is the active one, and its queue.
     pub controller: ControllerHandle,
+    /// The authorizer (`authorizer.class.name`), as handlers ask it.
+    pub auth: AuthHelper,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     pub ready: watch::Receiver<bool>,
@@ -115,6 +118,9 @@ impl KafkaApis {
             RequestKind::LeaderAndIsr(r) => apis::leader_and_isr::handle(self, ctx, r).await,
             RequestKind::UpdateMetadata(r) => apis::update_metadata::handle(self, ctx, r),
             RequestKind::StopReplica(r) => apis::stop_replica::handle(self, ctx, r),
+            RequestKind::CreateAcls(r) => apis::create_acls::handle(self, ctx, r).await,
+            RequestKind::DescribeAcls(r) => apis::describe_acls::handle(self, ctx, r),
+            RequestKind::DeleteAcls(r) => apis::delete_acls::handle(self, ctx, r).await,
             other => {
                 // Unreachable while `api_versions` and this match agree; a test checks that.
                 tracing::error!(api = ?other.api_key(), "advertised API without a handler");

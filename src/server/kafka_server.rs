@@ -25,7 +25,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::config::BrokerConfig;
+use crate::config::{BrokerConfig, ConfigError};
 use crate::controller::channel_manager::BrokerChannel;
 use crate::controller::controller_request_batch::BatchConfig;
 use crate::controller::event_for_watch;
@@ -40,7 +40,9 @@ use crate::zk::session::ZkSession;
 use crate::zk::zk_data::{self, BrokerRegistration};
 use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient, recipes};
 
+use super::acl_authorizer::AclAuthorizer;
 use super::alter_partition_manager::{AlterPartitionChannel, DefaultAlterPartitionManager};
+use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_registration::{
     SessionExpiryHandler, get_or_generate_broker_id, register_broker,
@@ -69,6 +71,30 @@ use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
+use crate::security::acl::AuthorizerSettings;
+
+/// Kafka's `AclAuthorizer` when `authorizer.class.name` names it (validated with the
+/// config), over the broker's metadata store.
+fn new_authorizer(
+    config: &BrokerConfig,
+    zk: &Arc<dyn ZkClient>,
+) -> Result<Option<Arc<AclAuthorizer>>, ServerError> {
+    if config.authorizer_class_name.trim().is_empty() {
+        return Ok(None);
+    }
+    let super_users =
+        AuthorizerSettings::parse_super_users(config.super_users.as_deref().unwrap_or(""))
+            .map_err(|reason| ConfigError::InvalidValue {
+                key: "super.users".to_string(),
+                value: config.super_users.clone().unwrap_or_default(),
+                reason,
+            })?;
+    let settings = AuthorizerSettings {
+        super_users,
+        allow_everyone_if_no_acl_found: config.allow_everyone_if_no_acl_found,
+    };
+    Ok(Some(AclAuthorizer::new(Arc::clone(zk), settings)))
+}
 
 /// A running broker.
 #[derive(Debug)]
@@ -247,6 +273,7 @@ impl KafkaServer {
             .with_client_tls(client_tls)
             .with_client_authenticator(sasl.inter_broker_client.clone()),
         ));
+        let authorizer = new_authorizer(&config, &zk)?;
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),
@@ -259,6 +286,7 @@ impl KafkaServer {
             group_coordinator: Arc::clone(&group_coordinator),
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
+            auth: AuthHelper::new(authorizer.clone()),
             ready: ready_rx,
         });
         channel.bind(&apis);
@@ -346,6 +374,11 @@ impl KafkaServer {
             &tasks,
             background.clone(),
         );
+        if let Some(authorizer) = &authorizer {
+            authorizer
+                .startup(&watches, now_ms, &tasks, background.clone())
+                .await?;
+        }
         let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();

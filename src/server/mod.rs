@@ -40,13 +40,18 @@
 //! - [`user_scram_admin`]: SCRAM credentials in `/config/users` (AlterUserScramCredentials and
 //!   DescribeUserScramCredentials).
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
+//! - [`acl_authorizer`]: Kafka's `AclAuthorizer`: the ACL cache loaded from the store, ACL
+//!   updates, change notifications.
+//! - [`auth_helper`]: Kafka's `AuthHelper`, the authorization questions handlers ask.
 //! - [`apis`]: one module per API.
 //!
 //! Layering: the server sits above every other module but `commands`.
 
+pub mod acl_authorizer;
 pub mod alter_partition_manager;
 pub mod api_versions;
 pub mod apis;
+pub mod auth_helper;
 pub mod broker_epoch_manager;
 pub mod broker_registration;
 pub mod broker_to_controller_channel;

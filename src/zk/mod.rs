@@ -5,11 +5,13 @@
 //! that routes watch events to per-path handlers; `checked_ephemeral`, Kafka's CheckedEphemeral
 //! create; `recipes` (recursive create, the pre-created paths, the
 //! cluster id); `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
-//! writes them; `sanitizer`, Kafka's URL-encoding of entity names; and `user_configs`,
-//! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications.
+//! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
+//! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications; and
+//! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`.
 //!
 //! Layering: this module uses only `crate::cluster`.
 
+pub mod acl_store;
 pub mod broker_znode;
 pub mod checked_ephemeral;
 pub mod client;

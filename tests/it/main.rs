@@ -4,6 +4,7 @@
 // Test code: a failed unwrap is a failed test, with its location.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod acls;
 mod assign;
 mod cli;
 mod cluster;

@@ -8,6 +8,8 @@ mod password;
 mod render;
 mod store;
 
+pub(crate) use render::error_name;
+
 use std::io::{BufRead, Write};
 use std::num::NonZeroU32;
 use std::time::Duration;

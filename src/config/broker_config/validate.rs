@@ -6,6 +6,9 @@ use super::Settings;
 use crate::config::ConfigError;
 use crate::config::sasl_config::validate_sasl;
 
+/// The class name that enables authorization (`authorizer.class.name`).
+pub const ACL_AUTHORIZER_CLASS: &str = "kafka.security.authorizer.AclAuthorizer";
+
 impl Settings {
     /// The checks of Kafka's `KafkaConfig.validateValues` that apply to a ZooKeeper-mode broker,
     /// except that `zookeeper.connect` may be unset (kcli then keeps metadata in its embedded
@@ -132,12 +135,41 @@ impl Settings {
                  max.connections.per.ip.overrides property is set.",
             );
         }
+        self.validate_authorizer()?;
         self.validate_inter_broker_listener()?;
         validate_sasl(
             &self.sasl,
             &self.listeners,
             &self.inter_broker_listener_name(),
         )
+    }
+
+    /// `authorizer.class.name`: only Kafka's ZooKeeper-mode `AclAuthorizer` exists here (empty:
+    /// no authorization); `super.users`: each `;`-separated element a `type:name` principal.
+    fn validate_authorizer(&self) -> Result<(), ConfigError> {
+        let class = self.authorizer_class_name.trim();
+        if !class.is_empty() && class != ACL_AUTHORIZER_CLASS {
+            return Err(ConfigError::InvalidValue {
+                key: "authorizer.class.name".to_string(),
+                value: class.to_string(),
+                reason: format!("kcli's only authorizer is {ACL_AUTHORIZER_CLASS}"),
+            });
+        }
+        let users = self.super_users.as_deref().unwrap_or("");
+        if let Some(bad) = users
+            .split(';')
+            .map(str::trim)
+            .find(|p| !p.is_empty() && p.split_once(':').is_none_or(|(t, _)| t.is_empty()))
+        {
+            return Err(ConfigError::InvalidValue {
+                key: "super.users".to_string(),
+                value: users.to_string(),
+                reason: format!(
+                    "expected a string in format principalType:principalName but got {bad}"
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Kafka's `interBrokerListenerName` check: the listener must be an advertised one.

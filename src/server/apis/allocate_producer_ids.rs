@@ -24,6 +24,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: AllocateProducerIdsRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::AllocateProducerIds(
+            crate::protocol::messages::AllocateProducerIdsResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let response = allocate_producer_ids(&apis.zk_producer_id_manager, &request).await;
     ctx.respond(ResponseKind::AllocateProducerIds(response))
 }

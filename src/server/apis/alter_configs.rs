@@ -37,11 +37,12 @@ pub(crate) fn invalid_request(message: impl Into<String>) -> Failure {
 }
 
 /// The per-resource loop both AlterConfigs APIs share: each resource is answered in request
-/// order, a repeated one with INVALID_REQUEST, the others by `$alter`. A macro because the two
+/// order, a repeated one with INVALID_REQUEST, one the principal may not AlterConfigs with
+/// TOPIC_ or CLUSTER_AUTHORIZATION_FAILED (no message, as Kafka's), the others by `$alter`. A macro because the two
 /// APIs' resource and response types differ only in name, and an async closure over them would
 /// not be `Send`.
 macro_rules! alter_each_resource {
-    ($apis:expr, $request:expr, $alter:path, $response:ident) => {{
+    ($apis:expr, $ctx:expr, $request:expr, $alter:path, $response:ident) => {{
         let request = $request;
         let dups = $crate::server::config_ops::duplicate_resources(
             request
@@ -51,10 +52,18 @@ macro_rules! alter_each_resource {
         );
         let mut responses = Vec::with_capacity(request.resources.len());
         for (i, resource) in request.resources.iter().enumerate() {
+            let denied = $apis.auth.config_resource_denied(
+                $ctx,
+                $crate::security::acl::AclOperation::AlterConfigs,
+                resource.resource_type,
+                &resource.resource_name.to_string_lossy(),
+            );
             let outcome = if dups.contains(&i) {
                 Err($crate::server::apis::alter_configs::invalid_request(
                     "Each resource must appear at most once.",
                 ))
+            } else if let Some(code) = denied {
+                Err((code, None))
             } else {
                 $alter($apis, resource, request.validate_only).await
             };
@@ -79,7 +88,7 @@ pub async fn handle(
     ctx: &RequestContext,
     request: AlterConfigsRequest,
 ) -> Response {
-    let responses = alter_each_resource!(apis, &request, alter, AlterConfigsResourceResponse);
+    let responses = alter_each_resource!(apis, ctx, &request, alter, AlterConfigsResourceResponse);
     let response = AlterConfigsResponse {
         responses,
         ..AlterConfigsResponse::default()

@@ -16,6 +16,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: AlterPartitionRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::AlterPartition(
+            crate::protocol::messages::AlterPartitionResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let response = apis
         .controller
         .alter_partition(request, ctx.api_version)

@@ -24,6 +24,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: AlterPartitionReassignmentsRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(ALTER)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::Alter)
+    {
+        return ctx.respond(ResponseKind::AlterPartitionReassignments(
+            AlterPartitionReassignmentsResponse {
+                error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+                ..AlterPartitionReassignmentsResponse::default()
+            },
+        ));
+    }
     // A partition named twice keeps its last entry, as Kafka's `toMap` does.
     let mut reassignments: BTreeMap<TopicPartition, Option<Vec<BrokerId>>> = BTreeMap::new();
     for topic in &request.topics {

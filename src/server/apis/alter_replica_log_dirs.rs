@@ -38,9 +38,17 @@ pub fn handle(
             }
         }
     }
+    // Kafka: without ALTER on the cluster every partition is CLUSTER_AUTHORIZATION_FAILED.
+    let allowed = apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::Alter);
     let mut by_topic: BTreeMap<String, Vec<AlterReplicaLogDirPartitionResult>> = BTreeMap::new();
     for (tp, path) in wanted {
-        let error = apis.replica_manager.alter_replica_log_dir(&tp, &path);
+        let error = if allowed {
+            apis.replica_manager.alter_replica_log_dir(&tp, &path)
+        } else {
+            crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed
+        };
         tracing::info!(topic_partition = %tp, log_dir = %path, ?error, "alter replica log dir");
         by_topic
             .entry(tp.topic.clone())

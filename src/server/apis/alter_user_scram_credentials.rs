@@ -11,6 +11,7 @@ use crate::protocol::messages::alter_user_scram_credentials_request::AlterUserSc
 use crate::protocol::messages::alter_user_scram_credentials_response::{
     AlterUserScramCredentialsResponse, AlterUserScramCredentialsResult,
 };
+use crate::security::acl::AclOperation;
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
@@ -41,10 +42,15 @@ pub async fn handle(
         })
         .collect();
     // Kafka checks the controller first, then authorizes ALTER on the CLUSTER resource
-    // (CLUSTER_AUTHORIZATION_FAILED for every user through `every_user`); the authorizer's
-    // check goes between the two.
+    // (CLUSTER_AUTHORIZATION_FAILED for every user through `every_user`).
     let results = if !apis.controller.is_active() {
         every_user(&upsertions, &deletions, ErrorCode::NotController)
+    } else if !apis.auth.authorize_cluster(ctx, AclOperation::Alter) {
+        every_user(
+            &upsertions,
+            &deletions,
+            ErrorCode::ClusterAuthorizationFailed,
+        )
     } else {
         apis.user_scram_admin.alter(&upsertions, &deletions).await
     };

@@ -17,6 +17,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: ControlledShutdownRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::ControlledShutdown(
+            crate::protocol::messages::ControlledShutdownResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     // v0 carries no epoch: the default -1 is "unknown", which the controller accepts.
     let response = apis
         .controller

@@ -17,6 +17,8 @@ use crate::protocol::messages::create_partitions_response::{
     CreatePartitionsResponse, CreatePartitionsTopicResult,
 };
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::create_topics::api_error;
@@ -56,6 +58,16 @@ pub async fn handle(
             (
                 ErrorCode::InvalidRequest,
                 Some("Duplicate topic in request.".to_string()),
+            )
+        } else if !apis.auth.authorize(
+            ctx,
+            AclOperation::Alter,
+            ResourceType::Topic,
+            &topic.name.to_string_lossy(),
+        ) {
+            (
+                ErrorCode::TopicAuthorizationFailed,
+                Some("The topic authorization is failed.".to_string()),
             )
         } else {
             let name = topic.name.to_string_lossy().into_owned();

@@ -23,6 +23,8 @@ use crate::protocol::messages::create_topics_response::{
 };
 
 use super::super::config_entries::BrokerLevels;
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_manager::{CreatedTopic, NewTopic, TopicError};
@@ -48,6 +50,7 @@ pub async fn handle(
             ..CreateTopicsResponse::default()
         }));
     }
+    let may_create_any = apis.auth.authorize_cluster(ctx, AclOperation::Create);
     for topic in &request.topics {
         let name = topic.name.to_string_lossy().into_owned();
         let mut result = CreatableTopicResult {
@@ -70,6 +73,15 @@ pub async fn handle(
             Err((
                 ErrorCode::InvalidRequest,
                 Some("Found multiple entries for this topic.".to_string()),
+            ))
+        } else if !may_create_any
+            && !apis
+                .auth
+                .authorize(ctx, AclOperation::Create, ResourceType::Topic, &name)
+        {
+            Err((
+                ErrorCode::TopicAuthorizationFailed,
+                Some("Authorization failed.".to_string()),
             ))
         } else {
             create(apis, &name, topic, request.validate_only)

@@ -10,6 +10,9 @@ use crate::protocol::messages::delete_groups_response::{
     DeletableGroupResult, DeleteGroupsResponse,
 };
 
+use crate::protocol::errors::ErrorCode;
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -19,7 +22,17 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DeleteGroupsRequest) ->
         .iter()
         .map(|g| g.to_string_lossy().into_owned())
         .collect();
-    let results = apis.group_coordinator.delete_groups(&ids);
+    // Kafka's order: the deleted groups' results, then those the principal may not Delete.
+    let (allowed, denied): (Vec<String>, Vec<String>) = ids.into_iter().partition(|id| {
+        apis.auth
+            .authorize(ctx, AclOperation::Delete, ResourceType::Group, id)
+    });
+    let mut results = apis.group_coordinator.delete_groups(&allowed);
+    results.extend(
+        denied
+            .into_iter()
+            .map(|id| (id, ErrorCode::GroupAuthorizationFailed)),
+    );
     ctx.respond(ResponseKind::DeleteGroups(DeleteGroupsResponse {
         results: results
             .into_iter()

@@ -30,11 +30,22 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DeleteRecordsRequ
         .into_iter()
         .map(|topic| {
             let name = topic.name.to_string_lossy().into_owned();
+            // Kafka: each partition of a topic without DELETE is TOPIC_AUTHORIZATION_FAILED.
+            let allowed = apis.auth.authorize(
+                ctx,
+                crate::security::acl::AclOperation::Delete,
+                crate::security::acl::ResourceType::Topic,
+                &name,
+            );
             let partitions = topic
                 .partitions
                 .iter()
                 .map(|p| {
-                    let (low_watermark, error) = delete(apis, &name, p.partition_index, p.offset);
+                    let (low_watermark, error) = if allowed {
+                        delete(apis, &name, p.partition_index, p.offset)
+                    } else {
+                        (-1, ErrorCode::TopicAuthorizationFailed)
+                    };
                     DeleteRecordsPartitionResult {
                         partition_index: p.partition_index,
                         low_watermark,

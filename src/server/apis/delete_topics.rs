@@ -18,6 +18,8 @@ use crate::protocol::messages::delete_topics_response::{
     DeletableTopicResult, DeleteTopicsResponse,
 };
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -66,7 +68,7 @@ pub async fn handle(
     {
         all_failed(ErrorCode::InvalidRequest)
     } else {
-        delete(apis, &topics, request.timeout_ms).await
+        delete(apis, ctx, &topics, request.timeout_ms).await
     };
     let response = DeleteTopicsResponse {
         responses,
@@ -77,6 +79,7 @@ pub async fn handle(
 
 async fn delete(
     apis: &KafkaApis,
+    ctx: &RequestContext,
     topics: &[(Option<StrBytes>, Uuid)],
     timeout_ms: i32,
 ) -> Vec<DeletableTopicResult> {
@@ -93,6 +96,13 @@ async fn delete(
             // Neither a name nor an id: Kafka's authorization filter drops the null name, so
             // the entry fails authorization.
             None => ErrorCode::TopicAuthorizationFailed,
+            Some(n)
+                if !apis
+                    .auth
+                    .authorize(ctx, AclOperation::Delete, ResourceType::Topic, n) =>
+            {
+                ErrorCode::TopicAuthorizationFailed
+            }
             Some(n) if !apis.metadata_cache.contains_topic(n) => ErrorCode::UnknownTopicOrPartition,
             Some(n) => {
                 if !to_delete.contains(n) {

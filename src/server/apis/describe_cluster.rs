@@ -14,7 +14,7 @@ use crate::protocol::messages::describe_cluster_response::{
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
-use super::authorized_operations::CLUSTER_OPERATIONS;
+use crate::security::acl::{AclOperation, CLUSTER_NAME, ResourceType};
 
 /// `EndpointType` ids.
 const BROKER: i8 = 1;
@@ -80,8 +80,14 @@ fn describe(
         cluster_id: StrBytes::from(apis.metadata_cache.cluster_id()),
         controller_id,
         brokers,
+        // Kafka's `computeDescribeClusterResponse`: 0 without Describe on the cluster.
         cluster_authorized_operations: if request.include_cluster_authorized_operations {
-            CLUSTER_OPERATIONS
+            if apis.auth.authorize_cluster(ctx, AclOperation::Describe) {
+                apis.auth
+                    .authorized_operations(ctx, ResourceType::Cluster, CLUSTER_NAME)
+            } else {
+                0
+            }
         } else {
             i32::MIN
         },

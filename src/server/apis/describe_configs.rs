@@ -25,6 +25,8 @@ use super::super::config_entries::{BrokerLevels, Entry};
 use super::super::config_ops::{
     RESOURCE_BROKER, RESOURCE_BROKER_LOGGER, RESOURCE_CLIENT_METRICS, RESOURCE_TOPIC,
 };
+use crate::security::acl::AclOperation;
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_validation::validate_topic_name;
@@ -39,11 +41,29 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DescribeConfigsRe
     // Kafka's handler throws on an unknown resource type before describing anything, so every
     // resource gets the request's error.
     let results = if request.resources.iter().all(|r| known(r.resource_type)) {
-        request
-            .resources
-            .iter()
-            .map(|r| describe(apis, ctx, &request, r))
-            .collect()
+        // Kafka's order: the described resources, then those the principal may not
+        // DescribeConfigs (TOPIC_ or CLUSTER_AUTHORIZATION_FAILED).
+        let mut denied = Vec::new();
+        let mut results: Vec<DescribeConfigsResult> = Vec::new();
+        for r in &request.resources {
+            match apis.auth.config_resource_denied(
+                ctx,
+                AclOperation::DescribeConfigs,
+                r.resource_type,
+                &r.resource_name.to_string_lossy(),
+            ) {
+                Some(code) => denied.push(DescribeConfigsResult {
+                    error_code: code.code(),
+                    error_message: Some(StrBytes::from(code.message())),
+                    resource_type: r.resource_type,
+                    resource_name: r.resource_name.clone(),
+                    ..DescribeConfigsResult::default()
+                }),
+                None => results.push(describe(apis, ctx, &request, r)),
+            }
+        }
+        results.extend(denied);
+        results
     } else {
         request
             .resources

@@ -1,6 +1,8 @@
 //! DescribeGroups (Kafka's `handleDescribeGroupsRequest`), v0-5: state, protocol and members of
 //! each group; members' metadata and assignments only for a Stable group; an unknown group is
 //! `Dead`. v3+ may ask for the authorized operations (all of a group's, without an authorizer).
+//! A group the principal may not Describe is GROUP_AUTHORIZATION_FAILED, listed after the
+//! others as Kafka lists them.
 
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -12,13 +14,21 @@ use crate::protocol::messages::describe_groups_response::{
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
-use super::authorized_operations::GROUP_OPERATIONS;
+use crate::protocol::errors::ErrorCode;
+use crate::security::acl::{AclOperation, ResourceType};
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeGroupsRequest) -> Response {
     let include_ops = ctx.api_version >= 3 && r.include_authorized_operations;
-    let groups = r
-        .groups
-        .iter()
+    let (allowed, denied): (Vec<_>, Vec<_>) = r.groups.iter().partition(|id| {
+        apis.auth.authorize(
+            ctx,
+            AclOperation::Describe,
+            ResourceType::Group,
+            &id.to_string_lossy(),
+        )
+    });
+    let mut groups: Vec<DescribedGroup> = allowed
+        .into_iter()
         .map(|id| {
             let (error, summary) = apis.group_coordinator.describe_group(&id.to_string_lossy());
             DescribedGroup {
@@ -41,7 +51,8 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeGroupsRequest) 
                     })
                     .collect(),
                 authorized_operations: if include_ops {
-                    GROUP_OPERATIONS
+                    apis.auth
+                        .authorized_operations(ctx, ResourceType::Group, &id.to_string_lossy())
                 } else {
                     i32::MIN
                 },
@@ -49,6 +60,12 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeGroupsRequest) 
             }
         })
         .collect();
+    groups.extend(denied.into_iter().map(|id| DescribedGroup {
+        error_code: ErrorCode::GroupAuthorizationFailed.code(),
+        group_id: id.clone(),
+        authorized_operations: i32::MIN,
+        ..DescribedGroup::default()
+    }));
     ctx.respond(ResponseKind::DescribeGroups(DescribeGroupsResponse {
         groups,
         ..DescribeGroupsResponse::default()

@@ -21,6 +21,16 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DescribeLogDirsRequest) -> Response {
+    // Kafka: without DESCRIBE on the cluster, no results and CLUSTER_AUTHORIZATION_FAILED.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::Describe)
+    {
+        return ctx.respond(ResponseKind::DescribeLogDirs(DescribeLogDirsResponse {
+            error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+            ..DescribeLogDirsResponse::default()
+        }));
+    }
     let log_manager = apis.replica_manager.log_manager();
     let wanted: Option<BTreeSet<TopicPartition>> = request.topics.map(|topics| {
         topics

@@ -5,11 +5,13 @@
 //! order, RESOURCE_NOT_FOUND for one without a credential, DUPLICATE_RESOURCE for one named twice).
 
 use crate::network::Response;
+use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::describe_user_scram_credentials_request::DescribeUserScramCredentialsRequest;
 use crate::protocol::messages::describe_user_scram_credentials_response::{
     CredentialInfo, DescribeUserScramCredentialsResponse, DescribeUserScramCredentialsResult,
 };
+use crate::security::acl::AclOperation;
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
@@ -20,8 +22,16 @@ pub async fn handle(
     ctx: &RequestContext,
     request: DescribeUserScramCredentialsRequest,
 ) -> Response {
-    // Kafka authorizes DESCRIBE on the CLUSTER resource here; without it the answer is
+    // Kafka authorizes DESCRIBE on the CLUSTER resource first; without it the answer is
     // `error_code` CLUSTER_AUTHORIZATION_FAILED at the top level and no results.
+    if !apis.auth.authorize_cluster(ctx, AclOperation::Describe) {
+        return ctx.respond(ResponseKind::DescribeUserScramCredentials(
+            DescribeUserScramCredentialsResponse {
+                error_code: ErrorCode::ClusterAuthorizationFailed.code(),
+                ..DescribeUserScramCredentialsResponse::default()
+            },
+        ));
+    }
     let users: Option<Vec<String>> = request.users.as_ref().map(|users| {
         users
             .iter()

@@ -30,6 +30,18 @@ pub async fn handle(
     request: ElectLeadersRequest,
 ) -> Response {
     let partitions = requested_partitions(&request, &apis.metadata_cache);
+    // Kafka authorizes ALTER on the cluster first: every partition refused, and the top level.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::Alter)
+    {
+        let code = ErrorCode::ClusterAuthorizationFailed;
+        let refused = partitions
+            .iter()
+            .map(|tp| (tp.clone(), Err((code, None))))
+            .collect();
+        return respond(ctx, code, refused, request.topic_partitions.is_none());
+    }
     // v0 has no type and means preferred; the decoder leaves the default 0 there.
     let Some(election_type) = ElectionType::from_wire(request.election_type) else {
         let invalid = partitions

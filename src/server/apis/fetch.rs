@@ -20,6 +20,10 @@
 //! A long poll waits on the connection's task. A partition this broker does not host answers
 //! NOT_LEADER_OR_FOLLOWER when the metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION; a
 //! topic id the cache does not know answers UNKNOWN_TOPIC_ID.
+//!
+//! Authorization: a follower's fetch needs ClusterAction on the cluster, else every partition
+//! is TOPIC_AUTHORIZATION_FAILED; a consumer's needs Read on each topic, else its partitions
+//! are (Kafka's `handleFetchRequest`).
 
 use bytes::Bytes;
 
@@ -36,6 +40,8 @@ use crate::protocol::record::down_convert::batches_to_message_set;
 use crate::replication::{
     FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice, ReplicaManager,
 };
+
+use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
@@ -86,18 +92,31 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchReques
         read_committed: request.isolation_level == 1,
         topics: Vec::with_capacity(request.topics.len()),
     };
+    let follower_allowed = layout.from_follower
+        && apis
+            .auth
+            .authorize_cluster(ctx, AclOperation::ClusterAction);
     for t in &request.topics {
         let name = if version >= 13 {
             apis.metadata_cache.topic_name(t.topic_id)
         } else {
             Some(t.topic.to_string_lossy().into_owned())
         };
+        let allowed = name.as_ref().is_some_and(|n| {
+            if layout.from_follower {
+                follower_allowed
+            } else {
+                apis.auth
+                    .authorize(ctx, AclOperation::Read, ResourceType::Topic, n)
+            }
+        });
         let slots = t
             .partitions
             .iter()
             .map(|p| {
                 let slot = match &name {
                     None => Slot::Refused(ErrorCode::UnknownTopicId),
+                    Some(_) if !allowed => Slot::Refused(ErrorCode::TopicAuthorizationFailed),
                     Some(name) => {
                         let tp = TopicPartition::new(name.clone(), p.partition);
                         partitions.push(FetchPartitionInfo {

@@ -15,6 +15,8 @@ use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::find_coordinator_request::FindCoordinatorRequest;
 use crate::protocol::messages::find_coordinator_response::{Coordinator, FindCoordinatorResponse};
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_manager::{ADMIN_WAIT, NewTopic, TopicError};
@@ -154,6 +156,19 @@ fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -
         ..Coordinator::default()
     };
     match key_type {
+        GROUP
+            if !apis.auth.authorize(
+                ctx,
+                AclOperation::Describe,
+                ResourceType::Group,
+                &key.to_string_lossy(),
+            ) =>
+        {
+            return failed(
+                ErrorCode::GroupAuthorizationFailed,
+                "Group authorization failed.",
+            );
+        }
         GROUP => {}
         TRANSACTION => {
             // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the Java client's TransactionManager

@@ -38,7 +38,7 @@ pub async fn handle(
     ctx: &RequestContext,
     request: IncrementalAlterConfigsRequest,
 ) -> Response {
-    let responses = alter_each_resource!(apis, &request, alter, AlterConfigsResourceResponse);
+    let responses = alter_each_resource!(apis, ctx, &request, alter, AlterConfigsResourceResponse);
     let response = IncrementalAlterConfigsResponse {
         responses,
         ..IncrementalAlterConfigsResponse::default()

@@ -11,6 +11,9 @@
 //! client (`TransactionManager` raises `TransactionalIdAuthorizationException` at once instead
 //! of retrying) and in librdkafka, so a transactional producer fails fast with a clear cause.
 //! An empty transactional id is INVALID_REQUEST, as in Kafka.
+//!
+//! Authorization first, as Kafka's: an idempotent producer needs IdempotentWrite on the
+//! cluster or Write on some topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 
 use crate::network::Response;
 use crate::protocol::errors::ErrorCode;
@@ -18,6 +21,8 @@ use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::init_producer_id_request::InitProducerIdRequest;
 use crate::protocol::messages::init_producer_id_response::InitProducerIdResponse;
 use crate::protocol::record::batch::{NO_PRODUCER_EPOCH, NO_PRODUCER_ID};
+
+use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
@@ -36,6 +41,16 @@ pub async fn handle(
         }))
     };
     let fail = |error: ErrorCode| answer(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH);
+    if request.transactional_id.is_none()
+        && !apis
+            .auth
+            .authorize_cluster(ctx, AclOperation::IdempotentWrite)
+        && !apis
+            .auth
+            .authorize_by_resource_type(ctx, AclOperation::Write, ResourceType::Topic)
+    {
+        return fail(ErrorCode::ClusterAuthorizationFailed);
+    }
     let given_id = request.producer_id != NO_PRODUCER_ID;
     let given_epoch = request.producer_epoch != NO_PRODUCER_EPOCH;
     if given_id != given_epoch {

@@ -15,6 +15,8 @@ use crate::protocol::messages::join_group_response::{JoinGroupResponse, JoinGrou
 use crate::server::group::group_join::JoinParams;
 use crate::server::group::member_metadata::JoinGroupResult;
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -26,6 +28,15 @@ pub fn client_host(ctx: &RequestContext) -> String {
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: JoinGroupRequest) -> Response {
     let v = ctx.api_version;
     let member_id = r.member_id.to_string_lossy().into_owned();
+    if !apis.auth.authorize(
+        ctx,
+        AclOperation::Read,
+        ResourceType::Group,
+        &r.group_id.to_string_lossy(),
+    ) {
+        let denied = JoinGroupResult::error(&member_id, ErrorCode::GroupAuthorizationFailed);
+        return ctx.respond(ResponseKind::JoinGroup(response(denied, v)));
+    }
     let params = JoinParams {
         group_id: r.group_id.to_string_lossy().into_owned(),
         member_id: member_id.clone(),

@@ -32,6 +32,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: LeaderAndIsrRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::LeaderAndIsr(
+            crate::protocol::messages::LeaderAndIsrResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let response = become_leader_or_follower(apis, ctx.api_version, request).await;
     ctx.respond(ResponseKind::LeaderAndIsr(response))
 }

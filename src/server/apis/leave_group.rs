@@ -10,6 +10,8 @@ use crate::protocol::messages::leave_group_request::LeaveGroupRequest;
 use crate::protocol::messages::leave_group_response::{LeaveGroupResponse, MemberResponse};
 use crate::server::group::group_coordinator::LeavingMember;
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -29,9 +31,17 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: LeaveGroupRequest) -> R
             })
             .collect()
     };
-    let (error, member_errors) = apis
-        .group_coordinator
-        .handle_leave_group(&text(&r.group_id), &leaving);
+    let (error, member_errors) = if !apis.auth.authorize(
+        ctx,
+        AclOperation::Read,
+        ResourceType::Group,
+        &text(&r.group_id),
+    ) {
+        (ErrorCode::GroupAuthorizationFailed, Vec::new())
+    } else {
+        apis.group_coordinator
+            .handle_leave_group(&text(&r.group_id), &leaving)
+    };
     let response = if ctx.api_version < 3 {
         let first = member_errors
             .iter()

@@ -8,6 +8,8 @@ use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::list_groups_request::ListGroupsRequest;
 use crate::protocol::messages::list_groups_response::{ListGroupsResponse, ListedGroup};
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -25,7 +27,14 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: ListGroupsRequest) -> R
     } else {
         Vec::new()
     };
-    let (error, groups) = apis.group_coordinator.list_groups(&states, &types);
+    let (error, mut groups) = apis.group_coordinator.list_groups(&states, &types);
+    // Kafka's: every group with Describe on the cluster, else those the principal may Describe.
+    if !apis.auth.authorize_cluster(ctx, AclOperation::Describe) {
+        groups.retain(|(id, _, _)| {
+            apis.auth
+                .authorize(ctx, AclOperation::Describe, ResourceType::Group, id)
+        });
+    }
     ctx.respond(ResponseKind::ListGroups(ListGroupsResponse {
         error_code: error.code(),
         groups: groups

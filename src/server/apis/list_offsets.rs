@@ -6,6 +6,8 @@
 //! v0 answers `old_style_offsets`, a list of at most `max_num_offsets` offsets: kcli gives the
 //! one offset the v1 lookup finds (Kafka's legacy lookup also lists segment base offsets before
 //! the time, which no maintained client reads).
+//!
+//! A topic the principal may not Describe is TOPIC_AUTHORIZATION_FAILED for its partitions.
 
 use crate::cluster::TopicPartition;
 use crate::network::Response;
@@ -16,6 +18,7 @@ use crate::protocol::messages::list_offsets_response::{
     ListOffsetsPartitionResponse, ListOffsetsResponse, ListOffsetsTopicResponse,
 };
 use crate::protocol::record::batch::NO_TIMESTAMP;
+use crate::security::acl::{AclOperation, ResourceType};
 use crate::storage::log_reads::FetchIsolation;
 
 use super::super::kafka_apis::KafkaApis;
@@ -32,6 +35,9 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ListOffsetsReques
         .into_iter()
         .map(|topic| {
             let name = topic.name.to_string_lossy().into_owned();
+            let allowed =
+                apis.auth
+                    .authorize(ctx, AclOperation::Describe, ResourceType::Topic, &name);
             let partitions = topic
                 .partitions
                 .into_iter()
@@ -43,6 +49,10 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ListOffsetsReques
                         leader_epoch: -1,
                         ..ListOffsetsPartitionResponse::default()
                     };
+                    if !allowed {
+                        response.error_code = ErrorCode::TopicAuthorizationFailed.code();
+                        return response;
+                    }
                     let tp = TopicPartition::new(name.clone(), p.partition_index);
                     let found =
                         apis.replica_manager

@@ -21,6 +21,18 @@ pub async fn handle(
     ctx: &RequestContext,
     request: ListPartitionReassignmentsRequest,
 ) -> Response {
+    // Kafka's `authorizeClusterOperation(DESCRIBE)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::Describe)
+    {
+        return ctx.respond(ResponseKind::ListPartitionReassignments(
+            crate::protocol::messages::ListPartitionReassignmentsResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let partitions: Option<Vec<TopicPartition>> = request.topics.as_ref().map(|topics| {
         let mut named: Vec<TopicPartition> = topics
             .iter()

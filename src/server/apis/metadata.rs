@@ -3,6 +3,11 @@
 //! and ISR. Topics are named or (v12+) given by id; unknown named topics are auto-created when
 //! both the request and `auto.create.topics.enable` allow it. Creation is synchronous here (the
 //! broker is its own controller), so the new topic is answered with its leaders at once.
+//!
+//! Authorization as Kafka's: an all-topics request lists only the topics the principal may
+//! Describe; a named (or by-id) topic it may not Describe is TOPIC_AUTHORIZATION_FAILED, and so
+//! is a missing topic it would auto-create without Create on the cluster or the topic. Those
+//! answers follow the others, as Kafka lists them.
 
 use crate::network::Response;
 use crate::protocol::codec::{StrBytes, Uuid};
@@ -17,8 +22,9 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::TopicMetadata;
 use super::super::request_context::RequestContext;
 use super::super::topic_manager::{NewTopic, TopicError};
+use super::super::topic_validation::is_internal;
 use super::super::topic_validation::validate_topic_name;
-use super::authorized_operations::{CLUSTER_OPERATIONS, TOPIC_OPERATIONS};
+use crate::security::acl::{AclOperation, CLUSTER_NAME, ResourceType};
 
 /// Kafka's "not requested" value of the authorized-operations fields.
 const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
@@ -33,23 +39,72 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: MetadataReq
         && apis.config.auto_create_topics_enable;
     let include_topic_ops = request.include_topic_authorized_operations;
 
+    let may_describe = |name: &str| {
+        apis.auth
+            .authorize(ctx, AclOperation::Describe, ResourceType::Topic, name)
+    };
     let mut topics = Vec::new();
     if all_topics {
         for t in apis.metadata_cache.all_topics() {
-            topics.push(topic_response(apis, &t, include_topic_ops));
+            if may_describe(&t.name) {
+                topics.push(topic_response(apis, ctx, &t, include_topic_ops));
+            }
         }
     } else {
+        let mut may_create_any: Option<bool> = None;
+        let (mut denied_create, mut denied_describe) = (Vec::new(), Vec::new());
         for requested in request.topics.iter().flatten() {
             let by_name = requested
                 .name
                 .as_ref()
                 .map(|n| n.to_string_lossy().into_owned());
             let response = match by_name {
-                Some(name) => named_topic(apis, &name, allow_auto_create, include_topic_ops).await,
-                None => topic_by_id(apis, requested.topic_id, include_topic_ops),
+                Some(name) if !may_describe(&name) => {
+                    denied_describe.push(topic_error(
+                        Some(&name),
+                        ErrorCode::TopicAuthorizationFailed,
+                    ));
+                    continue;
+                }
+                Some(name) => {
+                    if allow_auto_create
+                        && apis.metadata_cache.topic(&name).is_none()
+                        && !*may_create_any.get_or_insert_with(|| {
+                            apis.auth.authorize_cluster(ctx, AclOperation::Create)
+                        })
+                        && !apis.auth.authorize(
+                            ctx,
+                            AclOperation::Create,
+                            ResourceType::Topic,
+                            &name,
+                        )
+                    {
+                        denied_create.push(MetadataResponseTopic {
+                            is_internal: is_internal(&name),
+                            ..topic_error(Some(&name), ErrorCode::TopicAuthorizationFailed)
+                        });
+                        continue;
+                    }
+                    named_topic(apis, ctx, &name, allow_auto_create, include_topic_ops).await
+                }
+                None => {
+                    let id = requested.topic_id;
+                    match apis.metadata_cache.topic_name(id) {
+                        Some(name) if !may_describe(&name) => {
+                            denied_describe.push(MetadataResponseTopic {
+                                topic_id: id,
+                                ..topic_error(None, ErrorCode::TopicAuthorizationFailed)
+                            });
+                            continue;
+                        }
+                        _ => topic_by_id(apis, ctx, id, include_topic_ops),
+                    }
+                }
             };
             topics.push(response);
         }
+        topics.extend(denied_create);
+        topics.extend(denied_describe);
     }
 
     let brokers = apis
@@ -72,8 +127,16 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: MetadataReq
         cluster_id: Some(StrBytes::from(apis.metadata_cache.cluster_id())),
         controller_id: apis.metadata_cache.controller_id().unwrap_or(-1),
         topics,
-        cluster_authorized_operations: if request.include_cluster_authorized_operations {
-            CLUSTER_OPERATIONS
+        // Kafka computes it for v8-10 only; 0 without Describe on the cluster.
+        cluster_authorized_operations: if request.include_cluster_authorized_operations
+            && ctx.api_version <= 10
+        {
+            if apis.auth.authorize_cluster(ctx, AclOperation::Describe) {
+                apis.auth
+                    .authorized_operations(ctx, ResourceType::Cluster, CLUSTER_NAME)
+            } else {
+                0
+            }
         } else {
             AUTHORIZED_OPERATIONS_OMITTED
         },
@@ -88,12 +151,13 @@ const AUTO_CREATE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 async fn named_topic(
     apis: &KafkaApis,
+    ctx: &RequestContext,
     name: &str,
     allow_auto_create: bool,
     include_ops: bool,
 ) -> MetadataResponseTopic {
     if let Some(t) = apis.metadata_cache.topic(name) {
-        return topic_response(apis, &t, include_ops);
+        return topic_response(apis, ctx, &t, include_ops);
     }
     if let Err(_reason) = validate_topic_name(name) {
         return topic_error(Some(name), ErrorCode::InvalidTopicException);
@@ -122,7 +186,7 @@ async fn named_topic(
             .then(|| apis.metadata_cache.topic(name))
             .flatten()
         {
-            Some(t) => topic_response(apis, &t, include_ops),
+            Some(t) => topic_response(apis, ctx, &t, include_ops),
             None => topic_error(Some(name), ErrorCode::LeaderNotAvailable),
         },
         Err(err) => {
@@ -138,13 +202,18 @@ async fn named_topic(
     }
 }
 
-fn topic_by_id(apis: &KafkaApis, id: Uuid, include_ops: bool) -> MetadataResponseTopic {
+fn topic_by_id(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    id: Uuid,
+    include_ops: bool,
+) -> MetadataResponseTopic {
     match apis
         .metadata_cache
         .topic_name(id)
         .and_then(|n| apis.metadata_cache.topic(&n))
     {
-        Some(t) => topic_response(apis, &t, include_ops),
+        Some(t) => topic_response(apis, ctx, &t, include_ops),
         None => MetadataResponseTopic {
             topic_id: id,
             ..topic_error(None, ErrorCode::UnknownTopicId)
@@ -161,7 +230,12 @@ fn topic_error(name: Option<&str>, code: ErrorCode) -> MetadataResponseTopic {
     }
 }
 
-fn topic_response(apis: &KafkaApis, t: &TopicMetadata, include_ops: bool) -> MetadataResponseTopic {
+fn topic_response(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    t: &TopicMetadata,
+    include_ops: bool,
+) -> MetadataResponseTopic {
     let alive = apis.metadata_cache.alive_broker_ids();
     let partitions = t
         .partitions
@@ -197,7 +271,8 @@ fn topic_response(apis: &KafkaApis, t: &TopicMetadata, include_ops: bool) -> Met
         is_internal: t.is_internal,
         partitions,
         topic_authorized_operations: if include_ops {
-            TOPIC_OPERATIONS
+            apis.auth
+                .authorized_operations(ctx, ResourceType::Topic, &t.name)
         } else {
             AUTHORIZED_OPERATIONS_OMITTED
         },

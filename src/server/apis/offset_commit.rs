@@ -22,6 +22,8 @@ use crate::server::group::group_offsets::CommitParams;
 use crate::server::group::offsets_records::OffsetAndMetadata;
 use crate::zk::{ZkClient, ZkError, recipes};
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -37,11 +39,26 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetCommitReque
     let expire =
         (r.retention_time_ms != -1 && (2..=4).contains(&v)).then(|| now + r.retention_time_ms);
     let mut errors: HashMap<TopicPartition, ErrorCode> = HashMap::new();
+    let may_read_group =
+        apis.auth
+            .authorize(ctx, AclOperation::Read, ResourceType::Group, &group_id);
     let mut offsets = Vec::new();
     for t in &r.topics {
         let topic = t.name.to_string_lossy().into_owned();
+        let may_read_topic = may_read_group
+            && apis
+                .auth
+                .authorize(ctx, AclOperation::Read, ResourceType::Topic, &topic);
         for p in &t.partitions {
             let tp = TopicPartition::new(topic.clone(), p.partition_index);
+            if !may_read_group {
+                errors.insert(tp, ErrorCode::GroupAuthorizationFailed);
+                continue;
+            }
+            if !may_read_topic {
+                errors.insert(tp, ErrorCode::TopicAuthorizationFailed);
+                continue;
+            }
             if apis
                 .metadata_cache
                 .partition(&topic, p.partition_index)
@@ -69,6 +86,9 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetCommitReque
                 },
             ));
         }
+    }
+    if !may_read_group {
+        return ctx.respond(ResponseKind::OffsetCommit(response(&r, &errors)));
     }
     let coordinator = Arc::clone(&apis.group_coordinator);
     let ctx = ctx.clone();

@@ -11,14 +11,31 @@ use crate::protocol::messages::offset_delete_response::{
     OffsetDeleteResponse, OffsetDeleteResponsePartition, OffsetDeleteResponseTopic,
 };
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetDeleteRequest) -> Response {
+    if !apis.auth.authorize(
+        ctx,
+        AclOperation::Delete,
+        ResourceType::Group,
+        &r.group_id.to_string_lossy(),
+    ) {
+        return ctx.respond(ResponseKind::OffsetDelete(OffsetDeleteResponse {
+            error_code: ErrorCode::GroupAuthorizationFailed.code(),
+            ..OffsetDeleteResponse::default()
+        }));
+    }
+    let may_read = |topic: &str| {
+        apis.auth
+            .authorize(ctx, AclOperation::Read, ResourceType::Topic, topic)
+    };
     let mut known = Vec::new();
     for t in &r.topics {
         let topic = t.name.to_string_lossy().into_owned();
-        if apis.metadata_cache.contains_topic(&topic) {
+        if may_read(&topic) && apis.metadata_cache.contains_topic(&topic) {
             known.extend(
                 t.partitions
                     .iter()
@@ -40,6 +57,7 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetDeleteRequest) ->
         .iter()
         .map(|t| {
             let topic = t.name.to_string_lossy().into_owned();
+            let denied = !may_read(&topic);
             OffsetDeleteResponseTopic {
                 name: t.name.clone(),
                 partitions: t
@@ -47,10 +65,14 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetDeleteRequest) ->
                     .iter()
                     .map(|p| {
                         let tp = TopicPartition::new(topic.clone(), p.partition_index);
-                        let e = results
-                            .iter()
-                            .find(|(r, _)| *r == tp)
-                            .map_or(ErrorCode::UnknownTopicOrPartition, |(_, e)| *e);
+                        let e = if denied {
+                            ErrorCode::TopicAuthorizationFailed
+                        } else {
+                            results
+                                .iter()
+                                .find(|(r, _)| *r == tp)
+                                .map_or(ErrorCode::UnknownTopicOrPartition, |(_, e)| *e)
+                        };
                         OffsetDeleteResponsePartition {
                             partition_index: p.partition_index,
                             error_code: e.code(),

@@ -4,8 +4,6 @@
 //! each partition); v8+ ask for several groups at once. A partition without a committed offset
 //! has offset -1 and empty metadata.
 
-use std::sync::Arc;
-
 use crate::cluster::TopicPartition;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -19,6 +17,8 @@ use crate::protocol::messages::offset_fetch_response::{
 use crate::server::group::GroupCoordinator;
 use crate::server::group::offsets_records::OffsetAndMetadata;
 use crate::zk::ZkError;
+
+use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
@@ -53,7 +53,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchReques
                         })
                         .collect()
                 });
-                let (e, found) = fetch_group(coordinator, &text(&g.group_id), tps);
+                let (e, found) = fetch_group(apis, ctx, &text(&g.group_id), tps);
                 OffsetFetchResponseGroup {
                     group_id: g.group_id.clone(),
                     error_code: e.code(),
@@ -96,14 +96,17 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchReques
             })
             .collect()
     });
-    let (error, found) = if v == 0 {
+    let may_describe_group =
+        apis.auth
+            .authorize(ctx, AclOperation::Describe, ResourceType::Group, &group_id);
+    let (error, found) = if v == 0 && may_describe_group {
         let tps = requested.unwrap_or_default();
         (
             ErrorCode::None,
             fetch_from_zk(coordinator, &apis.metadata_cache, &group_id, tps).await,
         )
     } else {
-        let (e, found) = fetch_group(coordinator, &group_id, requested.clone());
+        let (e, found) = fetch_group(apis, ctx, &group_id, requested.clone());
         if e != ErrorCode::None && v < 2 {
             // No top-level error before v2: each requested partition carries it.
             let each = requested
@@ -143,19 +146,39 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchReques
     }))
 }
 
+/// One group's offsets as the principal may see them: GROUP_AUTHORIZATION_FAILED without
+/// Describe on the group; a requested partition of a topic it may not Describe is
+/// TOPIC_AUTHORIZATION_FAILED, and such topics are left out of an all-partitions answer.
 fn fetch_group(
-    coordinator: &Arc<GroupCoordinator>,
+    apis: &KafkaApis,
+    ctx: &RequestContext,
     group_id: &str,
     tps: Option<Vec<TopicPartition>>,
 ) -> (ErrorCode, Vec<Fetched>) {
-    let (e, found) = coordinator.fetch_offsets(group_id, tps);
-    (
-        e,
-        found
+    let auth = &apis.auth;
+    if !auth.authorize(ctx, AclOperation::Describe, ResourceType::Group, group_id) {
+        return (ErrorCode::GroupAuthorizationFailed, Vec::new());
+    }
+    let may = |topic: &str| auth.authorize(ctx, AclOperation::Describe, ResourceType::Topic, topic);
+    let (allowed, denied) = match tps {
+        Some(tps) => {
+            let (a, d): (Vec<_>, Vec<_>) = tps.into_iter().partition(|tp| may(&tp.topic));
+            (Some(a), d)
+        }
+        None => (None, Vec::new()),
+    };
+    let (e, found) = apis.group_coordinator.fetch_offsets(group_id, allowed);
+    let mut out: Vec<Fetched> = found
+        .into_iter()
+        .filter(|(tp, _)| may(&tp.topic))
+        .map(|(tp, o)| fetched(tp, o, ErrorCode::None))
+        .collect();
+    out.extend(
+        denied
             .into_iter()
-            .map(|(tp, o)| fetched(tp, o, ErrorCode::None))
-            .collect(),
-    )
+            .map(|tp| fetched(tp, None, ErrorCode::TopicAuthorizationFailed)),
+    );
+    (e, out)
 }
 
 async fn fetch_from_zk(

@@ -5,6 +5,8 @@
 //! and consumers (KIP-320, truncation detection) ask; only the leader answers (Kafka 3.9 always
 //! fetches from the leader here, whatever `replica_id` says), after checking the caller's
 //! `current_leader_epoch` (`-1`: no check) for FENCED_LEADER_EPOCH / UNKNOWN_LEADER_EPOCH.
+//! Without ClusterAction on the cluster, a topic the principal may not Describe is
+//! TOPIC_AUTHORIZATION_FAILED.
 
 use crate::cluster::TopicPartition;
 use crate::network::Response;
@@ -15,6 +17,8 @@ use crate::protocol::messages::offset_for_leader_epoch_response::{
     EpochEndOffset, OffsetForLeaderEpochResponse, OffsetForLeaderTopicResult,
 };
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -23,11 +27,18 @@ pub fn handle(
     ctx: &RequestContext,
     request: OffsetForLeaderEpochRequest,
 ) -> Response {
+    let cluster_action = apis
+        .auth
+        .authorize_cluster(ctx, AclOperation::ClusterAction);
     let topics = request
         .topics
         .into_iter()
         .map(|topic| {
             let name = topic.topic.to_string_lossy().into_owned();
+            let allowed = cluster_action
+                || apis
+                    .auth
+                    .authorize(ctx, AclOperation::Describe, ResourceType::Topic, &name);
             let partitions = topic
                 .partitions
                 .iter()
@@ -36,6 +47,10 @@ pub fn handle(
                         partition: p.partition,
                         ..EpochEndOffset::default()
                     };
+                    if !allowed {
+                        out.error_code = ErrorCode::TopicAuthorizationFailed.code();
+                        return out;
+                    }
                     let tp = TopicPartition::new(name.clone(), p.partition);
                     match apis.replica_manager.get_partition(&tp) {
                         Some(partition) => {

@@ -10,6 +10,9 @@
 //! A partition this broker does not host answers NOT_LEADER_OR_FOLLOWER when the metadata cache
 //! knows it (the leader is elsewhere; the client refreshes and retries), else
 //! UNKNOWN_TOPIC_OR_PARTITION.
+//!
+//! Authorization (Kafka's order): a topic the principal may not Write is
+//! TOPIC_AUTHORIZATION_FAILED for each of its partitions, before any other check of them.
 
 use bytes::Bytes;
 
@@ -26,6 +29,7 @@ use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::convert::message_set_to_batch;
 use crate::replication::{AppendEntry, PartitionResponse, ProduceResult};
+use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
@@ -46,17 +50,24 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
     let mut layout = Vec::with_capacity(request.topic_data.len());
     for topic in &request.topic_data {
         let name = topic.name.to_string_lossy().into_owned();
+        let may_write = apis
+            .auth
+            .authorize(ctx, AclOperation::Write, ResourceType::Topic, &name);
         let mut slots = Vec::with_capacity(topic.partition_data.len());
         for data in &topic.partition_data {
             let tp = TopicPartition::new(name.clone(), data.index);
-            let slot = if !matches!(acks, -1..=1) {
-                Slot::Refused(PartitionResponse::error(ErrorCode::InvalidRequiredAcks))
-            } else if request.transactional_id.is_some() {
+            let slot = if request.transactional_id.is_some() {
                 // Transactions are not supported: a non-retriable answer, so a transactional
                 // producer fails fast instead of retrying.
                 Slot::Refused(PartitionResponse::error(
                     ErrorCode::TransactionalIdAuthorizationFailed,
                 ))
+            } else if !may_write {
+                Slot::Refused(PartitionResponse::error(
+                    ErrorCode::TopicAuthorizationFailed,
+                ))
+            } else if !matches!(acks, -1..=1) {
+                Slot::Refused(PartitionResponse::error(ErrorCode::InvalidRequiredAcks))
             } else {
                 match records_of(ctx, &tp, data.records.clone()) {
                     Ok(records) => {

@@ -22,6 +22,18 @@ const EPOCH_DURING_DELETE: i32 = -2;
 const NO_EPOCH: i32 = -1;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: StopReplicaRequest) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::StopReplica(
+            crate::protocol::messages::StopReplicaResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let response = stop_replicas(apis, request);
     ctx.respond(ResponseKind::StopReplica(response))
 }

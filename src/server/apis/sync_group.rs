@@ -13,6 +13,8 @@ use crate::protocol::messages::sync_group_response::SyncGroupResponse;
 use crate::server::group::group_coordinator::SyncParams;
 use crate::server::group::member_metadata::SyncGroupResult;
 
+use crate::security::acl::{AclOperation, ResourceType};
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -23,6 +25,15 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: SyncGroupRequest) -> Re
         return ctx.respond(ResponseKind::SyncGroup(response(e)));
     }
     let text = |s: &StrBytes| s.to_string_lossy().into_owned();
+    if !apis.auth.authorize(
+        ctx,
+        AclOperation::Read,
+        ResourceType::Group,
+        &text(&r.group_id),
+    ) {
+        let e = SyncGroupResult::error(ErrorCode::GroupAuthorizationFailed);
+        return ctx.respond(ResponseKind::SyncGroup(response(e)));
+    }
     let assignment: HashMap<String, bytes::Bytes> = r
         .assignments
         .iter()

@@ -23,6 +23,18 @@ use super::super::topic_validation::is_internal;
 const LEADER_DURING_DELETE: i32 = -2;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: UpdateMetadataRequest) -> Response {
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    if !apis
+        .auth
+        .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
+    {
+        return ctx.respond(ResponseKind::UpdateMetadata(
+            crate::protocol::messages::UpdateMetadataResponse {
+                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
+                ..Default::default()
+            },
+        ));
+    }
     let response = update_metadata(apis, ctx.api_version, request);
     ctx.respond(ResponseKind::UpdateMetadata(response))
 }
