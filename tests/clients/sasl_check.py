@@ -18,6 +18,9 @@ SaslHandshake v1 and SaslAuthenticate.
 --expect-auth-failure: the client must fail to authenticate (a wrong password): the check
 passes when no metadata can be had and the error says authentication failed.
 
+--expect-write-denied: the user authenticates but may not write to the topic: one record sent
+to partition 0 must fail with TOPIC_AUTHORIZATION_FAILED.
+
 Prints one JSON line on stdout and exits 0 when everything matches; otherwise one line starting
 with "FAIL:" on stderr and exit 1 (2 on a usage error, 3 when the 60 s deadline passes).
 """
@@ -82,6 +85,18 @@ def run_confluent(args):
         if "uthentication" not in text:
             _die(1, "FAIL: sasl_check: no authentication error: %s" % text)
         return {"auth_failed": True}
+    if args.expect_write_denied:
+        from confluent_kafka import KafkaError
+        p = Producer(dict(common, **{"acks": "all", "enable.idempotence": False,
+                                     "message.timeout.ms": 20000, "log_level": 0}))
+        delivered = []
+        p.produce(args.topic, value=b"denied", partition=0,
+                  on_delivery=lambda err, msg: delivered.append(err))
+        p.flush(30)
+        if len(delivered) != 1 or delivered[0] is None \
+                or delivered[0].code() != KafkaError.TOPIC_AUTHORIZATION_FAILED:
+            _die(1, "FAIL: sasl_check: expected TOPIC_AUTHORIZATION_FAILED, got %r" % (delivered,))
+        return {"write_denied": True, "error": str(delivered[0])}
     p = Producer(dict(common, **{"acks": "all", "enable.idempotence": False, "linger.ms": 5}))
     delivered = []
     for key, value in records():
@@ -128,6 +143,17 @@ def run_kafka_python(args):
                 _die(1, "FAIL: sasl_check: unexpected error %s" % text)
             return {"auth_failed": True, "error": text}
         _die(1, "FAIL: sasl_check: metadata came back with a wrong password")
+    if args.expect_write_denied:
+        from kafka.errors import TopicAuthorizationFailedError
+        p = KafkaProducer(acks="all", retries=0, **common)
+        try:
+            p.send(args.topic, value=b"denied", partition=0).get(timeout=30)
+        except TopicAuthorizationFailedError as e:
+            return {"write_denied": True, "error": "%s: %s" % (type(e).__name__, e)}
+        except KafkaError as e:
+            _die(1, "FAIL: sasl_check: expected TopicAuthorizationFailedError, got %s: %s"
+                 % (type(e).__name__, e))
+        _die(1, "FAIL: sasl_check: a denied write was acknowledged")
     p = KafkaProducer(acks="all", **common)
     futures = [p.send(args.topic, key=k, value=v, partition=0) for k, v in records()]
     p.flush(30)
@@ -166,6 +192,7 @@ def main():
     ap.add_argument("--api-version")
     ap.add_argument("--ssl-ca")
     ap.add_argument("--expect-auth-failure", action="store_true")
+    ap.add_argument("--expect-write-denied", action="store_true")
     args = ap.parse_args()
     if args.ssl_ca and args.client != "confluent-kafka":
         _die(2, "FAIL: sasl_check: --ssl-ca is for confluent-kafka only")

@@ -28,9 +28,10 @@ use crate::support::zookeeper::ZkServer;
 
 const CLIENT_LIMIT: Duration = Duration::from_secs(120);
 
-const PLAIN_JAAS: &str = "org.apache.kafka.common.security.plain.PlainLoginModule required \
+pub(crate) const PLAIN_JAAS: &str = "org.apache.kafka.common.security.plain.PlainLoginModule required \
                           user_carol=\"carol-secret\" user_dave=\"dave-secret\";";
-const SCRAM_JAAS: &str = "org.apache.kafka.common.security.scram.ScramLoginModule required;";
+pub(crate) const SCRAM_JAAS: &str =
+    "org.apache.kafka.common.security.scram.ScramLoginModule required;";
 
 /// A PLAINTEXT listener on `{port}` and a SASL_PLAINTEXT one on `{port2}` with PLAIN (the JAAS
 /// config's users) and SCRAM-SHA-512 (the users in `/config/users`).
@@ -52,7 +53,7 @@ fn sasl_overrides() -> Vec<(&'static str, &'static str)> {
     ]
 }
 
-fn sasl_bootstrap(broker: &TestBroker) -> String {
+pub(crate) fn sasl_bootstrap(broker: &TestBroker) -> String {
     format!("127.0.0.1:{}", broker.port2())
 }
 
@@ -68,7 +69,7 @@ pub(crate) fn add_scram_user(zk_connect: &str, user: &str, password: &str) {
     assert_eq!(code, 0, "ConfigCommand for {user}: {out}\n{err}");
 }
 
-/// kcat over the SASL listener as `user`.
+/// kcat over the SASL listener as `user`, which must succeed: its stdout.
 fn kcat(
     broker: &TestBroker,
     mechanism: &str,
@@ -77,6 +78,20 @@ fn kcat(
     args: &[&str],
     input: &[u8],
 ) -> String {
+    let (code, out, err) = kcat_run(broker, mechanism, user, password, args, input);
+    assert_eq!(code, 0, "kcat {mechanism} {user} {args:?}: {err}");
+    out
+}
+
+/// kcat over the SASL listener as `user`: (exit code, stdout, stderr).
+pub(crate) fn kcat_run(
+    broker: &TestBroker,
+    mechanism: &str,
+    user: &str,
+    password: &str,
+    args: &[&str],
+    input: &[u8],
+) -> (i32, String, String) {
     let mut cmd = Command::new("kcat");
     // `cargo test` puts rdkafka-sys's build dir on LD_LIBRARY_PATH, and the librdkafka there
     // is built without OpenSSL (so without SCRAM); kcat must load the system's.
@@ -91,13 +106,17 @@ fn kcat(
         .arg("-X")
         .arg(format!("sasl.password={password}"))
         .args(args);
-    let (code, out, err) = run_within(cmd, input, CLIENT_LIMIT);
-    assert_eq!(code, 0, "kcat {mechanism} {user} {args:?}: {err}");
-    out
+    run_within(cmd, input, CLIENT_LIMIT)
 }
 
 /// Produces three lines to `topic` with kcat (acks=all) and reads them back.
-fn kcat_round_trip(broker: &TestBroker, mechanism: &str, user: &str, password: &str, topic: &str) {
+pub(crate) fn kcat_round_trip(
+    broker: &TestBroker,
+    mechanism: &str,
+    user: &str,
+    password: &str,
+    topic: &str,
+) {
     kcat(
         broker,
         mechanism,
@@ -118,7 +137,7 @@ fn kcat_round_trip(broker: &TestBroker, mechanism: &str, user: &str, password: &
 }
 
 /// One of tests/clients/sasl_check.py's runs.
-fn sasl_check(broker: &TestBroker, client: &str, args: &[&str]) -> serde_json::Value {
+pub(crate) fn sasl_check(broker: &TestBroker, client: &str, args: &[&str]) -> serde_json::Value {
     let mut cmd = Command::new(venv_python());
     cmd.arg("tests/clients/sasl_check.py")
         .args(["--client", client, "--bootstrap"])

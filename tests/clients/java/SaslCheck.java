@@ -10,6 +10,10 @@
 // KafkaConsumer assigns partition 0, seeks to the beginning and reads them back; keys, values
 // and offsets are checked.
 //
+// With a sixth argument "denied" the user may not write to TOPIC: the default producer's send
+// must fail with a TopicAuthorizationException, or a ClusterAuthorizationException when the
+// broker refuses its InitProducerId (no Write on any topic, KIP-679); nothing else runs.
+//
 // Prints one JSON line on stdout and exits 0 when everything matches; otherwise one line starting
 // with "FAIL:" on stderr and exit 1 (2 on a usage error, 3 when the 90 s deadline passes).
 
@@ -40,9 +44,36 @@ public class SaslCheck {
         System.exit(1);
     }
 
+    static void expectWriteDenied(Properties common, String topic) throws Exception {
+        Properties p = new Properties();
+        p.putAll(common);
+        p.put("key.serializer", StringSerializer.class.getName());
+        p.put("value.serializer", StringSerializer.class.getName());
+        p.put("delivery.timeout.ms", "30000");
+        String refusal = null;
+        try (KafkaProducer<String, String> producer = new KafkaProducer<>(p)) {
+            producer.send(new ProducerRecord<>(topic, 0, "k", "denied")).get(45, TimeUnit.SECONDS);
+        } catch (java.util.concurrent.ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof org.apache.kafka.common.errors.TopicAuthorizationException
+                    || cause instanceof org.apache.kafka.common.errors.ClusterAuthorizationException) {
+                refusal = cause.getClass().getSimpleName();
+            } else {
+                fail("expected an authorization error, got " + cause);
+            }
+        } catch (org.apache.kafka.common.errors.AuthorizationException e) {
+            refusal = e.getClass().getSimpleName();
+        }
+        if (refusal == null) {
+            fail("a denied write was acknowledged");
+        }
+        System.out.println("{\"ok\": true, \"write_denied\": true, \"error\": \"" + refusal + "\"}");
+        System.exit(0);
+    }
+
     public static void main(String[] args) throws Exception {
-        if (args.length != 5) {
-            System.err.println("usage: SaslCheck BOOTSTRAP TOPIC MECHANISM USER PASSWORD");
+        if (args.length != 5 && !(args.length == 6 && args[5].equals("denied"))) {
+            System.err.println("usage: SaslCheck BOOTSTRAP TOPIC MECHANISM USER PASSWORD [denied]");
             System.exit(2);
         }
         Thread deadline = new Thread(() -> {
@@ -67,6 +98,10 @@ public class SaslCheck {
         common.put("sasl.jaas.config", module + " required username=\"" + args[3]
                 + "\" password=\"" + args[4] + "\";");
 
+        if (args.length == 6) {
+            expectWriteDenied(common, topic);
+            return;
+        }
         try (AdminClient admin = AdminClient.create(common)) {
             admin.createTopics(Collections.singleton(new NewTopic(topic, 1, (short) 1)))
                     .all().get(30, TimeUnit.SECONDS);

@@ -1,11 +1,13 @@
 //! Authorization with ACLs against real processes: `kcli acls` (through a broker and through
 //! ZooKeeper) beside Kafka 3.9.1's own `kafka.admin.AclCommand`; distinct users by TLS client
 //! certificates producing through confluent-kafka (`tls.rs`); ACL changes reaching every
-//! broker of a 3-broker cluster over a real ZooKeeper (`cluster.rs`); the refusals on the wire
-//! (`raw.rs`).
+//! broker of a 3-broker cluster over a real ZooKeeper (`cluster.rs`); SASL users authorized on
+//! a SASL cluster with kcat, confluent-kafka, kafka-python and the Java client (`sasl.rs`); the
+//! refusals on the wire (`raw.rs`).
 
 mod cluster;
 mod raw;
+mod sasl;
 mod tls;
 
 use std::process::Command;
