@@ -4,7 +4,7 @@
 //! --bootstrap-server` (CreateAcls) let `User:CN=alice,...` produce through confluent-kafka,
 //! her consumer refused GROUP_AUTHORIZATION_FAILED until she may Read its group;
 //! `User:CN=bob,...` without ACLs gets TOPIC_AUTHORIZATION_FAILED and nothing of his reaches the
-//! log; removing alice's Write (DeleteAcls) refuses her next produce. Kafka's `AclCommand`
+//! log; kcat over SSL likewise; removing alice's Write (DeleteAcls) refuses her next produce. Kafka's `AclCommand`
 //! writing through ZooKeeper is enforced by a running broker; the idempotent Java producer
 //! needs only Write on a topic (KIP-679).
 
@@ -52,6 +52,31 @@ fn round_trip(
     if code == 0 {
         assert_eq!(out.trim(), format!("OK {n}"));
     }
+    (code, err)
+}
+
+/// kcat producing `lines` to partition 0 of `topic` over SSL as `who` (acks=all): (exit code,
+/// stderr).
+fn kcat_produce(
+    broker: &TestBroker,
+    pki: &TestPki,
+    who: &Identity,
+    topic: &str,
+    lines: &[u8],
+) -> (i32, String) {
+    let mut cmd = Command::new("kcat");
+    // `cargo test` puts rdkafka-sys's build dir, whose librdkafka lacks OpenSSL, on
+    // LD_LIBRARY_PATH; kcat must load the system's.
+    cmd.env_remove("LD_LIBRARY_PATH")
+        .args(["-b", &broker.bootstrap(), "-P", "-t", topic, "-p", "0"])
+        .args(["-X", "acks=all", "-X", "security.protocol=SSL"])
+        .arg("-X")
+        .arg(format!("ssl.ca.location={}", pki.ca_pem().display()))
+        .arg("-X")
+        .arg(format!("ssl.certificate.location={}", who.cert.display()))
+        .arg("-X")
+        .arg(format!("ssl.key.location={}", who.key.display()));
+    let (code, _, err) = run_within(cmd, lines, CLIENT_LIMIT);
     (code, err)
 }
 
@@ -146,11 +171,19 @@ fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
         broker.stderr()
     );
 
+    // kcat too: alice's certificate may write, bob's may not.
+    let (code, err) = kcat_produce(&broker, &pki, &alice, "acl-b", b"k1\nk2\n");
+    assert_eq!(code, 0, "kcat as alice: {err}");
+    assert_eq!(end_of("acl-b"), 12);
+    let (code, err) = kcat_produce(&broker, &pki, &bob, "acl-b", b"denied\n");
+    assert_ne!(code, 0, "kcat as bob wrote without an ACL");
+    assert!(err.contains("authorization failed"), "{err}");
+
     // Bob has no ACL: his produce is refused and nothing of his is written.
     let (code, err) = round_trip(&broker, &pki, &bob, "acl-b", 5);
     assert_ne!(code, 0, "bob wrote without an ACL:\n{err}");
     assert!(err.contains("Topic authorization failed"), "{err}");
-    assert_eq!(end_of("acl-b"), 10);
+    assert_eq!(end_of("acl-b"), 12);
 
     // Bob may create and write acl-c and use the group, but not read the topic: his consumer's fetch is
     // TOPIC_AUTHORIZATION_FAILED.
@@ -205,7 +238,7 @@ fn certificate_users_are_authorized_by_the_acls_kcli_adds() {
     let (code, err) = round_trip(&broker, &pki, &alice, "acl-b", 1);
     assert_ne!(code, 0, "alice wrote after her Write was removed:\n{err}");
     assert!(err.contains("Topic authorization failed"), "{err}");
-    assert_eq!(end_of("acl-b"), 10);
+    assert_eq!(end_of("acl-b"), 12);
 }
 
 /// KIP-679: the Java producer (idempotent by default) gets a producer id with Write on the
