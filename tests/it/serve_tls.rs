@@ -1,5 +1,5 @@
 //! `kcli serve` with SSL listeners (rustls), against real clients: confluent-kafka (librdkafka
-//! with OpenSSL; Debian's kcat is built without it) producing and consuming through a PEM key
+//! with OpenSSL; kcat over SSL is in acls/tls.rs) producing and consuming through a PEM key
 //! store; `ssl.client.auth=required`
 //! refusing a client without a certificate and naming one with a certificate
 //! `User:CN=alice,OU=eng,O=acme,C=US` (the broker logs each TLS principal at INFO); a JKS key
