@@ -106,7 +106,10 @@ fn raw(mechanism: &str, mut data: &[u8]) {
         failed |= answer.is_none();
         if s.is_complete() {
             assert_eq!(s.authorization_id(), Some(USER));
-            assert_eq!(mechanism, "PLAIN", "a SCRAM exchange completed without the nonce");
+            assert_eq!(
+                mechanism, "PLAIN",
+                "a SCRAM exchange completed without the nonce"
+            );
             let password = token.rsplit(|&b| b == 0).next();
             assert_eq!(password, Some(PASSWORD.as_bytes()));
         }
@@ -148,9 +151,15 @@ fn driven_scram(mechanism: ScramMechanism, data: &[u8]) {
         .expect("a well-formed client-first is answered");
     let server_first = String::from_utf8(server_first).expect("server-first is text");
     let mut fields = server_first.split(',');
-    let nonce = fields.next().and_then(|f| f.strip_prefix("r=")).expect("r=");
+    let nonce = fields
+        .next()
+        .and_then(|f| f.strip_prefix("r="))
+        .expect("r=");
     assert!(nonce.starts_with(&client_nonce) && nonce.len() > client_nonce.len());
-    let salt = fields.next().and_then(|f| f.strip_prefix("s=")).expect("s=");
+    let salt = fields
+        .next()
+        .and_then(|f| f.strip_prefix("s="))
+        .expect("s=");
     assert_eq!(STANDARD.decode(salt).ok().as_deref(), Some(SALT));
     assert_eq!(fields.next(), Some(format!("i={ITERATIONS}").as_str()));
 
@@ -159,7 +168,10 @@ fn driven_scram(mechanism: ScramMechanism, data: &[u8]) {
     let auth_message = format!("{client_first_bare},{server_first},{without_proof}");
     let client_key = mechanism.hmac(salted, b"Client Key");
     let stored_key = mechanism.hash(&client_key);
-    let proof = xor(&client_key, &mechanism.hmac(&stored_key, auth_message.as_bytes()));
+    let proof = xor(
+        &client_key,
+        &mechanism.hmac(&stored_key, auth_message.as_bytes()),
+    );
     let client_final = format!("{without_proof},p={}", STANDARD.encode(proof));
     let sent = edited(client_final.as_bytes(), edits);
 
@@ -169,7 +181,10 @@ fn driven_scram(mechanism: ScramMechanism, data: &[u8]) {
         assert_eq!(s.authorization_id(), Some(USER));
         let server_key = mechanism.hmac(salted, b"Server Key");
         let signature = mechanism.hmac(&server_key, auth_message.as_bytes());
-        assert_eq!(answer, format!("v={}", STANDARD.encode(signature)).into_bytes());
+        assert_eq!(
+            answer,
+            format!("v={}", STANDARD.encode(signature)).into_bytes()
+        );
     } else if answer.is_some() {
         // Only a change the parser reads back to the same message may pass: base64 as Java
         // decodes it ignores a final character's unused bits.
@@ -183,7 +198,10 @@ fn driven_scram(mechanism: ScramMechanism, data: &[u8]) {
     } else {
         assert!(!s.is_complete());
     }
-    assert!(step(&mut s, b"c=biws").is_none(), "the exchange went on after it ended");
+    assert!(
+        step(&mut s, b"c=biws").is_none(),
+        "the exchange went on after it ended"
+    );
 }
 
 fn driven_plain(edits: &[u8]) {

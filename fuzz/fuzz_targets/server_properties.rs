@@ -42,7 +42,10 @@ fuzz_target!(|data: &[u8]| {
     let pairs = match parse_properties(&text) {
         Ok(pairs) => pairs,
         Err(reason) => {
-            assert!(!reason.contains(['\n', '\r']), "a multi-line reason: {reason:?}");
+            assert!(
+                !reason.contains(['\n', '\r']),
+                "a multi-line reason: {reason:?}"
+            );
             return;
         }
     };
@@ -56,10 +59,16 @@ fuzz_target!(|data: &[u8]| {
     }
     if writable {
         let again = parse_properties(&written).expect("written properties parse");
-        assert_eq!(again, pairs, "properties written back read differently:\n{written}");
+        assert_eq!(
+            again, pairs,
+            "properties written back read differently:\n{written}"
+        );
     }
     if let Err(e) = BrokerConfig::from_sources(KCLI_SERVE_BASE, &pairs, &[]) {
         let message = e.to_string();
-        assert!(!message.contains(['\n', '\r']), "a multi-line error: {message:?}");
+        assert!(
+            !message.contains(['\n', '\r']),
+            "a multi-line error: {message:?}"
+        );
     }
 });

@@ -66,7 +66,11 @@ fuzz_target!(|data: &[u8]| {
                 &converted[..]
             }
             Err(e) => {
-                assert_ne!(e.code, ErrorCode::None, "a refused message set needs an error code");
+                assert_ne!(
+                    e.code,
+                    ErrorCode::None,
+                    "a refused message set needs an error code"
+                );
                 return;
             }
         }
@@ -83,9 +87,16 @@ fuzz_target!(|data: &[u8]| {
     assert!(validated.total_size <= records.len());
     for batch in &validated.batches {
         let bytes = batch.bytes(records);
-        assert!(is_crc_valid(bytes), "the log would write a batch with a bad CRC");
+        assert!(
+            is_crc_valid(bytes),
+            "the log would write a batch with a bad CRC"
+        );
         match &batch.rebuilt {
-            None => assert_eq!(bytes.len(), batch.size, "a kept batch lies outside the input"),
+            None => assert_eq!(
+                bytes.len(),
+                batch.size,
+                "a kept batch lies outside the input"
+            ),
             Some(rebuilt) => {
                 // A follower takes the rebuilt batch as the leader wrote it.
                 let follower = ValidationContext {
