@@ -9,6 +9,7 @@ pub mod dump_segment;
 pub mod rebuild_index;
 pub mod serve;
 pub mod users;
+pub mod zookeeper;
 
 use crate::cli::{Cli, Command};
 

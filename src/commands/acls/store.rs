@@ -23,7 +23,7 @@ use crate::security::acl::{
     AuthorizerSettings, PatternType, ResourcePattern, ResourceType,
 };
 use crate::server::acl_authorizer::AclAuthorizer;
-use crate::zk::{ZkClient, ZooKeeperClient};
+use crate::zk::ZkClient;
 
 use super::error_name;
 
@@ -89,20 +89,7 @@ fn opt(s: &Option<String>) -> Option<StrBytes> {
 impl Store {
     /// Connects to the ensemble and loads every ACL within `timeout`.
     pub async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
-        let session_timeout = timeout.max(Duration::from_secs(4));
-        let client =
-            match tokio::time::timeout(timeout, ZooKeeperClient::connect(connect, session_timeout))
-                .await
-            {
-                Err(_) => bail!(
-                    "cannot reach ZooKeeper {connect} within {} ms",
-                    timeout.as_millis()
-                ),
-                Ok(result) => {
-                    result.with_context(|| format!("cannot connect to ZooKeeper {connect}"))?
-                }
-            };
-        let client: Arc<dyn ZkClient> = Arc::new(client);
+        let client = crate::commands::zookeeper::connect(connect, timeout).await?;
         let loaded = tokio::time::timeout(
             timeout,
             AclAuthorizer::load_offline(Arc::clone(&client), AuthorizerSettings::default()),

@@ -14,7 +14,7 @@ use crate::admin::replica_assignment::BrokerMetadata;
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::zk::kafka_zk_client::{KafkaZkClient, KafkaZkError};
 use crate::zk::zk_data::TopicAssignment;
-use crate::zk::{ZkClient, ZkError, ZooKeeperClient};
+use crate::zk::{ZkClient, ZkError};
 
 /// One session with the ensemble.
 #[derive(Debug)]
@@ -36,34 +36,8 @@ pub enum Started {
 impl Zk {
     /// Connects within `timeout` and checks the chroot exists.
     pub async fn connect(connect: &str, timeout: Duration) -> anyhow::Result<Zk> {
-        // A session timeout below ZooKeeper's minimum is raised by the server.
-        let session_timeout = timeout.max(Duration::from_secs(4));
-        let client =
-            match tokio::time::timeout(timeout, ZooKeeperClient::connect(connect, session_timeout))
-                .await
-            {
-                Err(_) => {
-                    return Err(anyhow!(
-                        "cannot reach ZooKeeper {connect} within {} ms",
-                        timeout.as_millis()
-                    ));
-                }
-                Ok(result) => {
-                    result.with_context(|| format!("cannot connect to ZooKeeper {connect}"))?
-                }
-            };
-        let zk = Zk::over(Arc::new(client), connect, timeout);
-        if connect.contains('/')
-            && zk
-                .bounded("/", zk.client.exists("/", false))
-                .await?
-                .is_none()
-        {
-            return Err(anyhow!(
-                "the chroot of {connect} does not exist in ZooKeeper"
-            ));
-        }
-        Ok(zk)
+        let client = crate::commands::zookeeper::connect(connect, timeout).await?;
+        Ok(Zk::over(client, connect, timeout))
     }
 
     /// Over any client (the embedded store in tests); `connect` names it in messages.

@@ -26,7 +26,7 @@ use crate::security::scram_credential::ScramMechanism;
 use crate::server::user_scram_admin::{
     AlterResult, Deletion, DescribeOutcome, DescribeResult, Upsertion, UserScramAdmin,
 };
-use crate::zk::{ZkClient, ZooKeeperClient};
+use crate::zk::ZkClient;
 
 const SCRAM_API_VERSION: i16 = 0;
 
@@ -48,35 +48,7 @@ pub enum Store {
 impl Store {
     /// Connects to the ensemble within `timeout`; a chroot that does not exist is an error.
     pub async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
-        // A session timeout below ZooKeeper's minimum is raised by the server.
-        let session_timeout = timeout.max(Duration::from_secs(4));
-        let client =
-            match tokio::time::timeout(timeout, ZooKeeperClient::connect(connect, session_timeout))
-                .await
-            {
-                Err(_) => bail!(
-                    "cannot reach ZooKeeper {connect} within {} ms",
-                    timeout.as_millis()
-                ),
-                Ok(result) => {
-                    result.with_context(|| format!("cannot connect to ZooKeeper {connect}"))?
-                }
-            };
-        let client: Arc<dyn ZkClient> = Arc::new(client);
-        if connect.contains('/') {
-            let root = tokio::time::timeout(timeout, client.exists("/", false)).await;
-            match root {
-                Ok(Ok(Some(_))) => {}
-                Ok(Ok(None)) => bail!("the chroot of {connect} does not exist in ZooKeeper"),
-                Ok(Err(e)) => {
-                    return Err(anyhow::Error::new(e).context(format!("ZooKeeper {connect}")));
-                }
-                Err(_) => bail!(
-                    "ZooKeeper {connect} did not answer within {} ms",
-                    timeout.as_millis()
-                ),
-            }
-        }
+        let client = crate::commands::zookeeper::connect(connect, timeout).await?;
         Ok(Store::ZooKeeper {
             admin: UserScramAdmin::new(Arc::clone(&client)),
             client,
