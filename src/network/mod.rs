@@ -43,7 +43,7 @@ pub use client_authenticator::{
 };
 pub use connection::FrameError;
 pub use connection_quotas::ConnectionLimits;
-pub use network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
+pub use network_client::{ClientSecurity, NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
     ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
 };

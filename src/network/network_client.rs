@@ -39,6 +39,16 @@ use crate::protocol::messages::{
     ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
 };
 
+/// How a broker's outbound connections are secured: the inter-broker listener's TLS and SASL.
+/// The default is plain TCP without authentication.
+#[derive(Debug, Clone, Default)]
+pub struct ClientSecurity {
+    /// For an SSL or SASL_SSL inter-broker listener.
+    pub tls: Option<Arc<rustls::ClientConfig>>,
+    /// For a SASL_PLAINTEXT or SASL_SSL inter-broker listener.
+    pub authenticator: Option<ClientAuthenticatorHandle>,
+}
+
 /// How the client connects and waits.
 #[derive(Debug, Clone)]
 pub struct NetworkClientConfig {

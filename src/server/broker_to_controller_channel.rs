@@ -24,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
 use crate::controller::ControllerHandle;
-use crate::network::ClientAuthenticatorHandle;
+use crate::network::ClientSecurity;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig, NetworkClientError};
 use crate::protocol::messages::allocate_producer_ids_request::AllocateProducerIdsRequest;
 use crate::protocol::messages::allocate_producer_ids_response::AllocateProducerIdsResponse;
@@ -95,10 +95,8 @@ pub struct BrokerToControllerChannelManager {
     local: Arc<ZkProducerIdManager>,
     controller: ControllerHandle,
     client: Mutex<ClientSlot>,
-    /// Authenticates each connection to a SASL inter-broker listener.
-    authenticator: Option<ClientAuthenticatorHandle>,
-    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
-    client_tls: Option<Arc<rustls::ClientConfig>>,
+    /// TLS and SASL for the connections to other brokers (the inter-broker listener's).
+    security: ClientSecurity,
 }
 
 impl BrokerToControllerChannelManager {
@@ -116,23 +114,13 @@ impl BrokerToControllerChannelManager {
             local,
             controller,
             client: Mutex::new(None),
-            authenticator: None,
-            client_tls: None,
+            security: ClientSecurity::default(),
         }
     }
 
-    /// The same channel, reaching the controller over TLS with `tls`.
-    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
-        self.client_tls = tls;
-        self
-    }
-
-    /// The same manager, authenticating its connections (a SASL inter-broker listener).
-    pub fn with_client_authenticator(
-        mut self,
-        authenticator: Option<ClientAuthenticatorHandle>,
-    ) -> Self {
-        self.authenticator = authenticator;
+    /// The same, securing its connections to other brokers with `security`.
+    pub fn with_client_security(mut self, security: ClientSecurity) -> Self {
+        self.security = security;
         self
     }
 
@@ -249,8 +237,8 @@ impl BrokerToControllerChannelManager {
         }
         let config = NetworkClientConfig {
             client_id: format!("broker-{}-to-controller", self.broker_id),
-            authenticator: self.authenticator.clone(),
-            tls: self.client_tls.clone(),
+            authenticator: self.security.authenticator.clone(),
+            tls: self.security.tls.clone(),
             ..NetworkClientConfig::default()
         };
         let client = Arc::new(NetworkClient::new(destination.clone(), config));

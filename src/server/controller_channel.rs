@@ -11,7 +11,7 @@ use crate::controller::channel_manager::{
     BrokerChannel, BrokerNode, ChannelError, ChannelFuture, ControllerResponse,
 };
 use crate::controller::controller_request_batch::ControllerRequest;
-use crate::network::ClientAuthenticatorHandle;
+use crate::network::ClientSecurity;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::messages::{RequestKind, ResponseKind};
 
@@ -23,13 +23,11 @@ use super::kafka_apis::KafkaApis;
 pub struct ControllerChannel {
     local_broker_id: BrokerId,
     apis: OnceLock<Weak<KafkaApis>>,
-    /// Authenticates each connection to a SASL inter-broker listener.
-    authenticator: Option<ClientAuthenticatorHandle>,
+    /// TLS and SASL for the connections to other brokers (the inter-broker listener's).
+    security: ClientSecurity,
     /// One client per remote broker address; the channel manager keeps one request in flight
     /// per broker, so a client is never shared by two sends at once.
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
-    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
-    client_tls: Option<Arc<rustls::ClientConfig>>,
 }
 
 impl ControllerChannel {
@@ -37,24 +35,14 @@ impl ControllerChannel {
         ControllerChannel {
             local_broker_id,
             apis: OnceLock::new(),
-            authenticator: None,
+            security: ClientSecurity::default(),
             clients: Mutex::new(HashMap::new()),
-            client_tls: None,
         }
     }
 
-    /// The same channel, reaching other brokers over TLS with `tls`.
-    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
-        self.client_tls = tls;
-        self
-    }
-
-    /// The same channel, authenticating its connections (a SASL inter-broker listener).
-    pub fn with_client_authenticator(
-        mut self,
-        authenticator: Option<ClientAuthenticatorHandle>,
-    ) -> Self {
-        self.authenticator = authenticator;
+    /// The same, securing its connections to other brokers with `security`.
+    pub fn with_client_security(mut self, security: ClientSecurity) -> Self {
+        self.security = security;
         self
     }
 
@@ -68,8 +56,8 @@ impl ControllerChannel {
         Arc::clone(clients.entry(key).or_insert_with(|| {
             let config = NetworkClientConfig {
                 client_id: format!("broker-{}-controller", self.local_broker_id),
-                authenticator: self.authenticator.clone(),
-                tls: self.client_tls.clone(),
+                authenticator: self.security.authenticator.clone(),
+                tls: self.security.tls.clone(),
                 ..NetworkClientConfig::default()
             };
             Arc::new(NetworkClient::new(

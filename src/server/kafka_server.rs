@@ -31,7 +31,9 @@ use crate::controller::controller_request_batch::BatchConfig;
 use crate::controller::event_for_watch;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
-use crate::network::{BoundEndPoint, ConnectionLimits, EndPoint, SocketServer, SocketServerConfig};
+use crate::network::{
+    BoundEndPoint, ClientSecurity, ConnectionLimits, EndPoint, SocketServer, SocketServerConfig,
+};
 use crate::replication::ReplicaManager;
 use crate::replication::replica_fetcher::ReplicaFetcherConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
@@ -188,6 +190,10 @@ impl KafkaServer {
         // the broker's own credentials when the inter-broker listener is a SASL one.
         let sasl = SaslListeners::from_config(&config)?;
         sasl.scram_cache.load_all(zk.as_ref()).await?;
+        let client_security = ClientSecurity {
+            tls: client_tls,
+            authenticator: sasl.inter_broker_client.clone(),
+        };
         let mut listeners = Vec::with_capacity(config.listeners.len());
         for l in &config.listeners {
             let mut endpoint = EndPoint::new(
@@ -205,9 +211,7 @@ impl KafkaServer {
             listeners.push(endpoint);
         }
         let channel = Arc::new(
-            ControllerChannel::new(config.broker_id)
-                .with_client_tls(client_tls.clone())
-                .with_client_authenticator(sasl.inter_broker_client.clone()),
+            ControllerChannel::new(config.broker_id).with_client_security(client_security.clone()),
         );
         let (controller, controller_handle) = KafkaController::new(
             controller_config(&config),
@@ -223,8 +227,7 @@ impl KafkaServer {
                 Arc::clone(&zk_producer_id_manager),
                 controller_handle.clone(),
             )
-            .with_client_tls(client_tls.clone())
-            .with_client_authenticator(sasl.inter_broker_client.clone()),
+            .with_client_security(client_security.clone()),
         );
         let alter_partition_manager = Arc::new(DefaultAlterPartitionManager::new(
             config.broker_id,
@@ -270,8 +273,7 @@ impl KafkaServer {
                 Arc::clone(&epochs),
                 Arc::clone(&metadata_cache),
             )
-            .with_client_tls(client_tls)
-            .with_client_authenticator(sasl.inter_broker_client.clone()),
+            .with_client_security(client_security),
         ));
         let authorizer = new_authorizer(&config, &zk)?;
         let apis = Arc::new(KafkaApis {

@@ -28,7 +28,7 @@ use crate::cluster::{BrokerId, TopicPartition};
 use crate::controller::inter_broker_versions::{
     InterBrokerProtocolVersion, ReplicaFetcherRequestVersions,
 };
-use crate::network::ClientAuthenticatorHandle;
+use crate::network::ClientSecurity;
 use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -98,10 +98,8 @@ pub struct RemoteLeaderEndPoints {
     inter_broker_listener: String,
     /// By (leader, address, fetcher id).
     clients: Mutex<HashMap<(BrokerId, String, i32), Arc<NetworkClient>>>,
-    /// Authenticates each connection to a SASL inter-broker listener.
-    authenticator: Option<ClientAuthenticatorHandle>,
-    /// TLS for the connections to other brokers (an SSL or SASL_SSL inter-broker listener).
-    client_tls: Option<Arc<rustls::ClientConfig>>,
+    /// TLS and SASL for the connections to other brokers (the inter-broker listener's).
+    security: ClientSecurity,
 }
 
 impl RemoteLeaderEndPoints {
@@ -123,23 +121,13 @@ impl RemoteLeaderEndPoints {
             }),
             inter_broker_listener: inter_broker_listener.into(),
             clients: Mutex::new(HashMap::new()),
-            authenticator: None,
-            client_tls: None,
+            security: ClientSecurity::default(),
         }
     }
 
-    /// The same factory, fetching from leaders over TLS with `tls`.
-    pub fn with_client_tls(mut self, tls: Option<Arc<rustls::ClientConfig>>) -> Self {
-        self.client_tls = tls;
-        self
-    }
-
-    /// The same factory, authenticating its connections (a SASL inter-broker listener).
-    pub fn with_client_authenticator(
-        mut self,
-        authenticator: Option<ClientAuthenticatorHandle>,
-    ) -> Self {
-        self.authenticator = authenticator;
+    /// The same, securing its connections to other brokers with `security`.
+    pub fn with_client_security(mut self, security: ClientSecurity) -> Self {
+        self.security = security;
         self
     }
 }
@@ -164,8 +152,8 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
                     let config = NetworkClientConfig {
                         client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
                         request_timeout: self.local.settings.socket_timeout,
-                        authenticator: self.authenticator.clone(),
-                        tls: self.client_tls.clone(),
+                        authenticator: self.security.authenticator.clone(),
+                        tls: self.security.tls.clone(),
                         ..NetworkClientConfig::default()
                     };
                     Arc::new(NetworkClient::new(address.clone(), config))
