@@ -44,6 +44,7 @@ mod tidy;
 mod users;
 #[rustfmt::skip]
 mod messages;
+mod mixed_cluster;
 mod protocol_arb;
 mod protocol_capture;
 mod protocol_hostile;

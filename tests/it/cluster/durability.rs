@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
-use super::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 use super::{create_topic, wait_for_identical_replica_logs};
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
+use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 
 const TOPIC: &str = "durable";
 const PARTITIONS: i32 = 3;

@@ -9,15 +9,14 @@
 //! alternating kills of leaders and the controller ([`durability`]); partitions moved to new
 //! brokers by Kafka's reassign tool under produce load ([`reassignment`]); an inter-broker
 //! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]). The load and its check are in
-//! [`produce_load`].
+//! `support::produce_load`.
 
 mod coordinator;
 mod durability;
 mod failover;
 mod isr;
 mod leadership;
-mod membership;
-mod produce_load;
+pub(crate) mod membership;
 mod reassignment;
 mod replication;
 mod sasl;

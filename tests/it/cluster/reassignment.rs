@@ -8,11 +8,11 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use super::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 use super::{create_topic_assigned, wait_for_identical_replica_logs};
 use crate::kafka_tools::support::java;
 use crate::serve_support::run_within;
 use crate::support::cluster::{TestCluster, metadata, wait_until};
+use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 
 const TOPIC: &str = "moving";
 const REASSIGN: &str = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";

@@ -6,6 +6,10 @@
 //! has sent it UpdateMetadata, so it can create topics). It is stopped by its PID: SIGTERM (a clean
 //! shutdown, which closes its ZooKeeper session), SIGKILL, or on drop. One Kafka broker runs at
 //! a time in this test binary (the machine is shared), so a start holds a lock until the drop.
+//!
+//! [`KafkaBroker::launch`] starts one without the lock and without waiting, for a caller that
+//! holds the lock itself and runs Kafka brokers beside kcli ones (`support::mixed_cluster`);
+//! [`KafkaBroker::restart`] starts the same broker again on its dir and port.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -27,7 +31,8 @@ pub struct KafkaBroker {
     id: i32,
     port: u16,
     dir: tempfile::TempDir,
-    _turn: MutexGuard<'static, ()>,
+    /// The one-cluster lock, when this broker took it itself ([`KafkaBroker::start`]).
+    _turn: Option<MutexGuard<'static, ()>>,
 }
 
 impl KafkaBroker {
@@ -42,35 +47,9 @@ impl KafkaBroker {
     ) -> KafkaBroker {
         // One cluster at a time, kcli's or Kafka's.
         let turn = super::cluster::exclusive();
-        let _ = kafka_classpath();
-        let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
-        let logs = dir.path().join("logs");
-        let mut props = format!(
-            "broker.id={id}\nlisteners=PLAINTEXT://127.0.0.1:{port}\nlog.dirs={}\n\
-             zookeeper.connect={zookeeper_connect}\nzookeeper.session.timeout.ms=6000\n\
-             offsets.topic.replication.factor=1\ngroup.initial.rebalance.delay.ms=0\n",
-            logs.display()
-        );
-        for (k, v) in extra {
-            props.push_str(&format!("{k}={v}\n"));
-        }
-        let config = dir.path().join("server.properties");
-        std::fs::write(&config, props).unwrap();
-        let log = std::fs::File::create(dir.path().join("kafka.log")).unwrap();
-        let mut cmd: Command = java("kafka.Kafka");
-        cmd.arg(&config)
-            .stdin(Stdio::null())
-            .stdout(Stdio::from(log.try_clone().unwrap()))
-            .stderr(Stdio::from(log));
-        let child = cmd.spawn().unwrap();
-        let mut broker = KafkaBroker {
-            child: Some(child),
-            id,
-            port,
-            dir,
-            _turn: turn,
-        };
+        let mut broker = KafkaBroker::launch(id, zookeeper_connect, extra);
+        broker._turn = Some(turn);
+        let port = broker.port;
         let path = format!("/brokers/ids/{id}");
         let start = Instant::now();
         loop {
@@ -90,6 +69,59 @@ impl KafkaBroker {
                 );
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Writes `server.properties` (a free port, a temp log dir, `zookeeper_connect`, then the
+    /// lines of `extra`, which override the defaults before them) and starts the JVM, without
+    /// waiting for it and without the one-cluster lock.
+    pub fn launch(id: i32, zookeeper_connect: &str, extra: &[(&str, &str)]) -> KafkaBroker {
+        let _ = kafka_classpath();
+        let dir = tempfile::tempdir().unwrap();
+        let port = free_port();
+        let logs = dir.path().join("logs");
+        let mut props = format!(
+            "broker.id={id}\nlisteners=PLAINTEXT://127.0.0.1:{port}\nlog.dirs={}\n\
+             zookeeper.connect={zookeeper_connect}\nzookeeper.session.timeout.ms=6000\n\
+             offsets.topic.replication.factor=1\ngroup.initial.rebalance.delay.ms=0\n",
+            logs.display()
+        );
+        for (k, v) in extra {
+            props.push_str(&format!("{k}={v}\n"));
+        }
+        std::fs::write(dir.path().join("server.properties"), props).unwrap();
+        let mut broker = KafkaBroker {
+            child: None,
+            id,
+            port,
+            dir,
+            _turn: None,
+        };
+        broker.restart();
+        broker
+    }
+
+    /// Starts the JVM (again) on the same `server.properties`, log dir and port; its output is
+    /// appended to the same log.
+    pub fn restart(&mut self) {
+        assert!(self.child.is_none(), "Kafka broker {} is running", self.id);
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.path().join("kafka.log"))
+            .unwrap();
+        let mut cmd: Command = java("kafka.Kafka");
+        cmd.arg(self.dir.path().join("server.properties"))
+            .stdin(Stdio::null())
+            .stdout(Stdio::from(log.try_clone().unwrap()))
+            .stderr(Stdio::from(log));
+        self.child = Some(cmd.spawn().unwrap());
+    }
+
+    /// Fails the test with the broker's log if the JVM has exited.
+    pub fn assert_running(&mut self, what: &str) {
+        if !self.is_running() {
+            panic!("Kafka broker {} exited {what}:\n{}", self.id, self.log());
         }
     }
 
@@ -118,7 +150,7 @@ impl KafkaBroker {
         self.child.as_ref().expect("broker is not running").id()
     }
 
-    fn is_running(&mut self) -> bool {
+    pub fn is_running(&mut self) -> bool {
         self.child
             .as_mut()
             .is_some_and(|c| c.try_wait().ok().flatten().is_none())

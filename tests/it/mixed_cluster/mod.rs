@@ -1,0 +1,144 @@
+//! Apache Kafka 3.9.1 brokers and kcli brokers in one ZooKeeper cluster
+//! (`support::mixed_cluster::MixedCluster`), replicating each other: Kafka's controller driving
+//! kcli brokers ([`kafka_controller`]), and a kcli controller driving a Kafka broker
+//! ([`kcli_controller`]). Each test checks that nothing acknowledged is lost and that, once
+//! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
+//! reader and on Kafka's own DumpLogSegments.
+
+mod kafka_controller;
+mod kcli_controller;
+
+use std::time::Duration;
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+
+use crate::serve_support::{KafkaConn, list_offset};
+use crate::support::cluster::{log_batches, metadata, wait_until};
+use crate::support::mixed_cluster::{MixedCluster, dump_log_segments};
+
+/// An admin client of the cluster (librdkafka's: CreateTopics and DeleteTopics go to the
+/// controller, whichever kind it is).
+fn admin(cluster: &MixedCluster) -> AdminClient<DefaultClientContext> {
+    ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .create()
+        .unwrap()
+}
+
+fn block_on<T>(future: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(future)
+}
+
+/// Creates `topic` with partition `p` on `assignment[p]` (the first its preferred leader) and
+/// `configs`, then waits until every broker's Metadata shows each partition led by its
+/// preferred leader with every replica in sync.
+fn create_topic(
+    cluster: &MixedCluster,
+    topic: &str,
+    assignment: &[&[i32]],
+    configs: &[(&str, &str)],
+) {
+    let mut new = NewTopic::new(
+        topic,
+        i32::try_from(assignment.len()).unwrap(),
+        TopicReplication::Variable(assignment),
+    );
+    for (k, v) in configs {
+        new = new.set(k, v);
+    }
+    let admin = admin(cluster);
+    let results = block_on(admin.create_topics(
+        &[new],
+        &AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
+    ))
+    .unwrap();
+    for r in results {
+        r.unwrap_or_else(|(t, e)| panic!("creating {t}: {e}\n{}", cluster.logs()));
+    }
+    wait_for_preferred_leaders_in_sync(cluster, topic, assignment);
+}
+
+/// Waits (60 s) until every broker's Metadata shows partition `p` of `topic` led by
+/// `assignment[p][0]` with ISR = the whole assignment.
+fn wait_for_preferred_leaders_in_sync(cluster: &MixedCluster, topic: &str, assignment: &[&[i32]]) {
+    let settled = || {
+        cluster.ids().iter().all(|id| {
+            metadata(cluster.port(*id)).is_some_and(|m| {
+                m.topics.get(topic).is_some_and(|(_, partitions)| {
+                    partitions.len() == assignment.len()
+                        && assignment.iter().enumerate().all(|(p, replicas)| {
+                            partitions.get(&i32::try_from(p).unwrap()).is_some_and(|v| {
+                                let mut isr = v.isr.clone();
+                                isr.sort_unstable();
+                                let mut all = replicas.to_vec();
+                                all.sort_unstable();
+                                v.leader == replicas[0] && isr == all
+                            })
+                        })
+                })
+            })
+        })
+    };
+    let start = std::time::Instant::now();
+    while !settled() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "{topic}: preferred leaders with full ISRs not within 60 s\n{}",
+            cluster.logs()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Waits (60 s) until the replicas of `topic`-`partition` on `brokers` all end at the leader's
+/// high watermark and are one log batch for batch (headers and CRCs included, read with kcli's
+/// storage reader over all segments), then checks that Kafka's DumpLogSegments lists the same
+/// batches and records on every one of them.
+fn assert_identical_replicas(cluster: &MixedCluster, topic: &str, partition: i32, brokers: &[i32]) {
+    let dirs: Vec<_> = brokers
+        .iter()
+        .map(|id| cluster.log_dir(*id).join(format!("{topic}-{partition}")))
+        .collect();
+    let end = |log: &Vec<crate::support::cluster::Batch>| {
+        log.last().map_or(0, |(base, _, _, bytes)| {
+            let header = kcli::protocol::record::batch::RecordBatchHeader::parse(bytes).unwrap();
+            base + i64::from(header.last_offset_delta) + 1
+        })
+    };
+    wait_until(
+        &format!("{topic}-{partition}: every replica's log identical"),
+        Duration::from_secs(60),
+        || {
+            let leader = cluster.leader(topic, partition)?;
+            let mut conn = KafkaConn::connect(cluster.port(leader));
+            let (code, high_watermark, _) = list_offset(&mut conn, topic, partition, -1);
+            let logs: Vec<_> = dirs.iter().map(|d| log_batches(d)).collect();
+            (code == 0
+                && high_watermark > 0
+                && logs.iter().all(|l| end(l) == high_watermark)
+                && logs.iter().all(|l| *l == logs[0]))
+            .then_some(())
+        },
+    );
+    let dumps: Vec<Vec<String>> = dirs.iter().map(|d| dump_log_segments(d)).collect();
+    assert!(
+        dumps[0].iter().any(|l| l.starts_with("baseOffset:")),
+        "DumpLogSegments listed no batch in {}",
+        dirs[0].display()
+    );
+    for (dump, (dir, id)) in dumps.iter().zip(dirs.iter().zip(brokers)).skip(1) {
+        assert_eq!(
+            dump,
+            &dumps[0],
+            "DumpLogSegments of broker {id} ({}) differs from broker {}'s",
+            dir.display(),
+            brokers[0]
+        );
+    }
+}
