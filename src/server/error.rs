@@ -19,6 +19,8 @@ pub enum ServerError {
     Zk(#[from] ZkError),
     #[error("metadata store: {0}")]
     ZkData(#[from] crate::zk::zk_data::ZkDataError),
+    #[error("metadata store: {0}")]
+    KafkaZk(#[from] crate::zk::kafka_zk_client::KafkaZkError),
     #[error("authorizer: {0}")]
     Acl(#[from] super::acl_authorizer::AclError),
     #[error(transparent)]

@@ -69,6 +69,7 @@ use super::sasl_listeners::SaslListeners;
 use super::scram_credential_cache::{USERS_ENTITY_TYPE, UserConfigHandler};
 use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
+use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::protocol::record::compression::CompressionType;
@@ -248,7 +249,9 @@ impl KafkaServer {
             tasks.clone(),
             background.clone(),
         ));
-        let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk);
+        let offsets_partitions = offsets_topic_partition_count(&config, &zk).await?;
+        let group_coordinator =
+            new_group_coordinator(&config, offsets_partitions, &replica_manager, &zk);
         let (ready_tx, ready_rx) = watch::channel(false);
         replica_manager
             .replica_fetcher_manager()
@@ -499,14 +502,33 @@ impl KafkaServer {
     }
 }
 
-/// The group coordinator over the offsets topic, with the `group.*` and `offsets.*` settings.
+/// How many partitions `__consumer_offsets` has: the topic's own count when it exists, else
+/// `offsets.topic.num.partitions` (Kafka's `getTopicPartitionCount(...).getOrElse(...)` at
+/// startup). Every broker must map a group to the same partition, whatever its own setting says
+/// and whichever kind of broker created the topic.
+async fn offsets_topic_partition_count(
+    config: &BrokerConfig,
+    zk: &Arc<dyn ZkClient>,
+) -> Result<i32, ServerError> {
+    let topic = KafkaZkClient::new(Arc::clone(zk))
+        .get_topic(GROUP_METADATA_TOPIC_NAME, false)
+        .await?;
+    Ok(topic
+        .and_then(|t| i32::try_from(t.assignment.partitions.len()).ok())
+        .filter(|count| *count > 0)
+        .unwrap_or(config.offsets_topic_num_partitions))
+}
+
+/// The group coordinator over the offsets topic (of `offsets_partitions` partitions), with the
+/// `group.*` and `offsets.*` settings.
 fn new_group_coordinator(
     config: &BrokerConfig,
+    offsets_partitions: i32,
     replica_manager: &Arc<ReplicaManager>,
     zk: &Arc<dyn ZkClient>,
 ) -> Arc<GroupCoordinator> {
     let offsets = OffsetsConfig {
-        num_partitions: config.offsets_topic_num_partitions,
+        num_partitions: offsets_partitions,
         commit_timeout_ms: i64::from(config.offsets_commit_timeout_ms),
         metadata_max_bytes: usize::try_from(config.offsets_metadata_max_bytes).unwrap_or(0),
         compression: CompressionType::from_id(
@@ -688,4 +710,45 @@ async fn open_metadata_store(
 /// A `*.ms` setting as a duration (negative values, which the config refuses, as zero).
 fn millis(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::zk::zk_data::TopicAssignment;
+
+    fn config(pairs: &[(&str, &str)]) -> BrokerConfig {
+        let pairs: Vec<(String, String)> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        BrokerConfig::from_sources(&[], &pairs, &[]).unwrap()
+    }
+
+    #[tokio::test]
+    async fn the_offsets_topic_partition_count_is_the_topics_own_once_it_exists() {
+        let zk: Arc<dyn ZkClient> = Arc::new(EmbeddedStore::in_memory().session());
+        let config = config(&[("offsets.topic.num.partitions", "7")]);
+        assert_eq!(
+            offsets_topic_partition_count(&config, &zk).await.unwrap(),
+            7
+        );
+        // Created by another broker (of either kind) with its own setting: groups map by the
+        // topic's count, as every other broker maps them.
+        let assignment = TopicAssignment {
+            partitions: (0..3).map(|p| (p, vec![1, 2, 3])).collect(),
+            ..TopicAssignment::default()
+        };
+        recipes::create_recursive(
+            zk.as_ref(),
+            &zk_data::topic_path(GROUP_METADATA_TOPIC_NAME),
+            &assignment.encode(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(
+            offsets_topic_partition_count(&config, &zk).await.unwrap(),
+            3
+        );
+    }
 }
