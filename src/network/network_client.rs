@@ -9,7 +9,9 @@
 //! controller channel has one in flight per broker): the connection sits behind an async mutex.
 //! A request that gets no response within the request timeout fails and the connection is
 //! closed, as Kafka's client disconnects on a request timeout; so does any I/O error or a
-//! response that does not match. The next call reconnects, first waiting out an exponential
+//! response that does not match, and a call dropped before its response came (the caller
+//! stopped waiting: the late response must not be read as the next request's). The next call
+//! reconnects, first waiting out an exponential
 //! backoff (`reconnect.backoff.ms` doubling up to `reconnect.backoff.max.ms`) after consecutive
 //! failures. Calls are not retried here: whether a request may be sent again is the caller's
 //! decision (the controller's channel retries until the broker goes away).
@@ -189,6 +191,10 @@ struct Link {
     retry_at: Option<Instant>,
     /// Connections made so far.
     connects: u64,
+    /// A request is written and its response not read yet. Still set when the next call
+    /// starts, it means the call before was dropped mid-exchange (its caller stopped waiting):
+    /// the response may still come and would be read as the next request's.
+    in_flight: bool,
     /// Where responses are read: the allocation is taken back for the next response once the
     /// previous one's bytes (records a fetcher appended, say) are all dropped, and nothing is
     /// zeroed before the socket fills it.
@@ -361,6 +367,11 @@ impl NetworkClient {
             });
         }
         let mut link = self.link.lock().await;
+        if link.in_flight {
+            // The stream's state is unknown after a dropped call: start over on a new one.
+            link.in_flight = false;
+            link.stream = None;
+        }
         if link.stream.is_none() {
             self.connect(&mut link).await?;
         }
@@ -381,7 +392,13 @@ impl NetworkClient {
                 version,
                 source,
             })?;
-        let Link { stream, buffer, .. } = &mut *link;
+        let Link {
+            stream,
+            buffer,
+            in_flight,
+            ..
+        } = &mut *link;
+        *in_flight = true;
         let Some(stream) = stream.as_mut() else {
             return Err(NetworkClientError::Disconnected {
                 destination: self.destination.clone(),
@@ -404,6 +421,7 @@ impl NetworkClient {
             ),
         )
         .await;
+        link.in_flight = false;
         let destination = || self.destination.clone();
         let err = match exchange {
             Ok(Ok(response)) => {
@@ -600,6 +618,49 @@ mod tests {
         );
         assert!(!client.is_connected().await);
         task.await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn a_call_dropped_while_waiting_leaves_its_late_response_unread() {
+        // Every connection answers ApiVersions v0 (no keys) to each request; the first request
+        // (correlation id 0) only after 300 ms.
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        let server = tokio::spawn(async move {
+            loop {
+                let (mut s, _) = listener.accept().await.unwrap();
+                tokio::spawn(async move {
+                    while let Ok(size) = s.read_i32().await {
+                        let mut req = vec![0u8; usize::try_from(size).unwrap()];
+                        s.read_exact(&mut req).await.unwrap();
+                        let id = i32::from_be_bytes([req[4], req[5], req[6], req[7]]);
+                        if id == 0 {
+                            tokio::time::sleep(Duration::from_millis(300)).await;
+                        }
+                        let mut f = 10i32.to_be_bytes().to_vec();
+                        f.extend_from_slice(&id.to_be_bytes());
+                        f.extend_from_slice(&0i16.to_be_bytes());
+                        f.extend_from_slice(&0i32.to_be_bytes());
+                        if s.write_all(&f).await.is_err() {
+                            return;
+                        }
+                    }
+                });
+            }
+        });
+        let client = NetworkClient::new(addr, config());
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(50), client.send(&api_versions(), 0)).await;
+        assert!(gave_up.is_err(), "the first call was dropped while waiting");
+        tokio::time::sleep(Duration::from_millis(400)).await;
+        let answer = client.send(&api_versions(), 0).await.unwrap();
+        assert!(matches!(answer, ResponseKind::ApiVersions(_)), "{answer:?}");
+        assert_eq!(
+            client.connects().await,
+            2,
+            "a new connection for the next call"
+        );
+        server.abort();
     }
 
     #[tokio::test]
