@@ -11,9 +11,8 @@
 //! closed, as Kafka's client disconnects on a request timeout; so does any I/O error or a
 //! response that does not match, and a call dropped before its response came (the caller
 //! stopped waiting: the late response must not be read as the next request's). The next call
-//! reconnects, first waiting out an exponential
-//! backoff (`reconnect.backoff.ms` doubling up to `reconnect.backoff.max.ms`) after consecutive
-//! failures. Calls are not retried here: whether a request may be sent again is the caller's
+//! reconnects, first waiting out an exponential backoff (`reconnect.backoff.ms` doubling up to
+//! `reconnect.backoff.max.ms`) after consecutive failures. Calls are not retried here: whether a request may be sent again is the caller's
 //! decision (the controller's channel retries until the broker goes away).
 //!
 //! A client configured with an authenticator (`client_authenticator`: SASL toward a SASL
