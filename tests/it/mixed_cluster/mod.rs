@@ -1,12 +1,17 @@
 //! Apache Kafka 3.9.1 brokers and kcli brokers in one ZooKeeper cluster
 //! (`support::mixed_cluster::MixedCluster`), replicating each other: Kafka's controller driving
-//! kcli brokers ([`kafka_controller`]), and a kcli controller driving a Kafka broker
-//! ([`kcli_controller`]). Each test checks that nothing acknowledged is lost and that, once
+//! kcli brokers ([`kafka_controller`]), a kcli controller driving a Kafka broker
+//! ([`kcli_controller`]), a consumer group whose coordinator moves between kinds ([`groups`]),
+//! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]), and
+//! Kafka's tools beside kcli's on one cluster ([`tools`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
 
+mod groups;
 mod kafka_controller;
 mod kcli_controller;
+mod migration;
+mod tools;
 
 use std::time::Duration;
 
@@ -14,7 +19,8 @@ use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 
-use crate::serve_support::{KafkaConn, list_offset};
+use crate::kafka_tools::support::java;
+use crate::serve_support::{KafkaConn, list_offset, run_within};
 use crate::support::cluster::{log_batches, metadata, wait_until};
 use crate::support::mixed_cluster::{MixedCluster, dump_log_segments};
 
@@ -139,6 +145,92 @@ fn assert_identical_replicas(cluster: &MixedCluster, topic: &str, partition: i32
             "DumpLogSegments of broker {id} ({}) differs from broker {}'s",
             dir.display(),
             brokers[0]
+        );
+    }
+}
+
+/// Runs one of Kafka 3.9.1's tools (its main class) with `args`; its stdout, failing the test
+/// on a non-zero exit.
+fn kafka_tool(class: &str, args: &[&str]) -> String {
+    let mut cmd = java(class);
+    cmd.args(args);
+    let (code, stdout, stderr) = run_within(cmd, b"", Duration::from_secs(120));
+    assert_eq!(code, 0, "{class} {args:?}:\n{stdout}{stderr}");
+    stdout
+}
+
+/// Makes `order[0]` lead `topic`-`partition`: Kafka's `kafka-reassign-partitions` sets the
+/// replicas to `order` (`--execute`, then `--verify` until it reports the move complete), and
+/// `kafka-leader-election --election-type preferred` elects the first; waits until every
+/// broker's Metadata shows it leading.
+fn move_leadership(cluster: &MixedCluster, topic: &str, partition: i32, order: &[i32]) {
+    let dir = tempfile::tempdir().unwrap();
+    let plan = dir.path().join("plan.json");
+    let plan_json = serde_json::json!({
+        "version": 1,
+        "partitions": [{"topic": topic, "partition": partition, "replicas": order}],
+    });
+    std::fs::write(&plan, plan_json.to_string()).unwrap();
+    let bootstrap = cluster.bootstrap();
+    let plan_path = plan.display().to_string();
+    let reassign = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+    kafka_tool(
+        reassign,
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--reassignment-json-file",
+            &plan_path,
+            "--execute",
+        ],
+    );
+    wait_until(
+        &format!("the reassignment of {topic}-{partition} complete"),
+        Duration::from_secs(60),
+        || {
+            let out = kafka_tool(
+                reassign,
+                &[
+                    "--bootstrap-server",
+                    &bootstrap,
+                    "--reassignment-json-file",
+                    &plan_path,
+                    "--verify",
+                ],
+            );
+            out.contains(&format!(
+                "Reassignment of partition {topic}-{partition} is completed"
+            ))
+            .then_some(())
+        },
+    );
+    let partition_text = partition.to_string();
+    kafka_tool(
+        "org.apache.kafka.tools.LeaderElectionCommand",
+        &[
+            "--bootstrap-server",
+            &bootstrap,
+            "--election-type",
+            "preferred",
+            "--topic",
+            topic,
+            "--partition",
+            &partition_text,
+        ],
+    );
+    for id in cluster.ids() {
+        wait_until(
+            &format!("broker {id} shows {topic}-{partition} led by {}", order[0]),
+            Duration::from_secs(30),
+            || {
+                metadata(cluster.port(id))?
+                    .topics
+                    .get(topic)?
+                    .1
+                    .get(&partition)
+                    .filter(|p| p.leader == order[0] && p.replicas == order)
+                    .map(|_| ())
+            },
         );
     }
 }

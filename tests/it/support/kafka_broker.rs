@@ -31,6 +31,7 @@ pub struct KafkaBroker {
     id: i32,
     port: u16,
     dir: tempfile::TempDir,
+    logs: PathBuf,
     /// The one-cluster lock, when this broker took it itself ([`KafkaBroker::start`]).
     _turn: Option<MutexGuard<'static, ()>>,
 }
@@ -76,10 +77,22 @@ impl KafkaBroker {
     /// lines of `extra`, which override the defaults before them) and starts the JVM, without
     /// waiting for it and without the one-cluster lock.
     pub fn launch(id: i32, zookeeper_connect: &str, extra: &[(&str, &str)]) -> KafkaBroker {
-        let _ = kafka_classpath();
         let dir = tempfile::tempdir().unwrap();
-        let port = free_port();
         let logs = dir.path().join("logs");
+        KafkaBroker::launch_at(id, zookeeper_connect, extra, dir, free_port(), logs)
+    }
+
+    /// [`KafkaBroker::launch`] on a given port and log dir (a kcli broker's, say, on a rolling
+    /// migration), keeping its own files in `dir`.
+    pub fn launch_at(
+        id: i32,
+        zookeeper_connect: &str,
+        extra: &[(&str, &str)],
+        dir: tempfile::TempDir,
+        port: u16,
+        logs: PathBuf,
+    ) -> KafkaBroker {
+        let _ = kafka_classpath();
         let mut props = format!(
             "broker.id={id}\nlisteners=PLAINTEXT://127.0.0.1:{port}\nlog.dirs={}\n\
              zookeeper.connect={zookeeper_connect}\nzookeeper.session.timeout.ms=6000\n\
@@ -95,6 +108,7 @@ impl KafkaBroker {
             id,
             port,
             dir,
+            logs,
             _turn: None,
         };
         broker.restart();
@@ -138,7 +152,7 @@ impl KafkaBroker {
     }
 
     pub fn log_dir(&self) -> PathBuf {
-        self.dir.path().join("logs")
+        self.logs.clone()
     }
 
     /// What the broker printed (stdout and stderr), for failure messages.

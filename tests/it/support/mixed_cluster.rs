@@ -19,7 +19,7 @@ use super::cluster::{exclusive, metadata, wait_until, with_zk};
 use super::kafka_broker::KafkaBroker;
 use super::zookeeper::ZkServer;
 use crate::kafka_tools::support::java;
-use crate::serve_support::{TestBroker, run_within};
+use crate::serve_support::{TestBroker, free_port, run_within};
 
 /// Settings every broker of either kind gets: the IBP Kafka's controller selects its request
 /// versions by, a small RF-3 offsets topic (so a LeaderAndIsr for it is small), no initial
@@ -46,23 +46,8 @@ pub enum Node {
 }
 
 impl Node {
-    pub fn port(&self) -> u16 {
-        match self {
-            Node::Kafka(b) => b.port(),
-            Node::Kcli(b) => b.port(),
-        }
-    }
-
     pub fn is_kafka(&self) -> bool {
         matches!(self, Node::Kafka(_))
-    }
-
-    /// The broker's (one) log dir.
-    pub fn log_dir(&self) -> PathBuf {
-        match self {
-            Node::Kafka(b) => b.log_dir(),
-            Node::Kcli(b) => b.data_dir(),
-        }
     }
 
     /// What the broker printed, for failure messages.
@@ -81,10 +66,27 @@ impl Node {
     }
 }
 
+/// Where a broker id lives: its port, and its log dir `logs/` under a temp dir.
+struct Home {
+    dir: tempfile::TempDir,
+    port: u16,
+}
+
+impl Home {
+    fn logs(&self) -> PathBuf {
+        self.dir.path().join("logs")
+    }
+}
+
 /// A real ZooKeeper with Kafka 3.9.1 and kcli brokers under one chroot.
 pub struct MixedCluster {
     pub zk: ZkServer,
     nodes: BTreeMap<i32, Node>,
+    /// Each broker id's port and log dir, kept when the id's broker is replaced by one of the
+    /// other kind.
+    homes: BTreeMap<i32, Home>,
+    /// Brokers replaced by one of the other kind, kept for their logs.
+    retired: Vec<(i32, Node)>,
     settings: Vec<(String, String)>,
     _exclusive: MutexGuard<'static, ()>,
 }
@@ -99,6 +101,8 @@ impl MixedCluster {
         let mut cluster = MixedCluster {
             zk,
             nodes: BTreeMap::new(),
+            homes: BTreeMap::new(),
+            retired: Vec::new(),
             settings: SHARED
                 .iter()
                 .chain(settings)
@@ -130,25 +134,72 @@ impl MixedCluster {
             .collect()
     }
 
-    /// Starts a Kafka 3.9.1 broker `id` on a new dir (not waiting for it).
+    /// The port and log dir of broker `id`, made on its first start.
+    fn home(&mut self, id: i32) -> (u16, PathBuf) {
+        let home = self.homes.entry(id).or_insert_with(|| Home {
+            dir: tempfile::tempdir().unwrap(),
+            port: free_port(),
+        });
+        (home.port, home.logs())
+    }
+
+    /// Starts a Kafka 3.9.1 broker `id` on its port and log dir (not waiting for it).
     pub fn start_kafka(&mut self, id: i32) {
-        assert!(!self.nodes.contains_key(&id), "broker {id} exists");
-        let broker = KafkaBroker::launch(id, &self.connect(), &self.settings());
+        assert!(!self.nodes.contains_key(&id), "broker {id} runs");
+        let (port, logs) = self.home(id);
+        let broker = KafkaBroker::launch_at(
+            id,
+            &self.connect(),
+            &self.settings(),
+            tempfile::tempdir().unwrap(),
+            port,
+            logs,
+        );
         self.nodes.insert(id, Node::Kafka(broker));
     }
 
-    /// Starts a kcli broker `id` on a new dir; it serves when this returns.
+    /// Starts a kcli broker `id` on its port and log dir; it serves when this returns.
     pub fn start_kcli(&mut self, id: i32) {
-        assert!(!self.nodes.contains_key(&id), "broker {id} exists");
+        assert!(!self.nodes.contains_key(&id), "broker {id} runs");
+        let (port, logs) = self.home(id);
         let connect = self.connect();
         let id_text = id.to_string();
+        let listeners = format!("PLAINTEXT://127.0.0.1:{port}");
+        let log_dirs = logs.display().to_string();
         let mut all = vec![
             ("zookeeper.connect", connect.as_str()),
             ("broker.id", id_text.as_str()),
+            ("listeners", listeners.as_str()),
+            ("log.dirs", log_dirs.as_str()),
         ];
         all.extend(self.settings());
         let broker = TestBroker::start(&all);
+        assert!(
+            logs.join("meta.properties").exists()
+                && !broker.data_dir().join("meta.properties").exists(),
+            "kcli broker {id} runs on {}",
+            logs.display()
+        );
         self.nodes.insert(id, Node::Kcli(broker));
+    }
+
+    /// Stops broker `id` cleanly (SIGTERM: a controlled shutdown) and starts one of the other
+    /// kind on the same `broker.id`, port and log dir, as a rolling migration does; waits until
+    /// every broker lists it.
+    pub fn replace(&mut self, id: i32) {
+        let was_kafka = self.node(id).is_kafka();
+        match self.node_mut(id) {
+            Node::Kafka(b) => b.stop(),
+            Node::Kcli(b) => b.stop(),
+        }
+        let old = self.nodes.remove(&id).unwrap();
+        self.retired.push((id, old));
+        if was_kafka {
+            self.start_kcli(id);
+        } else {
+            self.start_kafka(id);
+        }
+        self.wait_all_listed();
     }
 
     pub fn node(&self, id: i32) -> &Node {
@@ -168,19 +219,19 @@ impl MixedCluster {
     }
 
     pub fn port(&self, id: i32) -> u16 {
-        self.node(id).port()
+        self.homes[&id].port
     }
 
     pub fn log_dir(&self, id: i32) -> PathBuf {
-        self.node(id).log_dir()
+        self.homes[&id].logs()
     }
 
     /// `host:port,...` of every broker.
     pub fn bootstrap(&self) -> String {
         let all: Vec<String> = self
             .nodes
-            .values()
-            .map(|n| format!("127.0.0.1:{}", n.port()))
+            .keys()
+            .map(|id| format!("127.0.0.1:{}", self.port(*id)))
             .collect();
         all.join(",")
     }
@@ -235,10 +286,9 @@ impl MixedCluster {
         let started = std::time::Instant::now();
         loop {
             let registered = self.registered();
-            let all = self
-                .nodes
-                .iter()
-                .all(|(_, n)| metadata(n.port()).is_some_and(|m| m.broker_ids() == registered));
+            let all = self.nodes.iter().all(|(id, _)| {
+                metadata(self.port(*id)).is_some_and(|m| m.broker_ids() == registered)
+            });
             if all && registered == self.ids() {
                 return;
             }
@@ -326,10 +376,12 @@ impl MixedCluster {
         state["leader"].as_i64().map(|l| i32::try_from(l).unwrap())
     }
 
-    /// Every broker's log, for failure messages.
+    /// Every broker's log (the replaced ones' first), for failure messages.
     pub fn logs(&self) -> String {
-        self.nodes
+        self.retired
             .iter()
+            .map(|(id, n)| (id, n))
+            .chain(self.nodes.iter())
             .map(|(id, n)| {
                 let kind = if n.is_kafka() { "Kafka" } else { "kcli" };
                 format!("=== broker {id} ({kind}) ===\n{}\n", tail(&n.log(), 120))
