@@ -132,7 +132,7 @@ impl KafkaServer {
             .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
         let zk = open_metadata_store(&config, first_dir).await?;
         recipes::ensure_persistent_paths(zk.as_ref()).await?;
-        let proposed = zk_data::topic_id_to_string(uuid::Uuid::new_v4());
+        let proposed = zk_data::topic_id_to_string(zk_data::random_uuid());
         let cluster_id = recipes::create_or_get_cluster_id(zk.as_ref(), &proposed).await?;
         let broker_id = get_or_generate_broker_id(
             config.broker_id,

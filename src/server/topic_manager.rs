@@ -331,7 +331,7 @@ impl TopicManager {
             .get(&0)
             .map_or(0, |r| i16::try_from(r.len()).unwrap_or(i16::MAX));
         let created = CreatedTopic {
-            topic_id: Uuid::new_v4(),
+            topic_id: crate::zk::zk_data::random_uuid(),
             num_partitions: i32::try_from(assignment.len()).unwrap_or(i32::MAX),
             replication_factor,
             config,

@@ -560,7 +560,7 @@ impl KafkaZkClient {
         epoch: ControllerEpoch,
         topic: &TopicZNode,
     ) -> Result<Uuid, KafkaZkError> {
-        let id = Uuid::new_v4();
+        let id = zk_data::random_uuid();
         let mut with_id = topic.assignment.clone();
         with_id.topic_id = Some(id);
         self.set_topic_assignment(epoch, &topic.name, &with_id, topic.zk_version)

@@ -115,6 +115,19 @@ fn ints(v: &Value, key: &'static str) -> Result<Vec<i32>, ZkDataError> {
 const B64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
 
 /// Kafka's `Uuid.toString`: the 16 bytes in URL-safe base64 without padding (22 characters).
+/// A fresh random id for a topic or a cluster, as Kafka's `Uuid.randomUuid` draws it: never the
+/// nil id or the metadata topic's (`0`/`1`), and never one whose text starts with `-`, which
+/// command-line tools would read as an option (`--topic-id -x...`).
+pub fn random_uuid() -> Uuid {
+    loop {
+        let id = Uuid::new_v4();
+        // The text's first character is the top 6 bits in URL-safe base64, where 62 is `-`.
+        if !id.is_nil() && id.as_u128() != 1 && id.as_bytes()[0] >> 2 != 62 {
+            return id;
+        }
+    }
+}
+
 pub fn topic_id_to_string(id: Uuid) -> String {
     let bytes = id.as_bytes();
     let mut out = String::with_capacity(22);

@@ -33,6 +33,16 @@ fn topic_id_text() {
 }
 
 #[test]
+fn random_ids_never_read_as_an_option() {
+    // About one v4 uuid in 64 has a text starting with `-`: 4,000 draws meet several.
+    let texts: Vec<String> = (0..4000)
+        .map(|_| topic_id_to_string(random_uuid()))
+        .collect();
+    assert!(texts.iter().all(|t| !t.starts_with('-') && t.len() == 22));
+    assert!(topic_id_to_string(Uuid::from_u128(0xf8 << 120)).starts_with('-'));
+}
+
+#[test]
 fn cluster_id_and_controller() {
     assert_eq!(
         text(encode_cluster_id("AbCdEfGhIjKlMnOpQrStUv")),
