@@ -2,11 +2,13 @@
 //! (`support::mixed_cluster::MixedCluster`), replicating each other: Kafka's controller driving
 //! kcli brokers ([`kafka_controller`]), a kcli controller driving a Kafka broker
 //! ([`kcli_controller`]), a consumer group whose coordinator moves between kinds ([`groups`]),
-//! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]), and
-//! Kafka's tools beside kcli's on one cluster ([`tools`]). Each test checks that nothing acknowledged is lost and that, once
+//! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]),
+//! Kafka's tools beside kcli's on one cluster ([`tools`]), and the inter-broker requests Kafka
+//! sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
 
+mod frames;
 mod groups;
 mod kafka_controller;
 mod kcli_controller;

@@ -158,8 +158,18 @@ impl MixedCluster {
         self.nodes.insert(id, Node::Kafka(broker));
     }
 
+    /// The port broker `id` listens on (chosen now if it never ran).
+    pub fn port_of(&mut self, id: i32) -> u16 {
+        self.home(id).0
+    }
+
     /// Starts a kcli broker `id` on its port and log dir; it serves when this returns.
     pub fn start_kcli(&mut self, id: i32) {
+        self.start_kcli_with(id, &[]);
+    }
+
+    /// [`MixedCluster::start_kcli`] with `extra` settings of its own after the shared ones.
+    pub fn start_kcli_with(&mut self, id: i32, extra: &[(&str, &str)]) {
         assert!(!self.nodes.contains_key(&id), "broker {id} runs");
         let (port, logs) = self.home(id);
         let connect = self.connect();
@@ -173,6 +183,7 @@ impl MixedCluster {
             ("log.dirs", log_dirs.as_str()),
         ];
         all.extend(self.settings());
+        all.extend_from_slice(extra);
         let broker = TestBroker::start(&all);
         assert!(
             logs.join("meta.properties").exists()
