@@ -18,7 +18,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use kcli::protocol::messages::{RequestKind, decode_request, encode_request_frame};
 
-use super::{admin, block_on, create_topic};
+use super::{create_topic, delete_topic, produce};
 use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
 
@@ -121,28 +121,8 @@ fn kafkas_inter_broker_requests_to_kcli_decode_and_re_encode_byte_for_byte() {
     // Kafka leads partition 0 and follows kcli on partition 1, so its fetcher goes through the
     // proxy too.
     create_topic(&cluster, "captured", &[&[1, 2], &[2, 1]], &[]);
-    let producer: rdkafka::producer::BaseProducer = rdkafka::config::ClientConfig::new()
-        .set("bootstrap.servers", cluster.bootstrap())
-        .create()
-        .unwrap();
-    for p in 0..2 {
-        producer
-            .send(
-                rdkafka::producer::BaseRecord::<(), _>::to("captured")
-                    .partition(p)
-                    .payload("x"),
-            )
-            .unwrap();
-    }
-    rdkafka::producer::Producer::flush(&producer, Duration::from_secs(30)).unwrap();
-    let results = block_on(admin(&cluster).delete_topics(
-        &["captured"],
-        &rdkafka::admin::AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
-    ))
-    .unwrap();
-    for r in results {
-        r.unwrap_or_else(|(t, e)| panic!("deleting {t}: {e}"));
-    }
+    produce(&cluster, "captured", 2, 2);
+    delete_topic(&cluster, "captured", 2);
     wait_until(
         "UpdateMetadata, LeaderAndIsr, StopReplica and Fetch captured",
         Duration::from_secs(60),

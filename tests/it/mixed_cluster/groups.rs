@@ -15,10 +15,9 @@ use kcli::protocol::messages::{RequestKind, ResponseKind};
 use kcli::server::group::offsets_records::partition_for;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::{Message, Offset};
 
-use super::{create_topic, kafka_tool, move_leadership};
+use super::{create_topic, kafka_tool, move_leadership, produce};
 use crate::serve_support::KafkaConn;
 use crate::support::cluster::{metadata, wait_until};
 use crate::support::mixed_cluster::MixedCluster;
@@ -114,23 +113,7 @@ fn member_turn(
 fn a_group_keeps_its_commits_as_its_coordinator_moves_between_kinds() {
     let cluster = MixedCluster::start(&[1], &[2, 3], &[]);
     create_topic(&cluster, TOPIC, ASSIGNMENT, &[]);
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", cluster.bootstrap())
-        .set("acks", "all")
-        .create()
-        .unwrap();
-    for n in 0..RECORDS {
-        let partition = i32::try_from(n % 3).unwrap();
-        let value = n.to_string();
-        producer
-            .send(
-                BaseRecord::<(), _>::to(TOPIC)
-                    .partition(partition)
-                    .payload(&value),
-            )
-            .unwrap();
-    }
-    producer.flush(Duration::from_secs(30)).unwrap();
+    produce(&cluster, TOPIC, 3, i32::try_from(RECORDS).unwrap());
 
     // The offsets topic exists once a broker has been asked for a coordinator.
     wait_until(

@@ -9,7 +9,7 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::{admin, assert_identical_replicas, block_on, create_topic};
+use super::{assert_identical_replicas, create_topic, delete_topic};
 use crate::cluster::membership::init_producer_id;
 use crate::serve_support::KafkaConn;
 use crate::support::cluster::{signal, wait_until};
@@ -106,25 +106,5 @@ fn kcli_brokers_lead_follow_and_change_isrs_under_a_kafka_controller() {
 
     // Kafka's StopReplica (with deletion) removes the kcli brokers' replicas of a deleted topic.
     create_topic(&cluster, "doomed", &[&[2, 3, 1]], &[]);
-    let results = block_on(admin(&cluster).delete_topics(
-        &["doomed"],
-        &rdkafka::admin::AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
-    ))
-    .unwrap();
-    for r in results {
-        r.unwrap_or_else(|(t, e)| panic!("deleting {t}: {e}"));
-    }
-    wait_until(
-        "the deleted topic's znodes and every replica dir gone",
-        Duration::from_secs(60),
-        || {
-            let dirs_gone = [1, 2, 3]
-                .iter()
-                .all(|b| !cluster.log_dir(*b).join("doomed-0").exists());
-            (dirs_gone
-                && cluster.get("/brokers/topics/doomed").is_none()
-                && cluster.get("/admin/delete_topics/doomed").is_none())
-            .then_some(())
-        },
-    );
+    delete_topic(&cluster, "doomed", 1);
 }

@@ -173,39 +173,8 @@ fn move_leadership(cluster: &MixedCluster, topic: &str, partition: i32, order: &
         "partitions": [{"topic": topic, "partition": partition, "replicas": order}],
     });
     std::fs::write(&plan, plan_json.to_string()).unwrap();
+    reassign(cluster, &plan, &[(topic, partition)]);
     let bootstrap = cluster.bootstrap();
-    let plan_path = plan.display().to_string();
-    let reassign = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
-    kafka_tool(
-        reassign,
-        &[
-            "--bootstrap-server",
-            &bootstrap,
-            "--reassignment-json-file",
-            &plan_path,
-            "--execute",
-        ],
-    );
-    wait_until(
-        &format!("the reassignment of {topic}-{partition} complete"),
-        Duration::from_secs(60),
-        || {
-            let out = kafka_tool(
-                reassign,
-                &[
-                    "--bootstrap-server",
-                    &bootstrap,
-                    "--reassignment-json-file",
-                    &plan_path,
-                    "--verify",
-                ],
-            );
-            out.contains(&format!(
-                "Reassignment of partition {topic}-{partition} is completed"
-            ))
-            .then_some(())
-        },
-    );
     let partition_text = partition.to_string();
     kafka_tool(
         "org.apache.kafka.tools.LeaderElectionCommand",
@@ -235,4 +204,95 @@ fn move_leadership(cluster: &MixedCluster, topic: &str, partition: i32, order: &
             },
         );
     }
+}
+
+/// Carries out the reassignment plan in `plan` (Kafka's reassignment JSON) with Kafka's
+/// `kafka-reassign-partitions --execute`, then `--verify` until it reports every one of
+/// `partitions` completed (90 s).
+fn reassign(cluster: &MixedCluster, plan: &std::path::Path, partitions: &[(&str, i32)]) {
+    let bootstrap = cluster.bootstrap();
+    let plan = plan.display().to_string();
+    let tool = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
+    let run = |action: &str| {
+        kafka_tool(
+            tool,
+            &[
+                "--bootstrap-server",
+                &bootstrap,
+                "--reassignment-json-file",
+                &plan,
+                action,
+            ],
+        )
+    };
+    let started = run("--execute");
+    assert!(
+        started.contains("Successfully started partition reassignment"),
+        "{started}"
+    );
+    wait_until(
+        "every partition's move completed",
+        Duration::from_secs(90),
+        || {
+            let out = run("--verify");
+            partitions
+                .iter()
+                .all(|(t, p)| {
+                    out.contains(&format!("Reassignment of partition {t}-{p} is completed"))
+                })
+                .then_some(())
+        },
+    );
+}
+
+/// Sends `count` records (`record N`, round-robin over `partitions` partitions of `topic`) with
+/// acks=all and waits until every one is acknowledged.
+fn produce(cluster: &MixedCluster, topic: &str, partitions: i32, count: i32) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", cluster.bootstrap())
+        .set("acks", "all")
+        .create()
+        .unwrap();
+    for n in 0..count {
+        let value = format!("record {n}");
+        producer
+            .send(
+                BaseRecord::<(), _>::to(topic)
+                    .partition(n % partitions)
+                    .payload(&value),
+            )
+            .unwrap();
+    }
+    producer
+        .flush(Duration::from_secs(30))
+        .unwrap_or_else(|e| panic!("{count} records to {topic}: {e}\n{}", cluster.logs()));
+}
+
+/// Deletes `topic` through the controller and waits until its znodes and every broker's
+/// replica directories are gone (60 s).
+fn delete_topic(cluster: &MixedCluster, topic: &str, partitions: i32) {
+    let results = block_on(admin(cluster).delete_topics(
+        &[topic],
+        &AdminOptions::new().request_timeout(Some(Duration::from_secs(30))),
+    ))
+    .unwrap();
+    for r in results {
+        r.unwrap_or_else(|(t, e)| panic!("deleting {t}: {e}"));
+    }
+    wait_until(
+        &format!("{topic}'s znodes and every replica dir gone"),
+        Duration::from_secs(60),
+        || {
+            let dirs_gone = cluster.ids().iter().all(|b| {
+                (0..partitions).all(|p| !cluster.log_dir(*b).join(format!("{topic}-{p}")).exists())
+            });
+            (dirs_gone
+                && cluster.get(&format!("/brokers/topics/{topic}")).is_none()
+                && cluster
+                    .get(&format!("/admin/delete_topics/{topic}"))
+                    .is_none())
+            .then_some(())
+        },
+    );
 }

@@ -8,11 +8,9 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::Duration;
 
-use rdkafka::config::ClientConfig;
-use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use serde_json::Value;
 
-use super::{assert_identical_replicas, create_topic, kafka_tool};
+use super::{assert_identical_replicas, create_topic, kafka_tool, produce, reassign};
 use crate::serve_support::run_within;
 use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
@@ -108,23 +106,7 @@ fn kafka_topics_describe(cluster: &MixedCluster) -> Placement {
 fn kcli_assign_plans_kafkas_reassign_tool_moves_and_both_describe_alike() {
     let cluster = MixedCluster::start(&[1], &[2, 3], &[]);
     create_topic(&cluster, TOPIC, BEFORE, &[]);
-    let producer: BaseProducer = ClientConfig::new()
-        .set("bootstrap.servers", cluster.bootstrap())
-        .set("acks", "all")
-        .create()
-        .unwrap();
-    for n in 0..400 {
-        let value = format!("record {n}");
-        let partition = n % 4;
-        producer
-            .send(
-                BaseRecord::<(), _>::to(TOPIC)
-                    .partition(partition)
-                    .payload(&value),
-            )
-            .unwrap();
-    }
-    producer.flush(Duration::from_secs(30)).unwrap();
+    produce(&cluster, TOPIC, 4, 400);
 
     // kcli's proposal over all three brokers, from the live cluster's ZooKeeper.
     let dir = tempfile::tempdir().unwrap();
@@ -166,46 +148,8 @@ fn kcli_assign_plans_kafkas_reassign_tool_moves_and_both_describe_alike() {
     );
     let plan_file = dir.path().join("plan.json");
     std::fs::write(&plan_file, &plan_text).unwrap();
-    let plan_path = plan_file.display().to_string();
-    let bootstrap = cluster.bootstrap();
-    let reassign = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand";
-    let started = kafka_tool(
-        reassign,
-        &[
-            "--bootstrap-server",
-            &bootstrap,
-            "--reassignment-json-file",
-            &plan_path,
-            "--execute",
-        ],
-    );
-    assert!(
-        started.contains("Successfully started partition reassignment"),
-        "{started}"
-    );
-    wait_until(
-        "every partition's move completed",
-        Duration::from_secs(90),
-        || {
-            let out = kafka_tool(
-                reassign,
-                &[
-                    "--bootstrap-server",
-                    &bootstrap,
-                    "--reassignment-json-file",
-                    &plan_path,
-                    "--verify",
-                ],
-            );
-            (0..4)
-                .all(|p| {
-                    out.contains(&format!(
-                        "Reassignment of partition {TOPIC}-{p} is completed"
-                    ))
-                })
-                .then_some(())
-        },
-    );
+    let moved: Vec<(&str, i32)> = (0..4).map(|p| (TOPIC, p)).collect();
+    reassign(&cluster, &plan_file, &moved);
 
     // Both tools agree, and show the plan carried out with every replica in sync.
     let by_kcli = wait_until("every ISR whole", Duration::from_secs(60), || {
