@@ -3,8 +3,9 @@
 //! kcli brokers ([`kafka_controller`]), a kcli controller driving a Kafka broker
 //! ([`kcli_controller`]), a consumer group whose coordinator moves between kinds ([`groups`]),
 //! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]),
-//! Kafka's tools beside kcli's on one cluster ([`tools`]), and the inter-broker requests Kafka
-//! sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
+//! Kafka's tools beside kcli's on one cluster ([`tools`]), a restarted leader of either kind
+//! truncating to a new leader of the other ([`truncation`]), and the inter-broker requests
+//! Kafka sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
 
@@ -14,6 +15,7 @@ mod kafka_controller;
 mod kcli_controller;
 mod migration;
 mod tools;
+mod truncation;
 
 use std::time::Duration;
 
