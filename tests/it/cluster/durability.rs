@@ -70,7 +70,9 @@ fn acknowledged_records_survive_alternating_kills_of_leaders_and_the_controller(
     assert!(victims.len() == faults, "{victims:?}");
     let total: usize = acked.values().map(Vec::len).sum();
     eprintln!("{total} records acknowledged through kill -9 of brokers {victims:?}");
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
+        cluster.logs()
+    });
     // Once every replica's log end is the high watermark, the logs are one log.
     for p in 0..PARTITIONS {
         wait_for_identical_replica_logs(&cluster, TOPIC, p, &[1, 2, 3]);

@@ -140,7 +140,9 @@ fn kafkas_reassign_tool_moves_partitions_under_load_and_nothing_acknowledged_is_
             || (!Path::new(&dir).exists()).then_some(()),
         );
     }
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
+        cluster.logs()
+    });
     wait_for_identical_replica_logs(&cluster, TOPIC, 0, &[2, 3, 4]);
     wait_for_identical_replica_logs(&cluster, TOPIC, 1, &[3, 4, 2]);
 

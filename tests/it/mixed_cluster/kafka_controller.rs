@@ -99,7 +99,9 @@ fn kcli_brokers_lead_follow_and_change_isrs_under_a_kafka_controller() {
 
     load.wait_for_more_acks(500, Duration::from_secs(60));
     let acked = load.finish(|| cluster.logs());
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
+        cluster.logs()
+    });
     for p in 0..3 {
         assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
     }

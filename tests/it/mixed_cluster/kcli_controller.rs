@@ -93,7 +93,9 @@ fn a_kafka_broker_rejoins_under_a_kcli_controller_and_leads_again() {
     // Kafka leads partition 0 again, with the kcli brokers following it.
     load.wait_for_more_acks(500, Duration::from_secs(60));
     let acked = load.finish(|| cluster.logs());
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
+        cluster.logs()
+    });
     for p in 0..3 {
         assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
     }

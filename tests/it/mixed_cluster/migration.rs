@@ -142,7 +142,9 @@ fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
         || group.has_seen(&records).then_some(()),
     );
     drop(group);
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked);
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
+        cluster.logs()
+    });
     for p in 0..3 {
         assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
     }

@@ -42,7 +42,9 @@ pub fn wait_until<T>(what: &str, limit: Duration, mut f: impl FnMut() -> Option<
     }
 }
 
-/// Sends `sig` (`STOP`, `CONT`, ...) to the process `pid`.
+/// Sends `sig` (`STOP`, `CONT`, ...) to the process `pid`. A `STOP` returns once every thread
+/// of the process has stopped (the signal is delivered asynchronously: a thread still running
+/// for a moment could, say, send one more fetch), or fails after 5 s.
 pub fn signal(pid: u32, sig: &str) {
     let status = std::process::Command::new("kill")
         .arg(format!("-{sig}"))
@@ -50,6 +52,27 @@ pub fn signal(pid: u32, sig: &str) {
         .status()
         .unwrap();
     assert!(status.success(), "kill -{sig} {pid}");
+    if sig == "STOP" {
+        wait_until(
+            &format!("every thread of {pid} stopped"),
+            Duration::from_secs(5),
+            || all_threads_stopped(pid).then_some(()),
+        );
+    }
+}
+
+/// Whether every thread of `pid` is in state `T` (stopped) in `/proc/<pid>/task/*/stat`.
+fn all_threads_stopped(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return false;
+    };
+    tasks.filter_map(Result::ok).all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).is_ok_and(|stat| {
+            // The state follows the parenthesised command name, which may hold spaces.
+            stat.rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('T') || rest.starts_with('t'))
+        })
+    })
 }
 
 /// One batch of a `.log` file: (base offset, leader epoch, CRC, bytes).

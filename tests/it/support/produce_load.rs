@@ -153,6 +153,7 @@ pub fn assert_every_acknowledged_record_consumed(
     bootstrap: &str,
     topic: &str,
     acked: &Acknowledged,
+    logs: impl Fn() -> String,
 ) {
     let ends: BTreeMap<i32, i64> = acked
         .iter()
@@ -169,7 +170,8 @@ pub fn assert_every_acknowledged_record_consumed(
         for (offset, sequence) in &consumed[p] {
             match at.insert(*offset, *sequence) {
                 Some(before) if before != *sequence => panic!(
-                    "partition {p}: offset {offset} read as sequence {before}, then {sequence}"
+                    "partition {p}: offset {offset} read as sequence {before}, then {sequence}\n{}",
+                    logs()
                 ),
                 Some(_) => reread += 1,
                 None => {}
@@ -182,15 +184,20 @@ pub fn assert_every_acknowledged_record_consumed(
         if let Some(w) = log.windows(2).find(|w| w[0].1 >= w[1].1) {
             panic!(
                 "partition {p}: the log is out of order or holds a record twice: sequence {} \
-                 at offset {} then {} at offset {}",
-                w[0].1, w[0].0, w[1].1, w[1].0
+                 at offset {} then {} at offset {}\n{}",
+                w[0].1,
+                w[0].0,
+                w[1].1,
+                w[1].0,
+                logs()
             );
         }
         for (offset, sequence) in records {
             assert_eq!(
                 at.get(offset),
                 Some(sequence),
-                "partition {p}: acknowledged record {sequence} at offset {offset} lost"
+                "partition {p}: acknowledged record {sequence} at offset {offset} lost\n{}",
+                logs()
             );
         }
     }
