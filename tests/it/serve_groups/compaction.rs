@@ -25,11 +25,16 @@ fn offsets_logs(broker: &TestBroker) -> (u64, i64) {
         {
             continue;
         }
-        for f in std::fs::read_dir(dir.path()).unwrap() {
-            let f = f.unwrap();
+        // The cleaner replaces and deletes segments while this reads: a file listed may be
+        // gone by the time it is looked at.
+        let Ok(files) = std::fs::read_dir(dir.path()) else {
+            continue;
+        };
+        for f in files.filter_map(Result::ok) {
             let name = f.file_name().to_string_lossy().into_owned();
             if let Some(base) = name.strip_suffix(".log") {
-                total += f.metadata().unwrap().len();
+                let Ok(meta) = f.metadata() else { continue };
+                total += meta.len();
                 last_base = last_base.max(base.parse::<i64>().unwrap());
             }
         }
