@@ -9,12 +9,12 @@
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::{assert_identical_replicas, create_topic, delete_topic};
+use super::{create_topic, delete_topic, finish_and_check};
 use crate::cluster::membership::init_producer_id;
 use crate::serve_support::KafkaConn;
 use crate::support::cluster::{signal, wait_until};
 use crate::support::mixed_cluster::MixedCluster;
-use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
+use crate::support::produce_load::ProduceLoad;
 
 const TOPIC: &str = "mixed";
 /// Partition p is led by broker p+1 first: Kafka leads partition 0, kcli 1 and 2.
@@ -98,13 +98,7 @@ fn kcli_brokers_lead_follow_and_change_isrs_under_a_kafka_controller() {
     assert_eq!(cluster.controller_id(), Some(1));
 
     load.wait_for_more_acks(500, Duration::from_secs(60));
-    let acked = load.finish(|| cluster.logs());
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
-        cluster.logs()
-    });
-    for p in 0..3 {
-        assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
-    }
+    finish_and_check(&cluster, load, TOPIC, 3, &[1, 2, 3]);
 
     // Kafka's StopReplica (with deletion) removes the kcli brokers' replicas of a deleted topic.
     create_topic(&cluster, "doomed", &[&[2, 3, 1]], &[]);

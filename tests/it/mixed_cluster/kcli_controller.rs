@@ -10,12 +10,10 @@
 
 use std::time::Duration;
 
-use super::{
-    assert_identical_replicas, create_topic, kafka_tool, wait_for_preferred_leaders_in_sync,
-};
+use super::{create_topic, finish_and_check, kafka_tool, wait_for_preferred_leaders_in_sync};
 use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
-use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
+use crate::support::produce_load::ProduceLoad;
 
 const TOPIC: &str = "mixed";
 /// Partition p is led by broker p+1 first: Kafka leads partition 0, kcli 1 and 2.
@@ -92,12 +90,6 @@ fn a_kafka_broker_rejoins_under_a_kcli_controller_and_leads_again() {
 
     // Kafka leads partition 0 again, with the kcli brokers following it.
     load.wait_for_more_acks(500, Duration::from_secs(60));
-    let acked = load.finish(|| cluster.logs());
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
-        cluster.logs()
-    });
-    for p in 0..3 {
-        assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
-    }
+    finish_and_check(&cluster, load, TOPIC, 3, &[1, 2, 3]);
     assert_eq!(cluster.controller_id(), Some(controller));
 }

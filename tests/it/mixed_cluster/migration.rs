@@ -17,10 +17,10 @@ use rdkafka::Message;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
-use super::{assert_identical_replicas, create_topic};
+use super::{create_topic, finish_and_check};
 use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
-use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
+use crate::support::produce_load::ProduceLoad;
 
 const TOPIC: &str = "migrating";
 const ASSIGNMENT: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
@@ -131,7 +131,7 @@ fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
         );
     }
 
-    let acked = load.finish(|| cluster.logs());
+    let acked = finish_and_check(&cluster, load, TOPIC, 3, &[1, 2, 3]);
     let records: BTreeSet<(i32, i64)> = acked
         .iter()
         .flat_map(|(p, records)| records.iter().map(|(offset, _)| (*p, *offset)))
@@ -141,11 +141,4 @@ fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
         Duration::from_secs(120),
         || group.has_seen(&records).then_some(()),
     );
-    drop(group);
-    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), TOPIC, &acked, || {
-        cluster.logs()
-    });
-    for p in 0..3 {
-        assert_identical_replicas(&cluster, TOPIC, p, &[1, 2, 3]);
-    }
 }

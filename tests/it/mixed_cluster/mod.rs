@@ -27,6 +27,9 @@ use crate::kafka_tools::support::java;
 use crate::serve_support::{KafkaConn, list_offset, run_within};
 use crate::support::cluster::{log_batches, metadata, wait_until};
 use crate::support::mixed_cluster::{MixedCluster, dump_log_segments};
+use crate::support::produce_load::{
+    Acknowledged, ProduceLoad, assert_every_acknowledged_record_consumed,
+};
 
 /// An admin client of the cluster (librdkafka's: CreateTopics and DeleteTopics go to the
 /// controller, whichever kind it is).
@@ -297,4 +300,24 @@ fn delete_topic(cluster: &MixedCluster, topic: &str, partitions: i32) {
             .then_some(())
         },
     );
+}
+
+/// Ends `load` (every record it sent answered, none failed), then checks that every
+/// acknowledged record of `topic` is consumed and that each of its `partitions` partitions has
+/// one log on all of `brokers`.
+fn finish_and_check(
+    cluster: &MixedCluster,
+    load: ProduceLoad,
+    topic: &str,
+    partitions: i32,
+    brokers: &[i32],
+) -> Acknowledged {
+    let acked = load.finish(|| cluster.logs());
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), topic, &acked, || {
+        cluster.logs()
+    });
+    for p in 0..partitions {
+        assert_identical_replicas(cluster, topic, p, brokers);
+    }
+    acked
 }

@@ -239,6 +239,19 @@ pub fn with_zk<T>(connect: &str, f: impl AsyncFnOnce(&dyn ZkClient) -> T) -> T {
     })
 }
 
+/// A znode's data (as text) and stat on `connect` (chroot included), `None` when it does not
+/// exist.
+pub fn zk_get(connect: &str, path: &str) -> Option<(String, Stat)> {
+    let path = path.to_string();
+    with_zk(connect, async move |zk: &dyn ZkClient| {
+        match zk.get_data(&path, false).await {
+            Ok((data, stat)) => Some((String::from_utf8(data).unwrap(), stat)),
+            Err(ZkError::NoNode(_)) => None,
+            Err(e) => panic!("reading {path}: {e}"),
+        }
+    })
+}
+
 /// A real ZooKeeper and `n` kcli brokers (ids 1..=n).
 pub struct TestCluster {
     pub brokers: Vec<TestBroker>,
@@ -338,14 +351,7 @@ impl TestCluster {
 
     /// A znode's data and stat, `None` when it does not exist.
     pub fn get(&self, path: &str) -> Option<(String, Stat)> {
-        let path = path.to_string();
-        with_zk(&self.connect(), async move |zk: &dyn ZkClient| {
-            match zk.get_data(&path, false).await {
-                Ok((data, stat)) => Some((String::from_utf8(data).unwrap(), stat)),
-                Err(ZkError::NoNode(_)) => None,
-                Err(e) => panic!("reading {path}: {e}"),
-            }
-        })
+        zk_get(&self.connect(), path)
     }
 
     /// Restarts broker `id` (killed or stopped) once its registration has left ZooKeeper, so

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use kcli::zk::{Stat, ZkClient, ZkError};
 
-use super::cluster::{exclusive, metadata, wait_until, with_zk};
+use super::cluster::{exclusive, metadata, wait_until, with_zk, zk_get};
 use super::kafka_broker::KafkaBroker;
 use super::zookeeper::ZkServer;
 use crate::kafka_tools::support::java;
@@ -332,14 +332,7 @@ impl MixedCluster {
 
     /// A znode's data and stat, `None` when it does not exist.
     pub fn get(&self, path: &str) -> Option<(String, Stat)> {
-        let path = path.to_string();
-        with_zk(&self.connect(), async move |zk: &dyn ZkClient| {
-            match zk.get_data(&path, false).await {
-                Ok((data, stat)) => Some((String::from_utf8(data).unwrap(), stat)),
-                Err(ZkError::NoNode(_)) => None,
-                Err(e) => panic!("reading {path}: {e}"),
-            }
-        })
+        zk_get(&self.connect(), path)
     }
 
     /// A JSON znode, `None` when it does not exist.
