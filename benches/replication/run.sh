@@ -15,7 +15,8 @@
 # Usage: benches/replication/run.sh [targets...]   (default: kcli kcli-single kafka)
 #        RUNS=3 COUNT=1000000 SIZE=1024 PARTITIONS=6 LAT_SECS=30 LAT_LINGER_MS=0
 #        NUM_FETCHERS=1 (num.replica.fetchers, both brokers) WAIT_S=120 (every wait's deadline)
-#        SKIP_BUILD=1 skips `cargo build --release --bin kcli`.
+#        SKIP_BUILD=1 skips `cargo build --release --bin kcli`; KCLI=PATH runs another kcli binary
+#        (an A/B of two builds; implies nothing is built).
 # Needs: benches/serve/build-tools.sh (rdkafka_performance), tests/install-kafka-tools (Kafka
 # 3.9.1's jars: the brokers and ProducerPerformance), Debian's zookeeper package, python3.
 set -euo pipefail
@@ -39,6 +40,7 @@ perf=$root/.tools/librdkafka-bench/rdkafka_performance
 cluster_measure=(python3 "$root/benches/cluster/measure.py")
 measure=(python3 "$root/benches/replication/measure.py")
 hz=$(getconf CLK_TCK)
+KCLI=${KCLI:-$root/target/release/kcli}
 
 die() { echo "benches/replication/run.sh: $*" >&2; exit 1; }
 [ -f "$zk_jar" ] || die "$zk_jar missing: apt-get install -y --no-install-recommends zookeeper"
@@ -47,7 +49,7 @@ tests/install-kafka-tools
 for t in "${targets[@]}"; do
   case $t in
     kafka) ;;
-    kcli|kcli-single) [ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet --bin kcli ;;
+    kcli|kcli-single) [ -n "${SKIP_BUILD:-}" ] || [ "$KCLI" != "$root/target/release/kcli" ] || cargo build --release --quiet --bin kcli ;;
     *) die "unknown target $t (kcli, kcli-single, kafka)" ;;
   esac
 done
@@ -125,7 +127,7 @@ EOF
 start_kcli() {
   local id=$1 port=$2 dir=$3
   mkdir -p "$dir"
-  "$root/target/release/kcli" serve --zookeeper "$ZK" \
+  "$KCLI" serve --zookeeper "$ZK" \
     --override "broker.id=$id" \
     --override "listeners=PLAINTEXT://127.0.0.1:$port" \
     --override "log.dirs=$dir/data" \
@@ -139,7 +141,7 @@ start_kcli() {
 start_kcli_single() {
   local id=$1 port=$2 dir=$3
   mkdir -p "$dir"
-  "$root/target/release/kcli" serve \
+  "$KCLI" serve \
     --override "broker.id=$id" \
     --override "listeners=PLAINTEXT://127.0.0.1:$port" \
     --override "log.dirs=$dir/data" \
