@@ -161,6 +161,12 @@ impl KafkaServer {
         log_config.producer_id_expiration_ms = i64::from(current.producer_id_expiration_ms);
         log_config.producer_id_expiration_check_interval_ms =
             u64::try_from(config.producer_id_expiration_check_interval_ms).unwrap_or(600_000);
+        // Kafka schedules a non-positive period once, as it does `Long.MAX_VALUE`.
+        log_config.log_flush_scheduler_interval_ms =
+            u64::try_from(config.log_flush_scheduler_interval_ms)
+                .ok()
+                .filter(|ms| *ms > 0)
+                .unwrap_or(u64::MAX);
         let log_manager = Arc::new(LogManager::startup(log_config, now_ms())?);
 
         let metadata_cache = Arc::new(MetadataCache::new(cluster_id.clone()));

@@ -56,6 +56,14 @@ pub type SharedLog = Arc<Mutex<UnifiedLog>>;
 /// after each roll).
 const ROLL_FLUSH_INTERVAL_MS: u64 = 1000;
 
+/// Kafka's `LogManager.InitialTaskDelayMs`: the `kafka-log-flusher` task first runs this long
+/// after startup.
+const INITIAL_TASK_DELAY: Duration = Duration::from_secs(30);
+
+/// The longest period a task is scheduled with: `Long.MAX_VALUE` milliseconds (Kafka's
+/// `log.flush.scheduler.interval.ms` default, "never again") does not fit a timer.
+const LONGEST_PERIOD: Duration = Duration::from_secs(100 * 365 * 24 * 3600);
+
 /// A periodic storage task run on the blocking pool.
 type StorageJob = fn(&LogManager) -> Result<(), StorageError>;
 
@@ -82,6 +90,9 @@ pub struct LogManagerConfig {
     pub producer_id_expiration_ms: i64,
     /// `producer.id.expiration.check.interval.ms`.
     pub producer_id_expiration_check_interval_ms: u64,
+    /// `log.flush.scheduler.interval.ms`: how often the `kafka-log-flusher` task looks for logs
+    /// whose `flush.ms` has passed (Kafka's default `Long.MAX_VALUE`: once, 30 s after startup).
+    pub log_flush_scheduler_interval_ms: u64,
 }
 
 impl LogManagerConfig {
@@ -98,6 +109,7 @@ impl LogManagerConfig {
             cleaner: CleanerConfig::default(),
             producer_id_expiration_ms: 86_400_000,
             producer_id_expiration_check_interval_ms: 600_000,
+            log_flush_scheduler_interval_ms: i64::MAX as u64,
         }
     }
 }
@@ -442,9 +454,25 @@ impl LogManager {
                 continue;
             };
             pending.execute()?;
-            lock(&log).complete_flush(&pending);
+            lock(&log).complete_flush(&pending, now_ms());
         }
         Ok(())
+    }
+
+    /// Kafka's `flushDirtyLogs` (the `kafka-log-flusher` task): fsyncs every log whose
+    /// `flush.ms` has passed since its last flush up to its end, without holding its lock
+    /// during the fsync. Returns how many logs were flushed.
+    pub fn flush_dirty_logs(&self, now_ms: i64) -> Result<usize, StorageError> {
+        let mut flushed = 0;
+        for (_, log) in self.all_logs_and_futures() {
+            let Some(due) = lock(&log).time_flush(now_ms) else {
+                continue;
+            };
+            due.execute()?;
+            lock(&log).complete_flush(&due, now_ms);
+            flushed += 1;
+        }
+        Ok(flushed)
     }
 
     /// Every log with the log dir holding it.
@@ -577,40 +605,54 @@ impl LogManager {
         Ok(())
     }
 
-    /// Runs retention every `log.retention.check.interval.ms`, writes checkpoints on their
-    /// intervals and runs the log cleaner's threads until `shutdown` is cancelled. Errors are logged; the tasks keep going.
+    /// Runs retention every `log.retention.check.interval.ms`, flushes logs by `flush.ms` every
+    /// `log.flush.scheduler.interval.ms`, writes checkpoints on their intervals and runs the log
+    /// cleaner's threads until `shutdown` is cancelled. Errors are logged; the tasks keep going.
     pub fn spawn_background_tasks(
         self: &Arc<Self>,
         tracker: &TaskTracker,
         shutdown: CancellationToken,
     ) {
-        let every = |ms: u64| Duration::from_millis(ms.max(1));
-        let jobs: [(&'static str, Duration, StorageJob); 6] = [
-            ("kafka-delete-logs", Duration::from_secs(1), |m| {
+        let every = |ms: u64| Duration::from_millis(ms.max(1)).min(LONGEST_PERIOD);
+        // (name, first run after, period, job); the first run is one period in unless Kafka
+        // schedules the task with its own initial delay.
+        let jobs: [(&'static str, Option<Duration>, Duration, StorageJob); 7] = [
+            ("kafka-delete-logs", None, Duration::from_secs(1), |m| {
                 m.delete_logs(now_ms()).map(|_| ())
             }),
             (
                 "flush-log",
+                None,
                 Duration::from_millis(ROLL_FLUSH_INTERVAL_MS),
                 LogManager::flush_rolled_segments,
             ),
             (
+                "kafka-log-flusher",
+                Some(INITIAL_TASK_DELAY),
+                every(self.config.log_flush_scheduler_interval_ms),
+                |m| m.flush_dirty_logs(now_ms()).map(|_| ()),
+            ),
+            (
                 "kafka-log-retention",
+                None,
                 every(self.config.retention_check_interval_ms),
                 |m| m.cleanup_logs(now_ms()).map(|_| ()),
             ),
             (
                 "kafka-recovery-point-checkpoint",
+                None,
                 every(self.config.recovery_point_checkpoint_interval_ms),
                 LogManager::checkpoint_log_recovery_offsets_and_start,
             ),
             (
                 "highwatermark-checkpoint",
+                None,
                 every(self.config.high_watermark_checkpoint_interval_ms),
                 LogManager::checkpoint_high_watermarks,
             ),
             (
                 "PeriodicProducerExpirationCheck",
+                None,
                 every(self.config.producer_id_expiration_check_interval_ms),
                 |m| {
                     m.remove_expired_producers(now_ms());
@@ -627,12 +669,12 @@ impl LogManager {
             });
             cleaner.spawn_threads(tracker, shutdown.clone(), logs);
         }
-        for (name, period, job) in jobs {
+        for (name, first, period, job) in jobs {
             let manager = Arc::clone(self);
             let shutdown = shutdown.clone();
             tracker.spawn(async move {
-                let mut ticker =
-                    tokio::time::interval_at(tokio::time::Instant::now() + period, period);
+                let start = tokio::time::Instant::now() + first.unwrap_or(period);
+                let mut ticker = tokio::time::interval_at(start, period);
                 ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
                 loop {
                     tokio::select! {

@@ -477,12 +477,12 @@ impl UnifiedLog {
         Ok(())
     }
 
-    /// `flush.messages` / `flush.ms`: fsync when either is reached (never, by default).
+    /// `flush.messages`: fsync once that many messages are unflushed (never, by default). As in
+    /// Kafka's `UnifiedLog.append`, `flush.ms` is not checked here but by the log manager's
+    /// `kafka-log-flusher` task ([`time_flush`](Self::time_flush)).
     fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
         self.unflushed_messages = self.unflushed_messages.saturating_add(records as i64);
-        if self.unflushed_messages >= self.config.flush_messages
-            || now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms
-        {
+        if self.unflushed_messages >= self.config.flush_messages {
             let end = self.log_end_offset();
             self.flush(end, now_ms)?;
         }
@@ -581,7 +581,20 @@ impl UnifiedLog {
     /// What a background flush after a roll must fsync: the segments from the recovery point up
     /// to the newest roll. `None` when nothing is pending.
     pub fn pending_flush(&self) -> Option<PendingFlush> {
-        let up_to = self.pending_flush_offset?;
+        self.pending_flush_offset
+            .map(|up_to| self.flush_up_to(up_to))
+    }
+
+    /// Kafka's `flushDirtyLogs` check of this log: when `flush.ms` has passed since the last
+    /// flush, what fsyncs it up to its end (the active segment too). `None` when not due.
+    pub fn time_flush(&self, now_ms: i64) -> Option<PendingFlush> {
+        (now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms)
+            .then(|| self.flush_up_to(self.log_end_offset()))
+    }
+
+    /// The files holding offsets from the recovery point up to `up_to`, and the producer
+    /// snapshot at `up_to` if there is one (a roll's).
+    fn flush_up_to(&self, up_to: i64) -> PendingFlush {
         let from = self.floor_base(self.recovery_point);
         let mut flush = PendingFlush {
             up_to,
@@ -600,16 +613,21 @@ impl UnifiedLog {
         if let Some(snapshot) = self.producer_state.snapshot_file(up_to) {
             flush.index_paths.push(snapshot.to_path_buf());
         }
-        Some(flush)
+        flush
     }
 
-    /// Records that `flush` was executed: the recovery point moves up to it (never past the log
-    /// end, which a truncation meanwhile may have lowered).
-    pub fn complete_flush(&mut self, flush: &PendingFlush) {
+    /// Records that `flush` was executed at `now_ms` (Kafka's `markFlushed`): the recovery
+    /// point moves up to it (never past the log end, which a truncation meanwhile may have
+    /// lowered), and `flush.ms` counts from now.
+    pub fn complete_flush(&mut self, flush: &PendingFlush, now_ms: i64) {
         let up_to = flush.up_to.min(self.log_end_offset());
         if up_to > self.recovery_point {
             self.recovery_point = up_to;
         }
+        if self.recovery_point == self.log_end_offset() {
+            self.unflushed_messages = 0;
+        }
+        self.last_flush_ms = self.last_flush_ms.max(now_ms);
         if self
             .pending_flush_offset
             .is_some_and(|pending| pending <= flush.up_to)

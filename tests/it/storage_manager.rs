@@ -266,3 +266,111 @@ fn rolled_segments_are_flushed_and_move_the_recovery_point() {
         fs::read_to_string(dir.path().join("recovery-point-offset-checkpoint")).unwrap();
     assert_eq!(checkpoint, format!("0\n1\nrolling 0 {active_base}\n"));
 }
+
+/// A log whose `flush.ms` is `flush_ms`, holding 20 small batches in its one segment.
+fn log_with_flush_ms(
+    manager: &LogManager,
+    topic: &str,
+    flush_ms: i64,
+) -> kcli::storage::log_manager::SharedLog {
+    let log = manager
+        .get_or_create_log(
+            &TopicPartition::new(topic, 0),
+            None,
+            LogConfig {
+                flush_ms,
+                ..small_config()
+            },
+            T0,
+        )
+        .unwrap();
+    append_n(&mut log.lock().unwrap(), 20);
+    log
+}
+
+#[test]
+fn flush_ms_is_the_flusher_tasks_not_the_appends() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = LogManager::startup(manager_config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let due = log_with_flush_ms(&manager, "due", 0);
+    let never = log_with_flush_ms(&manager, "never", i64::MAX);
+    // As in Kafka's `UnifiedLog.append`: only `flush.messages` fsyncs on the append path.
+    assert_eq!(due.lock().unwrap().recovery_point(), 0);
+    assert_eq!(manager.flush_dirty_logs(T0).unwrap(), 1);
+    let end = due.lock().unwrap().log_end_offset();
+    assert_eq!(due.lock().unwrap().recovery_point(), end);
+    assert_eq!(never.lock().unwrap().recovery_point(), 0);
+}
+
+#[test]
+fn flush_ms_counts_from_the_last_flush() {
+    let dir = tempfile::tempdir().unwrap();
+    let manager = LogManager::startup(manager_config(&[dir.path().to_path_buf()]), T0).unwrap();
+    let log = log_with_flush_ms(&manager, "timed", 1000);
+    assert_eq!(
+        manager.flush_dirty_logs(T0 + 999).unwrap(),
+        0,
+        "opened at T0"
+    );
+    assert_eq!(manager.flush_dirty_logs(T0 + 1000).unwrap(), 1);
+    append_n(&mut log.lock().unwrap(), 5);
+    assert_eq!(manager.flush_dirty_logs(T0 + 1999).unwrap(), 0);
+    {
+        let log = log.lock().unwrap();
+        assert!(log.recovery_point() < log.log_end_offset());
+    }
+    assert_eq!(manager.flush_dirty_logs(T0 + 2000).unwrap(), 1);
+    let log = log.lock().unwrap();
+    assert_eq!(log.recovery_point(), log.log_end_offset());
+}
+
+/// Polls (in paused time, up to 2 s of it) until `log` is flushed to its end.
+async fn flushed_to_the_end(log: &kcli::storage::log_manager::SharedLog) -> bool {
+    for _ in 0..200 {
+        {
+            let log = log.lock().unwrap();
+            if log.recovery_point() == log.log_end_offset() {
+                return true;
+            }
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    false
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_log_flusher_runs_30_s_after_startup_then_every_scheduler_interval() {
+    use std::time::Duration;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cfg = manager_config(&[dir.path().to_path_buf()]);
+    cfg.log_flush_scheduler_interval_ms = 60_000;
+    let manager = Arc::new(LogManager::startup(cfg, T0).unwrap());
+    // `flush.ms` 0: due whenever the task looks, so only the schedule decides (the task reads
+    // the wall clock, which paused time does not move).
+    let log = log_with_flush_ms(&manager, "scheduled", 0);
+    let tracker = tokio_util::task::TaskTracker::new();
+    let token = tokio_util::sync::CancellationToken::new();
+    let start = tokio::time::Instant::now();
+    manager.spawn_background_tasks(&tracker, token.clone());
+
+    tokio::time::sleep_until(start + Duration::from_secs(29)).await;
+    assert_eq!(log.lock().unwrap().recovery_point(), 0, "not before 30 s");
+    tokio::time::sleep_until(start + Duration::from_secs(30)).await;
+    assert!(flushed_to_the_end(&log).await, "flushed at 30 s");
+
+    append_n(&mut log.lock().unwrap(), 5);
+    tokio::time::sleep_until(start + Duration::from_secs(89)).await;
+    {
+        let log = log.lock().unwrap();
+        assert!(
+            log.recovery_point() < log.log_end_offset(),
+            "not again before 90 s"
+        );
+    }
+    tokio::time::sleep_until(start + Duration::from_secs(90)).await;
+    assert!(flushed_to_the_end(&log).await, "flushed again at 90 s");
+
+    token.cancel();
+    tracker.close();
+    tracker.wait().await;
+}
