@@ -175,6 +175,18 @@ impl ProducerStateManager {
             return Ok(LeaderBatchCheck::Append);
         }
         if epoch != current_epoch {
+            if first_seq != 0 && current_epoch == NO_PRODUCER_EPOCH {
+                // KIP-360's acceptance of a producer this partition does not know: rare (an
+                // expired producer), and a retry this partition forgot would be duplicated.
+                tracing::info!(
+                    topic_partition = %self.topic_partition,
+                    producer_id,
+                    epoch,
+                    first_seq,
+                    first_offset,
+                    "accepting a batch of a producer unknown to this partition"
+                );
+            }
             if first_seq != 0 && current_epoch != NO_PRODUCER_EPOCH {
                 return Err(ProducerStateError::OutOfOrderSequence {
                     message: format!(

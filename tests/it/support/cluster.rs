@@ -399,4 +399,55 @@ impl TestCluster {
     pub fn logs(&self) -> String {
         self.brokers.iter().map(TestBroker::stderr).collect()
     }
+
+    /// For failure messages: where each replica of `topic`'s partitions breaks a producer's
+    /// sequence (a batch that does not continue the producer's last one), with the batch
+    /// before it, read from the brokers' log dirs.
+    pub fn producer_sequence_breaks(&self, topic: &str, partitions: i32) -> String {
+        let mut out = String::new();
+        for (i, broker) in self.brokers.iter().enumerate() {
+            for p in 0..partitions {
+                let dir = broker.data_dir().join(format!("{topic}-{p}"));
+                for line in producer_sequence_breaks(&log_batches(&dir)) {
+                    out.push_str(&format!("broker {} {topic}-{p}: {line}\n", i + 1));
+                }
+            }
+        }
+        format!("--- producer sequence breaks in the replicas' logs ---\n{out}")
+    }
+}
+
+/// Each batch that does not continue its producer's previous batch (same epoch, next
+/// sequence), described with that previous batch.
+pub fn producer_sequence_breaks(batches: &[Batch]) -> Vec<String> {
+    let describe = |h: &RecordBatchHeader| {
+        format!(
+            "offsets {}..={} leader epoch {} producer {} epoch {} sequences {}..={}",
+            h.base_offset,
+            h.last_offset(),
+            h.partition_leader_epoch,
+            h.producer_id,
+            h.producer_epoch,
+            h.base_sequence,
+            h.last_sequence()
+        )
+    };
+    let mut last: std::collections::HashMap<i64, RecordBatchHeader> = Default::default();
+    let mut breaks = Vec::new();
+    for (_, _, _, bytes) in batches {
+        let Ok(h) = RecordBatchHeader::parse(bytes) else {
+            continue;
+        };
+        if !h.has_producer_id() {
+            continue;
+        }
+        if let Some(before) = last.get(&h.producer_id)
+            && (before.producer_epoch != h.producer_epoch
+                || i64::from(before.last_sequence()) + 1 != i64::from(h.base_sequence))
+        {
+            breaks.push(format!("{} after {}", describe(&h), describe(before)));
+        }
+        last.insert(h.producer_id, h);
+    }
+    breaks
 }

@@ -11,7 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseRecord, DeliveryResult, Producer, ProducerContext, ThreadedProducer};
 use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
@@ -19,14 +19,50 @@ use rdkafka::{ClientContext, Message, Offset, TopicPartitionList};
 /// Per partition, (offset, sequence) of each acknowledged record.
 pub type Acknowledged = BTreeMap<i32, Vec<(i64, u64)>>;
 
-/// The producer's delivery reports: what was acknowledged, and the records that failed for good.
+/// The producer's delivery reports: what was acknowledged, and the records that failed for good;
+/// and its idempotence events, which say why a log would hold a record twice.
 #[derive(Default)]
 struct Deliveries {
     acked: Mutex<Acknowledged>,
     failed: Mutex<Vec<String>>,
+    events: Mutex<Vec<String>>,
 }
 
-impl ClientContext for Deliveries {}
+/// librdkafka's debug facilities that tell what the idempotent producer did: a produce error
+/// and the action taken (`MSGSET`), sequence errors, drains, epoch bumps and producer id
+/// changes. A bumped epoch renumbers the records still unacknowledged from sequence 0, and a
+/// broker cannot recognise a renumbered retry of a record it already holds.
+const IDEMPOTENCE_EVENTS: &[&str] = &[
+    "MSGSET",
+    "ERRSEQ",
+    "DUPSEQ",
+    "UNKPID",
+    "ERRPID",
+    "DRAIN",
+    "NEWPID",
+    "RESETSEQ",
+    "IDEMPSTATE",
+];
+
+/// At most this many events are kept.
+const MAX_EVENTS: usize = 2_000;
+
+impl ClientContext for Deliveries {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        let event = IDEMPOTENCE_EVENTS.contains(&fac)
+            // Every produce request's success is a MSGSET line too: only failures are kept.
+            && !(fac == "MSGSET" && log_message.ends_with(" delivered"));
+        // A dead broker's refused reconnects say nothing about the records.
+        let warning = (level as i32) <= (RDKafkaLogLevel::Warning as i32)
+            && !log_message.contains("Connection refused");
+        if warning || event {
+            let mut events = self.events.lock().unwrap();
+            if events.len() < MAX_EVENTS {
+                events.push(format!("{level:?} {fac}: {log_message}"));
+            }
+        }
+    }
+}
 
 impl ProducerContext for Deliveries {
     type DeliveryOpaque = Box<u64>;
@@ -62,6 +98,9 @@ impl ProduceLoad {
             .set("acks", "all")
             .set("linger.ms", "5")
             .set("message.timeout.ms", "180000")
+            .set("debug", "eos,msg")
+            // Otherwise the client's log level follows the `log` crate's, and drops debug lines.
+            .set_log_level(RDKafkaLogLevel::Debug)
             .create_with_context(Deliveries::default())
             .unwrap();
         let producer = Arc::new(producer);
@@ -124,11 +163,20 @@ impl ProduceLoad {
 
     /// Stops sending, waits for every record sent to be answered, and asserts that none failed
     /// and every one was acknowledged; `logs` explains a failure. Returns what was acknowledged.
+    /// The producer's idempotence events go to stderr, which the test harness shows if the test
+    /// fails later (a record held twice, say).
     pub fn finish(mut self, logs: impl Fn() -> String) -> Acknowledged {
         self.stop.store(true, Ordering::SeqCst);
         let sent = self.sender.take().unwrap().join().unwrap();
         self.producer.flush(Duration::from_secs(180)).unwrap();
         let deliveries = self.producer.context();
+        let events = deliveries.events.lock().unwrap();
+        eprintln!(
+            "the producer's errors and idempotence events ({}):\n{}",
+            events.len(),
+            events.join("\n")
+        );
+        drop(events);
         let failed = deliveries.failed.lock().unwrap().clone();
         assert!(
             failed.is_empty(),
