@@ -3,9 +3,11 @@
 //! waiters of the purgatory, which are woken whenever the log end, the high watermark or the
 //! leadership moves.
 //!
-//! An acks=-1 append is acknowledged only while this broker leads the partition at the append's
-//! leader epoch ([`Partition::check_enough_replicas_reach_offset`]): a new leader may truncate
-//! what an old one appended, so an acknowledgement after leadership moved could be a lie.
+//! An acks=-1 append is acknowledged only while this broker has led the partition without a
+//! break since the append ([`Partition::check_enough_replicas_reach_offset`]): a new leader may
+//! truncate what an old one appended, so an acknowledgement after leadership moved could be a
+//! lie. A re-election of this leader at a new epoch (the controller shrinking the ISR) is no
+//! break: its log was not truncated, and the wait goes on, as Kafka's `DelayedProduce` does.
 //!
 //! The high watermark is the smallest log end offset among the ISR (Kafka's
 //! `maybeIncrementLeaderHW`), the leader's own included; a follower's log end is what its last
@@ -118,6 +120,10 @@ struct PartitionState {
     /// This leader's log end when it took the current leader epoch; a follower joins the ISR
     /// only once it has reached it (it then has every record of earlier epochs this leader has).
     leader_epoch_start_offset: Option<i64>,
+    /// Counts the leaderships of this broker: it moves whenever a LeaderAndIsr makes this broker
+    /// anything but the leader it already was. Unchanged across re-elections at new epochs, so an
+    /// acks=all wait whose term still holds appended to a log no one truncated since.
+    leader_term: u64,
 }
 
 /// What the follower side of a fetch response did to the local log.
@@ -128,12 +134,13 @@ pub struct FollowerAppend {
     pub high_watermark: i64,
 }
 
-/// The partition this broker led when an append was made, for an acks=all wait to check that
-/// leadership did not move before the high watermark passed the append (Kafka's
+/// The leadership an append was made under, for an acks=all wait to check that leadership did
+/// not move before the high watermark passed the append (Kafka's
 /// `checkEnoughReplicasReachOffset`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LeaderAppend {
-    pub leader_epoch: i32,
+    /// The partition's `leader_term` at the append.
+    pub leader_term: u64,
     /// The offset after the append's last record: acknowledged once the high watermark reaches it.
     pub required_offset: i64,
 }
@@ -198,6 +205,7 @@ impl Partition {
                 followers,
                 pending_isr: None,
                 leader_epoch_start_offset,
+                leader_term: 0,
             }),
             partition_context,
             granted_broker_epoch: AtomicI64::new(-1),
@@ -288,12 +296,18 @@ impl Partition {
             } else {
                 state.leader_epoch_start_offset
             };
+            let leader_term = if leads && !leader_changed {
+                state.leader_term
+            } else {
+                state.leader_term + 1
+            };
             *state = PartitionState {
                 assignment,
                 leader_and_isr,
                 followers,
                 pending_isr: None,
                 leader_epoch_start_offset,
+                leader_term,
             };
             leader_changed
         };

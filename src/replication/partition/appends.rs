@@ -61,10 +61,14 @@ impl Partition {
         configured.min(state.assignment.len().max(1))
     }
 
-    /// Kafka's `checkEnoughReplicasReachOffset` for an acks=all append made by `append`'s leader
-    /// epoch: done once the high watermark reaches the append's end with at least the
-    /// effective min ISR in sync; failed when this broker no longer leads at that epoch (the
-    /// append may be truncated away by the new leader, so it must never be acknowledged).
+    /// Kafka's `checkEnoughReplicasReachOffset` for an acks=all append made under `append`'s
+    /// leadership: done once the high watermark reaches the append's end with at least the
+    /// effective min ISR in sync; failed when this broker has not led the partition throughout
+    /// since (the append may be truncated away by a new leader, so it must never be
+    /// acknowledged). A re-election at a new epoch while leading is not a break: failing then
+    /// would tell the producer a batch in the log was not written, and an idempotent producer
+    /// that renumbers its unacknowledged records (librdkafka after an epoch bump) would write it
+    /// twice.
     pub fn check_enough_replicas_reach_offset(&self, append: LeaderAppend) -> ReplicationCheck {
         if self.is_offline() {
             return ReplicationCheck::Failed(ErrorCode::KafkaStorageError);
@@ -73,7 +77,7 @@ impl Partition {
         let leadership = &state.leader_and_isr;
         if self.stopped.load(Ordering::SeqCst)
             || leadership.leader != self.local_broker_id
-            || leadership.leader_epoch != append.leader_epoch
+            || state.leader_term != append.leader_term
         {
             return ReplicationCheck::Failed(ErrorCode::NotLeaderOrFollower);
         }
@@ -120,7 +124,7 @@ impl Partition {
         self.maybe_increment_leader_hw();
         self.wake_waiters();
         let append = LeaderAppend {
-            leader_epoch: leadership.leader_epoch,
+            leader_term: state.leader_term,
             required_offset: info.last_offset + 1,
         };
         Ok((info, append))

@@ -4,9 +4,10 @@
 //! once; acks=-1 (all) waits in the purgatory until the high watermark passes every appended
 //! batch, the partition's leadership moves, or the request's timeout.
 //!
-//! A waiting acks=-1 append is acknowledged only while this broker still leads its partition at
-//! the leader epoch of the append: once leadership moves, the new leader may truncate the
-//! append away, so the wait ends with NOT_LEADER_OR_FOLLOWER, never with success.
+//! A waiting acks=-1 append is acknowledged only while this broker has led its partition without
+//! a break since the append (a re-election at a new epoch is none): once leadership moves, the
+//! new leader may truncate the append away, so the wait ends with NOT_LEADER_OR_FOLLOWER, never
+//! with success.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -16,6 +16,7 @@ use crate::protocol::record::compression::CompressionType;
 use crate::storage::log_config::LogConfig;
 
 use super::*;
+use crate::replication::partition::ReplicationCheck;
 
 const BOUND: Duration = Duration::from_secs(10);
 
@@ -115,11 +116,28 @@ async fn a_waiting_acks_all_produce_fails_when_the_leader_becomes_follower() {
 }
 
 #[tokio::test]
-async fn a_waiting_acks_all_produce_fails_when_the_leader_epoch_moves() {
-    // Re-elected itself at a new epoch, with the ISR shrunk to itself: the high watermark
-    // would now pass the append, but the append belongs to the old epoch.
-    let code = wait_ended_by(|_, p| {
+async fn a_waiting_acks_all_produce_survives_a_reelection_of_its_leader() {
+    // The controller shrank the ISR to the leader at a new epoch (as after a follower died):
+    // the leader led throughout and its log holds the append, which the high watermark now
+    // passes. Kafka's DelayedProduce acknowledges it; failing it would tell the producer a
+    // written batch was not written.
+    let code = wait_ended_by(|f, p| {
+        f.time.sleep(30_001);
         p.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0]));
+    })
+    .await;
+    assert_eq!(code, ErrorCode::None);
+}
+
+#[tokio::test]
+async fn a_waiting_acks_all_produce_fails_when_its_leader_was_follower_meanwhile() {
+    // Follower at epoch 4 (its log may have been truncated there), leader again at epoch 5
+    // with the ISR shrunk to itself: the high watermark passes the append's offset, but what
+    // is there need not be the append.
+    let code = wait_ended_by(|f, p| {
+        p.update_leader_and_isr(vec![0, 1], leadership(1, 4, vec![0, 1]));
+        f.time.sleep(30_001);
+        p.update_leader_and_isr(vec![0, 1], leadership(0, 5, vec![0]));
     })
     .await;
     assert_eq!(code, ErrorCode::NotLeaderOrFollower);
@@ -328,4 +346,29 @@ fn becoming_leader_records_the_new_epochs_start_offset() {
     // The same epoch again changes nothing.
     host(&f, vec![0], leadership(0, 2, vec![0]), 1);
     assert_eq!(epochs(&partition), vec![(0, 0), (2, 3)]);
+}
+
+#[test]
+fn an_append_checked_after_a_follower_spell_is_not_acknowledged_even_as_leader_again() {
+    // The check itself, with no waiter to see the follower state in between.
+    let f = fixture();
+    let partition = host(&f, vec![0, 1], leadership(0, 3, vec![0, 1]), 1);
+    let records = entry().remove(0).records;
+    let (_, append) = partition
+        .append_records_to_leader(&records, -1, f.time.milliseconds())
+        .unwrap();
+    partition.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0, 1]));
+    assert_eq!(
+        partition.check_enough_replicas_reach_offset(append),
+        ReplicationCheck::Pending,
+        "re-elected: still its leadership"
+    );
+    partition.update_leader_and_isr(vec![0, 1], leadership(1, 5, vec![0, 1]));
+    f.time.sleep(30_001);
+    partition.update_leader_and_isr(vec![0, 1], leadership(0, 6, vec![0]));
+    assert_eq!(partition.offsets().high_watermark, 1);
+    assert_eq!(
+        partition.check_enough_replicas_reach_offset(append),
+        ReplicationCheck::Failed(ErrorCode::NotLeaderOrFollower)
+    );
 }
