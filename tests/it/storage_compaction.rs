@@ -120,7 +120,8 @@ impl Fixture {
             self.log_dir.clone(),
         )];
         let manager = self.cleaner.manager();
-        let Some(cleanable) = manager.grab_filthiest_compacted_log(&logs, now) else {
+        let Some(cleanable) = manager.grab_filthiest_compacted_log(&logs, manager.removals(), now)
+        else {
             return false;
         };
         let mut cleaner = self.cleaner.new_cleaner(0);

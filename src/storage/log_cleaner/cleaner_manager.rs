@@ -78,6 +78,19 @@ struct State {
     in_progress: HashMap<TopicPartition, LogCleaningState>,
     uncleanable: HashMap<PathBuf, HashSet<TopicPartition>>,
     checkpoints: HashMap<PathBuf, BTreeMap<TopicPartition, i64>>,
+    /// How many logs [`CleanerManager::abort_cleaning`] has seen removed.
+    removals: u64,
+    /// Each removed partition's number in `removals`: a cleaner thread that listed the logs
+    /// before it was removed must not take it up (Kafka's threads read the live log map under
+    /// the manager's lock; kcli's list them first).
+    removed_at: HashMap<TopicPartition, u64>,
+}
+
+impl State {
+    /// Whether `tp` was removed after a listing taken at removal count `listed_at`.
+    fn removed_since(&self, tp: &TopicPartition, listed_at: u64) -> bool {
+        self.removed_at.get(tp).is_some_and(|at| *at > listed_at)
+    }
 }
 
 /// The cleaning state of every partition; shared by the cleaner threads and the log manager.
@@ -123,6 +136,7 @@ impl LogCleanerManager {
     pub fn grab_filthiest_compacted_log(
         &self,
         logs: &[(TopicPartition, SharedLog, PathBuf)],
+        listed_at: u64,
         now_ms: i64,
     ) -> Option<LogToClean> {
         let candidates: Vec<_> = {
@@ -170,7 +184,10 @@ impl LogCleanerManager {
                 (ltc.need_compaction_now && ltc.cleanable_bytes > 0)
                     || ltc.cleanable_ratio() > *min_ratio
             })
-            .filter(|(ltc, _)| !state.in_progress.contains_key(&ltc.topic_partition))
+            .filter(|(ltc, _)| {
+                !state.in_progress.contains_key(&ltc.topic_partition)
+                    && !state.removed_since(&ltc.topic_partition, listed_at)
+            })
             .map(|(ltc, _)| ltc)
             .max_by(|a, b| a.cleanable_ratio().total_cmp(&b.cleanable_ratio()))?;
         state.in_progress.insert(
@@ -185,11 +202,13 @@ impl LogCleanerManager {
     pub fn deletable_logs(
         &self,
         logs: &[(TopicPartition, SharedLog, PathBuf)],
+        listed_at: u64,
     ) -> Vec<(TopicPartition, SharedLog)> {
         let mut state = lock(&self.state);
         let mut out = Vec::new();
         for (tp, log, dir) in logs {
             if state.in_progress.contains_key(tp)
+                || state.removed_since(tp, listed_at)
                 || state.uncleanable.get(dir).is_some_and(|s| s.contains(tp))
                 || !lock(log).config().cleanup_policy.compact
             {
@@ -243,10 +262,24 @@ impl LogCleanerManager {
         }
     }
 
-    /// Kafka's `abortCleaning`: abort, then resume at once (the partition is going away).
+    /// Kafka's `abortCleaning`: abort, then resume at once (the partition is going away; the
+    /// caller removed it from the log manager first). A listing taken before is not used to
+    /// clean it again.
     pub fn abort_cleaning(&self, tp: &TopicPartition) {
         self.abort_and_pause_cleaning(tp);
+        let mut state = lock(&self.state);
+        state.removals += 1;
+        let at = state.removals;
+        state.removed_at.insert(tp.clone(), at);
+        drop(state);
         self.resume_cleaning(std::slice::from_ref(tp));
+    }
+
+    /// The removal count to take before listing the logs for
+    /// [`grab_filthiest_compacted_log`](Self::grab_filthiest_compacted_log) and
+    /// [`deletable_logs`](Self::deletable_logs).
+    pub fn removals(&self) -> u64 {
+        lock(&self.state).removals
     }
 
     /// Undoes one pause of each partition.
@@ -549,5 +582,41 @@ mod tests {
         manager.update_checkpoints(&log_dir, None, Some(&a));
         let reread = LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap();
         assert_eq!(reread.all_cleaner_checkpoints(), BTreeMap::from([(b, 7)]));
+    }
+
+    #[test]
+    fn a_log_removed_after_the_listing_is_not_taken_up_from_it() {
+        use crate::storage::log_config::{CleanupPolicy, LogConfig};
+        use crate::storage::unified_log::UnifiedLog;
+        let dir = tempfile::tempdir().unwrap();
+        let log_dir = dir.path().to_path_buf();
+        let manager = LogCleanerManager::new(std::slice::from_ref(&log_dir)).unwrap();
+        let tp = TopicPartition::new("t", 0);
+        let config = LogConfig {
+            cleanup_policy: CleanupPolicy {
+                delete: true,
+                compact: true,
+            },
+            ..LogConfig::default()
+        };
+        let log = UnifiedLog::open(log_dir.join("t-0"), tp.clone(), config, 0, 0, true, 0).unwrap();
+        let logs = vec![(tp.clone(), Arc::new(Mutex::new(log)), log_dir.clone())];
+        // A cleaner thread lists the logs; the partition is deleted before it picks one.
+        let listed_at = manager.removals();
+        manager.abort_cleaning(&tp);
+        assert_eq!(manager.cleaning_state(&tp), None);
+        assert!(manager.deletable_logs(&logs, listed_at).is_empty());
+        assert!(
+            manager
+                .grab_filthiest_compacted_log(&logs, listed_at, 0)
+                .is_none()
+        );
+        assert_eq!(
+            manager.cleaning_state(&tp),
+            None,
+            "nothing marked in progress"
+        );
+        // A listing taken afterwards has it (a partition created again under the same name).
+        assert_eq!(manager.deletable_logs(&logs, manager.removals()).len(), 1);
     }
 }

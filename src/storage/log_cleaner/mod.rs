@@ -181,16 +181,20 @@ impl LogCleaner {
         logs: &LogSource,
         shutdown: &CancellationToken,
     ) -> bool {
+        let listed_at = self.manager.removals();
         let logs = logs();
         let now = now_ms();
-        let cleaned = match self.manager.grab_filthiest_compacted_log(&logs, now) {
+        let cleaned = match self
+            .manager
+            .grab_filthiest_compacted_log(&logs, listed_at, now)
+        {
             Some(cleanable) => {
                 self.clean_log(cleaner, &cleanable, now, shutdown);
                 true
             }
             None => false,
         };
-        let deletable = self.manager.deletable_logs(&logs);
+        let deletable = self.manager.deletable_logs(&logs, listed_at);
         for (tp, log) in &deletable {
             let (outcome, dir) = {
                 let mut log = lock(log);
