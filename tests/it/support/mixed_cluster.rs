@@ -110,10 +110,15 @@ impl MixedCluster {
                 .collect(),
             _exclusive: exclusive,
         };
-        for id in kafka {
+        for (i, id) in kafka.iter().enumerate() {
             cluster.start_kafka(*id);
             // One at a time, so the first is the controller.
             cluster.wait_registered(*id);
+            if i == 0 {
+                // Kafka elects on its controller's event thread after registering: a kcli
+                // broker started before that would take `/controller` first.
+                cluster.wait_znode(*id, "/controller");
+            }
         }
         for id in kcli {
             cluster.start_kcli(*id);
@@ -272,11 +277,15 @@ impl MixedCluster {
 
     /// Waits until broker `id` has registered in ZooKeeper.
     fn wait_registered(&mut self, id: i32) {
-        let path = format!("/brokers/ids/{id}");
+        self.wait_znode(id, &format!("/brokers/ids/{id}"));
+    }
+
+    /// Waits until `path` exists, while broker `id` (starting) keeps running.
+    fn wait_znode(&mut self, id: i32, path: &str) {
         let connect = self.connect();
         let started = std::time::Instant::now();
         loop {
-            if exists(&connect, &path) {
+            if exists(&connect, path) {
                 return;
             }
             if let Node::Kafka(b) = self.node_mut(id) {
@@ -284,7 +293,7 @@ impl MixedCluster {
             }
             assert!(
                 started.elapsed() < JVM_START,
-                "broker {id} did not register within {JVM_START:?}:\n{}",
+                "{path} did not appear within {JVM_START:?} of starting broker {id}:\n{}",
                 self.node(id).log()
             );
             std::thread::sleep(Duration::from_millis(100));
