@@ -78,7 +78,7 @@ struct State {
     in_progress: HashMap<TopicPartition, LogCleaningState>,
     uncleanable: HashMap<PathBuf, HashSet<TopicPartition>>,
     checkpoints: HashMap<PathBuf, BTreeMap<TopicPartition, i64>>,
-    /// How many logs [`CleanerManager::abort_cleaning`] has seen removed.
+    /// How many logs [`LogCleanerManager::abort_cleaning`] has seen removed.
     removals: u64,
     /// Each removed partition's number in `removals`: a cleaner thread that listed the logs
     /// before it was removed must not take it up (Kafka's threads read the live log map under
