@@ -14,6 +14,8 @@ use uuid::Uuid;
 use crate::cluster::{BrokerId, TopicPartition};
 
 use super::client::{CreateMode, Op, OpResult, Stat, ZkClient, ZkError};
+
+mod log_dir_events;
 use super::recipes;
 use super::zk_data::{
     self, BrokerRegistration, ControllerRegistration, PartitionState, TopicAssignment, ZkDataError,

@@ -671,6 +671,11 @@ pub fn encode_log_dir_event(broker: BrokerId) -> Vec<u8> {
     .into_bytes()
 }
 
+/// The broker a log dir event names (Kafka reads only `broker`).
+pub fn decode_log_dir_event(bytes: &[u8]) -> Result<BrokerId, ZkDataError> {
+    get_i32(&parse(bytes)?, "broker")
+}
+
 /// `/latest_producer_id_block`: a block of producer ids handed to a broker; start and end are
 /// inclusive and written as strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -275,6 +275,8 @@ fn producer_ids_and_notifications() {
         text(encode_log_dir_event(3)),
         r#"{"version":1,"broker":3,"event":1}"#
     );
+    assert_eq!(decode_log_dir_event(&encode_log_dir_event(3)).unwrap(), 3);
+    assert!(decode_log_dir_event(br#"{"version":1,"event":1}"#).is_err());
 }
 
 #[test]
