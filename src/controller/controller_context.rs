@@ -116,6 +116,10 @@ pub struct ControllerContext {
     /// The partitions with a reassignment in progress (`partitionsBeingReassigned`): those whose
     /// assignment has `adding` or `removing` replicas.
     pub partitions_being_reassigned: BTreeSet<TopicPartition>,
+    /// Per live broker, the replicas it answered KAFKA_STORAGE_ERROR for in a LeaderAndIsr
+    /// (`replicasOnOfflineDirs`): on a failed log dir, so neither online nor electable until
+    /// the broker registers again.
+    pub replicas_on_offline_dirs: BTreeMap<BrokerId, BTreeSet<TopicPartition>>,
 }
 
 impl ControllerContext {
@@ -149,9 +153,28 @@ impl ControllerContext {
         self.live_brokers.get(&id).map(|b| b.epoch)
     }
 
-    /// Kafka's `isReplicaOnline`: the replica's broker is registered.
-    pub fn is_replica_online(&self, broker: BrokerId) -> bool {
-        self.live_brokers.contains_key(&broker)
+    /// Kafka's `isReplicaOnline`: the replica's broker is registered and the replica is not on
+    /// a log dir the broker reported failed.
+    pub fn is_replica_online(&self, broker: BrokerId, tp: &TopicPartition) -> bool {
+        self.live_brokers.contains_key(&broker) && !self.is_replica_on_offline_dir(broker, tp)
+    }
+
+    /// The broker answered KAFKA_STORAGE_ERROR for its replica of `tp`.
+    pub fn is_replica_on_offline_dir(&self, broker: BrokerId, tp: &TopicPartition) -> bool {
+        self.replicas_on_offline_dirs
+            .get(&broker)
+            .is_some_and(|offline| offline.contains(tp))
+    }
+
+    /// `live` without the brokers whose replica of `tp` is on a failed log dir: the brokers that
+    /// may lead or stay in the ISR of `tp`.
+    pub fn without_offline_dirs(
+        &self,
+        mut live: BTreeSet<BrokerId>,
+        tp: &TopicPartition,
+    ) -> BTreeSet<BrokerId> {
+        live.retain(|b| !self.is_replica_on_offline_dir(*b, tp));
+        live
     }
 
     pub fn all_topics(&self) -> impl Iterator<Item = &String> {

@@ -43,6 +43,15 @@ pub enum ControllerEvent {
         broker: BrokerId,
         errors: Vec<(TopicPartition, i16)>,
     },
+    /// The children of `/log_dir_event_notification` changed: a broker lost a log dir.
+    LogDirEventNotification,
+    /// A broker answered a LeaderAndIsr: per partition, KAFKA_STORAGE_ERROR marks its replica
+    /// as on a failed log dir.
+    LeaderAndIsrResponseReceived {
+        broker: BrokerId,
+        error_code: i16,
+        partition_errors: Vec<(TopicPartition, i16)>,
+    },
     /// The ZooKeeper session expired: resign until the new session re-elects.
     Expire,
     /// A leader's AlterPartition (Kafka's `AlterPartitionReceived`), answered on `reply`.
@@ -96,6 +105,8 @@ impl ControllerEvent {
             ControllerEvent::TopicChange => "TopicChange",
             ControllerEvent::PartitionModifications { .. } => "PartitionModifications",
             ControllerEvent::TopicDeletion => "TopicDeletion",
+            ControllerEvent::LogDirEventNotification => "LogDirEventNotification",
+            ControllerEvent::LeaderAndIsrResponseReceived { .. } => "LeaderAndIsrResponseReceived",
             ControllerEvent::TopicDeletionStopReplicaResponseReceived { .. } => {
                 "TopicDeletionStopReplicaResponseReceived"
             }
@@ -280,7 +291,8 @@ impl ControllerHandle {
 
 /// The path → event mapping of the controller's ZooKeeper watches (Kafka's
 /// `ControllerChangeHandler`, `BrokerChangeHandler`, `TopicChangeHandler`,
-/// `PartitionModificationsHandler`, `TopicDeletionHandler`, `PreferredReplicaElectionHandler`).
+/// `PartitionModificationsHandler`, `TopicDeletionHandler`, `PreferredReplicaElectionHandler`,
+/// `LogDirEventNotificationHandler`).
 pub fn event_for_watch(
     path: &str,
     event_type: crate::zk::WatchedEventType,
@@ -293,6 +305,9 @@ pub fn event_for_watch(
         (zk_data::TOPICS_PATH, T::NodeChildrenChanged) => Some(ControllerEvent::TopicChange),
         (zk_data::DELETE_TOPICS_PATH, T::NodeChildrenChanged) => {
             Some(ControllerEvent::TopicDeletion)
+        }
+        (zk_data::LOG_DIR_EVENT_NOTIFICATION_PATH, T::NodeChildrenChanged) => {
+            Some(ControllerEvent::LogDirEventNotification)
         }
         // Kafka watches only the creation; a deletion by hand also re-arms the watch here.
         (zk_data::REASSIGN_PARTITIONS_PATH, T::NodeCreated | T::NodeDeleted) => {

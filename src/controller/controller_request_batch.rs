@@ -298,7 +298,7 @@ fn update_metadata_partitions(
             let offline_replicas = replicas
                 .iter()
                 .copied()
-                .filter(|r| !ctx.is_replica_online(*r))
+                .filter(|r| !ctx.is_replica_online(*r, tp))
                 .collect();
             Some((
                 tp.clone(),

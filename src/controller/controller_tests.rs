@@ -8,7 +8,10 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::cluster::{BrokerId, TopicPartition};
-use crate::protocol::messages::leader_and_isr_response::LeaderAndIsrResponse;
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::leader_and_isr_response::{
+    LeaderAndIsrPartitionError, LeaderAndIsrResponse, LeaderAndIsrTopicError,
+};
 use crate::protocol::messages::stop_replica_response::{
     StopReplicaPartitionError, StopReplicaResponse,
 };
@@ -23,10 +26,12 @@ use super::controller_request_batch::{BatchConfig, ControllerRequest};
 use super::inter_broker_versions::{ControllerRequestVersions, InterBrokerProtocolVersion};
 use super::kafka_controller::{ControllerConfig, KafkaController};
 
-/// Records (broker, request) in send order and answers with no errors.
+/// Records (broker, request) in send order and answers with no errors, except
+/// KAFKA_STORAGE_ERROR for the replicas in `offline_dirs` (a broker's failed log dir).
 #[derive(Debug, Default)]
 pub(super) struct RecordingChannel {
     pub(super) sent: Mutex<Vec<(BrokerId, ControllerRequest)>>,
+    pub(super) offline_dirs: Mutex<std::collections::BTreeSet<(BrokerId, TopicPartition)>>,
 }
 
 impl BrokerChannel for RecordingChannel {
@@ -37,8 +42,38 @@ impl BrokerChannel for RecordingChannel {
     ) -> ChannelFuture<'a> {
         self.sent.lock().unwrap().push((node.id, request.clone()));
         let response = match request {
-            ControllerRequest::LeaderAndIsr { .. } => {
-                ControllerResponse::LeaderAndIsr(LeaderAndIsrResponse::default())
+            ControllerRequest::LeaderAndIsr { request, .. } => {
+                let offline = self.offline_dirs.lock().unwrap();
+                ControllerResponse::LeaderAndIsr(LeaderAndIsrResponse {
+                    topics: request
+                        .topic_states
+                        .iter()
+                        .map(|t| LeaderAndIsrTopicError {
+                            topic_id: t.topic_id,
+                            partition_errors: t
+                                .partition_states
+                                .iter()
+                                .map(|p| {
+                                    let tp = TopicPartition::new(
+                                        t.topic_name.to_string(),
+                                        p.partition_index,
+                                    );
+                                    LeaderAndIsrPartitionError {
+                                        partition_index: p.partition_index,
+                                        error_code: if offline.contains(&(node.id, tp)) {
+                                            ErrorCode::KafkaStorageError.code()
+                                        } else {
+                                            0
+                                        },
+                                        ..LeaderAndIsrPartitionError::default()
+                                    }
+                                })
+                                .collect(),
+                            ..LeaderAndIsrTopicError::default()
+                        })
+                        .collect(),
+                    ..LeaderAndIsrResponse::default()
+                })
             }
             ControllerRequest::UpdateMetadata { .. } => {
                 ControllerResponse::UpdateMetadata(UpdateMetadataResponse::default())

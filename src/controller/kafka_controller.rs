@@ -36,9 +36,9 @@ use super::controller_request_batch::{
     BatchConfig, ControllerBrokerRequestBatch, ControllerRequest,
 };
 use super::error::ControllerError;
+use super::log_dir_failure::leader_and_isr_partition_errors;
 use super::partition_state_machine::{
     PartitionLeaderElectionStrategy, PartitionState, PartitionStateMachine,
-    partitions_with_offline_leader,
 };
 use super::replica_leader_election::{FIRST_REBALANCE_CHECK_DELAY, auto_rebalance_due};
 use super::replica_state_machine::{ReplicaState, ReplicaStateMachine};
@@ -99,17 +99,31 @@ impl KafkaController {
         let self_events = tx.clone();
         let on_response = Arc::new(
             move |broker: BrokerId, request: &ControllerRequest, response: ControllerResponse| {
-                if let (
-                    ControllerRequest::StopReplica { request, .. },
-                    ControllerResponse::StopReplica(response),
-                ) = (request, response)
-                    && let Some(errors) = deletion_results(request, &response)
-                {
-                    let _ =
-                        responses.send(ControllerEvent::TopicDeletionStopReplicaResponseReceived {
+                match (request, response) {
+                    (
+                        ControllerRequest::StopReplica { request, .. },
+                        ControllerResponse::StopReplica(response),
+                    ) => {
+                        if let Some(errors) = deletion_results(request, &response) {
+                            let _ = responses.send(
+                                ControllerEvent::TopicDeletionStopReplicaResponseReceived {
+                                    broker,
+                                    errors,
+                                },
+                            );
+                        }
+                    }
+                    (
+                        ControllerRequest::LeaderAndIsr { request, .. },
+                        ControllerResponse::LeaderAndIsr(response),
+                    ) => {
+                        let _ = responses.send(ControllerEvent::LeaderAndIsrResponseReceived {
                             broker,
-                            errors,
+                            error_code: response.error_code,
+                            partition_errors: leader_and_isr_partition_errors(request, &response),
                         });
+                    }
+                    _ => {}
                 }
             },
         );
@@ -194,6 +208,17 @@ impl KafkaController {
             ControllerEvent::TopicDeletion => self.process_topic_deletion().await,
             ControllerEvent::TopicDeletionStopReplicaResponseReceived { broker, errors } => {
                 self.process_deletion_stop_replica_response(broker, errors)
+                    .await
+            }
+            ControllerEvent::LogDirEventNotification => {
+                self.process_log_dir_event_notification().await
+            }
+            ControllerEvent::LeaderAndIsrResponseReceived {
+                broker,
+                error_code,
+                partition_errors,
+            } => {
+                self.process_leader_and_isr_response_received(broker, error_code, partition_errors)
                     .await
             }
             ControllerEvent::AlterPartitionReceived {
@@ -353,6 +378,12 @@ impl KafkaController {
     /// Kafka's `onControllerFailover`: watches, the context from ZooKeeper, UpdateMetadata to
     /// every live broker, the replica and then the partition state machine, topic deletions.
     async fn on_controller_failover(&mut self) -> Result<(), ControllerError> {
+        // Log dir events from before are dropped (Kafka too): this failover's LeaderAndIsr asks
+        // every broker about every replica, and the answers name the offline ones.
+        let stale = self.zk.get_all_log_dir_event_notifications(true).await?;
+        self.zk
+            .delete_log_dir_event_notifications(self.ctx.fencing_epoch(), &stale)
+            .await?;
         self.initialize_controller_context().await?;
         self.initialize_topic_deletion().await?;
         let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
@@ -532,6 +563,9 @@ impl KafkaController {
     /// Kafka's `onBrokerStartup`: brokers-only UpdateMetadata to the others, the whole cluster
     /// to the new ones, their replicas Online, and elections for what can now lead.
     async fn on_broker_startup(&mut self, new: &[BrokerId]) -> Result<(), ControllerError> {
+        for id in new {
+            self.ctx.replicas_on_offline_dirs.remove(id);
+        }
         let existing: Vec<BrokerId> = self
             .ctx
             .live_broker_ids()
@@ -563,43 +597,16 @@ impl KafkaController {
         self.on_brokers_returned_for_deletion(new).await
     }
 
-    /// Kafka's `onBrokerFailure` / `onReplicasBecomeOffline`: the partitions the dead brokers
-    /// led go Offline and get new leaders, then their replicas go Offline (leaving every ISR).
+    /// Kafka's `onBrokerFailure`: every replica on the dead brokers goes offline.
     async fn on_broker_failure(&mut self, dead: &[BrokerId]) -> Result<(), ControllerError> {
+        for id in dead {
+            self.ctx.replicas_on_offline_dirs.remove(id);
+        }
         let replicas: Vec<(TopicPartition, BrokerId)> = dead
             .iter()
             .flat_map(|id| self.ctx.replicas_on_broker(*id))
             .collect();
-        let (for_deletion, not_for_deletion): (Vec<_>, Vec<_>) = replicas
-            .into_iter()
-            .partition(|(tp, _)| self.ctx.is_topic_queued_for_deletion(&tp.topic));
-        let offline_leader = partitions_with_offline_leader(&self.ctx);
-        let strategy = PartitionLeaderElectionStrategy::Offline {
-            allow_unclean: false,
-        };
-        self.partition_state_machine()
-            .handle_state_changes(&offline_leader, PartitionState::Offline, &strategy)
-            .await?;
-        let elected = self
-            .partition_state_machine()
-            .trigger_online_partition_state_change()
-            .await?;
-        self.send_batch();
-        self.replica_state_machine()
-            .handle_state_changes(&not_for_deletion, ReplicaState::Offline)
-            .await?;
-        self.send_batch();
-        if !for_deletion.is_empty() {
-            self.fail_replica_deletion(&for_deletion).await?;
-        }
-        if not_for_deletion.is_empty() && elected.is_empty() {
-            // Nothing changed a leader or an ISR, so nothing told the brokers a broker died.
-            let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
-            self.batch
-                .add_update_metadata_request_for_brokers(&live, &[]);
-            self.send_batch();
-        }
-        Ok(())
+        self.on_replicas_become_offline(replicas).await
     }
 
     // ---- topics -------------------------------------------------------------------------------

@@ -12,6 +12,8 @@
 //!   unclean election).
 //! - [`reassignment`]: partition reassignment carried out (AlterPartitionReassignments,
 //!   `/admin/reassign_partitions`), and ListPartitionReassignments.
+//! - `log_dir_failure`: replicas that went offline with a broker's failed log dir
+//!   (`/log_dir_event_notification`, KAFKA_STORAGE_ERROR in LeaderAndIsr answers).
 //! - [`controller_event_manager`]: the events, the handle that queues them, the watch mapping.
 //! - [`controller_context`]: what the active controller knows, as plain data.
 //! - [`partition_state_machine`] and [`replica_state_machine`]: the state machines, their
@@ -35,6 +37,7 @@ pub mod election;
 pub mod error;
 pub mod inter_broker_versions;
 pub mod kafka_controller;
+mod log_dir_failure;
 pub mod partition_state_machine;
 mod partition_state_update;
 pub mod reassignment;

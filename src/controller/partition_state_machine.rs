@@ -92,7 +92,9 @@ impl PartitionStateMachine<'_> {
         for tp in self.ctx.all_partitions() {
             let state = match self.ctx.leadership.get(&tp) {
                 None => PartitionState::New,
-                Some(l) if self.ctx.is_replica_online(l.state.leader) => PartitionState::Online,
+                Some(l) if self.ctx.is_replica_online(l.state.leader, &tp) => {
+                    PartitionState::Online
+                }
                 Some(_) => PartitionState::Offline,
             };
             self.ctx.partition_states.insert(tp, state);
@@ -265,7 +267,10 @@ impl PartitionStateMachine<'_> {
         // A broker in controlled shutdown is live but may neither lead nor stay in the ISR
         // (Kafka's `isReplicaOnline` without `includeShuttingDownBrokers`); it still hears of
         // the result, so it can follow.
-        let live = self.ctx.live_broker_ids_not_shutting_down();
+        // A replica on a failed log dir may not lead either.
+        let live = self
+            .ctx
+            .without_offline_dirs(self.ctx.live_broker_ids_not_shutting_down(), tp);
         let live_or_shutting_down = self.ctx.live_broker_ids();
         let replicas = self.ctx.replicas(tp).to_vec();
         let input = ElectionInput {
@@ -360,13 +365,15 @@ impl PartitionStateMachine<'_> {
 }
 
 /// The partitions whose leader is not live (`partitionsWithOfflineLeader`; a broker in
-/// controlled shutdown counts as gone), topics being deleted excepted.
+/// controlled shutdown counts as gone, and so does a leader whose replica is on a failed log
+/// dir), topics being deleted excepted.
 pub fn partitions_with_offline_leader(ctx: &ControllerContext) -> Vec<TopicPartition> {
     let live: BTreeSet<BrokerId> = ctx.live_broker_ids_not_shutting_down();
     ctx.leadership
         .iter()
         .filter(|(tp, l)| {
-            !live.contains(&l.state.leader) && !ctx.is_topic_queued_for_deletion(&tp.topic)
+            (!live.contains(&l.state.leader) || ctx.is_replica_on_offline_dir(l.state.leader, tp))
+                && !ctx.is_topic_queued_for_deletion(&tp.topic)
         })
         .map(|(tp, _)| tp.clone())
         .collect()

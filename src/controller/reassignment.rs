@@ -424,7 +424,8 @@ impl KafkaController {
         let leader_live = self
             .ctx
             .live_broker_ids_not_shutting_down()
-            .contains(&leader);
+            .contains(&leader)
+            && !self.ctx.is_replica_on_offline_dir(leader, tp);
         if completed.replicas.contains(&leader) && leader_live {
             return self
                 .update_leader_epoch_and_send_request(tp, completed)

@@ -251,6 +251,7 @@ impl KafkaController {
                         .ctx
                         .live_broker_ids_not_shutting_down()
                         .contains(&leader)
+                    || self.ctx.is_replica_on_offline_dir(leader, tp)
             }
         }
     }
@@ -347,7 +348,7 @@ fn can_preferred_replica_be_leader(ctx: &ControllerContext, tp: &TopicPartition)
     let Some(leadership) = ctx.leadership.get(tp) else {
         return false;
     };
-    let live = ctx.live_broker_ids_not_shutting_down();
+    let live = ctx.without_offline_dirs(ctx.live_broker_ids_not_shutting_down(), tp);
     let input = ElectionInput {
         assignment: ctx.replicas(tp),
         isr: &leadership.state.isr,

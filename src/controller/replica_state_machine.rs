@@ -78,7 +78,7 @@ impl ReplicaStateMachine<'_> {
     pub fn initialize_replica_states(&mut self) {
         for tp in self.ctx.all_partitions() {
             for replica in self.ctx.replicas(&tp).to_vec() {
-                let state = if self.ctx.is_replica_online(replica) {
+                let state = if self.ctx.is_replica_online(replica, &tp) {
                     ReplicaState::Online
                 } else if self.ctx.is_topic_queued_for_deletion(&tp.topic) {
                     ReplicaState::DeletionIneligible

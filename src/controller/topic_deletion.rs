@@ -43,7 +43,7 @@ impl KafkaController {
                 self.ctx
                     .replicas(tp)
                     .iter()
-                    .any(|r| !self.ctx.is_replica_online(*r))
+                    .any(|r| !self.ctx.is_replica_online(*r, tp))
             });
             let reassigning = self
                 .ctx
@@ -119,7 +119,7 @@ impl KafkaController {
         let mut dead = Vec::new();
         let mut retry = Vec::new();
         for replica in self.ctx.replicas_of(&partitions) {
-            if !self.ctx.is_replica_online(replica.1) {
+            if !self.ctx.is_replica_online(replica.1, &replica.0) {
                 self.ctx
                     .topics_ineligible_for_deletion
                     .insert(replica.0.topic.clone());

@@ -390,7 +390,6 @@ impl KafkaServer {
                 .startup(&watches, now_ms, &tasks, background.clone())
                 .await?;
         }
-        let controller_epoch = epochs.controller_epoch();
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
         group_coordinator.startup(Vec::new());
@@ -399,9 +398,7 @@ impl KafkaServer {
         let (fatal_tx, fatal) = watch::channel(None);
         LogDirFailureHandler {
             broker_id: config.broker_id,
-            controller_epoch,
             replica_manager: Arc::clone(&replica_manager),
-            metadata_cache: Arc::clone(&metadata_cache),
             zk: Arc::clone(&zk),
             fatal: Arc::new(fatal_tx),
         }

@@ -1,39 +1,38 @@
-//! Kafka's `LogDirFailureHandler`: takes each failed log dir's partitions offline, in the
-//! replica manager (they answer KAFKA_STORAGE_ERROR) and in the cluster's view, and halts the
-//! broker when no log dir is left.
+//! Kafka's `LogDirFailureHandler`: takes each failed log dir's partitions offline in the replica
+//! manager (they answer KAFKA_STORAGE_ERROR, their fetchers stop), tells the controller through
+//! `/log_dir_event_notification` (`propagateLogDirEvent`), and halts the broker when no log dir
+//! is left.
 //!
-//! The cluster's view is what Kafka's ZooKeeper-mode controller makes of a broker's log dir
-//! event for a partition whose only live replica was on the dir: the replica leaves the
-//! leadership (leader -1, leader epoch + 1, the ISR kept as its last member, as
-//! `doRemoveReplicasFromIsr` does) and Metadata lists it among the offline replicas, so clients
-//! get LEADER_NOT_AVAILABLE. The single-node broker is its own controller and writes the
-//! partition state znode itself; in a cluster the broker will instead notify the controller
-//! through `/log_dir_event_notification` (not done yet).
+//! The notification names only this broker. The controller (kcli's or Kafka's) then sends a
+//! LeaderAndIsr for every replica here, learns the offline ones from the KAFKA_STORAGE_ERROR
+//! answers, elects other leaders from the ISR, and tells every broker through UpdateMetadata,
+//! so Metadata lists the replica as offline. The single-node broker is its own controller and
+//! goes the same way over the embedded store.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::cluster::{BrokerId, TopicPartition};
+use crate::cluster::BrokerId;
 use crate::replication::ReplicaManager;
 use crate::zk::ZkClient;
-use crate::zk::zk_data::{self, PartitionState};
-
-use super::metadata_cache::MetadataCache;
+use crate::zk::kafka_zk_client::KafkaZkClient;
 
 /// What the handler needs.
 #[derive(Debug, Clone)]
 pub struct LogDirFailureHandler {
     pub broker_id: BrokerId,
-    pub controller_epoch: i32,
     pub replica_manager: Arc<ReplicaManager>,
-    pub metadata_cache: Arc<MetadataCache>,
     pub zk: Arc<dyn ZkClient>,
     /// Set to the reason when the broker must halt.
     pub fatal: Arc<watch::Sender<Option<String>>>,
 }
+
+/// How long a failed notification waits before it is written again.
+const NOTIFY_RETRY_BACKOFF: Duration = Duration::from_secs(1);
 
 impl LogDirFailureHandler {
     /// Handles failed dirs until `shutdown`.
@@ -71,47 +70,30 @@ impl LogDirFailureHandler {
                     let _ = self.fatal.send(Some(reason));
                     break;
                 }
-                for tp in &offline.current {
-                    if let Err(err) = self.take_leadership_offline(tp).await {
-                        tracing::error!(topic_partition = %tp, %err, "cannot record the partition offline");
-                    }
-                }
+                self.notify_controller(&shutdown).await;
             }
         });
     }
 
-    /// The controller's side for one partition whose replica went offline with its dir.
-    async fn take_leadership_offline(&self, tp: &TopicPartition) -> Result<(), crate::zk::ZkError> {
-        let path = zk_data::topic_partition_state_path(tp);
-        let (data, stat) = self.zk.get_data(&path, false).await?;
-        let Ok(state) = PartitionState::decode(&data) else {
-            return Ok(());
-        };
-        let new_state = if state.leader == self.broker_id {
-            let new_state = PartitionState {
-                leader: -1,
-                leader_epoch: state.leader_epoch + 1,
-                isr: state.shrunk_isr(|id| id != self.broker_id),
-                controller_epoch: self.controller_epoch,
-                leader_recovery_state: state.leader_recovery_state,
-            };
-            self.zk
-                .set_data(&path, &new_state.encode(), stat.version)
-                .await?;
-            new_state
-        } else {
-            state
-        };
-        if let Some(mut p) = self.metadata_cache.partition(&tp.topic, tp.partition) {
-            p.leader = new_state.leader;
-            p.leader_epoch = new_state.leader_epoch;
-            p.isr = new_state.isr;
-            if !p.offline_replicas.contains(&self.broker_id) {
-                p.offline_replicas.push(self.broker_id);
+    /// Writes this broker's log dir event, again after a failure (a lost session, say) until
+    /// it is written or the broker stops: the controller learns of the offline replicas only
+    /// from it.
+    async fn notify_controller(&self, shutdown: &CancellationToken) {
+        let zk = KafkaZkClient::new(Arc::clone(&self.zk));
+        loop {
+            match zk.propagate_log_dir_event(self.broker_id).await {
+                Ok(path) => {
+                    tracing::info!(%path, "told the controller of the failed log dir");
+                    return;
+                }
+                Err(err) => {
+                    tracing::warn!(%err, "cannot write the log dir event; retrying");
+                }
             }
-            self.metadata_cache
-                .update_partition(&tp.topic, tp.partition, p);
+            tokio::select! {
+                _ = shutdown.cancelled() => return,
+                _ = tokio::time::sleep(NOTIFY_RETRY_BACKOFF) => {}
+            }
         }
-        Ok(())
     }
 }

@@ -191,6 +191,12 @@ impl TestBroker {
         }
     }
 
+    /// Adds overrides for the next starts (after the others, so they win).
+    pub fn add_overrides(&mut self, overrides: &[(&str, &str)]) {
+        self.overrides
+            .extend(overrides.iter().map(|(k, v)| format!("{k}={v}")));
+    }
+
     /// Starts the broker again on the same data dir and port, with the same overrides.
     pub fn restart(&mut self) {
         if let Err(log) = self.spawn() {

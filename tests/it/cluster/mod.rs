@@ -8,7 +8,8 @@
 //! when its coordinator is killed ([`coordinator`]); nothing acknowledged lost through
 //! alternating kills of leaders and the controller ([`durability`]); partitions moved to new
 //! brokers by Kafka's reassign tool under produce load ([`reassignment`]); an inter-broker
-//! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]). The load and its check are in
+//! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]); a broker's failed log dir handed to
+//! the controller ([`log_dirs`]). The load and its check are in
 //! `support::produce_load`.
 
 mod coordinator;
@@ -16,6 +17,7 @@ mod durability;
 mod failover;
 mod isr;
 mod leadership;
+pub(crate) mod log_dirs;
 pub(crate) mod membership;
 mod reassignment;
 mod replication;
