@@ -270,6 +270,20 @@ mod tests {
         })
     }
 
+    /// `broker` answers KAFKA_STORAGE_ERROR for its replica of `tp` from now on and writes its
+    /// log dir event; the client it wrote with.
+    async fn fail_dir(h: &Harness, broker: BrokerId, tp: &TopicPartition) -> KafkaZkClient {
+        h.channel
+            .offline_dirs
+            .lock()
+            .unwrap()
+            .insert((broker, tp.clone()));
+        let zk: Arc<dyn ZkClient> = Arc::new(h.store.session());
+        let zk = KafkaZkClient::new(zk);
+        zk.propagate_log_dir_event(broker).await.unwrap();
+        zk
+    }
+
     #[tokio::test]
     async fn a_replica_on_a_failed_log_dir_loses_its_leadership_and_leaves_the_isr() {
         let mut h = Harness::new(&[1, 2, 3, CONTROLLER]).await;
@@ -279,14 +293,7 @@ mod tests {
         assert_eq!(before.leader, 1);
 
         // Broker 1 lost the dir of its replica of t-0 only, and says so.
-        h.channel
-            .offline_dirs
-            .lock()
-            .unwrap()
-            .insert((1, t0.clone()));
-        let zk: Arc<dyn ZkClient> = Arc::new(h.store.session());
-        let zk = KafkaZkClient::new(zk);
-        zk.propagate_log_dir_event(1).await.unwrap();
+        let zk = fail_dir(&h, 1, &t0).await;
         c.process(ControllerEvent::LogDirEventNotification).await;
         // The LeaderAndIsr for each replica on broker 1 went out; its answer comes back as an
         // event.
@@ -333,15 +340,8 @@ mod tests {
         let mut h = Harness::new(&[1, 2, 3, CONTROLLER]).await;
         let c = active(&h, &[("t", &[&[1, 2, 3]])]).await;
         let t0 = TopicPartition::new("t", 0);
-        h.channel
-            .offline_dirs
-            .lock()
-            .unwrap()
-            .insert((1, t0.clone()));
         // A notification left by the old controller is dropped by the new one.
-        let zk: Arc<dyn ZkClient> = Arc::new(h.store.session());
-        let zk = KafkaZkClient::new(zk);
-        zk.propagate_log_dir_event(1).await.unwrap();
+        let zk = fail_dir(&h, 1, &t0).await;
         drop(c);
         h.kill_broker(CONTROLLER).await;
         h.start_broker(CONTROLLER).await;

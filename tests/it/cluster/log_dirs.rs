@@ -37,6 +37,28 @@ pub(crate) fn partition_metadata(port: u16, topic: &str) -> MetadataResponsePart
     md.topics[0].partitions[0].clone()
 }
 
+/// Waits until the Metadata of every broker in `ports` shows partition 0 of `topic` led by
+/// `leader` with `offline` as its only offline replica, and checks its ISR is `isr`.
+pub(crate) fn wait_for_leader_with_offline_replica(
+    ports: &[u16],
+    topic: &str,
+    leader: i32,
+    offline: i32,
+    isr: &[i32],
+) {
+    for port in ports {
+        let p = wait_until(
+            "Metadata lists the offline replica",
+            Duration::from_secs(20),
+            || {
+                let p = partition_metadata(*port, topic);
+                (p.leader_id == leader && p.offline_replicas == [offline]).then_some(p)
+            },
+        );
+        assert_eq!(p.isr_nodes, isr, "broker on port {port}: {p:?}");
+    }
+}
+
 /// Acks=-1 produces of partition 0 of `topic` (on `fs`) through `leader`, before and after
 /// `fs` fills up, until one fails with KAFKA_STORAGE_ERROR; the records acknowledged.
 pub(crate) fn produce_until_the_disk_fails(
@@ -108,17 +130,8 @@ fn a_failed_log_dir_moves_its_leaderships_through_the_controller() {
     );
     assert_eq!(state["leader"], 1, "{state}");
     assert_eq!(state["isr"], serde_json::json!([1, 3]), "{state}");
-    for id in 1..=3 {
-        let p = wait_until(
-            "Metadata lists the offline replica",
-            Duration::from_secs(20),
-            || {
-                let p = partition_metadata(cluster.port(id), "doomed");
-                (p.leader_id == 1 && p.offline_replicas == [2]).then_some(p)
-            },
-        );
-        assert_eq!(p.isr_nodes, [1, 3], "broker {id}: {p:?}");
-    }
+    let ports: Vec<u16> = (1..=3).map(|id| cluster.port(id)).collect();
+    wait_for_leader_with_offline_replica(&ports, "doomed", 1, 2, &[1, 3]);
     let (children, _) = wait_until("the notification handled", Duration::from_secs(20), || {
         let children = crate::support::cluster::with_zk(&cluster.connect(), async |zk| {
             zk.get_children("/log_dir_event_notification", false).await

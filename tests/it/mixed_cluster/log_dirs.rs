@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use super::create_topic;
-use crate::cluster::log_dirs::{partition_metadata, produce_until_the_disk_fails};
+use crate::cluster::log_dirs::{
+    partition_metadata, produce_until_the_disk_fails, wait_for_leader_with_offline_replica,
+};
 use crate::serve_support::KafkaConn;
 use crate::storage_support::SmallFs;
 use crate::support::cluster::wait_until;
@@ -45,17 +47,8 @@ fn kafkas_controller_moves_the_leadership_off_a_kcli_brokers_failed_log_dir() {
     );
     assert_eq!(state["leader"], 1, "{state}");
     assert_eq!(state["isr"], serde_json::json!([1, 3]), "{state}");
-    for id in 1..=3 {
-        let p = wait_until(
-            "Metadata lists the offline replica",
-            Duration::from_secs(20),
-            || {
-                let p = partition_metadata(cluster.port(id), "doomed");
-                (p.leader_id == 1 && p.offline_replicas == [2]).then_some(p)
-            },
-        );
-        assert_eq!(p.isr_nodes, [1, 3], "broker {id}: {p:?}");
-    }
+    let ports: Vec<u16> = (1..=3).map(|id| cluster.port(id)).collect();
+    wait_for_leader_with_offline_replica(&ports, "doomed", 1, 2, &[1, 3]);
     // Kafka's leader has every acknowledged record: its log end is where a new record goes.
     let mut kafka = KafkaConn::connect(cluster.port(1));
     let (error, base) = crate::serve_support::produce_result(&kafka.call(
