@@ -40,10 +40,8 @@ impl KafkaZkClient {
             .get_children(zk_data::LOG_DIR_EVENT_NOTIFICATION_PATH, watch)
             .await
         {
-            Ok((mut children, _)) => {
-                children.sort();
-                Ok(children)
-            }
+            // `get_children` sorts, so the zero-padded sequence numbers come in order.
+            Ok((children, _)) => Ok(children),
             Err(ZkError::NoNode(_)) => Ok(Vec::new()),
             Err(e) => Err(e.into()),
         }
@@ -101,6 +99,10 @@ mod tests {
 
     use super::*;
 
+    async fn listed(zk: &KafkaZkClient) -> Vec<String> {
+        zk.get_all_log_dir_event_notifications(false).await.unwrap()
+    }
+
     #[tokio::test]
     async fn notifications_are_created_in_sequence_read_and_deleted_fenced() {
         let store = EmbeddedStore::in_memory();
@@ -111,12 +113,7 @@ mod tests {
             .register_controller_and_increment_controller_epoch(1, 0)
             .await
             .unwrap();
-        assert!(
-            zk.get_all_log_dir_event_notifications(false)
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        assert!(listed(&zk).await.is_empty());
         let first = zk.propagate_log_dir_event(3).await.unwrap();
         let second = zk.propagate_log_dir_event(2).await.unwrap();
         assert_eq!(
@@ -124,7 +121,7 @@ mod tests {
             "/log_dir_event_notification/log_dir_event_0000000000"
         );
         assert!(second > first);
-        let names = zk.get_all_log_dir_event_notifications(false).await.unwrap();
+        let names = listed(&zk).await;
         assert_eq!(
             names,
             ["log_dir_event_0000000000", "log_dir_event_0000000001"]
@@ -144,15 +141,11 @@ mod tests {
             zk.delete_log_dir_event_notifications(stale, &names).await,
             Err(KafkaZkError::ControllerMoved { .. })
         ));
+        assert_eq!(listed(&zk).await, names, "a fenced delete removes nothing");
         let current = zk.get_controller_epoch().await.unwrap().unwrap();
         zk.delete_log_dir_event_notifications(current, &names)
             .await
             .unwrap();
-        assert!(
-            zk.get_all_log_dir_event_notifications(false)
-                .await
-                .unwrap()
-                .is_empty()
-        );
+        assert!(listed(&zk).await.is_empty());
     }
 }
