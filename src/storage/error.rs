@@ -143,6 +143,15 @@ pub enum StorageError {
     #[error(transparent)]
     ProducerState(#[from] super::producer_state::ProducerStateError),
 
+    /// Records on their way into a log that could not be read from where they waited (the pipe
+    /// a fetch response's records were spliced into). The log is unchanged.
+    #[error("cannot read the records for {topic_partition}: {source}")]
+    RecordsSource {
+        topic_partition: TopicPartition,
+        #[source]
+        source: std::io::Error,
+    },
+
     /// A call whose arguments break the callee's contract (Kafka's `IllegalArgumentException`).
     #[error("invalid argument: {reason}")]
     InvalidArgument { reason: String },

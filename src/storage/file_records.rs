@@ -131,6 +131,43 @@ impl FileRecords {
         Ok(total)
     }
 
+    /// Lets `write` put bytes into the file just past its end (`write` gets the file and the
+    /// position: a splice from a pipe, say) without appending them: they are not records of
+    /// this file until [`keep_written`](Self::keep_written) takes them, and
+    /// [`discard_written`](Self::discard_written) cuts them off. A failed write is cut off
+    /// here, so no partial entry stays behind.
+    pub fn write_past_end(
+        &self,
+        write: impl FnOnce(&File, u64) -> std::io::Result<()>,
+    ) -> Result<(), StorageError> {
+        if let Err(err) = write(&self.file, self.size) {
+            // Best effort: the error returned is the write's, which says what went wrong.
+            let _ = self.file.set_len(self.size);
+            return Err(StorageError::io(&self.path, err));
+        }
+        Ok(())
+    }
+
+    /// Appends the first `keep` of the `written` bytes written past the end and cuts off the
+    /// rest.
+    pub fn keep_written(&mut self, keep: u64, written: u64) -> Result<(), StorageError> {
+        let end = self.size + keep;
+        if keep < written {
+            self.file
+                .set_len(end)
+                .map_err(|e| StorageError::io(&self.path, e))?;
+        }
+        self.size = end;
+        Ok(())
+    }
+
+    /// Cuts off whatever was written past the end.
+    pub fn discard_written(&self) -> Result<(), StorageError> {
+        self.file
+            .set_len(self.size)
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
     fn write_all_at(&self, bufs: &[IoSlice<'_>], at: u64) -> std::io::Result<()> {
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         let offset = i64::try_from(at).map_err(std::io::Error::other)?;

@@ -16,6 +16,7 @@
 //! same points, and one final entry when the segment stops being active or is closed; its last
 //! slot is reserved for that entry.
 
+use std::fs::File;
 use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
@@ -194,6 +195,67 @@ impl LogSegment {
         if size == 0 {
             return Ok(());
         }
+        let physical_position = self.before_append(largest_offset, largest_timestamp)?;
+        self.log.append(bufs)?;
+        self.after_append(
+            physical_position,
+            largest_offset,
+            largest_timestamp,
+            shallow_offset_of_max_timestamp,
+            size,
+        )
+    }
+
+    /// Lets `write` put bytes into the `.log` file just past the segment's end (a splice from a
+    /// pipe) without appending them; see [`FileRecords::write_past_end`].
+    pub fn write_past_end(
+        &self,
+        write: impl FnOnce(&File, u64) -> std::io::Result<()>,
+    ) -> Result<(), StorageError> {
+        self.log.write_past_end(write)
+    }
+
+    /// Reads `buf.len()` bytes written past the segment's end.
+    pub fn read_past_end(&self, buf: &mut [u8]) -> Result<(), StorageError> {
+        self.log.read_at(buf, self.log.size_in_bytes())
+    }
+
+    /// Cuts off whatever was written past the segment's end.
+    pub fn discard_written(&self) -> Result<(), StorageError> {
+        self.log.discard_written()
+    }
+
+    /// [`append`](Self::append) for the first `size` of `written` bytes already written past
+    /// the end with [`write_past_end`](Self::write_past_end); the rest is cut off.
+    pub fn append_written(
+        &mut self,
+        largest_offset: i64,
+        largest_timestamp: i64,
+        shallow_offset_of_max_timestamp: i64,
+        size: usize,
+        written: usize,
+    ) -> Result<(), StorageError> {
+        if size == 0 {
+            return self.discard_written();
+        }
+        let physical_position = self.before_append(largest_offset, largest_timestamp)?;
+        self.log.keep_written(size as u64, written as u64)?;
+        self.after_append(
+            physical_position,
+            largest_offset,
+            largest_timestamp,
+            shallow_offset_of_max_timestamp,
+            size,
+        )
+    }
+
+    /// The checks and state an append needs before its bytes go in; returns the position they
+    /// start at.
+    fn before_append(
+        &mut self,
+        largest_offset: i64,
+        largest_timestamp: i64,
+    ) -> Result<u64, StorageError> {
         let physical_position = self.log.size_in_bytes();
         if physical_position == 0 {
             self.rolling_based_timestamp = Some(largest_timestamp);
@@ -204,7 +266,19 @@ impl LogSegment {
                 offset: largest_offset,
             });
         }
-        self.log.append(bufs)?;
+        Ok(physical_position)
+    }
+
+    /// The largest timestamp and the index entries, once `size` bytes are in at
+    /// `physical_position`.
+    fn after_append(
+        &mut self,
+        physical_position: u64,
+        largest_offset: i64,
+        largest_timestamp: i64,
+        shallow_offset_of_max_timestamp: i64,
+        size: usize,
+    ) -> Result<(), StorageError> {
         let so_far = self.max_timestamp_and_offset_so_far();
         if largest_timestamp > so_far.timestamp {
             self.max_timestamp_and_offset_so_far = Some(TimestampOffset {

@@ -17,6 +17,8 @@
 //!   retention.
 //! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
 //! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
+//! - [`records_source`]: records that reach a log from outside memory (a follower's spliced
+//!   fetch response), written in place.
 //! - [`producer_state`]: the idempotent producer's per-partition state and its `.snapshot`
 //!   files.
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
@@ -51,6 +53,7 @@ pub mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
 pub mod producer_state;
+pub mod records_source;
 pub mod replace_segments;
 pub mod retention;
 pub mod segment_scan;

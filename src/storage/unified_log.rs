@@ -16,7 +16,6 @@ use std::path::{Path, PathBuf};
 
 use crate::cluster::TopicPartition;
 use crate::protocol::record::batch::{self, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TimestampType};
-use crate::protocol::record::batch_iter::BatchIter;
 
 use super::StorageError;
 use super::leader_epoch_cache::LeaderEpochFileCache;
@@ -28,6 +27,7 @@ use super::producer_state::{
     DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
 };
 
+mod follower_append;
 mod truncation;
 
 /// What an append did.
@@ -245,7 +245,7 @@ impl UnifiedLog {
             .ok_or_else(|| StorageError::NoSegments { dir: dir.clone() })
     }
 
-    fn update_log_end_offset(&mut self, offset: i64) {
+    pub(super) fn update_log_end_offset(&mut self, offset: i64) {
         if let Some(active) = self.segments.values().next_back() {
             self.log_end_offset = LogOffsetMetadata {
                 message_offset: offset,
@@ -363,96 +363,8 @@ impl UnifiedLog {
         })
     }
 
-    /// Appends batches replicated from the leader, offsets and epochs as they are. They must be
-    /// intact (CRC) and their offsets must increase from the log end on.
-    pub fn append_as_follower(
-        &mut self,
-        records: &[u8],
-        now_ms: i64,
-    ) -> Result<LogAppendInfo, StorageError> {
-        let mut iter = BatchIter::new(records);
-        let mut first_offset = None;
-        let mut last_offset = self.log_end_offset() - 1;
-        let mut max_timestamp = NO_TIMESTAMP;
-        let mut shallow_offset_of_max_timestamp = last_offset;
-        let mut epochs = Vec::new();
-        let mut producer_batches = Vec::new();
-        let mut records_count = 0usize;
-        for entry in iter.by_ref() {
-            let entry = entry?;
-            if !entry.is_valid() {
-                return Err(StorageError::CorruptBatch {
-                    topic_partition: self.topic_partition.clone(),
-                    position: entry.position,
-                });
-            }
-            let base = entry.base_offset();
-            if base <= last_offset {
-                return Err(StorageError::OffsetsOutOfOrder {
-                    topic_partition: self.topic_partition.clone(),
-                    offset: base,
-                    log_end_offset: last_offset + 1,
-                });
-            }
-            first_offset.get_or_insert(base);
-            last_offset = entry.last_offset();
-            if entry.max_timestamp() > max_timestamp {
-                max_timestamp = entry.max_timestamp();
-                shallow_offset_of_max_timestamp = last_offset;
-            }
-            if let Some(header) = entry.header() {
-                records_count += usize::try_from(header.records_count).unwrap_or(0);
-                epochs.push((header.partition_leader_epoch, header.base_offset));
-                if header.has_producer_id() {
-                    producer_batches.push(header);
-                }
-            }
-        }
-        let valid_bytes = iter.position();
-        let Some(first_offset) = first_offset else {
-            return Ok(self.nothing_appended());
-        };
-        self.check_batch_fits_segment(valid_bytes)?;
-        self.maybe_roll(
-            valid_bytes,
-            max_timestamp,
-            first_offset,
-            last_offset,
-            now_ms,
-        )?;
-        let slices = [IoSlice::new(&records[..valid_bytes])];
-        self.active_segment_mut()?.append(
-            last_offset,
-            max_timestamp,
-            shallow_offset_of_max_timestamp,
-            &slices,
-        )?;
-        for (epoch, base) in epochs {
-            if epoch >= 0 {
-                self.leader_epoch_cache.assign(epoch, base)?;
-            }
-        }
-        for header in &producer_batches {
-            self.producer_state
-                .apply_batch(header, header.base_offset, header.last_offset());
-        }
-        self.producer_state.update_map_end_offset(last_offset + 1);
-        self.update_log_end_offset(last_offset + 1);
-        self.after_append(records_count, now_ms)?;
-        Ok(LogAppendInfo {
-            first_offset,
-            last_offset,
-            max_timestamp,
-            shallow_offset_of_max_timestamp,
-            log_append_time: NO_TIMESTAMP,
-            log_start_offset: self.log_start_offset,
-            records_count,
-            valid_bytes,
-        })
-    }
-
     /// The outcome of an append with no batch in it.
-    fn nothing_appended(&self) -> LogAppendInfo {
+    pub(super) fn nothing_appended(&self) -> LogAppendInfo {
         let next = self.log_end_offset();
         LogAppendInfo {
             first_offset: next,
@@ -466,7 +378,7 @@ impl UnifiedLog {
         }
     }
 
-    fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
+    pub(super) fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
         if size > usize::try_from(self.config.segment_bytes).unwrap_or(0) {
             return Err(StorageError::RecordBatchTooLarge {
                 topic_partition: self.topic_partition.clone(),
@@ -480,7 +392,7 @@ impl UnifiedLog {
     /// `flush.messages`: fsync once that many messages are unflushed (never, by default). As in
     /// Kafka's `UnifiedLog.append`, `flush.ms` is not checked here but by the log manager's
     /// `kafka-log-flusher` task ([`time_flush`](Self::time_flush)).
-    fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
+    pub(super) fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
         self.unflushed_messages = self.unflushed_messages.saturating_add(records as i64);
         if self.unflushed_messages >= self.config.flush_messages {
             let end = self.log_end_offset();
@@ -489,7 +401,7 @@ impl UnifiedLog {
         Ok(())
     }
 
-    fn maybe_roll(
+    pub(super) fn maybe_roll(
         &mut self,
         messages_size: usize,
         max_timestamp_in_messages: i64,
@@ -497,18 +409,34 @@ impl UnifiedLog {
         max_offset_in_messages: i64,
         now_ms: i64,
     ) -> Result<(), StorageError> {
-        let params = RollParams {
+        let params = self.roll_params(
+            messages_size,
+            max_timestamp_in_messages,
+            max_offset_in_messages,
+            now_ms,
+        );
+        if self.active_segment_mut()?.should_roll(&params)? {
+            self.roll(Some(first_offset), now_ms)?;
+        }
+        Ok(())
+    }
+
+    /// What decides whether an append of `messages_size` bytes rolls the active segment.
+    pub(super) fn roll_params(
+        &self,
+        messages_size: usize,
+        max_timestamp_in_messages: i64,
+        max_offset_in_messages: i64,
+        now_ms: i64,
+    ) -> RollParams {
+        RollParams {
             max_segment_ms: self.config.segment_ms,
             max_segment_bytes: self.config.segment_bytes,
             max_timestamp_in_messages,
             max_offset_in_messages,
             messages_size,
             now_ms,
-        };
-        if self.active_segment_mut()?.should_roll(&params)? {
-            self.roll(Some(first_offset), now_ms)?;
         }
-        Ok(())
     }
 
     /// Starts a new active segment at `max(expected_next_offset, log_end_offset)`. The old one

@@ -33,6 +33,7 @@ mod serve_support;
 mod serve_tls;
 mod storage_compaction;
 mod storage_disk_full;
+mod storage_follower_append;
 mod storage_log;
 mod storage_log_dirs;
 mod storage_manager;
