@@ -18,7 +18,10 @@
 //! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
 //! - [`request`]: the types passed between this layer and the handler.
 //! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
-//!   `NetworkClient` under the controller's channel and the replica fetchers).
+//!   `NetworkClient` under the controller's channel and the replica fetchers); its
+//!   `streaming_fetch` hands a follower's Fetch response over partition by partition.
+//! - [`fetch_response_reader`]: a Fetch response read off the socket as it arrives, each
+//!   partition's records spliced into a pipe for the follower to splice into its log.
 //! - [`client_authenticator`]: the seam where that client authenticates a new connection
 //!   (SASL toward a SASL inter-broker listener) before its first request.
 
@@ -26,6 +29,7 @@ pub mod authenticator;
 pub mod client_authenticator;
 mod connection;
 pub mod connection_quotas;
+pub mod fetch_response_reader;
 pub(crate) mod memory_pool;
 pub mod network_client;
 pub mod request;

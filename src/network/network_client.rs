@@ -40,6 +40,8 @@ use crate::protocol::messages::{
     ApiKey, RequestHeader, RequestKind, ResponseHeader, ResponseKind, encode_request_frame,
 };
 
+mod streaming_fetch;
+
 /// How a broker's outbound connections are secured: the inter-broker listener's TLS and SASL.
 /// The default is plain TCP without authentication.
 #[derive(Debug, Clone, Default)]
@@ -198,6 +200,9 @@ struct Link {
     /// previous one's bytes (records a fetcher appended, say) are all dropped, and nothing is
     /// zeroed before the socket fills it.
     buffer: bytes::BytesMut,
+    /// Where a streamed Fetch response's records wait (`streaming_fetch`); made on first use,
+    /// dropped with the connection after a failure (it may hold a partial response).
+    pipe: Option<super::fetch_response_reader::Pipe>,
 }
 
 /// A client of one destination broker.
@@ -215,6 +220,7 @@ enum OpenError {
 }
 
 /// What went wrong inside one exchange, before the destination and API are attached.
+#[derive(Debug)]
 pub(super) enum ExchangeError {
     Io(std::io::Error),
     TooLarge(i64),
@@ -357,7 +363,55 @@ impl NetworkClient {
         version: i16,
     ) -> Result<ResponseKind, NetworkClientError> {
         let api = body.api_key();
-        let info = api.info();
+        let mut link = self.link.lock().await;
+        let (frame, correlation_id) = self.begin(&mut link, body, version).await?;
+        let Link {
+            stream,
+            buffer,
+            in_flight,
+            ..
+        } = &mut *link;
+        *in_flight = true;
+        let Some(stream) = stream.as_mut() else {
+            return Err(self.not_connected(api, version, correlation_id));
+        };
+        let exchange = tokio::time::timeout(
+            self.config.request_timeout,
+            exchange(
+                stream,
+                buffer,
+                &frame,
+                api,
+                version,
+                correlation_id,
+                self.config.max_response_bytes,
+            ),
+        )
+        .await;
+        link.in_flight = false;
+        let err = match exchange {
+            Ok(Ok(response)) => {
+                self.succeeded(&mut link);
+                return Ok(response);
+            }
+            Err(_) => self.timed_out(api, version, correlation_id),
+            Ok(Err(err)) => self.exchange_failed(api, version, correlation_id, err),
+        };
+        // The stream's state is unknown after any failure: a late response would be read as
+        // the next request's.
+        self.failed(&mut link);
+        Err(err)
+    }
+
+    /// What every request does before it is written: the version checked, a connection made
+    /// (after a dropped call, a new one), the next correlation id taken and the frame encoded.
+    async fn begin(
+        &self,
+        link: &mut Link,
+        body: &RequestKind,
+        version: i16,
+    ) -> Result<(bytes::BytesMut, i32), NetworkClientError> {
+        let info = body.api_key().info();
         if !info.valid.contains(version) {
             return Err(NetworkClientError::UnsupportedVersion {
                 destination: self.destination.clone(),
@@ -365,14 +419,13 @@ impl NetworkClient {
                 version,
             });
         }
-        let mut link = self.link.lock().await;
         if link.in_flight {
             // The stream's state is unknown after a dropped call: start over on a new one.
             link.in_flight = false;
             link.stream = None;
         }
         if link.stream.is_none() {
-            self.connect(&mut link).await?;
+            self.connect(link).await?;
         }
         let correlation_id = link.next_correlation_id;
         // Kafka's client wraps its correlation ids back to 0.
@@ -391,80 +444,79 @@ impl NetworkClient {
                 version,
                 source,
             })?;
-        let Link {
-            stream,
-            buffer,
-            in_flight,
-            ..
-        } = &mut *link;
-        *in_flight = true;
-        let Some(stream) = stream.as_mut() else {
-            return Err(NetworkClientError::Disconnected {
-                destination: self.destination.clone(),
-                api: info.name,
-                version,
-                correlation_id,
-                source: std::io::ErrorKind::NotConnected.into(),
-            });
-        };
-        let exchange = tokio::time::timeout(
-            self.config.request_timeout,
-            exchange(
-                stream,
-                buffer,
-                &frame,
+        Ok((frame, correlation_id))
+    }
+
+    fn succeeded(&self, link: &mut Link) {
+        link.failures = 0;
+        link.retry_at = None;
+    }
+
+    fn not_connected(&self, api: ApiKey, version: i16, correlation_id: i32) -> NetworkClientError {
+        NetworkClientError::Disconnected {
+            destination: self.destination.clone(),
+            api: api.info().name,
+            version,
+            correlation_id,
+            source: std::io::ErrorKind::NotConnected.into(),
+        }
+    }
+
+    fn timed_out(&self, api: ApiKey, version: i16, correlation_id: i32) -> NetworkClientError {
+        NetworkClientError::RequestTimeout {
+            destination: self.destination.clone(),
+            api: api.info().name,
+            version,
+            correlation_id,
+            timeout_ms: millis(self.config.request_timeout),
+        }
+    }
+
+    fn exchange_failed(
+        &self,
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+        err: ExchangeError,
+    ) -> NetworkClientError {
+        let destination = self.destination.clone();
+        let api = api.info().name;
+        match err {
+            ExchangeError::Io(source) if source.kind() == std::io::ErrorKind::TimedOut => {
+                NetworkClientError::RequestTimeout {
+                    destination,
+                    api,
+                    version,
+                    correlation_id,
+                    timeout_ms: millis(self.config.request_timeout),
+                }
+            }
+            ExchangeError::Io(source) => NetworkClientError::Disconnected {
+                destination,
                 api,
                 version,
                 correlation_id,
-                self.config.max_response_bytes,
-            ),
-        )
-        .await;
-        link.in_flight = false;
-        let destination = || self.destination.clone();
-        let err = match exchange {
-            Ok(Ok(response)) => {
-                link.failures = 0;
-                link.retry_at = None;
-                return Ok(response);
-            }
-            Err(_) => NetworkClientError::RequestTimeout {
-                destination: destination(),
-                api: info.name,
-                version,
-                correlation_id,
-                timeout_ms: millis(self.config.request_timeout),
-            },
-            Ok(Err(ExchangeError::Io(source))) => NetworkClientError::Disconnected {
-                destination: destination(),
-                api: info.name,
-                version,
-                correlation_id,
                 source,
             },
-            Ok(Err(ExchangeError::TooLarge(size))) => NetworkClientError::ResponseTooLarge {
-                destination: destination(),
-                api: info.name,
+            ExchangeError::TooLarge(size) => NetworkClientError::ResponseTooLarge {
+                destination,
+                api,
                 size,
                 max: self.config.max_response_bytes,
             },
-            Ok(Err(ExchangeError::Mismatch(received))) => NetworkClientError::CorrelationMismatch {
-                destination: destination(),
-                api: info.name,
+            ExchangeError::Mismatch(received) => NetworkClientError::CorrelationMismatch {
+                destination,
+                api,
                 expected: correlation_id,
                 received,
             },
-            Ok(Err(ExchangeError::Decode(source))) => NetworkClientError::Decode {
-                destination: destination(),
-                api: info.name,
+            ExchangeError::Decode(source) => NetworkClientError::Decode {
+                destination,
+                api,
                 version,
                 source,
             },
-        };
-        // The stream's state is unknown after any failure: a late response would be read as
-        // the next request's.
-        self.failed(&mut link);
-        Err(err)
+        }
     }
 }
 
