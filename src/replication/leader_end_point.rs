@@ -3,8 +3,9 @@
 //! out of the leader's range, for the leader's earliest and latest offsets.
 //!
 //! `server` implements it over the outbound inter-broker client (Fetch and ListOffsets at the
-//! versions `inter.broker.protocol.version` selects); tests implement it over a second
-//! in-process replica manager. This module names no transport.
+//! versions `inter.broker.protocol.version` selects, each partition's records spliced from the
+//! socket into the follower's log where the connection allows); tests implement it over a
+//! second in-process replica manager. This module names no transport.
 
 use std::fmt;
 use std::future::Future;
@@ -15,6 +16,7 @@ use bytes::Bytes;
 use uuid::Uuid;
 
 use crate::cluster::{BrokerId, TopicPartition};
+use crate::storage::records_source::RecordsSource;
 
 use super::partition::EpochEndOffset;
 
@@ -39,7 +41,8 @@ pub struct FetchPartition {
 
 /// The leader's answer for one partition (Kafka's `FetchResponseData.PartitionData`).
 /// `records` are whole batches exactly as the leader's log holds them (empty when there is
-/// nothing new, on an error, or when the follower diverged); on an error the offsets are -1.
+/// nothing new, on an error, when the follower diverged, or when the records come separately
+/// as a [`RecordsSource`]); on an error the offsets are -1.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchPartitionResult {
     /// The wire's error code (`ErrorCode::None.code()` when the read succeeded).
@@ -84,6 +87,24 @@ pub type FetchFuture<'a> = Pin<
     >,
 >;
 
+/// A fetch whose answers went to a [`FetchAnswerHandler`].
+pub type FetchIntoFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<(), LeaderEndPointError>> + Send + 'a>>;
+
+/// What a fetcher does with each partition's answer, as the answer is read: on a blocking
+/// thread, in the order the leader answered.
+pub trait FetchAnswerHandler: Send {
+    /// One partition's answer. `records` is set when the records are not in `answer.records`
+    /// but still to be read (a pipe the response was spliced into): the handler writes them
+    /// into its log or reads them; what it leaves is discarded after the call.
+    fn answer(
+        &mut self,
+        tp: TopicPartition,
+        answer: FetchPartitionResult,
+        records: Option<&mut dyn RecordsSource>,
+    );
+}
+
 /// An offset the leader reported.
 pub type OffsetFuture<'a> =
     Pin<Box<dyn Future<Output = Result<i64, LeaderEndPointError>> + Send + 'a>>;
@@ -100,6 +121,29 @@ pub trait LeaderEndPoint: Send + Sync + fmt::Debug {
     /// One sessionless fetch of `partitions` as a follower; long-polls on the leader up to the
     /// implementation's `replica.fetch.wait.max.ms`.
     fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a>;
+
+    /// [`fetch`](Self::fetch), each partition's answer handed to `handler` as it is read, on a
+    /// blocking thread. This default reads the whole answer first.
+    fn fetch_into<'a>(
+        &'a self,
+        partitions: &'a [FetchPartition],
+        mut handler: Box<dyn FetchAnswerHandler>,
+    ) -> FetchIntoFuture<'a> {
+        Box::pin(async move {
+            let answers = self.fetch(partitions).await?;
+            tokio::task::spawn_blocking(move || {
+                for (tp, answer) in answers {
+                    handler.answer(tp, answer, None);
+                }
+            })
+            .await
+            .map_err(|err| LeaderEndPointError::Unreachable {
+                broker: self.broker_id(),
+                address: self.address(),
+                reason: format!("applying the answer failed: {err}"),
+            })
+        })
+    }
 
     /// The leader's log start offset of `tp` (ListOffsets, earliest timestamp).
     fn fetch_earliest_offset<'a>(

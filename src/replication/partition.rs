@@ -53,6 +53,7 @@ mod isr;
 mod reads;
 pub mod replica;
 
+pub use appends::FollowerRecords;
 pub use isr::PendingIsrChange;
 use replica::Replica;
 

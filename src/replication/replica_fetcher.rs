@@ -25,10 +25,15 @@
 //! next LeaderAndIsr) and OFFSET_OUT_OF_RANGE (Kafka's `handleOutOfRangeError`: truncated to the
 //! leader's log end when ahead of it, else restarted at the leader's log start when behind it).
 //!
-//! Locking: the partition map's mutex is held while a round's answers are applied (on a
-//! blocking thread), so once [`ReplicaFetcher::remove_partitions`] returns no append of the
-//! removed partitions is in progress or will follow (Kafka's `partitionMapLock`). Lock order:
-//! this map, then a partition's state, then its log.
+//! Each answer is applied as the end point reads it ([`LeaderEndPoint::fetch_into`], on a
+//! blocking thread): over a plain connection a partition's records are still in a pipe then,
+//! and go from there into the log in place (one kernel copy; see `UnifiedLog::append_as_follower_from`).
+//!
+//! Locking: the partition map's mutex is held while an answer is applied, so once
+//! [`ReplicaFetcher::remove_partitions`] returns no append of the removed partitions is in
+//! progress or will follow (Kafka's `partitionMapLock`). It is not held while the end point
+//! waits on the network. Lock order: this map, then the read-back buffer, then a partition's
+//! state, then its log.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -44,8 +49,11 @@ use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::storage::log_manager::LogManager;
 
-use super::leader_end_point::{FetchPartition, FetchPartitionResult, LeaderEndPoint};
-use super::partition::{EpochEndOffset, Partition};
+use super::leader_end_point::{
+    FetchAnswerHandler, FetchPartition, FetchPartitionResult, LeaderEndPoint,
+};
+use super::partition::{EpochEndOffset, FollowerRecords, Partition};
+use crate::storage::records_source::RecordsSource;
 
 pub mod truncation;
 
@@ -107,6 +115,8 @@ struct FetcherContext {
     log_manager: Arc<LogManager>,
     time: Arc<dyn Time>,
     stop: CancellationToken,
+    /// The rounds' buffer for records read back (see [`RoundApplier`]).
+    scratch: Arc<Mutex<Vec<u8>>>,
 }
 
 impl ReplicaFetcher {
@@ -128,6 +138,7 @@ impl ReplicaFetcher {
             log_manager,
             time,
             stop: stop.clone(),
+            scratch: Arc::default(),
         };
         tracker.spawn_on(context.run(), runtime);
         ReplicaFetcher {
@@ -210,13 +221,15 @@ impl FetcherContext {
                 }
             };
             let request: Vec<FetchPartition> = round.iter().map(|(r, _)| r.clone()).collect();
+            let applier = self.applier(round);
+            let out_of_range = Arc::clone(&applier.out_of_range);
             let answered = tokio::select! {
                 _ = self.stop.cancelled() => break,
-                answered = self.end_point.fetch(&request) => answered,
+                answered = self.end_point.fetch_into(&request, Box::new(applier)) => answered,
             };
             match answered {
-                Ok(answers) => {
-                    let out_of_range = self.apply(round, answers).await;
+                Ok(()) => {
+                    let out_of_range = std::mem::take(&mut *lock(&out_of_range));
                     for (tp, epoch) in out_of_range {
                         self.handle_out_of_range(&tp, epoch).await;
                     }
@@ -281,34 +294,17 @@ impl FetcherContext {
         Ok(round)
     }
 
-    /// Kafka's `processFetchRequest`: applies each answer on a blocking thread with the map
-    /// locked. Returns the partitions whose fetch offset the leader called out of range.
-    async fn apply(
-        &self,
-        round: Round,
-        answers: Vec<(TopicPartition, FetchPartitionResult)>,
-    ) -> Vec<(TopicPartition, i32)> {
-        let partitions = Arc::clone(&self.partitions);
-        let time = Arc::clone(&self.time);
-        let log_manager = Arc::clone(&self.log_manager);
-        let backoff = self.config.fetch_backoff;
-        let leader = self.leader();
-        let applied = tokio::task::spawn_blocking(move || {
-            let context = ApplyContext {
-                leader,
-                log_manager: &log_manager,
-                time: time.as_ref(),
-                backoff,
-            };
-            apply_answers(&partitions, &context, &round, answers)
-        })
-        .await;
-        match applied {
-            Ok(out_of_range) => out_of_range,
-            Err(err) => {
-                tracing::error!(leader = self.leader(), %err, "applying a replica fetch panicked");
-                Vec::new()
-            }
+    /// What applies a round's answers as they are read (Kafka's `processFetchRequest`).
+    fn applier(&self, round: Round) -> RoundApplier {
+        RoundApplier {
+            partitions: Arc::clone(&self.partitions),
+            round,
+            leader: self.leader(),
+            log_manager: Arc::clone(&self.log_manager),
+            time: Arc::clone(&self.time),
+            backoff: self.config.fetch_backoff,
+            out_of_range: Arc::default(),
+            scratch: Arc::clone(&self.scratch),
         }
     }
 
@@ -379,64 +375,85 @@ impl FetcherContext {
     }
 }
 
-/// What applying a round's answers needs besides the partitions.
-struct ApplyContext<'a> {
+/// Applies one round's answers, each as the end point reads it (on a blocking thread), with
+/// the map locked while it is applied.
+struct RoundApplier {
+    partitions: Arc<FetcherPartitions>,
+    round: Round,
     leader: BrokerId,
-    log_manager: &'a LogManager,
-    time: &'a dyn Time,
+    log_manager: Arc<LogManager>,
+    time: Arc<dyn Time>,
     backoff: Duration,
+    /// The partitions whose fetch offset the leader called out of range, with the epoch they
+    /// were fetched at, for the fetcher to resolve after the round.
+    out_of_range: Arc<Mutex<Vec<(TopicPartition, i32)>>>,
+    /// Where records written in place are read back for their checks; kept across rounds.
+    scratch: Arc<Mutex<Vec<u8>>>,
 }
 
-/// The blocking half of [`FetcherContext::apply`]: appends, or truncates where the leader
-/// answered a diverging epoch (with the map locked throughout, as Kafka's
-/// `truncateOnFetchResponse` holds `partitionMapLock`).
-fn apply_answers(
-    partitions: &FetcherPartitions,
-    context: &ApplyContext<'_>,
-    round: &Round,
-    answers: Vec<(TopicPartition, FetchPartitionResult)>,
-) -> Vec<(TopicPartition, i32)> {
-    let ApplyContext {
-        leader,
-        time,
-        backoff,
-        ..
-    } = *context;
-    let mut map = lock(&partitions.map);
-    let mut out_of_range = Vec::new();
-    for (tp, answer) in answers {
-        let Some((request, partition)) = round.iter().find(|(r, _)| r.topic_partition == tp) else {
-            continue;
+impl FetchAnswerHandler for RoundApplier {
+    /// Appends, or truncates where the leader answered a diverging epoch (with the map locked,
+    /// as Kafka's `truncateOnFetchResponse` holds `partitionMapLock`).
+    fn answer(
+        &mut self,
+        tp: TopicPartition,
+        answer: FetchPartitionResult,
+        records: Option<&mut dyn RecordsSource>,
+    ) {
+        let (leader, backoff) = (self.leader, self.backoff);
+        let Some((request, partition)) = self.round.iter().find(|(r, _)| r.topic_partition == tp)
+        else {
+            return;
         };
+        let mut map = lock(&self.partitions.map);
         let Some(state) = map.get_mut(&tp) else {
-            continue;
+            return;
         };
         // Removed and added again, or at another epoch, since the request was built.
         if state.current_leader_epoch != request.current_leader_epoch
             || !Arc::ptr_eq(&state.partition, partition)
             || partition.offsets().log_end_offset != request.fetch_offset
         {
-            continue;
+            return;
         }
         match answer.error_code {
             NONE if answer.diverging_epoch.is_some() => {
                 if let Some(diverging) = answer.diverging_epoch
-                    && !truncate_on_diverging_epoch(context, &tp, partition, diverging)
+                    && !truncate_on_diverging_epoch(
+                        leader,
+                        &self.log_manager,
+                        self.time.as_ref(),
+                        &tp,
+                        partition,
+                        diverging,
+                    )
                 {
                     state.delayed_until = Some(Instant::now() + backoff);
                 }
             }
             NONE => {
+                let mut scratch = lock(&self.scratch);
+                let (records, bytes) = match records {
+                    Some(source) => {
+                        let len = source.len();
+                        let scratch = &mut *scratch;
+                        (FollowerRecords::Source { source, scratch }, len)
+                    }
+                    None => (
+                        FollowerRecords::Bytes(&answer.records),
+                        answer.records.len(),
+                    ),
+                };
                 let appended = partition.append_records_to_follower(
-                    &answer.records,
+                    records,
                     answer.high_watermark,
                     answer.log_start_offset,
-                    time.milliseconds(),
+                    self.time.milliseconds(),
                 );
                 match appended {
                     Ok(done) => tracing::trace!(topic_partition = %tp, leader,
                         log_end_offset = done.log_end_offset, high_watermark = done.high_watermark,
-                        bytes = answer.records.len(), "replicated"),
+                        bytes, "replicated"),
                     Err(err) => {
                         tracing::error!(topic_partition = %tp, leader, %err,
                             "cannot append the leader's records");
@@ -445,7 +462,7 @@ fn apply_answers(
                 }
             }
             OFFSET_OUT_OF_RANGE => {
-                out_of_range.push((tp, request.current_leader_epoch));
+                lock(&self.out_of_range).push((tp, request.current_leader_epoch));
             }
             FENCED_LEADER_EPOCH => {
                 tracing::info!(topic_partition = %tp, leader, epoch = request.current_leader_epoch,
@@ -459,14 +476,15 @@ fn apply_answers(
             }
         }
     }
-    out_of_range
 }
 
 /// Kafka's `truncateOnFetchResponse` for one partition: truncates the log (and with it the
 /// leader-epoch cache and the producer state) where [`offset_truncation_state`] says. `false`
 /// when the truncation failed (the log dir's failure is reported; the partition backs off).
 fn truncate_on_diverging_epoch(
-    context: &ApplyContext<'_>,
+    leader: BrokerId,
+    log_manager: &LogManager,
+    time: &dyn Time,
     tp: &TopicPartition,
     partition: &Partition,
     diverging: EpochEndOffset,
@@ -478,19 +496,16 @@ fn truncate_on_diverging_epoch(
         tracing::warn!(topic_partition = %tp, offset = target.offset,
             high_watermark = offsets.high_watermark, "truncating below the high watermark");
     }
-    tracing::info!(topic_partition = %tp, leader = context.leader,
+    tracing::info!(topic_partition = %tp, leader,
         diverging_epoch = diverging.leader_epoch, diverging_end_offset = diverging.end_offset,
         local_end_for_epoch = ?local, log_end_offset = offsets.log_end_offset,
         offset = target.offset, completed = target.truncation_completed,
         "truncating on a diverging epoch");
-    match context
-        .log_manager
-        .truncate_to(tp, target.offset, context.time.milliseconds())
-    {
+    match log_manager.truncate_to(tp, target.offset, time.milliseconds()) {
         Ok(_) => true,
         Err(err) => {
             tracing::error!(topic_partition = %tp, %err, "cannot truncate the follower's log");
-            context.log_manager.maybe_report_log_dir_failure(&err);
+            log_manager.maybe_report_log_dir_failure(&err);
             false
         }
     }

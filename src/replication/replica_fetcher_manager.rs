@@ -311,10 +311,13 @@ impl ReplicaFetcherManager {
         self.tracker.len()
     }
 
-    /// Stops every fetcher and waits for their tasks.
+    /// Stops every fetcher and waits for their tasks. Their partitions are removed first: a
+    /// stopped task's answer may still be applied on a blocking thread, and removal waits for
+    /// the partition it is appending to and turns the rest away, so no append follows.
     pub async fn shutdown(&self) {
         self.shutting_down.cancel();
         for (_, fetcher) in lock(&self.fetchers).map.drain() {
+            fetcher.remove_all();
             fetcher.stop();
         }
         self.tracker.close();

@@ -6,8 +6,10 @@
 //! every time) at the version `inter.broker.protocol.version` selects (3.9-IV0: v17, topics by
 //! id), with this broker's id and broker epoch as the replica (`ReplicaState` from v15, the
 //! `ReplicaId` field before), read_uncommitted, and Kafka's `replica.fetch.*` defaults: wait 500
-//! ms for 1 byte, 10 MiB per response, 1 MiB per partition. The records of each partition are a
-//! `Bytes` slice of the response frame, never copied or decoded here. Each partition carries the
+//! ms for 1 byte, 10 MiB per response, 1 MiB per partition. The fetcher's rounds go through
+//! `NetworkClient::fetch_streaming`: each partition is handed to the fetcher as the response is
+//! read, its records still in a pipe on a plain connection (the follower splices them into its
+//! log), or a `Bytes` slice of the response frame over TLS; never decoded here. Each partition carries the
 //! follower's `LastFetchedEpoch` (v12+), and a `DivergingEpoch` in the answer is passed on for
 //! the fetcher to truncate. Out-of-range offsets are
 //! resolved with ListOffsets as a replica (earliest -2, latest -1).
@@ -17,6 +19,7 @@
 //! names its fetchers' senders.
 
 use std::collections::HashMap;
+use std::fs::File;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,21 +32,26 @@ use crate::controller::inter_broker_versions::{
     InterBrokerProtocolVersion, ReplicaFetcherRequestVersions,
 };
 use crate::network::ClientSecurity;
+use crate::network::fetch_response_reader::{
+    FetchResponseHandler, FetchedRecords, FetchedTopic, PipedRecords,
+};
 use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::fetch_request::{
     FetchPartition as WirePartition, FetchRequest, FetchTopic, ReplicaState,
 };
+use crate::protocol::messages::fetch_response::PartitionData;
 use crate::protocol::messages::list_offsets_request::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
 };
 use crate::protocol::messages::{RequestKind, ResponseKind};
 use crate::replication::EpochEndOffset;
 use crate::replication::leader_end_point::{
-    FetchFuture, FetchPartition, FetchPartitionResult, LeaderEndPoint, LeaderEndPointError,
-    LeaderEndPointFactory, OffsetFuture,
+    FetchAnswerHandler, FetchFuture, FetchIntoFuture, FetchPartition, FetchPartitionResult,
+    LeaderEndPoint, LeaderEndPointError, LeaderEndPointFactory, OffsetFuture,
 };
+use crate::storage::records_source::RecordsSource;
 
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::metadata_cache::MetadataCache;
@@ -277,20 +285,7 @@ impl RemoteLeaderEndPoint {
         if request.topics.is_empty() {
             return Ok(answers);
         }
-        // The response names topics by id from v13; map them back to the request's names.
-        let names: HashMap<(Uuid, String), String> = request
-            .topics
-            .iter()
-            .map(|t| {
-                let name = t.topic.to_string_lossy().into_owned();
-                let key = if version >= 13 {
-                    (t.topic_id, String::new())
-                } else {
-                    (Uuid::nil(), name.clone())
-                };
-                (key, name)
-            })
-            .collect();
+        let names = TopicNames::of(&request, version);
         let response = self
             .client
             .send(&RequestKind::Fetch(request), version)
@@ -306,34 +301,58 @@ impl RemoteLeaderEndPoint {
             });
         }
         for topic in response.responses {
-            let key = if version >= 13 {
-                (topic.topic_id, String::new())
-            } else {
-                (Uuid::nil(), topic.topic.to_string_lossy().into_owned())
+            let fetched = FetchedTopic {
+                name: topic.topic,
+                topic_id: topic.topic_id,
             };
-            let Some(name) = names.get(&key) else {
-                tracing::warn!(leader = self.broker, topic_id = %topic.topic_id,
-                    "the leader answered a topic not asked for");
+            let Some(name) = names.name(&fetched, self.broker) else {
                 continue;
             };
             for p in topic.partitions {
+                let records = p.records.clone().unwrap_or_default();
                 answers.push((
-                    TopicPartition::new(name.clone(), p.partition_index),
-                    FetchPartitionResult {
-                        error_code: p.error_code,
-                        high_watermark: p.high_watermark,
-                        log_start_offset: p.log_start_offset,
-                        records: p.records.unwrap_or_else(Bytes::new),
-                        // Kafka's `FetchResponse.isDivergingEpoch`: an epoch >= 0.
-                        diverging_epoch: (p.diverging_epoch.epoch >= 0).then_some(EpochEndOffset {
-                            leader_epoch: p.diverging_epoch.epoch,
-                            end_offset: p.diverging_epoch.end_offset,
-                        }),
-                    },
+                    TopicPartition::new(name.to_string(), p.partition_index),
+                    partition_result(&p, records),
                 ));
             }
         }
         Ok(answers)
+    }
+
+    /// [`send_fetch`](Self::send_fetch) with each partition handed to `handler` as the
+    /// response is read (`NetworkClient::fetch_streaming`): over a plain connection its records
+    /// are still in a pipe, for the follower to splice into its log.
+    async fn send_fetch_into(
+        &self,
+        partitions: &[FetchPartition],
+        mut handler: Box<dyn FetchAnswerHandler>,
+    ) -> Result<(), LeaderEndPointError> {
+        let version = self.local.versions.fetch;
+        let (request, unanswerable) = self.build_fetch(partitions);
+        // Errors without records: nothing to write, so handled here.
+        for (tp, answer) in unanswerable {
+            handler.answer(tp, answer, None);
+        }
+        if request.topics.is_empty() {
+            return Ok(());
+        }
+        let adapter = AnswerAdapter {
+            names: TopicNames::of(&request, version),
+            broker: self.broker,
+            inner: handler,
+        };
+        let (head, _) = self
+            .client
+            .fetch_streaming(&RequestKind::Fetch(request), version, Box::new(adapter))
+            .await
+            .map_err(|e| self.unreachable(e))?;
+        if head.error_code != ErrorCode::None.code() {
+            return Err(LeaderEndPointError::Refused {
+                broker: self.broker,
+                error_code: head.error_code,
+            });
+        }
+        Ok(())
     }
 
     /// ListOffsets as a replica for one partition at `timestamp`.
@@ -387,6 +406,114 @@ impl RemoteLeaderEndPoint {
     }
 }
 
+/// The request's topics by the key the response names them with: the id from v13, the name
+/// before.
+struct TopicNames {
+    version: i16,
+    names: HashMap<(Uuid, String), String>,
+}
+
+impl TopicNames {
+    fn of(request: &FetchRequest, version: i16) -> TopicNames {
+        let names = request
+            .topics
+            .iter()
+            .map(|t| {
+                let name = t.topic.to_string_lossy().into_owned();
+                let key = if version >= 13 {
+                    (t.topic_id, String::new())
+                } else {
+                    (Uuid::nil(), name.clone())
+                };
+                (key, name)
+            })
+            .collect();
+        TopicNames { version, names }
+    }
+
+    /// The name of an answered topic; `None` (logged) for one not asked for.
+    fn name(&self, topic: &FetchedTopic, leader: BrokerId) -> Option<&str> {
+        let key = if self.version >= 13 {
+            (topic.topic_id, String::new())
+        } else {
+            (Uuid::nil(), topic.name.to_string_lossy().into_owned())
+        };
+        let name = self.names.get(&key).map(String::as_str);
+        if name.is_none() {
+            tracing::warn!(leader, topic_id = %topic.topic_id, "the leader answered a topic not asked for");
+        }
+        name
+    }
+}
+
+/// A partition's answer as the fetcher takes it, with `records`.
+fn partition_result(p: &PartitionData, records: Bytes) -> FetchPartitionResult {
+    FetchPartitionResult {
+        error_code: p.error_code,
+        high_watermark: p.high_watermark,
+        log_start_offset: p.log_start_offset,
+        records,
+        // Kafka's `FetchResponse.isDivergingEpoch`: an epoch >= 0.
+        diverging_epoch: (p.diverging_epoch.epoch >= 0).then_some(EpochEndOffset {
+            leader_epoch: p.diverging_epoch.epoch,
+            end_offset: p.diverging_epoch.end_offset,
+        }),
+    }
+}
+
+/// Hands each partition the network reads to the fetcher's handler: the topic's name back
+/// from its id, piped records as a [`RecordsSource`].
+struct AnswerAdapter {
+    names: TopicNames,
+    broker: BrokerId,
+    inner: Box<dyn FetchAnswerHandler>,
+}
+
+impl FetchResponseHandler for AnswerAdapter {
+    fn partition(
+        &mut self,
+        topic: &FetchedTopic,
+        p: &PartitionData,
+        records: &mut FetchedRecords<'_>,
+    ) {
+        let Some(name) = self.names.name(topic, self.broker) else {
+            return;
+        };
+        let tp = TopicPartition::new(name.to_string(), p.partition_index);
+        match records {
+            FetchedRecords::None => self
+                .inner
+                .answer(tp, partition_result(p, Bytes::new()), None),
+            FetchedRecords::Memory(bytes) => {
+                self.inner
+                    .answer(tp, partition_result(p, bytes.clone()), None);
+            }
+            FetchedRecords::Piped(piped) => {
+                let mut source = PipedSource(piped);
+                self.inner
+                    .answer(tp, partition_result(p, Bytes::new()), Some(&mut source));
+            }
+        }
+    }
+}
+
+/// Records in the fetch response's pipe, as the log takes them.
+struct PipedSource<'p, 'a>(&'p mut PipedRecords<'a>);
+
+impl RecordsSource for PipedSource<'_, '_> {
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn write_to(&mut self, file: &File, position: u64) -> std::io::Result<()> {
+        self.0.splice_to(file, position)
+    }
+
+    fn read_into(&mut self, buf: &mut Vec<u8>) -> std::io::Result<()> {
+        self.0.read_into(buf)
+    }
+}
+
 fn error_result(error_code: i16) -> FetchPartitionResult {
     FetchPartitionResult {
         error_code,
@@ -404,6 +531,14 @@ impl LeaderEndPoint for RemoteLeaderEndPoint {
 
     fn address(&self) -> String {
         self.address.clone()
+    }
+
+    fn fetch_into<'a>(
+        &'a self,
+        partitions: &'a [FetchPartition],
+        handler: Box<dyn FetchAnswerHandler>,
+    ) -> FetchIntoFuture<'a> {
+        Box::pin(self.send_fetch_into(partitions, handler))
     }
 
     fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a> {

@@ -6,10 +6,32 @@ use std::sync::atomic::Ordering;
 use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::log_validator::AppendOrigin;
+use crate::storage::records_source::RecordsSource;
 use crate::storage::unified_log::{LogAppendInfo, UnifiedLog};
 
 use super::{FollowerAppend, LeaderAppend, Partition, PartitionState, ReplicationCheck};
 use crate::replication::error::PartitionError;
+
+/// The leader's batches as a follower receives them.
+pub enum FollowerRecords<'a> {
+    /// In memory.
+    Bytes(&'a [u8]),
+    /// Still to be read (a fetch response's records in a pipe): written into the log in place
+    /// and read back into `scratch` to be checked (`UnifiedLog::append_as_follower_from`).
+    Source {
+        source: &'a mut dyn RecordsSource,
+        scratch: &'a mut Vec<u8>,
+    },
+}
+
+impl std::fmt::Debug for FollowerRecords<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            FollowerRecords::Bytes(bytes) => write!(f, "Bytes({} bytes)", bytes.len()),
+            FollowerRecords::Source { source, .. } => write!(f, "Source({} bytes)", source.len()),
+        }
+    }
+}
 
 impl Partition {
     /// Kafka's `appendRecordsToFollowerOrFutureReplica` and the rest of the fetcher's
@@ -18,7 +40,7 @@ impl Partition {
     /// leader's log start offset where the high watermark allows it.
     pub fn append_records_to_follower(
         &self,
-        records: &[u8],
+        records: FollowerRecords<'_>,
         leader_high_watermark: i64,
         leader_log_start_offset: i64,
         now_ms: i64,
@@ -30,8 +52,14 @@ impl Partition {
         }
         let outcome = {
             let mut log = lock(&self.log);
-            if !records.is_empty() {
-                let appended = log.append_as_follower(records, now_ms);
+            let appended = match records {
+                FollowerRecords::Bytes([]) => None,
+                FollowerRecords::Bytes(bytes) => Some(log.append_as_follower(bytes, now_ms)),
+                FollowerRecords::Source { source, scratch } => {
+                    Some(log.append_as_follower_from(source, scratch, now_ms))
+                }
+            };
+            if let Some(appended) = appended {
                 self.checked(&log, appended)?;
             }
             let hw = leader_high_watermark.min(log.log_end_offset());

@@ -5,6 +5,7 @@
 //! it replicates, so as the next leader it answers a producer's retry as a duplicate.
 
 use super::*;
+use crate::replication::partition::FollowerRecords;
 use crate::storage::leader_epoch_cache::{EpochEntry, LeaderEpochFileCache};
 
 fn epochs(p: &Partition) -> Vec<(i32, i64)> {
@@ -126,7 +127,12 @@ async fn a_log_without_epochs_truncates_to_its_high_watermark_on_a_new_leader_ep
     connect(&b0, &[&b1]);
     let partition = host(&b0, vec![0, 1], leadership(1, 1, vec![0, 1]));
     let appended = partition
-        .append_records_to_follower(&batches_without_epoch(0, 5), 2, 0, 1_700_000_000_000)
+        .append_records_to_follower(
+            FollowerRecords::Bytes(&batches_without_epoch(0, 5)),
+            2,
+            0,
+            1_700_000_000_000,
+        )
         .unwrap();
     assert_eq!((appended.log_end_offset, appended.high_watermark), (5, 2));
     assert_eq!(partition.latest_epoch(), None);
