@@ -48,6 +48,9 @@ const FIRST_PEEK: usize = 512;
 /// The largest peek: a socket's receive buffer holds at least this much on any Linux default.
 pub const MAX_PEEK: usize = 64 * 1024;
 
+/// How long a read timeout set to the time left stays in force before it is set again.
+const REARM_AFTER: Duration = Duration::from_millis(100);
+
 /// Linux's default `/proc/sys/fs/pipe-max-size`, the most a process without
 /// `CAP_SYS_RESOURCE` may ask for.
 const UNPRIVILEGED_PIPE_MAX: i32 = 1 << 20;
@@ -238,6 +241,7 @@ pub(super) fn read_fetch_response(
         memory: None,
         window: Vec::new(),
         deadline,
+        armed_at: None,
     };
     let mut at = At::Start;
     let mut head = FetchResponseHead::default();
@@ -317,6 +321,8 @@ struct Input<'a> {
     /// The peek buffer.
     window: Vec<u8>,
     deadline: Instant,
+    /// When the socket's read timeout was last set to the time left.
+    armed_at: Option<Instant>,
 }
 
 impl Input<'_> {
@@ -330,12 +336,8 @@ impl Input<'_> {
         self.deadline.saturating_duration_since(Instant::now()) <= TIMEOUT_SLACK
     }
 
-    fn arm_timeout(&self) -> io::Result<()> {
-        let left = self.deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return Err(io::ErrorKind::TimedOut.into());
-        }
-        self.socket.set_read_timeout(Some(left))
+    fn arm_timeout(&mut self) -> io::Result<()> {
+        arm_timeout(self.socket, self.deadline, &mut self.armed_at)
     }
 
     /// Parses the stretch from `at` up to the next records field (or the end), peeking more
@@ -390,7 +392,7 @@ impl Input<'_> {
             self.window.resize(n, 0);
         }
         loop {
-            self.arm_timeout()?;
+            arm_timeout(self.socket, self.deadline, &mut self.armed_at)?;
             let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_WAITALL;
             match recv(self.socket.as_raw_fd(), &mut self.window[..n], flags) {
                 Ok(k) if k >= n => return Ok(&self.window[..n]),
@@ -499,6 +501,27 @@ impl Input<'_> {
             }
         }
     }
+}
+
+/// Sets `socket`'s read timeout to the time left before `deadline`, unless it was set within
+/// [`REARM_AFTER`] (`armed_at`): one `setsockopt` per response rather than per read, a blocking
+/// read outliving the deadline by at most that much.
+fn arm_timeout(
+    socket: &TcpStream,
+    deadline: Instant,
+    armed_at: &mut Option<Instant>,
+) -> io::Result<()> {
+    let now = Instant::now();
+    if armed_at.is_some_and(|at| now.duration_since(at) < REARM_AFTER) {
+        return Ok(());
+    }
+    let left = deadline.saturating_duration_since(now);
+    if left.is_zero() {
+        return Err(io::ErrorKind::TimedOut.into());
+    }
+    socket.set_read_timeout(Some(left))?;
+    *armed_at = Some(now);
+    Ok(())
 }
 
 mod parse;

@@ -432,9 +432,11 @@ impl FetchAnswerHandler for RoundApplier {
                 }
             }
             NONE => {
-                let mut scratch = lock(&self.scratch);
+                // The read-back buffer, locked only for records still to be read.
+                let mut scratch;
                 let (records, bytes) = match records {
                     Some(source) => {
+                        scratch = lock(&self.scratch);
                         let len = source.len();
                         let scratch = &mut *scratch;
                         (FollowerRecords::Source { source, scratch }, len)
