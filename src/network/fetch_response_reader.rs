@@ -7,17 +7,19 @@
 //! The fields around the records are parsed from peeks of the socket (`MSG_PEEK`) and consumed
 //! once a stretch up to the next records field parses whole. A stretch that does not parse
 //! within [`MAX_PEEK`] bytes (thousands of aborted transactions) makes the rest of the response
-//! be read into memory and parsed there; records that do not fit the pipe are read into memory
-//! too. Either way the handler sees the same partitions.
+//! be read into memory and parsed there. A pipe counts pages, not bytes, and a socket's pages
+//! are not always full: records go on in a second pipe when the first has no page left, up to
+//! [`MAX_PIPES`], and only records that fill them all go to memory (what was piped first).
+//! Either way the handler sees the same partitions.
 //!
 //! The handler gets each partition once its trailing tagged fields (the diverging epoch) are
-//! read, with its records still in the pipe: it splices them where it wants
+//! read, with its records still in the pipes: it splices them where it wants
 //! ([`PipedRecords::splice_to`]) or reads them ([`PipedRecords::read_into`]); what it leaves is
-//! drained before the next partition. A partition's records are in the pipe whole before the
+//! drained before the next partition. A partition's records are in the pipes whole before the
 //! handler sees it, so what the handler does never waits on the network.
 //!
 //! It blocks: it runs on a blocking thread with the socket in blocking mode, every wait bounded
-//! by the request's deadline (`SO_RCVTIMEO`). On an error the connection and the pipe are in an
+//! by the request's deadline (`SO_RCVTIMEO`). On an error the connection and the pipes are in an
 //! unknown state and are dropped by the caller.
 
 use std::fs::File;
@@ -59,9 +61,7 @@ const UNPRIVILEGED_PIPE_MAX: i32 = 1 << 20;
 /// connection.
 const TIMEOUT_SLACK: Duration = Duration::from_millis(20);
 
-/// A pipe that holds one partition's records at a time. Its capacity counts pages, and a
-/// socket's pages are not always full, so records up to `capacity` bytes usually fit and
-/// otherwise go to memory.
+/// A pipe that holds (part of) one partition's records at a time. Its capacity counts pages.
 #[derive(Debug)]
 pub struct Pipe {
     read: OwnedFd,
@@ -112,6 +112,41 @@ impl Pipe {
     }
 }
 
+/// How many pipes one partition's records may take before they go to memory.
+pub const MAX_PIPES: usize = 4;
+
+/// The pipes a response's records wait in, one partition at a time: a partition's records fill
+/// the first and go on in the next when its pages run out (a pipe counts pages, and a socket's
+/// pages are not always full). Made on first use, [`MAX_PIPES`] at most.
+#[derive(Debug)]
+pub struct Pipes {
+    pipes: Vec<Pipe>,
+    wanted: usize,
+}
+
+impl Pipes {
+    /// Pipes of `wanted` bytes each (see [`Pipe::new`]); the first is made here.
+    pub fn new(wanted: usize) -> io::Result<Pipes> {
+        Ok(Pipes {
+            pipes: vec![Pipe::new(wanted)?],
+            wanted,
+        })
+    }
+
+    /// Pipe `i`, made if it is not yet.
+    fn get(&mut self, i: usize) -> io::Result<&Pipe> {
+        while self.pipes.len() <= i {
+            self.pipes.push(Pipe::new(self.wanted)?);
+        }
+        Ok(&self.pipes[i])
+    }
+
+    /// The most bytes records may have to be piped: what the pipes hold when full pages come.
+    fn max_bytes(&self) -> usize {
+        self.pipes.first().map_or(0, Pipe::capacity) * MAX_PIPES
+    }
+}
+
 /// The topic a partition belongs to, as the response names it: by name up to v12, by id from
 /// v13 (the other is empty or nil).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -125,45 +160,47 @@ pub struct FetchedTopic {
 pub enum FetchedRecords<'a> {
     /// Null or empty.
     None,
-    /// Read into memory (from a TLS connection, an old version, or too large for the pipe).
+    /// Read into memory (from a TLS connection, an old version, or too large for the pipes).
     Memory(Bytes),
-    /// Waiting in the pipe.
+    /// Waiting in the pipes.
     Piped(PipedRecords<'a>),
 }
 
-/// A partition's records waiting in the pipe.
+/// A partition's records waiting in the pipes, in order: `lens[i]` bytes in pipe `i`.
 #[derive(Debug)]
 pub struct PipedRecords<'a> {
-    pipe: &'a Pipe,
-    left: usize,
+    pipes: &'a [Pipe],
+    lens: [usize; MAX_PIPES],
 }
 
 impl PipedRecords<'_> {
-    /// The bytes still in the pipe.
+    /// The bytes still in the pipes.
     pub fn len(&self) -> usize {
-        self.left
+        self.lens.iter().sum()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.left == 0
+        self.len() == 0
     }
 
     /// Moves them into `file` at `position` (`splice(2)`: one copy, in the kernel).
     pub fn splice_to(&mut self, file: &File, position: u64) -> io::Result<()> {
         let mut offset = i64::try_from(position).map_err(io::Error::other)?;
-        while self.left > 0 {
-            match splice(
-                &self.pipe.read,
-                None,
-                file,
-                Some(&mut offset),
-                self.left,
-                SpliceFFlags::SPLICE_F_MOVE,
-            ) {
-                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
-                Ok(n) => self.left -= n,
-                Err(Errno::EINTR) => {}
-                Err(err) => return Err(err.into()),
+        for (pipe, left) in self.pipes.iter().zip(self.lens.iter_mut()) {
+            while *left > 0 {
+                match splice(
+                    &pipe.read,
+                    None,
+                    file,
+                    Some(&mut offset),
+                    *left,
+                    SpliceFFlags::SPLICE_F_MOVE,
+                ) {
+                    Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                    Ok(n) => *left -= n,
+                    Err(Errno::EINTR) => {}
+                    Err(err) => return Err(err.into()),
+                }
             }
         }
         Ok(())
@@ -171,8 +208,11 @@ impl PipedRecords<'_> {
 
     /// Reads them into `buf` (appended).
     pub fn read_into(&mut self, buf: &mut Vec<u8>) -> io::Result<()> {
-        let len = std::mem::take(&mut self.left);
-        self.pipe.read_into(len, buf)
+        for (pipe, left) in self.pipes.iter().zip(self.lens.iter_mut()) {
+            let len = std::mem::take(left);
+            pipe.read_into(len, buf)?;
+        }
+        Ok(())
     }
 }
 
@@ -225,10 +265,10 @@ pub fn deliver_decoded(
 
 /// Reads the `size`-byte body of the response to `correlation_id` (its size prefix already
 /// read) from `socket`, in blocking mode, by `deadline`, handing each partition to `handler`.
-/// `pipe` must be empty; it is empty again on success.
+/// `pipes` must be empty; they are empty again on success.
 pub(super) fn read_fetch_response(
     socket: &TcpStream,
-    pipe: &Pipe,
+    pipes: &mut Pipes,
     version: i16,
     correlation_id: i32,
     size: usize,
@@ -267,7 +307,7 @@ pub(super) fn read_fetch_response(
                 Event::Partition { data, records_len } => {
                     let held = match records_len {
                         0 => Held::None,
-                        len => input.records(len, pipe).map_err(ExchangeError::Io)?,
+                        len => input.records(len, pipes).map_err(ExchangeError::Io)?,
                     };
                     pending = Some((data, held));
                 }
@@ -279,7 +319,10 @@ pub(super) fn read_fetch_response(
                     let mut records = match held {
                         Held::None => FetchedRecords::None,
                         Held::Memory(bytes) => FetchedRecords::Memory(bytes),
-                        Held::Piped(len) => FetchedRecords::Piped(PipedRecords { pipe, left: len }),
+                        Held::Piped(lens) => FetchedRecords::Piped(PipedRecords {
+                            pipes: &pipes.pipes,
+                            lens,
+                        }),
                     };
                     handler.partition(&topic, &data, &mut records);
                     if let FetchedRecords::Piped(left) = &mut records
@@ -309,7 +352,7 @@ pub(super) fn read_fetch_response(
 enum Held {
     None,
     Memory(Bytes),
-    Piped(usize),
+    Piped([usize; MAX_PIPES]),
 }
 
 /// The response's bytes not consumed yet: on the socket, or all in memory.
@@ -442,27 +485,31 @@ impl Input<'_> {
         Ok(())
     }
 
-    /// Moves the next `len` bytes (a partition's records) into the pipe, or into memory when
-    /// they are in memory already or do not fit the pipe.
-    fn records(&mut self, len: usize, pipe: &Pipe) -> io::Result<Held> {
+    /// Moves the next `len` bytes (a partition's records) into the pipes, or into memory when
+    /// they are in memory already or do not fit the pipes.
+    fn records(&mut self, len: usize, pipes: &mut Pipes) -> io::Result<Held> {
         if len > self.remaining() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "records longer than the rest of the response",
             ));
         }
-        if self.memory.is_some() || len > pipe.capacity {
+        if self.memory.is_some() || len > pipes.max_bytes() {
             return self.take(len).map(Held::Memory);
         }
         // Non-blocking, so that a full pipe is an answer rather than a wait nobody ends; the
         // socket is waited on with poll(2).
         let flags = SpliceFFlags::SPLICE_F_MOVE | SpliceFFlags::SPLICE_F_NONBLOCK;
+        let mut lens = [0usize; MAX_PIPES];
         let mut spliced = 0;
+        let mut current = 0;
         let mut readable = false;
         while spliced < len {
+            let pipe = pipes.get(current)?;
             match splice(self.socket, None, &pipe.write, None, len - spliced, flags) {
                 Ok(0) => return Err(io::ErrorKind::UnexpectedEof.into()),
                 Ok(n) => {
+                    lens[current] += n;
                     spliced += n;
                     self.remaining -= n;
                     readable = false;
@@ -472,11 +519,19 @@ impl Input<'_> {
                     self.wait_readable()?;
                     readable = true;
                 }
+                // Bytes to read and no room for them: this pipe's pages are taken.
+                Err(Errno::EAGAIN) if current + 1 < MAX_PIPES => {
+                    current += 1;
+                    readable = false;
+                }
                 Err(Errno::EAGAIN) => {
-                    // Bytes to read and no room for them: the pipe's pages hold less than
-                    // their size. The records go to memory instead, what is in the pipe first.
+                    // Every pipe is full: the records go to memory, what is piped first.
                     let mut bytes = Vec::with_capacity(len);
-                    pipe.read_into(spliced, &mut bytes)?;
+                    let mut piped = PipedRecords {
+                        pipes: &pipes.pipes,
+                        lens,
+                    };
+                    piped.read_into(&mut bytes)?;
                     let rest = self.take(len - spliced)?;
                     bytes.extend_from_slice(&rest);
                     return Ok(Held::Memory(Bytes::from(bytes)));
@@ -484,7 +539,7 @@ impl Input<'_> {
                 Err(err) => return Err(err.into()),
             }
         }
-        Ok(Held::Piped(len))
+        Ok(Held::Piped(lens))
     }
 
     /// Waits until the socket has bytes to read (or the peer closed it), by the deadline.

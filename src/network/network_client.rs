@@ -201,8 +201,8 @@ struct Link {
     /// zeroed before the socket fills it.
     buffer: bytes::BytesMut,
     /// Where a streamed Fetch response's records wait (`streaming_fetch`); made on first use,
-    /// dropped with the connection after a failure (it may hold a partial response).
-    pipe: Option<super::fetch_response_reader::Pipe>,
+    /// dropped with the connection after a failure (they may hold a partial response).
+    pipes: Option<super::fetch_response_reader::Pipes>,
 }
 
 /// A client of one destination broker.

@@ -14,15 +14,15 @@ use tokio::time::Instant;
 
 use super::{ExchangeError, Link, NetworkClient, NetworkClientError, exchange};
 use crate::network::fetch_response_reader::{
-    FIRST_STREAMED_VERSION, FetchResponseHandler, FetchResponseHead, Pipe, deliver_decoded,
+    FIRST_STREAMED_VERSION, FetchResponseHandler, FetchResponseHead, Pipes, deliver_decoded,
     read_fetch_response,
 };
 use crate::network::stream::ConnectionStream;
 use crate::protocol::messages::{ApiKey, RequestKind, ResponseKind};
 
-/// The pipe a streamed response's records wait in: four times Kafka's default
-/// `replica.fetch.max.bytes`, since a socket's pages are not always full.
-const PIPE_BYTES: usize = 4 << 20;
+/// Each pipe a streamed response's records wait in: Kafka's default `replica.fetch.max.bytes`
+/// (and `/proc/sys/fs/pipe-max-size`'s default), with more pipes for pages that are not full.
+const PIPE_BYTES: usize = 1 << 20;
 
 /// The handler, returned with the response's top-level fields.
 pub type Handled = (FetchResponseHead, Box<dyn FetchResponseHandler>);
@@ -60,7 +60,7 @@ impl NetworkClient {
             }
             Err(err) => {
                 self.failed(&mut link);
-                link.pipe = None;
+                link.pipes = None;
                 Err(err)
             }
         }
@@ -165,25 +165,25 @@ impl NetworkClient {
         };
         let socket = tcp.into_std().map_err(io_failed)?;
         socket.set_nonblocking(false).map_err(io_failed)?;
-        let pipe = match link.pipe.take() {
-            Some(pipe) => pipe,
-            None => Pipe::new(PIPE_BYTES).map_err(io_failed)?,
+        let mut pipes = match link.pipes.take() {
+            Some(pipes) => pipes,
+            None => Pipes::new(PIPE_BYTES).map_err(io_failed)?,
         };
         let blocking_deadline = std::time::Instant::now() + deadline.duration_since(Instant::now());
         let read = tokio::task::spawn_blocking(move || {
             let read = read_fetch_response(
                 &socket,
-                &pipe,
+                &mut pipes,
                 version,
                 correlation_id,
                 size,
                 blocking_deadline,
                 &mut *handler,
             );
-            (socket, pipe, handler, read)
+            (socket, pipes, handler, read)
         })
         .await;
-        let (socket, pipe, handler, read) =
+        let (socket, pipes, handler, read) =
             read.map_err(|join| self.handler_failed(api, version, correlation_id, join))?;
         let head = read.map_err(|err| self.exchange_failed(api, version, correlation_id, err))?;
         // Back on the runtime for the next request; a socket that cannot go back is closed
@@ -194,7 +194,7 @@ impl NetworkClient {
             .and_then(|()| TcpStream::from_std(socket));
         if let Ok(tcp) = restored {
             link.stream = Some(ConnectionStream::Plain(tcp));
-            link.pipe = Some(pipe);
+            link.pipes = Some(pipes);
         }
         Ok((head, handler))
     }
