@@ -365,22 +365,45 @@ impl NetworkClient {
         let api = body.api_key();
         let mut link = self.link.lock().await;
         let (frame, correlation_id) = self.begin(&mut link, body, version).await?;
-        let Link {
-            stream,
-            buffer,
-            in_flight,
-            ..
-        } = &mut *link;
-        *in_flight = true;
+        link.in_flight = true;
+        let exchanged = self
+            .exchange_on(&mut link, &frame, api, version, correlation_id)
+            .await;
+        link.in_flight = false;
+        match exchanged {
+            Ok(response) => {
+                self.succeeded(&mut link);
+                Ok(response)
+            }
+            Err(err) => {
+                // The stream's state is unknown after any failure: a late response would be
+                // read as the next request's.
+                self.failed(&mut link);
+                Err(err)
+            }
+        }
+    }
+
+    /// Writes `frame` on the link's connection and reads its response, within the request
+    /// timeout.
+    async fn exchange_on(
+        &self,
+        link: &mut Link,
+        frame: &[u8],
+        api: ApiKey,
+        version: i16,
+        correlation_id: i32,
+    ) -> Result<ResponseKind, NetworkClientError> {
+        let Link { stream, buffer, .. } = link;
         let Some(stream) = stream.as_mut() else {
             return Err(self.not_connected(api, version, correlation_id));
         };
-        let exchange = tokio::time::timeout(
+        let exchanged = tokio::time::timeout(
             self.config.request_timeout,
             exchange(
                 stream,
                 buffer,
-                &frame,
+                frame,
                 api,
                 version,
                 correlation_id,
@@ -388,19 +411,11 @@ impl NetworkClient {
             ),
         )
         .await;
-        link.in_flight = false;
-        let err = match exchange {
-            Ok(Ok(response)) => {
-                self.succeeded(&mut link);
-                return Ok(response);
-            }
-            Err(_) => self.timed_out(api, version, correlation_id),
-            Ok(Err(err)) => self.exchange_failed(api, version, correlation_id, err),
-        };
-        // The stream's state is unknown after any failure: a late response would be read as
-        // the next request's.
-        self.failed(&mut link);
-        Err(err)
+        match exchanged {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(err)) => Err(self.exchange_failed(api, version, correlation_id, err)),
+            Err(_) => Err(self.timed_out(api, version, correlation_id)),
+        }
     }
 
     /// What every request does before it is written: the version checked, a connection made

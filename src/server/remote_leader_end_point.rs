@@ -276,52 +276,9 @@ impl RemoteLeaderEndPoint {
         (request, unanswerable)
     }
 
-    async fn send_fetch(
-        &self,
-        partitions: &[FetchPartition],
-    ) -> Result<Vec<(TopicPartition, FetchPartitionResult)>, LeaderEndPointError> {
-        let version = self.local.versions.fetch;
-        let (request, mut answers) = self.build_fetch(partitions);
-        if request.topics.is_empty() {
-            return Ok(answers);
-        }
-        let names = TopicNames::of(&request, version);
-        let response = self
-            .client
-            .send(&RequestKind::Fetch(request), version)
-            .await
-            .map_err(|e| self.unreachable(e))?;
-        let ResponseKind::Fetch(response) = response else {
-            return Err(self.unreachable("answered Fetch with another API's response"));
-        };
-        if response.error_code != ErrorCode::None.code() {
-            return Err(LeaderEndPointError::Refused {
-                broker: self.broker,
-                error_code: response.error_code,
-            });
-        }
-        for topic in response.responses {
-            let fetched = FetchedTopic {
-                name: topic.topic,
-                topic_id: topic.topic_id,
-            };
-            let Some(name) = names.name(&fetched, self.broker) else {
-                continue;
-            };
-            for p in topic.partitions {
-                let records = p.records.clone().unwrap_or_default();
-                answers.push((
-                    TopicPartition::new(name.to_string(), p.partition_index),
-                    partition_result(&p, records),
-                ));
-            }
-        }
-        Ok(answers)
-    }
-
-    /// [`send_fetch`](Self::send_fetch) with each partition handed to `handler` as the
-    /// response is read (`NetworkClient::fetch_streaming`): over a plain connection its records
-    /// are still in a pipe, for the follower to splice into its log.
+    /// Kafka's `fetch` (`processFetchRequest`'s request), each partition handed to `handler`
+    /// as the response is read (`NetworkClient::fetch_streaming`): over a plain connection its
+    /// records are still in pipes, for the follower to splice into its log.
     async fn send_fetch_into(
         &self,
         partitions: &[FetchPartition],
@@ -497,6 +454,29 @@ impl FetchResponseHandler for AnswerAdapter {
     }
 }
 
+/// Collects a fetch's answers with their records in memory (`LeaderEndPoint::fetch`). An answer
+/// whose piped records cannot be read is left out: its partition is fetched again.
+struct Collect(Arc<Mutex<Vec<(TopicPartition, FetchPartitionResult)>>>);
+
+impl FetchAnswerHandler for Collect {
+    fn answer(
+        &mut self,
+        tp: TopicPartition,
+        mut answer: FetchPartitionResult,
+        records: Option<&mut dyn RecordsSource>,
+    ) {
+        if let Some(source) = records {
+            let mut bytes = Vec::with_capacity(source.len());
+            if let Err(err) = source.read_into(&mut bytes) {
+                tracing::warn!(topic_partition = %tp, %err, "cannot read a fetched partition's records");
+                return;
+            }
+            answer.records = Bytes::from(bytes);
+        }
+        lock(&self.0).push((tp, answer));
+    }
+}
+
 /// Records in the fetch response's pipe, as the log takes them.
 struct PipedSource<'p, 'a>(&'p mut PipedRecords<'a>);
 
@@ -542,7 +522,12 @@ impl LeaderEndPoint for RemoteLeaderEndPoint {
     }
 
     fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a> {
-        Box::pin(self.send_fetch(partitions))
+        Box::pin(async move {
+            let answers = Arc::new(Mutex::new(Vec::new()));
+            let collect = Collect(Arc::clone(&answers));
+            self.send_fetch_into(partitions, Box::new(collect)).await?;
+            Ok(std::mem::take(&mut *lock(&answers)))
+        })
     }
 
     fn fetch_earliest_offset<'a>(

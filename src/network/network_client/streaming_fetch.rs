@@ -12,7 +12,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::time::Instant;
 
-use super::{ExchangeError, Link, NetworkClient, NetworkClientError, exchange};
+use super::{ExchangeError, Link, NetworkClient, NetworkClientError};
 use crate::network::fetch_response_reader::{
     FIRST_STREAMED_VERSION, FetchResponseHandler, FetchResponseHead, Pipes, deliver_decoded,
     read_fetch_response,
@@ -76,26 +76,12 @@ impl NetworkClient {
         correlation_id: i32,
         mut handler: Box<dyn FetchResponseHandler>,
     ) -> Result<Handled, NetworkClientError> {
-        let Link { stream, buffer, .. } = link;
-        let Some(stream) = stream.as_mut() else {
-            return Err(self.not_connected(api, version, correlation_id));
-        };
-        let exchanged = tokio::time::timeout(
-            self.config.request_timeout,
-            exchange(
-                stream,
-                buffer,
-                frame,
-                api,
-                version,
-                correlation_id,
-                self.config.max_response_bytes,
-            ),
-        )
-        .await;
-        let response = match exchanged {
-            Ok(Ok(ResponseKind::Fetch(response))) => response,
-            Ok(Ok(_)) => {
+        let response = match self
+            .exchange_on(link, frame, api, version, correlation_id)
+            .await?
+        {
+            ResponseKind::Fetch(response) => response,
+            _ => {
                 return Err(self.exchange_failed(
                     api,
                     version,
@@ -103,8 +89,6 @@ impl NetworkClient {
                     ExchangeError::Io(std::io::Error::other("not a Fetch response")),
                 ));
             }
-            Ok(Err(err)) => return Err(self.exchange_failed(api, version, correlation_id, err)),
-            Err(_) => return Err(self.timed_out(api, version, correlation_id)),
         };
         tokio::task::spawn_blocking(move || {
             let head = deliver_decoded(response, &mut *handler);
