@@ -267,6 +267,7 @@ impl NetworkClient {
 
     fn failed(&self, link: &mut Link) {
         link.stream = None;
+        link.pipes = None;
         link.failures = link.failures.saturating_add(1);
         link.retry_at = Some(Instant::now() + self.backoff(link.failures));
     }
@@ -369,16 +370,24 @@ impl NetworkClient {
         let exchanged = self
             .exchange_on(&mut link, &frame, api, version, correlation_id)
             .await;
+        self.settle(&mut link, exchanged)
+    }
+
+    /// Ends a call: the link's failures reset on success; on failure the connection is dropped
+    /// (its state is unknown: a late response would be read as the next request's).
+    fn settle<T>(
+        &self,
+        link: &mut Link,
+        result: Result<T, NetworkClientError>,
+    ) -> Result<T, NetworkClientError> {
         link.in_flight = false;
-        match exchanged {
-            Ok(response) => {
-                self.succeeded(&mut link);
-                Ok(response)
+        match result {
+            Ok(value) => {
+                self.succeeded(link);
+                Ok(value)
             }
             Err(err) => {
-                // The stream's state is unknown after any failure: a late response would be
-                // read as the next request's.
-                self.failed(&mut link);
+                self.failed(link);
                 Err(err)
             }
         }

@@ -52,18 +52,7 @@ impl NetworkClient {
             self.read_whole(&mut link, &frame, api, version, correlation_id, handler)
                 .await
         };
-        link.in_flight = false;
-        match result {
-            Ok(handled) => {
-                self.succeeded(&mut link);
-                Ok(handled)
-            }
-            Err(err) => {
-                self.failed(&mut link);
-                link.pipes = None;
-                Err(err)
-            }
-        }
+        self.settle(&mut link, result)
     }
 
     /// The response read whole and decoded, then handed over.
