@@ -192,17 +192,12 @@ impl LogSegment {
         bufs: &[IoSlice<'_>],
     ) -> Result<(), StorageError> {
         let size: usize = bufs.iter().map(|b| b.len()).sum();
-        if size == 0 {
-            return Ok(());
-        }
-        let physical_position = self.before_append(largest_offset, largest_timestamp)?;
-        self.log.append(bufs)?;
-        self.after_append(
-            physical_position,
+        self.append_with(
             largest_offset,
             largest_timestamp,
             shallow_offset_of_max_timestamp,
             size,
+            |log| log.append(bufs).map(|_| ()),
         )
     }
 
@@ -238,24 +233,28 @@ impl LogSegment {
         if size == 0 {
             return self.discard_written();
         }
-        let physical_position = self.before_append(largest_offset, largest_timestamp)?;
-        self.log.keep_written(size as u64, written as u64)?;
-        self.after_append(
-            physical_position,
+        self.append_with(
             largest_offset,
             largest_timestamp,
             shallow_offset_of_max_timestamp,
             size,
+            |log| log.keep_written(size as u64, written as u64),
         )
     }
 
-    /// The checks and state an append needs before its bytes go in; returns the position they
-    /// start at.
-    fn before_append(
+    /// An append of `size` bytes that `put` adds to the `.log` file: the rolling timestamp and
+    /// the offset check before, the largest timestamp and the index entries after.
+    fn append_with(
         &mut self,
         largest_offset: i64,
         largest_timestamp: i64,
-    ) -> Result<u64, StorageError> {
+        shallow_offset_of_max_timestamp: i64,
+        size: usize,
+        put: impl FnOnce(&mut FileRecords) -> Result<(), StorageError>,
+    ) -> Result<(), StorageError> {
+        if size == 0 {
+            return Ok(());
+        }
         let physical_position = self.log.size_in_bytes();
         if physical_position == 0 {
             self.rolling_based_timestamp = Some(largest_timestamp);
@@ -266,19 +265,7 @@ impl LogSegment {
                 offset: largest_offset,
             });
         }
-        Ok(physical_position)
-    }
-
-    /// The largest timestamp and the index entries, once `size` bytes are in at
-    /// `physical_position`.
-    fn after_append(
-        &mut self,
-        physical_position: u64,
-        largest_offset: i64,
-        largest_timestamp: i64,
-        shallow_offset_of_max_timestamp: i64,
-        size: usize,
-    ) -> Result<(), StorageError> {
+        put(&mut self.log)?;
         let so_far = self.max_timestamp_and_offset_so_far();
         if largest_timestamp > so_far.timestamp {
             self.max_timestamp_and_offset_so_far = Some(TimestampOffset {
