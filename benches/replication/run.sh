@@ -15,6 +15,7 @@
 # Usage: benches/replication/run.sh [targets...]   (default: kcli kcli-single kafka)
 #        RUNS=3 COUNT=1000000 SIZE=1024 PARTITIONS=6 LAT_SECS=30 LAT_LINGER_MS=0
 #        NUM_FETCHERS=1 (num.replica.fetchers, both brokers) WAIT_S=120 (every wait's deadline)
+#        WARM_MB=4096 (page cache written and deleted before each throughput run; 0: none)
 #        SKIP_BUILD=1 skips `cargo build --release --bin kcli`; KCLI=PATH runs another kcli binary
 #        (an A/B of two builds; implies nothing is built).
 # Needs: benches/serve/build-tools.sh (rdkafka_performance), tests/install-kafka-tools (Kafka
@@ -32,6 +33,7 @@ LAT_SECS=${LAT_SECS:-30}
 LAT_LINGER_MS=${LAT_LINGER_MS:-0}
 NUM_FETCHERS=${NUM_FETCHERS:-1}
 WAIT_S=${WAIT_S:-120}
+WARM_MB=${WARM_MB:-4096}
 SESSION_MS=6000
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}
 zk_jar=/usr/share/java/zookeeper.jar
@@ -183,6 +185,17 @@ one_run() {
   # and cached pages do not make this one reclaim them: without it the same binary's figures
   # drift by a fifth from run to run.
   if [ -w /proc/sys/vm/drop_caches ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
+  # Then WARM_MB of page cache is written and deleted at once: the next WARM_MB of fresh pages
+  # are ones the guest just had. On this VM (a nested guest reporting free memory to its host) a
+  # page idle for seconds faults back in from the host at ~3 CPU s per GB written against ~0.25
+  # for a recently freed one, and only the first one to three GB after a pause come cheap.
+  # Without this, a run writing 3 GB (RF 3) pays the host's faults on most of its pages and a
+  # run writing 1 GB (RF 1) on few (docs/benchmarks.md, "The host's page faults"). Anonymous or
+  # tmpfs memory does not do it: the pages have to come back from the page cache.
+  if [ "$WARM_MB" -gt 0 ]; then
+    dd if=/dev/zero of="$work/warm" bs=1M count="$WARM_MB" status=none
+    rm -f "$work/warm"
+  fi
   t0=$(cpu_ticks "${brokers[@]}")
   p=$(timeout $((WAIT_S * 5)) "$perf" -P -t bench -b "$bootstrap_csv" -s "$SIZE" -c "$COUNT" -a -1 \
       -X linger.ms=5 -u -q 2>/dev/null |
