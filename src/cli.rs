@@ -1,5 +1,7 @@
 //! The command line, as clap types only: no behaviour lives here. Every flag carries a doc
 //! comment, which is its `--help` text. A command appears here only once it works.
+// Those comments are written for the terminal, where `[/chroot]` and `<default>` are literal.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 use clap::{Parser, Subcommand, ValueEnum};
 

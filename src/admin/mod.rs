@@ -6,7 +6,7 @@
 //! - [`random`]: the seedable random source of its two draws (start index, replica shift).
 //! - [`balance`]: replicas and leaders per broker and per rack, and the skew.
 //! - [`minimize_movement`]: a proposal meeting Kafka's constraints with the fewest moves,
-//!   over the min-cost flow solver of [`min_cost_flow`].
+//!   over the min-cost flow solver of `min_cost_flow`.
 //! - [`reassignment_json`]: Kafka's reassignment JSON and topics-to-move JSON.
 //!
 //! Layering: uses only `cluster`.

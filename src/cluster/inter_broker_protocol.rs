@@ -33,7 +33,7 @@ impl InterBrokerProtocolVersion {
 
     /// Parses `3.4`, `3.4-IV0` or `3.4.1` (a release's patch number is ignored, as Kafka's
     /// `MetadataVersion.fromVersionString` ignores it); a version without an IV means its last
-    /// IV, which for every 3.x release kcli speaks is the one named in [`Self::release_iv`].
+    /// IV, which for every 3.x release kcli speaks is the one named in `Self::release_iv`.
     pub fn parse(value: &str) -> Result<Self, IbpError> {
         let (release, iv) = match value.split_once("-IV") {
             Some((release, iv)) => (

@@ -1,7 +1,7 @@
 //! The typed broker settings: one field per key of [`super::defs::CONFIG_DEFS`] with Kafka 3.9's
 //! defaults and per-key validators (`ServerConfigs`, `ServerLogConfigs`, `SocketServerConfigs`,
 //! `ReplicationConfigs`, `ZkConfigs`, `GroupCoordinatorConfig`), the cross-key checks of
-//! `KafkaConfig.validateValues` (in [`validate`]), the derived values Kafka computes from several keys (roll and
+//! `KafkaConfig.validateValues` (in `validate`), the derived values Kafka computes from several keys (roll and
 //! retention times, log dirs). The topic defaults these keys give are in `super::log_defaults`.
 
 use crate::cluster::inter_broker_protocol::InterBrokerProtocolVersion;

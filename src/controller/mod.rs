@@ -5,7 +5,7 @@
 //! controller over the embedded store.
 //!
 //! - [`kafka_controller`]: the event queue and the event handlers (election, failover,
-//!   topics); `broker_change` its brokers joining and leaving; [`topic_deletion`] is its deletion part, `alter_partition` its answer to a
+//!   topics); `broker_change` its brokers joining and leaving; `topic_deletion` is its deletion part, `alter_partition` its answer to a
 //!   leader's ISR change, `controlled_shutdown` its answer to a stopping broker.
 //! - [`replica_leader_election`]: preferred and unclean elections on request (ElectLeaders,
 //!   `/admin/preferred_replica_election`, the periodic imbalance check, a topic enabling

@@ -6,7 +6,7 @@
 //!   the kernel's backlog holds the newcomers).
 //! - `max.connections.per.ip` with `max.connections.per.ip.overrides` (`host:count,...`, by IP
 //!   address): a connection over its address's limit is closed at once, as Kafka closes it.
-//! - `queued.max.request.bytes` (Kafka's `MemoryPool`, [`super::memory_pool`]): the bytes of
+//! - `queued.max.request.bytes` (Kafka's `MemoryPool`, `super::memory_pool`): the bytes of
 //!   request frames read and not yet answered. A connection that has read a frame's size prefix
 //!   waits for that many bytes of the pool before it reads the body, so many large frames at once
 //!   wait for memory instead of taking it; the bytes return to the pool once the request's

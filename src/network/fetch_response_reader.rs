@@ -237,7 +237,7 @@ pub struct FetchResponseHead {
 }
 
 /// Hands a response decoded in memory to `handler`, partition by partition, as
-/// [`read_fetch_response`] would.
+/// `read_fetch_response` would.
 pub fn deliver_decoded(
     response: FetchResponse,
     handler: &mut dyn FetchResponseHandler,

@@ -1,7 +1,7 @@
 //! TLS on both sides of the network layer, with rustls: a listener's [`ListenerTls`] (the
 //! server configuration and the builder that turns the client's certificate into the
 //! connection's principal) and the handshake a connection task runs before anything else; the
-//! inter-broker client's handshake at connect ([`connect_tls`]).
+//! inter-broker client's handshake at connect (`connect_tls`).
 //!
 //! The rustls configurations are built elsewhere (the server layer, from the `ssl.*` keys); this
 //! layer only runs handshakes. On an SSL listener the principal comes from the certificate; on a

@@ -243,7 +243,7 @@ impl ReplicaManager {
     ///
     /// Leading (`makeLeaders`): the partition's fetching stops before it leads, so no
     /// follower append lands after its first leader append. Following (`makeFollowers`): see
-    /// [`ReplicaManager::make_follower`].
+    /// `ReplicaManager::make_follower`.
     pub fn become_leader_or_follower(
         &self,
         tp: &TopicPartition,

@@ -2,7 +2,7 @@
 //! `PlainServerCallbackHandler` and `ScramServerCallbackHandler` over its `CredentialCache`):
 //! PLAIN passwords from the `user_<name>="<password>"` options of the listener's PLAIN JAAS
 //! config (`PlainLoginModule`), SCRAM credentials from the shared
-//! [`ScramCredentialCache`](super::scram_credential_cache::ScramCredentialCache). Both are in
+//! [`ScramCredentialCache`]. Both are in
 //! memory, so lookups never block.
 
 use std::collections::BTreeMap;

@@ -5,7 +5,7 @@
 //! ...) share them, so both levels accept and refuse the same values.
 //!
 //! Reasons are worded as Kafka's validators word them; callers wrap them with the key and the
-//! value (`Invalid value x for configuration k: reason`), as [`Value`] does for topic keys.
+//! value (`Invalid value x for configuration k: reason`), as `Value` does for topic keys.
 
 use std::fmt;
 

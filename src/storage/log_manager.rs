@@ -13,7 +13,7 @@
 //! and pauses its cleaning, holding none of these locks while it waits.
 //!
 //! A partition being moved to another log dir also has a future log (`<tp>.<uuid>-future`, in
-//! its own map, loaded at startup like the others); [`log_dirs`] owns the moves, the
+//! its own map, loaded at startup like the others); `log_dirs` owns the moves, the
 //! description of the dirs and the handling of a failed dir. Where both are locked, the current
 //! log's lock comes before the future log's.
 

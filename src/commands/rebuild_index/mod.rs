@@ -2,11 +2,11 @@
 //! `.timeindex` of every segment under PATH from its `.log`, with the rule Kafka's
 //! `LogSegment.recover` uses (`storage::segment_scan`).
 //!
-//! - [`targets`]: PATH → segments; the log dir's `.lock` (a running broker) refuses a rebuild
+//! - `targets`: PATH → segments; the log dir's `.lock` (a running broker) refuses a rebuild
 //!   (`--verify` and `--dry-run` only read, and run beside a broker).
-//! - [`rebuild`]: the rebuilt bytes in memory; the files written at a temp name and renamed.
-//! - [`verify`]: the existing indexes checked entry by entry against the batches.
-//! - [`report`]: problem lines, the summary table, JSON Lines, the progress bar.
+//! - `rebuild`: the rebuilt bytes in memory; the files written at a temp name and renamed.
+//! - `verify`: the existing indexes checked entry by entry against the batches.
+//! - `report`: problem lines, the summary table, JSON Lines, the progress bar.
 //!
 //! One pass over each `.log` validates every batch (size, CRC, offsets) and computes the index
 //! entries. Files already identical to the rebuild are left untouched. A corrupt or torn tail

@@ -11,7 +11,7 @@
 //! Decompression never holds more than `max_output + 1` bytes of output: every codec is read
 //! through a bounded reader, and snappy block lengths are checked against the cap before any
 //! allocation. zstd also keeps a window of up to the frame's declared window size, whatever the
-//! output cap; [`zstd_decoder`] limits that to [`ZSTD_WINDOW_LOG_MAX`].
+//! output cap; `zstd_decoder` limits that to [`ZSTD_WINDOW_LOG_MAX`].
 
 use std::fmt;
 use std::io::{Read, Write};
