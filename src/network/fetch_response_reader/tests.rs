@@ -4,7 +4,9 @@
 
 use std::io::Write;
 use std::net::{TcpListener, TcpStream};
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -32,7 +34,9 @@ enum Take {
 struct Recorder {
     seen: Vec<Seen>,
     take: Take,
+    /// Partitions whose records came piped, and in memory.
     piped: usize,
+    in_memory: usize,
     file: File,
 }
 
@@ -42,6 +46,7 @@ impl Recorder {
             seen: Vec::new(),
             take,
             piped: 0,
+            in_memory: 0,
             file: tempfile::tempfile().unwrap(),
         }
     }
@@ -56,7 +61,10 @@ impl FetchResponseHandler for Recorder {
     ) {
         let bytes = match records {
             FetchedRecords::None => Vec::new(),
-            FetchedRecords::Memory(b) => b.to_vec(),
+            FetchedRecords::Memory(b) => {
+                self.in_memory += 1;
+                b.to_vec()
+            }
             FetchedRecords::Piped(p) => {
                 self.piped += 1;
                 match self.take {
@@ -187,6 +195,9 @@ struct Setup {
     deadline: Duration,
     take: Take,
     pipe_bytes: usize,
+    /// Bytes of the frame sent in `chunk`-sized pieces, each only once the reader has taken
+    /// every byte sent before it (the rest goes as `chunk` and `pause` say).
+    paced: Option<Range<usize>>,
 }
 
 impl Default for Setup {
@@ -197,6 +208,7 @@ impl Default for Setup {
             deadline: LONG,
             take: Take::Both,
             pipe_bytes: 1 << 20,
+            paced: None,
         }
     }
 }
@@ -215,12 +227,28 @@ fn read_over_socket(
         deadline,
         take,
         pipe_bytes,
+        paced,
     } = setup;
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
+    let (reader_tx, reader_rx) = mpsc::channel::<TcpStream>();
     let sender = thread::spawn(move || {
         let (mut peer, _) = listener.accept().unwrap();
-        for piece in frame.chunks(chunk) {
+        let reader = reader_rx.recv().unwrap();
+        let paced = paced.unwrap_or(frame.len()..frame.len());
+        let pieces = frame[..paced.start]
+            .chunks(chunk)
+            .map(|piece| (piece, false))
+            .chain(
+                frame[paced.clone()]
+                    .chunks(chunk)
+                    .map(|piece| (piece, true)),
+            )
+            .chain(frame[paced.end..].chunks(chunk).map(|piece| (piece, false)));
+        for (piece, paced) in pieces {
+            if paced {
+                wait_until_taken(&reader);
+            }
             if peer.write_all(piece).is_err() {
                 return;
             }
@@ -228,10 +256,13 @@ fn read_over_socket(
                 thread::sleep(pause);
             }
         }
-        // Hold the connection open until the reader is done.
+        // Hold the connection open until the reader is done (its socket then closes: the
+        // clone here must not keep it open).
+        drop(reader);
         let _ = peer.read(&mut [0u8; 1]);
     });
     let mut socket = TcpStream::connect(address).unwrap();
+    reader_tx.send(socket.try_clone().unwrap()).unwrap();
     let mut size = [0u8; 4];
     socket.read_exact(&mut size).unwrap();
     let size = usize::try_from(i32::from_be_bytes(size)).unwrap();
@@ -251,6 +282,24 @@ fn read_over_socket(
     drop(socket);
     sender.join().unwrap();
     (result, recorder, took)
+}
+
+/// Waits until `reader` (the reading end's socket) has nothing left to read.
+fn wait_until_taken(reader: &TcpStream) {
+    let deadline = Instant::now() + LONG;
+    let flags = MsgFlags::MSG_PEEK | MsgFlags::MSG_DONTWAIT;
+    loop {
+        match recv(reader.as_raw_fd(), &mut [0u8; 1], flags) {
+            Err(Errno::EAGAIN) | Ok(0) => return,
+            Ok(_) | Err(Errno::EINTR) => {}
+            Err(err) => panic!("peeking at the reader's socket: {err}"),
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the reader took nothing for {LONG:?}"
+        );
+        thread::sleep(Duration::from_micros(100));
+    }
 }
 
 fn frame(response: &FetchResponse, version: i16, correlation_id: i32) -> Vec<u8> {
@@ -421,4 +470,45 @@ fn records_that_overflow_a_pipes_pages_go_on_in_the_next_or_to_memory() {
         head.unwrap();
         assert_eq!(recorder.seen, expected(&response), "{len} bytes");
     }
+}
+
+#[test]
+fn records_that_fill_every_pipe_go_to_memory_with_what_was_piped_first() {
+    // One-page pipes and records arriving 499 bytes at a time, each piece only once the reader
+    // has spliced the last: every piece takes a pipe's page of its own, so the pipes are full
+    // long before 12,000 bytes (which the four pipes' pages could hold) are in.
+    let len = 12_000;
+    let mut response = FetchResponse::default();
+    response.responses.push(FetchableTopicResponse {
+        topic_id: Uuid::from_u128(7),
+        partitions: vec![PartitionData {
+            partition_index: 3,
+            high_watermark: 12,
+            records: records(len, 5),
+            ..PartitionData::default()
+        }],
+        ..FetchableTopicResponse::default()
+    });
+    let frame = frame(&response, 17, 5);
+    let bytes = records(len, 5).unwrap();
+    let start = frame
+        .windows(len)
+        .position(|w| w == &bytes[..])
+        .expect("the records are in the frame");
+    // The reader's first peek takes up to FIRST_PEEK bytes whole, records included.
+    let paced = (start + FIRST_PEEK).min(start + len)..start + len;
+    let (head, recorder, _) = read_over_socket(
+        frame,
+        17,
+        5,
+        Setup {
+            chunk: 499,
+            pipe_bytes: 4096,
+            paced: Some(paced),
+            ..Setup::default()
+        },
+    );
+    head.unwrap();
+    assert_eq!((recorder.piped, recorder.in_memory), (0, 1));
+    assert_eq!(recorder.seen, expected(&response));
 }
