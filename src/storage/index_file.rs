@@ -9,6 +9,8 @@ use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
 
 use memmap2::{Mmap, MmapMut, MmapOptions};
+use nix::errno::Errno;
+use nix::fcntl::{FallocateFlags, fallocate};
 
 use crate::protocol::record::big_endian::{i32_at, i64_at};
 use crate::storage::StorageError;
@@ -17,6 +19,9 @@ use crate::storage::StorageError;
 /// `8192 / entrySize`): recent entries are what in-sync followers and consumers look up, and
 /// keeping their binary search within the last couple of pages keeps those pages hot.
 const WARM_SECTION_BYTES: usize = 8192;
+
+/// The unit in which an index's blocks are reserved ahead of writes through its map: a page.
+const RESERVE_BYTES: usize = 4096;
 
 /// Which half of an entry a search compares against (Kafka's `IndexSearchType`): the key is the
 /// offset of an offset index or the timestamp of a time index; the value is the position or the
@@ -54,6 +59,10 @@ enum Map {
 ///   entries. That is why indexes are trimmed (`trim_to_valid_size`) on roll and close, and why
 ///   callers sanity-check or rebuild indexes after an unclean shutdown.
 /// - `entries <= max_entries` and the map covers exactly `length` bytes.
+/// - Slots are written through the map only below `reserved`, where the file's blocks have been
+///   allocated (`fallocate`): the preallocated file is sparse, and a write through a map into a
+///   hole the file system cannot fill (a full disk) is a SIGBUS that kills the broker, where
+///   an allocation that fails is an I/O error that takes the log dir offline.
 #[derive(Debug)]
 pub struct IndexFile {
     path: PathBuf,
@@ -65,6 +74,11 @@ pub struct IndexFile {
     map: Map,
     entries: usize,
     max_entries: usize,
+    /// The open file behind a writable map (for reservations and resizes).
+    file: Option<File>,
+    /// Bytes from the start known to have blocks behind them (a multiple of `RESERVE_BYTES`,
+    /// or `length` where the file system cannot reserve).
+    reserved: usize,
 }
 
 /// The greatest multiple of `factor` that is `<= number` (Kafka's `roundDownToExactMultiple`).
@@ -150,6 +164,7 @@ impl IndexFile {
     ) -> Result<Self, StorageError> {
         let length = file_length(&path, &file)?;
         let map = map_file(&path, &file, length, writable)?;
+        let file = writable.then_some(file);
         let max_entries = length / entry_size.max(1);
         // A pre-existing index is assumed valid up to its last whole slot.
         let entries = if newly_created { 0 } else { max_entries };
@@ -163,6 +178,8 @@ impl IndexFile {
             map,
             entries,
             max_entries,
+            file,
+            reserved: 0,
         })
     }
 
@@ -259,6 +276,10 @@ impl IndexFile {
         if entry.len() != self.entry_size || self.entries >= self.max_entries {
             return Err(full);
         }
+        if !matches!(self.map, Map::ReadWrite(_)) || start + entry.len() > self.length {
+            return Err(full);
+        }
+        self.reserve(start, start + entry.len())?;
         let Map::ReadWrite(map) = &mut self.map else {
             return Err(full);
         };
@@ -267,6 +288,32 @@ impl IndexFile {
         };
         dst.copy_from_slice(entry);
         self.entries += 1;
+        Ok(())
+    }
+
+    /// Allocates the blocks of the pages under `start..end` that are not yet (see the type's
+    /// invariants): one `fallocate` per page of entries. On a file system without `fallocate`
+    /// the map writes into holes as Kafka's does.
+    fn reserve(&mut self, start: usize, end: usize) -> Result<(), StorageError> {
+        if end <= self.reserved {
+            return Ok(());
+        }
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let from = start - start % RESERVE_BYTES;
+        let to = end.next_multiple_of(RESERVE_BYTES).min(self.length);
+        let as_off_t = |n: usize| nix::libc::off_t::try_from(n).unwrap_or(nix::libc::off_t::MAX);
+        match fallocate(
+            file,
+            FallocateFlags::empty(),
+            as_off_t(from),
+            as_off_t(to - from),
+        ) {
+            Ok(()) => self.reserved = to,
+            Err(Errno::EOPNOTSUPP) => self.reserved = self.length,
+            Err(errno) => return Err(StorageError::io(&self.path, errno.into())),
+        }
         Ok(())
     }
 
@@ -318,22 +365,24 @@ impl IndexFile {
                 ),
             });
         }
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&self.path)
-            .map_err(|e| StorageError::io(&self.path, e))?;
+        let Some(file) = &self.file else {
+            return Err(StorageError::InvalidArgument {
+                reason: format!("index {} has no open file", self.path.display()),
+            });
+        };
         // Unmap before set_len: a shrink under a live map would make touching the cut pages
         // SIGBUS, and some platforms refuse to resize mapped files at all.
         self.map = Map::None;
         if let Err(e) = file.set_len(rounded as u64) {
             // Put the old map back so the index keeps working at its old size.
-            self.map = map_file(&self.path, &file, self.length, true)?;
+            self.map = map_file(&self.path, file, self.length, true)?;
             return Err(StorageError::io(&self.path, e));
         }
         self.length = rounded;
         self.max_entries = rounded / self.entry_size;
-        self.map = map_file(&self.path, &file, rounded, true)?;
+        // A shrink gave the blocks past the new end back; a later grow makes holes there.
+        self.reserved = self.reserved.min(rounded - rounded % RESERVE_BYTES);
+        self.map = map_file(&self.path, file, rounded, true)?;
         Ok(true)
     }
 

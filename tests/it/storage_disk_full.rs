@@ -7,6 +7,7 @@ use kcli::protocol::record::compression::CompressionType;
 use kcli::storage::StorageError;
 use kcli::storage::log_config::LogConfig;
 use kcli::storage::log_validator::AppendOrigin;
+use kcli::storage::offset_index::OffsetIndex;
 
 use crate::storage_support::{SmallFs, T0, batch, open_log, read_all};
 
@@ -61,4 +62,37 @@ fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {
     fs.grow("1m");
     let log = open_log(&dir, config, 0, false);
     assert_eq!(read_all(&log, 0), before);
+}
+
+#[test]
+fn an_index_entry_on_a_full_disk_is_an_io_error_not_a_sigbus() {
+    // An index file is preallocated sparse and written through its map: before an entry lands
+    // on a page with no block behind it, the block is allocated, so a full disk answers ENOSPC
+    // instead of killing the process with SIGBUS on the write.
+    let fs = SmallFs::mount("64k");
+    let path = fs.path().join("00000000000000000000.index");
+    let mut index = OffsetIndex::open(path.clone(), 0, 1 << 20).unwrap();
+    // The first page's entries fit before the disk fills.
+    for i in 0..10 {
+        index.append(i, u32::try_from(i * 100).unwrap()).unwrap();
+    }
+    fs.fill();
+    let mut appended = 10;
+    let err = loop {
+        match index.append(appended, u32::try_from(appended * 100).unwrap()) {
+            Ok(()) => appended += 1,
+            Err(err) => break err,
+        }
+        assert!(appended < 10_000, "no error past the reserved pages");
+    };
+    match &err {
+        StorageError::Io { source, .. } => {
+            assert_eq!(source.raw_os_error(), Some(28), "ENOSPC: {err}")
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+    // The entries written before are there, on the page that was reserved.
+    assert_eq!(index.entries(), usize::try_from(appended).unwrap());
+    assert_eq!(appended % 512, 0, "the error comes at a page boundary");
+    assert_eq!(index.lookup(5).offset, 5);
 }
