@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use memmap2::{Mmap, MmapMut, MmapOptions};
 use nix::errno::Errno;
 use nix::fcntl::{FallocateFlags, fallocate};
+use nix::unistd::{Whence, lseek};
 
 use crate::protocol::record::big_endian::{i32_at, i64_at};
 use crate::storage::StorageError;
@@ -22,6 +23,9 @@ const WARM_SECTION_BYTES: usize = 8192;
 
 /// The unit in which an index's blocks are reserved ahead of writes through its map: a page.
 const RESERVE_BYTES: usize = 4096;
+
+/// What a slot in a hole of the file reads as.
+const ZERO_SLOT: [u8; 16] = [0; 16];
 
 /// Which half of an entry a search compares against (Kafka's `IndexSearchType`): the key is the
 /// offset of an offset index or the timestamp of a time index; the value is the position or the
@@ -63,6 +67,10 @@ enum Map {
 ///   allocated (`fallocate`): the preallocated file is sparse, and a write through a map into a
 ///   hole the file system cannot fill (a full disk) is a SIGBUS that kills the broker, where
 ///   an allocation that fails is an I/O error that takes the log dir offline.
+/// - Slots at or past `holes_from` (the file's first hole when opened) and not reserved since
+///   read as zeros without touching the map: on tmpfs even a read fault in a hole allocates,
+///   and a SIGBUS when the file system is full. An index left preallocated by an unclean
+///   shutdown is mostly hole.
 #[derive(Debug)]
 pub struct IndexFile {
     path: PathBuf,
@@ -79,6 +87,9 @@ pub struct IndexFile {
     /// Bytes from the start known to have blocks behind them (a multiple of `RESERVE_BYTES`,
     /// or `length` where the file system cannot reserve).
     reserved: usize,
+    /// Where the file's first hole began when it was opened (`lseek(SEEK_HOLE)`; `length` on a
+    /// file system that reports none).
+    holes_from: usize,
 }
 
 /// The greatest multiple of `factor` that is `<= number` (Kafka's `roundDownToExactMultiple`).
@@ -163,6 +174,7 @@ impl IndexFile {
         newly_created: bool,
     ) -> Result<Self, StorageError> {
         let length = file_length(&path, &file)?;
+        let holes_from = first_hole(&file).unwrap_or(length).min(length);
         let map = map_file(&path, &file, length, writable)?;
         let file = writable.then_some(file);
         let max_entries = length / entry_size.max(1);
@@ -180,6 +192,7 @@ impl IndexFile {
             max_entries,
             file,
             reserved: 0,
+            holes_from,
         })
     }
 
@@ -237,11 +250,18 @@ impl IndexFile {
         }
     }
 
-    /// The bytes of slot `n`, or `None` past the end of the map.
+    /// The bytes of slot `n` (zeros in a hole), or `None` past the end of the map.
     pub fn slot(&self, n: usize) -> Option<&[u8]> {
         let start = n.checked_mul(self.entry_size)?;
         let end = start.checked_add(self.entry_size)?;
-        self.bytes().get(start..end)
+        let bytes = self.bytes();
+        if end > bytes.len() {
+            return None;
+        }
+        if end > self.holes_from.max(self.reserved) {
+            return ZERO_SLOT.get(..self.entry_size);
+        }
+        bytes.get(start..end)
     }
 
     /// The big-endian `i32` at `at` bytes into slot `n`; 0 past the end of the map (which the
@@ -301,7 +321,8 @@ impl IndexFile {
         let Some(file) = &self.file else {
             return Ok(());
         };
-        let from = start - start % RESERVE_BYTES;
+        // From the mark, not from `start`: everything below `reserved` stays allocated.
+        let from = self.reserved.min(start - start % RESERVE_BYTES);
         let to = end.next_multiple_of(RESERVE_BYTES).min(self.length);
         let as_off_t = |n: usize| nix::libc::off_t::try_from(n).unwrap_or(nix::libc::off_t::MAX);
         match fallocate(
@@ -382,6 +403,7 @@ impl IndexFile {
         self.max_entries = rounded / self.entry_size;
         // A shrink gave the blocks past the new end back; a later grow makes holes there.
         self.reserved = self.reserved.min(rounded - rounded % RESERVE_BYTES);
+        self.holes_from = self.holes_from.min(rounded);
         self.map = map_file(&self.path, file, rounded, true)?;
         Ok(true)
     }
@@ -518,6 +540,12 @@ impl IndexFile {
             }
         }
     }
+}
+
+/// The offset of `file`'s first hole (its length when it has none), if the file system says.
+fn first_hole(file: &File) -> Option<usize> {
+    let hole = lseek(file, 0, Whence::SeekHole).ok()?;
+    usize::try_from(hole).ok()
 }
 
 fn file_length(path: &Path, file: &File) -> Result<usize, StorageError> {
