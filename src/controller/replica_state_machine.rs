@@ -186,6 +186,11 @@ impl ReplicaStateMachine<'_> {
         }
         for (tp, replica) in replicas {
             let Some(leadership) = self.remove_replica_from_isr(tp, *replica).await? else {
+                // Out of the ISR already (a broker back with the replica's dir still failed):
+                // no leadership changes, but every broker learns the replica is offline.
+                let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
+                self.batch
+                    .add_update_metadata_request_for_brokers(&live, std::slice::from_ref(tp));
                 continue;
             };
             if self.ctx.is_topic_queued_for_deletion(&tp.topic) {

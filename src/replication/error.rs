@@ -103,7 +103,8 @@ pub fn storage_error_code(e: &StorageError) -> ErrorCode {
         | StorageError::CorruptIndex { .. }
         | StorageError::MalformedFile { .. }
         | StorageError::IndexFull { .. }
-        | StorageError::NoSegments { .. } => ErrorCode::KafkaStorageError,
+        | StorageError::NoSegments { .. }
+        | StorageError::LogDirsOffline { .. } => ErrorCode::KafkaStorageError,
         _ => ErrorCode::UnknownServerError,
     }
 }

@@ -106,6 +106,15 @@ pub enum StorageError {
         dir: PathBuf,
     },
 
+    /// A partition with no log here that is not new (the controller says it had replicas
+    /// before) while log dirs are offline: its log may be in one of them (Kafka's refusal in
+    /// `getOrCreateLog`).
+    #[error("cannot create a log for {topic_partition}: log dirs {dirs:?} are offline")]
+    LogDirsOffline {
+        topic_partition: TopicPartition,
+        dirs: Vec<PathBuf>,
+    },
+
     /// `log.dirs` is empty.
     #[error("no log dirs configured")]
     NoLogDirs,

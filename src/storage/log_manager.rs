@@ -114,11 +114,12 @@ impl LogManagerConfig {
     }
 }
 
-/// One locked log dir.
+/// One configured log dir: locked while it is loaded and online; a dir that failed to load
+/// is listed too (offline, DescribeLogDirs answers KAFKA_STORAGE_ERROR for it), without a lock.
 #[derive(Debug)]
 struct LogDir {
     path: PathBuf,
-    _lock: LogDirLock,
+    _lock: Option<LogDirLock>,
 }
 
 /// The broker's logs. Invariant: each partition has one log, in exactly one log dir.
@@ -149,14 +150,32 @@ pub fn now_ms() -> i64 {
 }
 
 impl LogManager {
-    /// Locks and loads every log dir.
+    /// Locks and loads every log dir. A dir that fails with an I/O error (a dead or full disk)
+    /// starts offline, as in Kafka's `loadLogs`: it is queued on the failure channel, whose
+    /// handler tells the controller, and the broker runs on the others; when none is left the
+    /// first failure is the answer. Any other failure (a dir locked by another process, one of
+    /// another broker, a partition in two dirs) stops the startup.
     pub fn startup(config: LogManagerConfig, now_ms: i64) -> Result<Self, StorageError> {
         let mut log_dirs = Vec::with_capacity(config.log_dirs.len());
         let mut logs = BTreeMap::new();
         let mut future_logs = BTreeMap::new();
         let logs_to_be_deleted = log_deletion::LogsToBeDeleted::default();
+        let failure_channel = Arc::new(LogDirFailureChannel::new());
+        let mut first_failure = None;
         for path in &config.log_dirs {
-            let loaded = load_logs::load_log_dir(path, &config, &logs_to_be_deleted, now_ms)?;
+            let loaded = match load_logs::load_log_dir(path, &config, &logs_to_be_deleted, now_ms) {
+                Ok(loaded) => loaded,
+                Err(err @ StorageError::Io { .. }) => {
+                    failure_channel.maybe_add_offline_log_dir(path, &err);
+                    first_failure.get_or_insert(err);
+                    log_dirs.push(LogDir {
+                        path: path.clone(),
+                        _lock: None,
+                    });
+                    continue;
+                }
+                Err(err) => return Err(err),
+            };
             for (tp, log, is_future) in loaded.logs {
                 let into = if is_future {
                     &mut future_logs
@@ -173,11 +192,19 @@ impl LogManager {
             }
             log_dirs.push(loaded.log_dir);
         }
+        if let Some(failure) = first_failure
+            && log_dirs.iter().all(|d| failure_channel.is_offline(&d.path))
+        {
+            return Err(failure);
+        }
         let cleaner = if config.cleaner.enable_cleaner {
-            Some(Arc::new(LogCleaner::new(
-                config.cleaner.clone(),
-                &config.log_dirs,
-            )?))
+            // Over the live dirs only, as Kafka's `LogCleaner(liveLogDirs)`.
+            let live: Vec<PathBuf> = log_dirs
+                .iter()
+                .filter(|d| !failure_channel.is_offline(&d.path))
+                .map(|d| d.path.clone())
+                .collect();
+            Some(Arc::new(LogCleaner::new(config.cleaner.clone(), &live)?))
         } else {
             None
         };
@@ -196,7 +223,7 @@ impl LogManager {
             cleaner,
             future_logs: Mutex::new(future_logs),
             preferred_log_dirs: Mutex::new(BTreeMap::new()),
-            failure_channel: Arc::new(LogDirFailureChannel::new()),
+            failure_channel,
             logs_to_be_deleted,
         })
     }
@@ -221,6 +248,27 @@ impl LogManager {
             .iter()
             .map(|(tp, log)| (tp.clone(), Arc::clone(log)))
             .collect()
+    }
+
+    /// Whether a log may be created for `tp` (Kafka's check in `getOrCreateLog`): one not
+    /// hosted here and not `is_new` had a log before, maybe in a dir that is offline now, and
+    /// an empty one made elsewhere would be a second log for it once that dir is back.
+    pub fn check_log_creatable(
+        &self,
+        tp: &TopicPartition,
+        is_new: bool,
+    ) -> Result<(), StorageError> {
+        if is_new || self.get_log(tp).is_some() {
+            return Ok(());
+        }
+        let dirs = self.failure_channel.offline_dirs();
+        if dirs.is_empty() {
+            return Ok(());
+        }
+        Err(StorageError::LogDirsOffline {
+            topic_partition: tp.clone(),
+            dirs,
+        })
     }
 
     /// The log of `tp`, created in the log dir with the fewest partitions when missing (ties go

@@ -145,6 +145,15 @@ async fn apply_partition_state(
     if !state.replicas.contains(&apis.config.broker_id) {
         return ErrorCode::UnknownTopicOrPartition;
     }
+    if existing.is_none()
+        && let Err(err) = apis
+            .replica_manager
+            .log_manager()
+            .check_log_creatable(&tp, state.is_new)
+    {
+        tracing::error!(partition = %tp, %err, "cannot host the partition");
+        return ErrorCode::KafkaStorageError;
+    }
     let log_config = match apis.topic_manager.fetch_topic_log_config(&tp.topic).await {
         Ok(config) => config,
         Err(err) => {

@@ -79,7 +79,7 @@ pub(super) fn load_log_dir(
     Ok(LoadedLogDir {
         log_dir: LogDir {
             path: path.to_path_buf(),
-            _lock: lock,
+            _lock: Some(lock),
         },
         logs,
     })
@@ -150,5 +150,72 @@ fn check_or_write_meta_properties(
             }
             Ok(())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::cluster::TopicPartition;
+    use crate::storage::StorageError;
+    use crate::storage::log_config::LogConfig;
+    use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
+
+    #[test]
+    fn a_dir_that_fails_to_load_starts_offline_and_the_others_serve() {
+        let root = tempfile::tempdir().unwrap();
+        let good = root.path().join("good");
+        // A file where a dir should be: creating and reading it fail with I/O errors.
+        let bad = root.path().join("bad");
+        std::fs::write(&bad, b"not a dir").unwrap();
+        let config = LogManagerConfig::new(vec![good.clone(), bad.clone()], 1, "c");
+        let manager = LogManager::startup(config, now_ms()).unwrap();
+        assert!(manager.is_log_dir_online(&good));
+        assert!(!manager.is_log_dir_online(&bad));
+        let described = manager.describe_log_dirs();
+        assert_eq!(
+            described.iter().map(|d| d.online).collect::<Vec<_>>(),
+            [true, false]
+        );
+
+        // A new partition goes to the live dir; one the controller says existed before may
+        // have its log on the failed dir, and gets none here.
+        let tp = TopicPartition::new("t", 0);
+        assert!(matches!(
+            manager.check_log_creatable(&tp, false),
+            Err(StorageError::LogDirsOffline { dirs, .. }) if dirs == [bad.clone()]
+        ));
+        manager.check_log_creatable(&tp, true).unwrap();
+        manager
+            .get_or_create_log(&tp, None, LogConfig::default(), now_ms())
+            .unwrap();
+        assert!(good.join("t-0").is_dir());
+        // Hosted now: nothing to refuse.
+        manager.check_log_creatable(&tp, false).unwrap();
+    }
+
+    #[test]
+    fn no_dir_loading_is_the_first_failure() {
+        let root = tempfile::tempdir().unwrap();
+        let bad = root.path().join("bad");
+        std::fs::write(&bad, b"not a dir").unwrap();
+        let config = LogManagerConfig::new(vec![bad.clone()], 1, "c");
+        match LogManager::startup(config, now_ms()) {
+            Err(StorageError::Io { path, .. }) => assert_eq!(path, bad),
+            other => panic!("expected the dir's I/O error, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_dir_of_another_broker_still_stops_the_startup() {
+        let root = tempfile::tempdir().unwrap();
+        let (a, b) = (root.path().join("a"), root.path().join("b"));
+        let theirs =
+            LogManager::startup(LogManagerConfig::new(vec![b.clone()], 2, "c"), now_ms()).unwrap();
+        drop(theirs);
+        let config = LogManagerConfig::new(vec![a, b], 1, "c");
+        assert!(matches!(
+            LogManager::startup(config, now_ms()),
+            Err(StorageError::MetaPropertiesMismatch { .. })
+        ));
     }
 }

@@ -14,7 +14,7 @@ use kcli::protocol::messages::{RequestKind, ResponseKind};
 use super::create_topic_assigned;
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
 use crate::storage_support::SmallFs;
-use crate::support::cluster::{TestCluster, metadata, wait_until};
+use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
 
 const KAFKA_STORAGE_ERROR: i16 = 56;
 
@@ -160,4 +160,21 @@ fn a_failed_log_dir_moves_its_leaderships_through_the_controller() {
     let (code, _) =
         produce_result(&leader.call(&produce_request("ok", 0, batch_of(&payload(3)), -1), 9));
     assert_eq!(code, 0);
+
+    // Killed and restarted with the small disk still full, broker 2 comes up with that dir
+    // offline (Kafka's `loadLogs`) rather than not at all: it follows "ok" again, its "doomed"
+    // replica stays offline, and no empty "doomed" log appears in its other dir.
+    cluster.brokers[1].kill9();
+    cluster.restart_once_deregistered(2, SESSION_TIMEOUT + Duration::from_secs(10));
+    wait_until(
+        "broker 2 back in ok-0's ISR",
+        Duration::from_secs(30),
+        || cluster.isr("ok", 0).filter(|isr| isr.contains(&2)),
+    );
+    wait_for_leader_with_offline_replica(&ports, "doomed", 1, 2, &[1, 3]);
+    assert!(!data.join("doomed-0").exists(), "{}", cluster.logs());
+    let (error, _) = produce_result(
+        &new_leader.call(&produce_request("doomed", 0, batch_of(&payload(1)), -1), 9),
+    );
+    assert_eq!(error, 0, "{}", cluster.logs());
 }
