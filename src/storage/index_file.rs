@@ -84,8 +84,8 @@ pub struct IndexFile {
     max_entries: usize,
     /// The open file behind a writable map (for reservations and resizes).
     file: Option<File>,
-    /// Bytes from the start known to have blocks behind them (a multiple of `RESERVE_BYTES`,
-    /// or `length` where the file system cannot reserve).
+    /// Bytes from the start known to have blocks behind them (whole pages reserved, or the
+    /// length a shrink left, or `length` where the file system cannot reserve).
     reserved: usize,
     /// Where the file's first hole began when it was opened (`lseek(SEEK_HOLE)`; `length` on a
     /// file system that reports none).
@@ -402,7 +402,7 @@ impl IndexFile {
         self.length = rounded;
         self.max_entries = rounded / self.entry_size;
         // A shrink gave the blocks past the new end back; a later grow makes holes there.
-        self.reserved = self.reserved.min(rounded - rounded % RESERVE_BYTES);
+        self.reserved = self.reserved.min(rounded);
         self.holes_from = self.holes_from.min(rounded);
         self.map = map_file(&self.path, file, rounded, true)?;
         Ok(true)
@@ -613,6 +613,21 @@ mod tests {
         std::fs::write(&path, [0u8; 20]).unwrap();
         let f = IndexFile::open(path, 0, 1024, 8).unwrap();
         assert_eq!((f.entries(), f.max_entries(), f.length()), (2, 2, 20));
+    }
+
+    #[test]
+    fn a_reopened_preallocated_index_reads_its_holes_as_zeros_and_its_entries_as_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        let mut f = IndexFile::open(path.clone(), 0, 1 << 20, 8).unwrap();
+        f.push_entry(&[0, 0, 0, 7, 0, 0, 0, 9]).unwrap();
+        drop(f);
+        // As after an unclean shutdown: every slot counts as an entry, most of them in holes.
+        let f = IndexFile::open(path, 0, 1 << 20, 8).unwrap();
+        assert_eq!(f.entries(), (1 << 20) / 8);
+        assert_eq!((f.read_i32(0, 0), f.read_i32(0, 4)), (7, 9));
+        assert_eq!(f.read_i64(f.entries() - 1, 0), 0);
+        assert_eq!(f.slot(f.entries()), None);
     }
 
     #[test]

@@ -2,7 +2,9 @@
 //! `/log_dir_event_notification`, the controller learns which replicas went with the dir from
 //! the KAFKA_STORAGE_ERROR answers to its LeaderAndIsr, elects another leader from the ISR and
 //! lists the replica as offline in every broker's Metadata. The broker's other dir keeps
-//! leading. The failing disk is a small tmpfs filled up (the suite runs as root).
+//! leading. Killed and restarted with the disk still full, the broker starts with the dir
+//! offline rather than not at all. The failing disk is a small tmpfs filled up (the suite runs
+//! as root).
 
 use std::time::Duration;
 
