@@ -11,6 +11,16 @@ use kcli::storage::offset_index::OffsetIndex;
 
 use crate::storage_support::{SmallFs, T0, batch, open_log, read_all};
 
+/// `err` is the I/O error of a full file system (ENOSPC).
+fn assert_no_space(err: &StorageError) {
+    match err {
+        StorageError::Io { source, .. } => {
+            assert_eq!(source.raw_os_error(), Some(28), "ENOSPC: {err}")
+        }
+        other => panic!("expected an I/O error, got {other:?}"),
+    }
+}
+
 #[test]
 fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {
     let fs = SmallFs::mount("192k");
@@ -35,12 +45,7 @@ fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {
         }
         assert!(appended < 1000, "the file system never filled up");
     };
-    match &err {
-        StorageError::Io { source, .. } => {
-            assert_eq!(source.raw_os_error(), Some(28), "ENOSPC: {err}")
-        }
-        other => panic!("expected an I/O error, got {other:?}"),
-    }
+    assert_no_space(&err);
     assert!(appended > 10);
     assert_eq!(log.log_end_offset(), appended);
     let before = read_all(&log, 0);
@@ -85,12 +90,7 @@ fn an_index_entry_on_a_full_disk_is_an_io_error_not_a_sigbus() {
         }
         assert!(appended < 10_000, "no error past the reserved pages");
     };
-    match &err {
-        StorageError::Io { source, .. } => {
-            assert_eq!(source.raw_os_error(), Some(28), "ENOSPC: {err}")
-        }
-        other => panic!("expected an I/O error, got {other:?}"),
-    }
+    assert_no_space(&err);
     // The entries written before are there, on the page that was reserved.
     assert_eq!(index.entries(), usize::try_from(appended).unwrap());
     assert_eq!(appended % 512, 0, "the error comes at a page boundary");
