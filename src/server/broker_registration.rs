@@ -35,7 +35,17 @@ pub async fn get_or_generate_broker_id(
 ) -> Result<BrokerId, ServerError> {
     let mut stored: Option<(BrokerId, PathBuf)> = None;
     for dir in log_dirs {
-        let Some(meta) = MetaProperties::read(dir)? else {
+        let meta = match MetaProperties::read(dir) {
+            Ok(meta) => meta,
+            // An unreadable dir (a dead disk) is the log manager's to take offline, as Kafka's
+            // `MetaPropertiesEnsemble` loader lists it among its error dirs and goes on.
+            Err(err @ crate::storage::StorageError::Io { .. }) => {
+                tracing::warn!(log_dir = %dir.display(), %err, "cannot read meta.properties");
+                continue;
+            }
+            Err(err) => return Err(err.into()),
+        };
+        let Some(meta) = meta else {
             continue;
         };
         let Some(id) = meta.broker_id else {

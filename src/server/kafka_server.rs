@@ -128,8 +128,6 @@ impl KafkaServer {
         let Some(first_dir) = log_dirs.first() else {
             return Err(crate::storage::StorageError::NoLogDirs.into());
         };
-        std::fs::create_dir_all(first_dir)
-            .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
         let zk = open_metadata_store(&config, first_dir).await?;
         recipes::ensure_persistent_paths(zk.as_ref()).await?;
         let proposed = zk_data::topic_id_to_string(zk_data::random_uuid());
@@ -696,6 +694,10 @@ async fn open_metadata_store(
     first_dir: &std::path::Path,
 ) -> Result<Arc<dyn ZkClient>, ServerError> {
     let Some(connect) = &config.zookeeper_connect else {
+        // The embedded store lives in the first log dir. With ZooKeeper nothing is kept there,
+        // and a dir that cannot be made is the log manager's to take offline.
+        std::fs::create_dir_all(first_dir)
+            .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
         let store = EmbeddedStore::open(first_dir)?;
         return Ok(Arc::new(store.session()));
     };

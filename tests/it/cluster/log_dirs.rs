@@ -179,4 +179,27 @@ fn a_failed_log_dir_moves_its_leaderships_through_the_controller() {
         &new_leader.call(&produce_request("doomed", 0, batch_of(&payload(1)), -1), 9),
     );
     assert_eq!(error, 0, "{}", cluster.logs());
+
+    // Nor does a first log dir that cannot even be made keep it down: with ZooKeeper the first
+    // dir holds no metadata store.
+    let blocker = fs.path().parent().unwrap().join("a-file");
+    std::fs::write(&blocker, b"not a dir").unwrap();
+    let unmakeable = blocker.join("logs");
+    let dirs = format!(
+        "{},{},{}",
+        unmakeable.display(),
+        data.display(),
+        small.display()
+    );
+    cluster.brokers[1].kill9();
+    cluster.brokers[1].add_overrides(&[("log.dirs", &dirs)]);
+    wait_until("ok-0 without broker 2", Duration::from_secs(30), || {
+        cluster.isr("ok", 0).filter(|isr| !isr.contains(&2))
+    });
+    cluster.restart_once_deregistered(2, SESSION_TIMEOUT + Duration::from_secs(10));
+    wait_until(
+        "broker 2 back in ok-0's ISR",
+        Duration::from_secs(30),
+        || cluster.isr("ok", 0).filter(|isr| isr.contains(&2)),
+    );
 }
