@@ -296,9 +296,7 @@ impl IndexFile {
         if entry.len() != self.entry_size || self.entries >= self.max_entries {
             return Err(full);
         }
-        if !matches!(self.map, Map::ReadWrite(_)) || start + entry.len() > self.length {
-            return Err(full);
-        }
+        // `entries < max_entries` keeps the slot inside the file.
         self.reserve(start, start + entry.len())?;
         let Map::ReadWrite(map) = &mut self.map else {
             return Err(full);
