@@ -9,7 +9,7 @@ Subcommands:
       with a leader and a full ISR (R replicas), so the benchmark starts on a settled cluster.
   row TARGET FILE
       reads run.sh's JSON lines (one per run: msgs_s, mb_s, p50_ms, p99_ms, p999_ms,
-      cpu_s_per_gb) and prints its Markdown table row: the median of each column over the runs
+      cpu_s_per_gb, producer_cpu_s_per_gb) and prints its Markdown table row: the median of each column over the runs
       and every run's throughput.
 """
 
@@ -71,6 +71,7 @@ def cmd_row(args):
     each = " / ".join(f"{r['msgs_s']:.0f}" for r in runs)
     print(f"| {args.target} | {med('msgs_s', '.0f')} | {med('mb_s', '.1f')} | {med('p50_ms', '.0f')} "
           f"| {med('p99_ms', '.0f')} | {med('p999_ms', '.0f')} | {med('cpu_s_per_gb', '.1f')} "
+          f"| {med('producer_cpu_s_per_gb', '.1f')} "
           f"| {len(runs)} | {each} |")
 
 

@@ -5,10 +5,11 @@
 #   throughput: librdkafka's rdkafka_performance produces COUNT records of SIZE bytes with
 #               acks=-1 and linger.ms=5 (msg/s and MB/s of delivered records);
 #   CPU:        the brokers' utime+stime (/proc/<pid>/stat, summed over the brokers) across the
-#               throughput run, per GB (1e9 bytes) of record values produced;
+#               throughput run, per GB (1e9 bytes) of record values produced; and the
+#               producer's own (/usr/bin/time), per GB as well;
 #   latency:    Kafka's ProducerPerformance at a fixed --throughput 10000 records/s of SIZE
 #               bytes, acks=-1, linger.ms=LAT_LINGER_MS, for LAT_SECS; p50/p99/p99.9.
-# The median of RUNS runs of each column is reported. Targets:
+# The targets take turns, run by run; the median of RUNS runs of each column is reported. Targets:
 #   kcli         three kcli brokers on a real ZooKeeper (Debian's), RF 3;
 #   kcli-single  one kcli broker (single-node, embedded store), RF 1 (acks=-1 = the leader);
 #   kafka        three Apache Kafka 3.9.1 brokers in ZooKeeper mode (heap KAFKA_HEAP_OPTS), RF 3.
@@ -197,7 +198,8 @@ one_run() {
     rm -f "$work/warm"
   fi
   t0=$(cpu_ticks "${brokers[@]}")
-  p=$(timeout $((WAIT_S * 5)) "$perf" -P -t bench -b "$bootstrap_csv" -s "$SIZE" -c "$COUNT" -a -1 \
+  p=$(timeout $((WAIT_S * 5)) /usr/bin/time -f '%U %S' -o "$dir/producer.time" \
+      "$perf" -P -t bench -b "$bootstrap_csv" -s "$SIZE" -c "$COUNT" -a -1 \
       -X linger.ms=5 -u -q 2>/dev/null |
     awk -F'|' '/^\|/ && $2 ~ /[0-9]/ {row=$0} END {split(row,f,"|"); printf "%d %.2f", f[7], f[8]}') ||
     die "$target run $run: rdkafka_performance failed"
@@ -214,25 +216,33 @@ one_run() {
   lat=$(tail -1 "$dir/lat.txt" | sed -nE 's/.* ([0-9]+) ms 50th, ([0-9]+) ms 95th, ([0-9]+) ms 99th, ([0-9]+) ms 99.9th.*/\1 \3 \4/p')
   [ -n "$lat" ] || die "$target run $run: no latency summary in $(tail -1 "$dir/lat.txt")"
 
-  awk -v p="$p" -v lat="$lat" -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$COUNT" -v s="$SIZE" 'BEGIN {
+  local producer_cpu
+  producer_cpu=$(awk 'NF == 2 {print $1 + $2}' "$dir/producer.time")
+  awk -v p="$p" -v lat="$lat" -v a="$t0" -v b="$t1" -v hz="$hz" -v n="$COUNT" -v s="$SIZE" \
+    -v pc="$producer_cpu" 'BEGIN {
       split(p, t, " "); split(lat, l, " "); gb = n * s / 1e9
-      printf "{\"msgs_s\": %d, \"mb_s\": %.2f, \"p50_ms\": %d, \"p99_ms\": %d, \"p999_ms\": %d, \"cpu_s_per_gb\": %.2f}\n",
-        t[1], t[2], l[1], l[2], l[3], (b - a) / hz / gb }' >>"$work/$target.jsonl"
+      printf "{\"msgs_s\": %d, \"mb_s\": %.2f, \"p50_ms\": %d, \"p99_ms\": %d, \"p999_ms\": %d, \"cpu_s_per_gb\": %.2f, \"producer_cpu_s_per_gb\": %.2f}\n",
+        t[1], t[2], l[1], l[2], l[3], (b - a) / hz / gb, pc / gb }' >>"$work/$target.jsonl"
   echo "  $target run $run: $(tail -1 "$work/$target.jsonl")" >&2
   cleanup
   rm -rf "$dir"
 }
 
+# The targets take turns, run by run (run 1 of each, then run 2 of each, ...): this VM's speed
+# drifts over the minutes of a series (broker CPU per GB of one binary has ranged 2.1-3.9), and
+# turns put every target on the same stretch of it, so the ratio between targets holds.
+for target in "${targets[@]}"; do : >"$work/$target.jsonl"; done
+for run in $(seq 1 "$RUNS"); do
+  for target in "${targets[@]}"; do one_run "$target" "$run"; done
+done
 rows=()
 for target in "${targets[@]}"; do
-  : >"$work/$target.jsonl"
-  for run in $(seq 1 "$RUNS"); do one_run "$target" "$run"; done
   rows+=("$("${measure[@]}" row "$target" "$work/$target.jsonl")")
 done
 
 echo
 echo "$COUNT x $SIZE B records, $PARTITIONS partitions, acks=-1, linger.ms=5, min.insync.replicas=2, num.replica.fetchers=$NUM_FETCHERS; latency at 10000 records/s for ${LAT_SECS}s, linger.ms=$LAT_LINGER_MS; medians of $RUNS runs"
 echo
-echo "| target | produce msg/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s per GB | runs | msg/s per run |"
-echo "|---|---|---|---|---|---|---|---|---|"
+echo "| target | produce msg/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s per GB | producer CPU s per GB | runs | msg/s per run |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 printf '%s\n' "${rows[@]}"
