@@ -137,7 +137,8 @@ pub struct LogConfig {
     pub min_insync_replicas: i32,
     /// `unclean.leader.election.enable`.
     pub unclean_leader_election_enable: bool,
-    /// `preallocate`: preallocate segment files to `segment.bytes`.
+    /// `preallocate`: a new segment reserves its whole `segment.bytes` of blocks at once, its
+    /// length still its data's (see `file_records::Reserved`).
     pub preallocate: bool,
     /// `remote.storage.enable`: always false on kcli, which has no remote log storage.
     pub remote_storage_enable: bool,

@@ -127,7 +127,10 @@ impl LogSegment {
         suffix: &str,
     ) -> Result<Self, StorageError> {
         let path = |p: PathBuf| file_names::with_suffix(&p, suffix);
-        let log = FileRecords::open(path(file_names::log_file(dir, base_offset)), create)?;
+        let mut log = FileRecords::open(path(file_names::log_file(dir, base_offset)), create)?;
+        if config.preallocate && log.size_in_bytes() == 0 {
+            log.preallocate(u64::try_from(config.segment_bytes).unwrap_or(0));
+        }
         let index_size = usize::try_from(config.segment_index_bytes).unwrap_or(0);
         let offset_index = OffsetIndex::open(
             path(file_names::offset_index_file(dir, base_offset)),
@@ -204,10 +207,11 @@ impl LogSegment {
     /// Lets `write` put bytes into the `.log` file just past the segment's end (a splice from a
     /// pipe) without appending them; see [`FileRecords::write_past_end`].
     pub fn write_past_end(
-        &self,
+        &mut self,
+        len: u64,
         write: impl FnOnce(&File, u64) -> std::io::Result<()>,
     ) -> Result<(), StorageError> {
-        self.log.write_past_end(write)
+        self.log.write_past_end(len, write)
     }
 
     /// Reads `buf.len()` bytes written past the segment's end.
@@ -216,7 +220,7 @@ impl LogSegment {
     }
 
     /// Cuts off whatever was written past the segment's end.
-    pub fn discard_written(&self) -> Result<(), StorageError> {
+    pub fn discard_written(&mut self) -> Result<(), StorageError> {
         self.log.discard_written()
     }
 
@@ -521,15 +525,15 @@ impl LogSegment {
         Ok(None)
     }
 
-    /// Writes the final time-index entry and trims the indexes: the segment will take no more
-    /// appends.
+    /// Writes the final time-index entry, trims the indexes and gives back the blocks reserved
+    /// past the `.log`'s data: the segment will take no more appends.
     pub fn on_become_inactive_segment(&mut self) -> Result<(), StorageError> {
         let so_far = self.max_timestamp_and_offset_so_far();
         self.time_index
             .maybe_append(so_far.timestamp, so_far.offset, true)?;
         self.offset_index.trim_to_valid_size()?;
         self.time_index.trim_to_valid_size()?;
-        Ok(())
+        self.log.release_reserved()
     }
 
     /// Grows the indexes back to their preallocated size so the segment can take appends again.
@@ -552,8 +556,10 @@ impl LogSegment {
         self.time_index.flush()
     }
 
-    /// Closes cleanly: the final time-index entry, trimmed indexes.
+    /// Closes cleanly: the final time-index entry, trimmed indexes, no blocks reserved past the
+    /// data.
     pub fn close(mut self) -> Result<(), StorageError> {
+        self.log.release_reserved()?;
         if self.max_timestamp_and_offset_so_far().timestamp != NO_TIMESTAMP || self.size() > 0 {
             let so_far = self.max_timestamp_and_offset_so_far();
             self.time_index
@@ -670,6 +676,24 @@ mod tests {
         );
         assert_eq!(segment.time_index().last_entry().timestamp, 2000);
         assert_eq!(segment.read_next_offset().unwrap(), 12);
+    }
+
+    #[test]
+    fn preallocate_reserves_segment_bytes_until_the_segment_stops_taking_appends() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let config = LogConfig {
+            preallocate: true,
+            segment_bytes: 1 << 20,
+            ..config()
+        };
+        let mut segment = LogSegment::open(dir.path(), 0, &config, true, 0, 0).unwrap();
+        let log_file = file_names::log_file(dir.path(), 0);
+        let allocated = || std::fs::metadata(&log_file).unwrap().blocks() * 512;
+        assert_eq!(allocated(), 1 << 20);
+        append(&mut segment, &batch(0, 1, 1000));
+        segment.on_become_inactive_segment().unwrap();
+        assert_eq!(allocated(), segment.size().next_multiple_of(4096));
     }
 
     #[test]

@@ -47,6 +47,9 @@ fn a_full_disk_fails_the_append_and_leaves_the_log_consistent() {
     };
     assert_no_space(&err);
     assert!(appended > 10);
+    // Filled for real: blocks reserved ahead of the appends neither failed one that fit nor
+    // stayed allocated past the data once the disk was full.
+    assert!(fs.free_bytes() < 8192, "{} bytes free", fs.free_bytes());
     assert_eq!(log.log_end_offset(), appended);
     let before = read_all(&log, 0);
     assert_eq!(before.len() as i64, appended);

@@ -144,6 +144,12 @@ impl SmallFs {
         &self.mount
     }
 
+    /// The bytes still free.
+    pub fn free_bytes(&self) -> u64 {
+        let stat = nix::sys::statvfs::statvfs(&self.mount).unwrap();
+        stat.blocks_available() * stat.fragment_size()
+    }
+
     /// Gives the file system more room, as an operator freeing space would.
     pub fn grow(&self, size: &str) {
         let status = Command::new("mount")

@@ -100,7 +100,7 @@ impl UnifiedLog {
         let written = &mut scratch[..len];
         {
             let active = self.active_segment_mut()?;
-            active.write_past_end(|file, position| source.write_to(file, position))?;
+            active.write_past_end(len as u64, |file, position| source.write_to(file, position))?;
             if let Err(err) = active.read_past_end(written) {
                 let _ = active.discard_written();
                 return Err(err);
