@@ -30,7 +30,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio::sync::Notify;
 use uuid::Uuid;
@@ -44,6 +44,7 @@ use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
 use crate::storage::log_manager::SharedLog;
+use crate::storage::partition_metadata::{PartitionMetadataFile, TopicId};
 use crate::storage::unified_log::UnifiedLog;
 
 use super::error::PartitionError;
@@ -162,7 +163,9 @@ pub enum ReplicationCheck {
 #[derive(Debug)]
 pub struct Partition {
     topic_partition: TopicPartition,
-    topic_id: Option<Uuid>,
+    /// Set at most once: from the LeaderAndIsr that made the partition, or later from one at the
+    /// same leader epoch when the topic gets an id (`assign_topic_id`); never changed after.
+    topic_id: OnceLock<Uuid>,
     local_broker_id: BrokerId,
     log: SharedLog,
     state: Mutex<PartitionState>,
@@ -197,7 +200,7 @@ impl Partition {
         let followers = followers_of(&assignment, local_broker_id, &leader_and_isr, now_ms);
         let partition = Partition {
             topic_partition,
-            topic_id,
+            topic_id: topic_id.map(OnceLock::from).unwrap_or_default(),
             local_broker_id,
             log,
             state: Mutex::new(PartitionState {
@@ -223,7 +226,27 @@ impl Partition {
     }
 
     pub fn topic_id(&self) -> Option<Uuid> {
-        self.topic_id
+        self.topic_id.get().copied()
+    }
+
+    /// Gives a partition whose topic had no id one (Kafka's `UnifiedLog.assignTopicId`, for a
+    /// LeaderAndIsr at an unchanged leader epoch after the controller assigned the topic an id):
+    /// `partition.metadata` is written first, so the id survives a restart. Returns the id the
+    /// partition has afterwards: the one it or its log's `partition.metadata` already had, if
+    /// any, and the caller compares.
+    pub fn assign_topic_id(&self, topic_id: Uuid) -> Result<Uuid, StorageError> {
+        if let Some(existing) = self.topic_id() {
+            return Ok(existing);
+        }
+        let file = PartitionMetadataFile::new(lock(&self.log).dir());
+        let id = match file.read()? {
+            Some(TopicId(recorded)) => Uuid::from_u128(recorded),
+            None => {
+                file.write(TopicId(topic_id.as_u128()))?;
+                topic_id
+            }
+        };
+        Ok(*self.topic_id.get_or_init(|| id))
     }
 
     /// The partition's log, for callers outside the request path (retention, tools).

@@ -236,7 +236,7 @@ impl Partition {
         let granted = self.granted_broker_epoch.load(Ordering::SeqCst);
         AlterPartitionItem {
             topic_partition: self.topic_partition.clone(),
-            topic_id: self.topic_id,
+            topic_id: self.topic_id(),
             leader_and_isr,
             broker_epoch: (granted >= 0).then_some(granted),
         }

@@ -2,12 +2,15 @@
 //! who leads them: Kafka's `ReplicaManager.becomeLeaderOrFollower`.
 //!
 //! A request from an older controller epoch is refused whole (STALE_CONTROLLER_EPOCH), as is one
-//! addressed to an older registration of this broker (STALE_BROKER_EPOCH). Each partition then
-//! follows Kafka's checks in order: a topic id other than the log's is INCONSISTENT_TOPIC_ID; a
-//! leader epoch newer than the partition's is applied if this broker is a replica (else
-//! UNKNOWN_TOPIC_OR_PARTITION); an older or equal one is STALE_CONTROLLER_EPOCH and changes
-//! nothing. Becoming leader of a `__consumer_offsets` partition loads its groups; becoming its
-//! follower unloads them (Kafka's `onElection`/`onResignation`, at the partition's leader epoch).
+//! addressed to an older registration of this broker (STALE_BROKER_EPOCH) or one its principal
+//! may not send (CLUSTER_AUTHORIZATION_FAILED): the error at the top and on every partition, as
+//! Kafka's `getErrorResponse` answers. Each partition then follows Kafka's checks in order: a
+//! topic id other than the log's is INCONSISTENT_TOPIC_ID; a leader epoch newer than the
+//! partition's is applied if this broker is a replica (else UNKNOWN_TOPIC_OR_PARTITION); an
+//! older one is STALE_CONTROLLER_EPOCH and changes nothing; an equal one only gives a topic
+//! without an id the request's (`at_same_epoch`). Becoming leader of a `__consumer_offsets`
+//! partition loads its groups; becoming its follower unloads them (Kafka's
+//! `onElection`/`onResignation`, at the partition's leader epoch).
 
 use uuid::Uuid;
 
@@ -37,12 +40,12 @@ pub async fn handle(
         .auth
         .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
     {
-        return ctx.respond(ResponseKind::LeaderAndIsr(
-            crate::protocol::messages::LeaderAndIsrResponse {
-                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
-                ..Default::default()
-            },
-        ));
+        let states = partition_states(ctx.api_version, request);
+        return ctx.respond(ResponseKind::LeaderAndIsr(refused(
+            ctx.api_version,
+            states,
+            ErrorCode::ClusterAuthorizationFailed,
+        )));
     }
     let response = become_leader_or_follower(apis, ctx.api_version, request).await;
     ctx.respond(ResponseKind::LeaderAndIsr(response))
@@ -54,45 +57,26 @@ pub async fn become_leader_or_follower(
     version: i16,
     request: LeaderAndIsrRequest,
 ) -> LeaderAndIsrResponse {
-    if apis.epochs.is_broker_epoch_stale(request.broker_epoch) {
-        return whole_request_error(ErrorCode::StaleBrokerEpoch);
+    let (broker_epoch, controller_id, controller_epoch) = (
+        request.broker_epoch,
+        request.controller_id,
+        request.controller_epoch,
+    );
+    let states = partition_states(version, request);
+    if apis.epochs.is_broker_epoch_stale(broker_epoch) {
+        return refused(version, states, ErrorCode::StaleBrokerEpoch);
     }
-    if !apis
-        .epochs
-        .accept_controller_epoch(request.controller_epoch)
-    {
+    if !apis.epochs.accept_controller_epoch(controller_epoch) {
         tracing::warn!(
-            controller = request.controller_id,
-            epoch = request.controller_epoch,
+            controller = controller_id,
+            epoch = controller_epoch,
             current = apis.epochs.controller_epoch(),
             "LeaderAndIsr from a stale controller"
         );
-        return whole_request_error(ErrorCode::StaleControllerEpoch);
+        return refused(version, states, ErrorCode::StaleControllerEpoch);
     }
     let mut results: Vec<(Uuid, LeaderAndIsrPartitionState, ErrorCode)> = Vec::new();
     let mut led_offsets_partitions = Vec::new();
-    let grouped = version >= 2;
-    let states: Vec<(Uuid, LeaderAndIsrPartitionState)> = if grouped {
-        request
-            .topic_states
-            .into_iter()
-            .flat_map(|t| {
-                let name = t.topic_name;
-                let id = t.topic_id;
-                t.partition_states.into_iter().map(move |mut p| {
-                    p.topic_name = name.clone();
-                    (id, p)
-                })
-            })
-            .collect()
-    } else {
-        request
-            .ungrouped_partition_states
-            .into_iter()
-            .map(|p| (Uuid::nil(), p))
-            .collect()
-    };
-    let broker_epoch = request.broker_epoch;
     for (topic_id, state) in states {
         let error = apply_partition_state(apis, topic_id, &state, broker_epoch).await;
         if error == ErrorCode::None
@@ -111,7 +95,44 @@ pub async fn become_leader_or_follower(
     if !led_offsets_partitions.is_empty() {
         apis.group_coordinator.on_elected(led_offsets_partitions);
     }
-    response_for(version, results)
+    response_for(version, ErrorCode::None, results)
+}
+
+/// The request's partitions in order, each with its topic's id (nil before v5) and its topic's
+/// name filled in (v2+ carry it once per topic).
+fn partition_states(
+    version: i16,
+    request: LeaderAndIsrRequest,
+) -> Vec<(Uuid, LeaderAndIsrPartitionState)> {
+    if version < 2 {
+        return request
+            .ungrouped_partition_states
+            .into_iter()
+            .map(|p| (Uuid::nil(), p))
+            .collect();
+    }
+    request
+        .topic_states
+        .into_iter()
+        .flat_map(|t| {
+            let name = t.topic_name;
+            let id = t.topic_id;
+            t.partition_states.into_iter().map(move |mut p| {
+                p.topic_name = name.clone();
+                (id, p)
+            })
+        })
+        .collect()
+}
+
+/// The request refused whole: `code` at the top and on every partition.
+fn refused(
+    version: i16,
+    states: Vec<(Uuid, LeaderAndIsrPartitionState)>,
+    code: ErrorCode,
+) -> LeaderAndIsrResponse {
+    let results = states.into_iter().map(|(id, s)| (id, s, code)).collect();
+    response_for(version, code, results)
 }
 
 /// One partition of the request; the error code of its answer.
@@ -136,10 +157,13 @@ async fn apply_partition_state(
             return ErrorCode::InconsistentTopicId;
         }
         let current = partition.leader_and_isr().leader_epoch;
-        if state.leader_epoch <= current {
+        if state.leader_epoch < current {
             tracing::debug!(partition = %tp, request_epoch = state.leader_epoch, current,
-                "ignoring LeaderAndIsr: its leader epoch is not newer");
+                "ignoring LeaderAndIsr: its leader epoch is older");
             return ErrorCode::StaleControllerEpoch;
+        }
+        if state.leader_epoch == current {
+            return at_same_epoch(apis, partition, request_topic_id, state);
         }
     }
     if !state.replicas.contains(&apis.config.broker_id) {
@@ -191,16 +215,49 @@ async fn apply_partition_state(
     }
 }
 
-fn whole_request_error(code: ErrorCode) -> LeaderAndIsrResponse {
-    LeaderAndIsrResponse {
-        error_code: code as i16,
-        ..LeaderAndIsrResponse::default()
+/// A LeaderAndIsr at the partition's own leader epoch (Kafka's equal-epoch branch): it changes
+/// nothing, except that a topic that had no id gets the one the request carries (the controller
+/// sends the id a topic was given without bumping the epoch). A follower told of no id while
+/// its partition has one (the cluster going back to an older `inter.broker.protocol.version`)
+/// is answered NONE too: its fetcher already names topics as that version's Fetch does.
+/// Anything else is STALE_CONTROLLER_EPOCH.
+fn at_same_epoch(
+    apis: &KafkaApis,
+    partition: &crate::replication::partition::Partition,
+    request_topic_id: Option<Uuid>,
+    state: &LeaderAndIsrPartitionState,
+) -> ErrorCode {
+    let tp = partition.topic_partition();
+    match (request_topic_id, partition.topic_id()) {
+        (Some(topic_id), None) => match partition.assign_topic_id(topic_id) {
+            Ok(assigned) if assigned != topic_id => {
+                tracing::error!(partition = %tp, log_topic_id = %assigned,
+                    request_topic_id = %topic_id, "LeaderAndIsr topic id does not match the log's");
+                ErrorCode::InconsistentTopicId
+            }
+            Ok(_) => {
+                tracing::info!(partition = %tp, %topic_id,
+                    "assigned the topic id of a LeaderAndIsr at the current leader epoch");
+                ErrorCode::None
+            }
+            Err(err) => {
+                tracing::error!(partition = %tp, %err, "cannot record the topic id");
+                ErrorCode::KafkaStorageError
+            }
+        },
+        (None, Some(_)) if state.leader != apis.config.broker_id => ErrorCode::None,
+        _ => {
+            tracing::debug!(partition = %tp, leader_epoch = state.leader_epoch,
+                "ignoring LeaderAndIsr: its leader epoch is the partition's");
+            ErrorCode::StaleControllerEpoch
+        }
     }
 }
 
 /// v5+ answers per topic id; older versions per partition by name.
 fn response_for(
     version: i16,
+    error_code: ErrorCode,
     results: Vec<(Uuid, LeaderAndIsrPartitionState, ErrorCode)>,
 ) -> LeaderAndIsrResponse {
     let error = |state: &LeaderAndIsrPartitionState, code: ErrorCode, name: bool| {
@@ -221,6 +278,7 @@ fn response_for(
                 .iter()
                 .map(|(_, s, code)| error(s, *code, true))
                 .collect(),
+            error_code: error_code as i16,
             ..LeaderAndIsrResponse::default()
         };
     }
@@ -238,6 +296,7 @@ fn response_for(
     }
     LeaderAndIsrResponse {
         topics,
+        error_code: error_code as i16,
         ..LeaderAndIsrResponse::default()
     }
 }

@@ -2,7 +2,9 @@
 //! deleting their logs when asked (Kafka's `ReplicaManager.stopReplicas`). A partition's
 //! request leader epoch must be -2 (its topic is being deleted), -1 (none sent) or not older
 //! than the partition's, else FENCED_LEADER_EPOCH and the partition stays. A stopped
-//! `__consumer_offsets` partition's groups are unloaded (Kafka's `onResignation`).
+//! `__consumer_offsets` partition's groups are unloaded (Kafka's `onResignation`). A request
+//! with a stale broker or controller epoch is refused at the top only, as Kafka's; one its
+//! principal may not send is CLUSTER_AUTHORIZATION_FAILED on every partition too.
 
 use crate::cluster::TopicPartition;
 use crate::network::Response;
@@ -22,17 +24,22 @@ const EPOCH_DURING_DELETE: i32 = -2;
 const NO_EPOCH: i32 = -1;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: StopReplicaRequest) -> Response {
-    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
+    // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response, the
+    // error at the top and on every partition (`getErrorResponse`).
     if !apis
         .auth
         .authorize_cluster(ctx, crate::security::acl::AclOperation::ClusterAction)
     {
-        return ctx.respond(ResponseKind::StopReplica(
-            crate::protocol::messages::StopReplicaResponse {
-                error_code: crate::protocol::errors::ErrorCode::ClusterAuthorizationFailed.code(),
-                ..Default::default()
-            },
-        ));
+        let code = ErrorCode::ClusterAuthorizationFailed;
+        let partition_errors = partitions(&request)
+            .into_iter()
+            .map(|(tp, _, _)| partition_error(&tp, code))
+            .collect();
+        return ctx.respond(ResponseKind::StopReplica(StopReplicaResponse {
+            error_code: code.code(),
+            partition_errors,
+            ..StopReplicaResponse::default()
+        }));
     }
     let response = stop_replicas(apis, request);
     ctx.respond(ResponseKind::StopReplica(response))
@@ -77,17 +84,21 @@ pub fn stop_replicas(apis: &KafkaApis, request: StopReplicaRequest) -> StopRepli
         .into_iter()
         .map(|(tp, leader_epoch, delete)| {
             let code = stop_replica(apis, &tp, leader_epoch, delete);
-            StopReplicaPartitionError {
-                topic_name: StrBytes::from(tp.topic.as_str()),
-                partition_index: tp.partition,
-                error_code: code as i16,
-                ..StopReplicaPartitionError::default()
-            }
+            partition_error(&tp, code)
         })
         .collect();
     StopReplicaResponse {
         partition_errors,
         ..StopReplicaResponse::default()
+    }
+}
+
+fn partition_error(tp: &TopicPartition, code: ErrorCode) -> StopReplicaPartitionError {
+    StopReplicaPartitionError {
+        topic_name: StrBytes::from(tp.topic.as_str()),
+        partition_index: tp.partition,
+        error_code: code.code(),
+        ..StopReplicaPartitionError::default()
     }
 }
 
