@@ -15,6 +15,11 @@
 //! for the controller's next LeaderAndIsr). A STALE_BROKER_EPOCH for the current epoch means
 //! the controller has not seen this registration yet: sent again.
 //!
+//! A request names its topics by id (v3, the ISR with broker epochs) when every proposal in it
+//! has one, and by name at v1 when one has none (a topic the controller has not given an id
+//! yet), as Kafka's `buildRequest` decides; its answers are matched back to partitions by the
+//! same key.
+//!
 //! Lock order: the queue's std mutex is never held across a send or a callback (callbacks may
 //! submit again).
 
@@ -39,17 +44,21 @@ use crate::replication::alter_partition::{
 
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::broker_to_controller_channel::{
-    BrokerToControllerChannelManager, BrokerToControllerError,
+    ALTER_PARTITION_VERSION, BrokerToControllerChannelManager, BrokerToControllerError,
 };
 
 /// Kafka's `retry.backoff.ms` default: the wait before a failed request goes again.
 const RETRY_BACKOFF: Duration = Duration::from_millis(100);
+
+/// The version a request goes at when a topic in it has no id: the last that names topics.
+const BY_NAME_VERSION: i16 = 1;
 
 /// How the manager reaches the controller; the channel manager in a broker, a fake in tests.
 pub trait AlterPartitionChannel: Send + Sync + std::fmt::Debug {
     fn send(
         &self,
         request: AlterPartitionRequest,
+        version: i16,
     ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>;
 }
 
@@ -57,9 +66,10 @@ impl AlterPartitionChannel for BrokerToControllerChannelManager {
     fn send(
         &self,
         request: AlterPartitionRequest,
+        version: i16,
     ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>
     {
-        Box::pin(self.alter_partition(request))
+        Box::pin(self.alter_partition(request, version))
     }
 }
 
@@ -153,10 +163,15 @@ impl DefaultAlterPartitionManager {
                 .iter()
                 .map(|item| (item.topic_partition.clone(), item.leader_and_isr.clone()))
                 .collect();
-            (self.build_request(epoch, batch.into_iter()), sent)
+            (self.build_request(epoch, &batch), sent)
         };
+        let OutgoingRequest {
+            request,
+            version,
+            names_by_id,
+        } = request;
         let broker_epoch = request.broker_epoch;
-        let response = match self.channel.send(request).await {
+        let response = match self.channel.send(request, version).await {
             Ok(response) => response,
             Err(e) => {
                 log_failure(&e);
@@ -164,15 +179,12 @@ impl DefaultAlterPartitionManager {
             }
         };
         let answers = match ErrorCode::from_code(response.error_code) {
-            Some(ErrorCode::None) => answers(&response),
+            Some(ErrorCode::None) => answers(&response, version, &names_by_id),
             Some(ErrorCode::StaleBrokerEpoch) if broker_epoch < self.epochs.broker_epoch() => {
                 tracing::warn!(error = ?ErrorCode::StaleBrokerEpoch, broker_epoch,
                     "AlterPartition of a previous registration refused: STALE_BROKER_EPOCH");
                 sent.iter()
-                    .map(|(tp, _)| {
-                        let key = (self.topic_key(&lock(&self.unsent), tp), tp.partition);
-                        (key, Err(ErrorCode::StaleBrokerEpoch))
-                    })
+                    .map(|(tp, _)| (tp.clone(), Err(ErrorCode::StaleBrokerEpoch)))
                     .collect()
             }
             code => {
@@ -188,8 +200,7 @@ impl DefaultAlterPartitionManager {
             let mut unsent = lock(&self.unsent);
             sent.into_iter()
                 .filter_map(|(tp, leader_and_isr)| {
-                    let key = (self.topic_key(&unsent, &tp), tp.partition);
-                    let answer = answers.get(&key)?.clone();
+                    let answer = answers.get(&tp)?.clone();
                     let still_ours = unsent.get(&tp).is_some_and(|(item, epoch, _)| {
                         item.leader_and_isr == leader_and_isr && *epoch == broker_epoch
                     });
@@ -208,33 +219,35 @@ impl DefaultAlterPartitionManager {
         left_out.then_some(RETRY_BACKOFF)
     }
 
-    /// The topic key a partition is answered under: its topic id (v2+).
-    fn topic_key(&self, unsent: &BTreeMap<TopicPartition, Queued>, tp: &TopicPartition) -> Uuid {
-        unsent
-            .get(tp)
-            .and_then(|(item, _, _)| item.topic_id)
-            .unwrap_or_default()
-    }
-
-    fn build_request<'a>(
-        &self,
-        broker_epoch: i64,
-        items: impl Iterator<Item = &'a AlterPartitionItem>,
-    ) -> AlterPartitionRequest {
-        let mut topics: BTreeMap<Uuid, TopicData> = BTreeMap::new();
+    /// The request for `items`, at v3 when every item's topic has an id, else at v1 (see the
+    /// module doc).
+    fn build_request(&self, broker_epoch: i64, items: &[&AlterPartitionItem]) -> OutgoingRequest {
+        let by_id = items.iter().all(|item| item.topic_id.is_some());
+        let mut topics: BTreeMap<&str, TopicData> = BTreeMap::new();
+        let mut names_by_id = BTreeMap::new();
         for item in items {
+            let name = item.topic_partition.topic.as_str();
             let topic_id = item.topic_id.unwrap_or_default();
+            names_by_id.insert(topic_id, name.to_string());
             let state = &item.leader_and_isr;
-            let topic = topics.entry(topic_id).or_insert_with(|| TopicData {
-                topic_name: item.topic_partition.topic.clone().into(),
+            let topic = topics.entry(name).or_insert_with(|| TopicData {
+                topic_name: name.into(),
                 topic_id,
                 ..TopicData::default()
             });
-            topic.partitions.push(PartitionData {
+            let mut partition = PartitionData {
                 partition_index: item.topic_partition.partition,
                 leader_epoch: state.leader_epoch,
+                leader_recovery_state: match state.leader_recovery_state {
+                    LeaderRecoveryState::Recovered => 0,
+                    LeaderRecoveryState::Recovering => 1,
+                },
+                partition_epoch: state.partition_epoch,
+                ..PartitionData::default()
+            };
+            if by_id {
                 // v3 carries the ISR with broker epochs only (`new_isr` is v0-2).
-                new_isr_with_epochs: state
+                partition.new_isr_with_epochs = state
                     .isr
                     .iter()
                     .map(|id| BrokerState {
@@ -248,22 +261,36 @@ impl DefaultAlterPartitionManager {
                         },
                         ..BrokerState::default()
                     })
-                    .collect(),
-                leader_recovery_state: match state.leader_recovery_state {
-                    LeaderRecoveryState::Recovered => 0,
-                    LeaderRecoveryState::Recovering => 1,
-                },
-                partition_epoch: state.partition_epoch,
-                ..PartitionData::default()
-            });
+                    .collect();
+            } else {
+                partition.new_isr = state.isr.clone();
+            }
+            topic.partitions.push(partition);
         }
-        AlterPartitionRequest {
-            broker_id: self.broker_id,
-            broker_epoch,
-            topics: topics.into_values().collect(),
-            ..AlterPartitionRequest::default()
+        OutgoingRequest {
+            request: AlterPartitionRequest {
+                broker_id: self.broker_id,
+                broker_epoch,
+                topics: topics.into_values().collect(),
+                ..AlterPartitionRequest::default()
+            },
+            version: if by_id {
+                ALTER_PARTITION_VERSION
+            } else {
+                BY_NAME_VERSION
+            },
+            names_by_id,
         }
     }
+}
+
+/// A request ready to go: the version it goes at and, to read its answers by, the topic names of
+/// the ids in it (the metadata may change before the answer comes, as Kafka's
+/// `topicNamesByIds` notes).
+struct OutgoingRequest {
+    request: AlterPartitionRequest,
+    version: i16,
+    names_by_id: BTreeMap<Uuid, String>,
 }
 
 fn log_failure(e: &BrokerToControllerError) {
@@ -275,10 +302,23 @@ fn log_failure(e: &BrokerToControllerError) {
     }
 }
 
-/// The response's per-partition answers by (topic id, partition).
-fn answers(response: &AlterPartitionResponse) -> BTreeMap<(Uuid, i32), AlterPartitionResult> {
+/// The response's per-partition answers by partition: its topics named by id from v2 on (an
+/// id this request did not carry is left out), by name before.
+fn answers(
+    response: &AlterPartitionResponse,
+    version: i16,
+    names_by_id: &BTreeMap<Uuid, String>,
+) -> BTreeMap<TopicPartition, AlterPartitionResult> {
     let mut answers = BTreeMap::new();
     for topic in &response.topics {
+        let name = if version >= 2 {
+            match names_by_id.get(&topic.topic_id) {
+                Some(name) => name.clone(),
+                None => continue,
+            }
+        } else {
+            topic.topic_name.to_string_lossy().into_owned()
+        };
         for p in &topic.partitions {
             let answer = if p.error_code != ErrorCode::None.code() {
                 Err(ErrorCode::from_code(p.error_code).unwrap_or(ErrorCode::UnknownServerError))
@@ -295,7 +335,7 @@ fn answers(response: &AlterPartitionResponse) -> BTreeMap<(Uuid, i32), AlterPart
                     },
                 })
             };
-            answers.insert((topic.topic_id, p.partition_index), answer);
+            answers.insert(TopicPartition::new(name.clone(), p.partition_index), answer);
         }
     }
     answers
@@ -313,14 +353,14 @@ mod tests {
         PartitionData as AnswerData, TopicData as AnswerTopic,
     };
 
-    /// How the fake controller answers one request.
-    type Answer = fn(&AlterPartitionRequest) -> AlterPartitionResponse;
+    /// How the fake controller answers one request at a version.
+    type Answer = fn(&AlterPartitionRequest, i16) -> AlterPartitionResponse;
 
     /// Answers each request with the next scripted function of it, counting requests.
     #[derive(Default)]
     struct FakeController {
         script: Mutex<VecDeque<Answer>>,
-        requests: Mutex<Vec<AlterPartitionRequest>>,
+        requests: Mutex<Vec<(AlterPartitionRequest, i16)>>,
         sent: AtomicUsize,
     }
 
@@ -334,26 +374,37 @@ mod tests {
         fn send(
             &self,
             request: AlterPartitionRequest,
+            version: i16,
         ) -> crate::server::broker_to_controller_channel::ControllerFuture<'_, AlterPartitionResponse>
         {
             Box::pin(async move {
                 self.sent.fetch_add(1, Ordering::SeqCst);
                 let answer = lock(&self.script).pop_front();
-                lock(&self.requests).push(request.clone());
+                lock(&self.requests).push((request.clone(), version));
                 let answer = answer.ok_or(BrokerToControllerError::NoController)?;
-                Ok(answer(&request))
+                Ok(answer(&request, version))
             })
         }
     }
 
-    /// Every partition of `request` accepted, its partition epoch bumped.
-    fn accept_all(request: &AlterPartitionRequest) -> AlterPartitionResponse {
+    /// Every partition of `request` accepted, its partition epoch bumped; topics answered by id
+    /// or by name as `version` has them.
+    fn accept_all(request: &AlterPartitionRequest, version: i16) -> AlterPartitionResponse {
         AlterPartitionResponse {
             topics: request
                 .topics
                 .iter()
                 .map(|t| AnswerTopic {
-                    topic_id: t.topic_id,
+                    topic_id: if version >= 2 {
+                        t.topic_id
+                    } else {
+                        Uuid::nil()
+                    },
+                    topic_name: if version >= 2 {
+                        Default::default()
+                    } else {
+                        t.topic_name.clone()
+                    },
                     partitions: t
                         .partitions
                         .iter()
@@ -361,7 +412,11 @@ mod tests {
                             partition_index: p.partition_index,
                             leader_id: 1,
                             leader_epoch: p.leader_epoch,
-                            isr: p.new_isr_with_epochs.iter().map(|b| b.broker_id).collect(),
+                            isr: if version >= 3 {
+                                p.new_isr_with_epochs.iter().map(|b| b.broker_id).collect()
+                            } else {
+                                p.new_isr.clone()
+                            },
                             partition_epoch: p.partition_epoch + 1,
                             ..AnswerData::default()
                         })
@@ -433,6 +488,9 @@ mod tests {
         assert_eq!(b.await.unwrap().unwrap().isr, vec![1, 2]);
         let requests = lock(&controller.requests).clone();
         assert_eq!(requests.len(), 1);
+        let (request, version) = &requests[0];
+        assert_eq!(*version, 3);
+        let requests = [request];
         assert_eq!(requests[0].broker_epoch, 50);
         assert_eq!(requests[0].topics[0].partitions.len(), 2);
         let p = &requests[0].topics[0].partitions[0];
@@ -451,8 +509,8 @@ mod tests {
         let controller = Arc::new(FakeController::default());
         {
             let mut script = lock(&controller.script);
-            script.push_back(|_| top_level(ErrorCode::NotController));
-            script.push_back(|_| top_level(ErrorCode::StaleBrokerEpoch));
+            script.push_back(|_, _| top_level(ErrorCode::NotController));
+            script.push_back(|_, _| top_level(ErrorCode::StaleBrokerEpoch));
             script.push_back(accept_all);
         }
         let m = manager(&controller, 50);
@@ -472,7 +530,7 @@ mod tests {
         let controller = Arc::new(FakeController::default());
         {
             let mut script = lock(&controller.script);
-            script.push_back(|_| top_level(ErrorCode::StaleBrokerEpoch));
+            script.push_back(|_, _| top_level(ErrorCode::StaleBrokerEpoch));
             script.push_back(accept_all);
         }
         // The broker re-registered (epoch 60); a leadership granted at epoch 50 proposes.
@@ -485,13 +543,51 @@ mod tests {
         assert!(new.await.unwrap().is_ok());
         let epochs: Vec<i64> = lock(&controller.requests)
             .iter()
-            .map(|r| r.broker_epoch)
+            .map(|(r, _)| r.broker_epoch)
             .collect();
         assert_eq!(
             epochs,
             vec![50, 60],
             "one request per epoch, the oldest first"
         );
+        stop.cancel();
+        task.await.unwrap();
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_topic_without_an_id_goes_by_name_at_v1_each_topic_apart() {
+        let controller = Arc::new(FakeController::default());
+        lock(&controller.script).push_back(accept_all);
+        let m = manager(&controller, 50);
+        let without_id = |topic: &str, partition| AlterPartitionItem {
+            topic_partition: TopicPartition::new(topic, partition),
+            topic_id: None,
+            ..item(partition, None)
+        };
+        let a = submit(&m, without_id("a", 0));
+        let b = submit(&m, without_id("b", 0));
+        let c = submit(&m, item(3, None));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(Arc::clone(&m).run(stop.clone()));
+        assert_eq!(a.await.unwrap().unwrap().partition_epoch, 5);
+        assert_eq!(b.await.unwrap().unwrap().isr, vec![1, 2]);
+        assert!(c.await.unwrap().is_ok());
+        let requests = lock(&controller.requests).clone();
+        assert_eq!(requests.len(), 1);
+        let (request, version) = &requests[0];
+        assert_eq!(
+            *version, 1,
+            "one topic without an id sends the whole request by name"
+        );
+        let names: Vec<String> = request
+            .topics
+            .iter()
+            .map(|t| t.topic_name.to_string())
+            .collect();
+        assert_eq!(names, ["a", "b", "t"], "topics without ids are not merged");
+        let p = &request.topics[0].partitions[0];
+        assert_eq!(p.new_isr, vec![1, 2], "v1 carries the ISR without epochs");
+        assert!(p.new_isr_with_epochs.is_empty());
         stop.cancel();
         task.await.unwrap();
     }

@@ -42,7 +42,8 @@ use super::zk_producer_id_manager::ZkProducerIdManager;
 const ALLOCATE_PRODUCER_IDS_VERSION: i16 = 0;
 
 /// AlterPartition v3 (KIP-903: the new ISR with broker epochs, by topic id), which Kafka 3.9's
-/// brokers send at every IBP kcli accepts (topic ids came at 2.8).
+/// brokers send at every IBP kcli accepts (topic ids came at 2.8) while every topic in the
+/// request has an id.
 pub const ALTER_PARTITION_VERSION: i16 = 3;
 
 /// ControlledShutdown v3, which Kafka 3.9's brokers send from IBP 2.4-IV1 (below every IBP kcli
@@ -150,22 +151,21 @@ impl BrokerToControllerChannelManager {
             })
     }
 
-    /// Sends AlterPartition (v[`ALTER_PARTITION_VERSION`]) to the controller.
+    /// Sends AlterPartition at `version` ([`ALTER_PARTITION_VERSION`], or 1 for a topic
+    /// without an id) to the controller.
     pub async fn alter_partition(
         &self,
         request: AlterPartitionRequest,
+        version: i16,
     ) -> Result<AlterPartitionResponse, BrokerToControllerError> {
         let Some(controller_id) = self.remote_controller()? else {
-            return Ok(self
-                .controller
-                .alter_partition(request, ALTER_PARTITION_VERSION)
-                .await);
+            return Ok(self.controller.alter_partition(request, version).await);
         };
         match self
             .send_remote(
                 controller_id,
                 &RequestKind::AlterPartition(request),
-                ALTER_PARTITION_VERSION,
+                version,
             )
             .await?
         {
