@@ -228,7 +228,9 @@ impl DefaultAlterPartitionManager {
         for item in items {
             let name = item.topic_partition.topic.as_str();
             let topic_id = item.topic_id.unwrap_or_default();
-            names_by_id.insert(topic_id, name.to_string());
+            if let Some(id) = item.topic_id {
+                names_by_id.insert(id, name.to_string());
+            }
             let state = &item.leader_and_isr;
             let topic = topics.entry(name).or_insert_with(|| TopicData {
                 topic_name: name.into(),
