@@ -16,7 +16,12 @@
 # Usage: benches/replication/run.sh [targets...]   (default: kcli kcli-single kafka)
 #        RUNS=3 COUNT=1000000 SIZE=1024 PARTITIONS=6 LAT_SECS=30 LAT_LINGER_MS=0
 #        NUM_FETCHERS=1 (num.replica.fetchers, both brokers) WAIT_S=120 (every wait's deadline)
-#        WARM_MB=4096 (page cache written and deleted before each throughput run; 0: none)
+#        WARM_CPU_S=5 (every CPU kept busy this long right before each throughput run; 0: none)
+#        WARM_MB=0 (page cache written and deleted before each throughput run, for a VM whose
+#        free page reporting cannot be pinned; 4096 was the default before it was)
+#        REPORTING_ORDER=11 (this VM's free page reporting, pinned for the series and put back
+#        afterwards when the knob is writable; 11 is above the largest buddy order, so nothing
+#        is handed back to the host; `keep` leaves it as it is)
 #        SKIP_BUILD=1 skips `cargo build --release --bin kcli`; KCLI=PATH runs another kcli binary
 #        (an A/B of two builds; implies nothing is built).
 # Needs: benches/serve/build-tools.sh (rdkafka_performance), tests/install-kafka-tools (Kafka
@@ -34,7 +39,10 @@ LAT_SECS=${LAT_SECS:-30}
 LAT_LINGER_MS=${LAT_LINGER_MS:-0}
 NUM_FETCHERS=${NUM_FETCHERS:-1}
 WAIT_S=${WAIT_S:-120}
-WARM_MB=${WARM_MB:-4096}
+WARM_CPU_S=${WARM_CPU_S:-5}
+WARM_MB=${WARM_MB:-0}
+REPORTING_ORDER=${REPORTING_ORDER:-11}
+reporting_knob=/sys/module/page_reporting/parameters/page_reporting_order
 SESSION_MS=6000
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}
 zk_jar=/usr/share/java/zookeeper.jar
@@ -69,7 +77,19 @@ cleanup() {
   done
   pids=()
 }
-trap 'cleanup; rm -rf "$work"' EXIT
+# A guest with free page reporting hands freed memory back to its host after a moment, and
+# each page the host took back faults in again, at ~2.6 CPU s per GB, when the page cache
+# next takes it: a replicated run writes three times a single broker's pages and paid that
+# on most of them, whatever the broker did (docs/benchmarks.md, "The host's page faults").
+# Pinning the order above the largest free block stops the reporting for the series.
+reporting_was=
+restore_reporting() { [ -z "$reporting_was" ] || echo "$reporting_was" >"$reporting_knob"; }
+trap 'cleanup; rm -rf "$work"; restore_reporting' EXIT
+if [ "$REPORTING_ORDER" != keep ] && [ -w "$reporting_knob" ]; then
+  reporting_was=$(cat "$reporting_knob")
+  echo "$REPORTING_ORDER" >"$reporting_knob" || die "cannot set $reporting_knob to $REPORTING_ORDER"
+fi
+reporting_now=$(cat "$reporting_knob" 2>/dev/null || echo none)
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { # port pid
@@ -186,16 +206,26 @@ one_run() {
   # and cached pages do not make this one reclaim them: without it the same binary's figures
   # drift by a fifth from run to run.
   if [ -w /proc/sys/vm/drop_caches ]; then sync; echo 3 >/proc/sys/vm/drop_caches; fi
-  # Then WARM_MB of page cache is written and deleted at once: the next WARM_MB of fresh pages
-  # are ones the guest just had. On this VM (a nested guest reporting free memory to its host) a
-  # page idle for seconds faults back in from the host at ~3 CPU s per GB written against ~0.25
-  # for a recently freed one, and only the first one to three GB after a pause come cheap.
-  # Without this, a run writing 3 GB (RF 3) pays the host's faults on most of its pages and a
-  # run writing 1 GB (RF 1) on few (docs/benchmarks.md, "The host's page faults"). Anonymous or
-  # tmpfs memory does not do it: the pages have to come back from the page cache.
+  # WARM_MB of page cache written and deleted at once makes the next WARM_MB of fresh pages
+  # ones the guest just had, for a VM whose free page reporting could not be pinned above: there
+  # a page idle for seconds faults back in from the host at ~2.6 CPU s per GB written against
+  # ~0.2 for a recently freed one, and a run writing 3 GB (RF 3) pays it on more of its pages
+  # than one writing 1 GB (docs/benchmarks.md, "The host's page faults").
   if [ "$WARM_MB" -gt 0 ]; then
     dd if=/dev/zero of="$work/warm" bs=1M count="$WARM_MB" status=none
     rm -f "$work/warm"
+  fi
+  # Then every CPU spins for WARM_CPU_S: after the seconds of near-idle that setting up a
+  # cluster takes, this VM ran the next few seconds of a replicated run at two thirds of its
+  # rate (273k against 440-509k msg/s, at the same broker CPU per GB), and a 1M-record run
+  # lasts only about that long ("Warm CPUs" in docs/benchmarks.md).
+  if [ "$WARM_CPU_S" -gt 0 ]; then
+    local spinners=() _
+    for _ in $(seq 1 "$(nproc)"); do
+      timeout "$WARM_CPU_S" sh -c 'while :; do :; done' &
+      spinners+=($!)
+    done
+    wait "${spinners[@]}" || true
   fi
   t0=$(cpu_ticks "${brokers[@]}")
   p=$(timeout $((WAIT_S * 5)) /usr/bin/time -f '%U %S' -o "$dir/producer.time" \
@@ -241,7 +271,7 @@ for target in "${targets[@]}"; do
 done
 
 echo
-echo "$COUNT x $SIZE B records, $PARTITIONS partitions, acks=-1, linger.ms=5, min.insync.replicas=2, num.replica.fetchers=$NUM_FETCHERS; latency at 10000 records/s for ${LAT_SECS}s, linger.ms=$LAT_LINGER_MS; medians of $RUNS runs"
+echo "$COUNT x $SIZE B records, $PARTITIONS partitions, acks=-1, linger.ms=5, min.insync.replicas=2, num.replica.fetchers=$NUM_FETCHERS; latency at 10000 records/s for ${LAT_SECS}s, linger.ms=$LAT_LINGER_MS; medians of $RUNS runs; page_reporting_order=$reporting_now, WARM_CPU_S=$WARM_CPU_S, WARM_MB=$WARM_MB"
 echo
 echo "| target | produce msg/s | MB/s | p50 ms | p99 ms | p99.9 ms | broker CPU s per GB | producer CPU s per GB | runs | msg/s per run |"
 echo "|---|---|---|---|---|---|---|---|---|---|"
