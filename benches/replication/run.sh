@@ -18,7 +18,7 @@
 #        NUM_FETCHERS=1 (num.replica.fetchers, both brokers) WAIT_S=120 (every wait's deadline)
 #        WARM_CPU_S=5 (every CPU kept busy this long right before each throughput run; 0: none)
 #        WARM_MB=0 (page cache written and deleted before each throughput run, for a VM whose
-#        free page reporting cannot be pinned; 4096 was the default before it was)
+#        free page reporting cannot be pinned; the default was 4096 before the pin)
 #        REPORTING_ORDER=11 (this VM's free page reporting, pinned for the series and put back
 #        afterwards when the knob is writable; 11 is above the largest buddy order, so nothing
 #        is handed back to the host; `keep` leaves it as it is)
