@@ -176,6 +176,9 @@ impl KafkaController {
             return Ok(Some(current.clone()));
         }
         if proposed.partition_epoch < current.partition_epoch {
+            tracing::info!(partition = %tp, proposed_partition_epoch = proposed.partition_epoch,
+                partition_epoch = current.partition_epoch, proposed_isr = ?proposed.isr,
+                isr = ?state.isr, "refusing AlterPartition: older partition epoch");
             return Err(ErrorCode::InvalidUpdateVersion);
         }
         if proposed.leader_recovery_state == RECOVERING

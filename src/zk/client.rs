@@ -152,10 +152,12 @@ pub enum Op {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum OpResult {
     Check,
-    /// The created path (with its sequential suffix, if any) and its stat.
+    /// The created path (with its sequential suffix, if any) and its stat, where the server
+    /// sends one: ZooKeeper 3.8 answers a create inside a multi with the path alone, so a real
+    /// ensemble gives `None` here. A created znode is at version 0 either way.
     Create {
         path: String,
-        stat: Stat,
+        stat: Option<Stat>,
     },
     SetData {
         stat: Stat,

@@ -339,7 +339,10 @@ impl ZkClient for EmbeddedSession {
                 data: data.to_vec(),
                 mode,
             })? {
-                OpResult::Create { path, stat } => Ok((path, stat)),
+                OpResult::Create {
+                    path,
+                    stat: Some(stat),
+                } => Ok((path, stat)),
                 _ => Err(ZkError::Other(-1)),
             }
         })

@@ -249,7 +249,11 @@ async fn multi_is_all_or_nothing() {
     ];
     let res = c.multi(good).await.unwrap();
     assert_eq!(res.len(), 5);
-    let OpResult::Create { stat: created, .. } = &res[1] else {
+    let OpResult::Create {
+        stat: Some(created),
+        ..
+    } = &res[1]
+    else {
         panic!("{res:?}")
     };
     let OpResult::SetData { stat: set } = &res[2] else {

@@ -341,20 +341,18 @@ impl KafkaZkClient {
                 Err(e) => return Err(e.into()),
             }
         }
-        let result = self
-            .fenced(
-                epoch,
-                Op::Create {
-                    path: zk_data::topic_partition_state_path(tp),
-                    data: state.encode(),
-                    mode: CreateMode::Persistent,
-                },
-            )
-            .await?;
-        Ok(match result {
-            OpResult::Create { stat, .. } => stat.version,
-            _ => 0,
-        })
+        self.fenced(
+            epoch,
+            Op::Create {
+                path: zk_data::topic_partition_state_path(tp),
+                data: state.encode(),
+                mode: CreateMode::Persistent,
+            },
+        )
+        .await?;
+        // A znode is created at version 0; the multi's answer is not read for it, since a real
+        // ZooKeeper sends no stat there.
+        Ok(0)
     }
 
     /// Kafka's `updateLeaderAndIsr` for one partition: a conditional set of the state znode at
@@ -366,6 +364,12 @@ impl KafkaZkClient {
         state: &PartitionState,
         partition_epoch: i32,
     ) -> Result<StateWrite, KafkaZkError> {
+        // ZooKeeper's version -1 matches any version: a state write is never unconditional.
+        if partition_epoch < 0 {
+            tracing::error!(partition = %tp, partition_epoch,
+                "refusing to write a partition state at no partition epoch");
+            return Ok(StateWrite::Stale);
+        }
         let op = Op::SetData {
             path: zk_data::topic_partition_state_path(tp),
             data: state.encode(),

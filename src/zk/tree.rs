@@ -68,7 +68,10 @@ impl Tree {
             }
             Op::Create { path, data, mode } => {
                 let (path, stat) = self.create(path, data, *mode, zxid, now, session, triggers)?;
-                Ok(OpResult::Create { path, stat })
+                Ok(OpResult::Create {
+                    path,
+                    stat: Some(stat),
+                })
             }
             Op::SetData {
                 path,

@@ -326,9 +326,10 @@ impl ZkClient for ZooKeeperClient {
                 .map(|r| match r {
                     zkc::MultiWriteResult::Check => Ok(OpResult::Check),
                     zkc::MultiWriteResult::Delete => Ok(OpResult::Delete),
+                    // The crate reports a stat the server did not send as all -1.
                     zkc::MultiWriteResult::Create { path, stat: st } => Ok(OpResult::Create {
                         path,
-                        stat: stat(&st),
+                        stat: (st.czxid >= 0).then(|| stat(&st)),
                     }),
                     zkc::MultiWriteResult::SetData { stat: st } => {
                         Ok(OpResult::SetData { stat: stat(&st) })

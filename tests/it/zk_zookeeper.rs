@@ -1,10 +1,15 @@
 //! The `ZkClient` conformance scenario, run against the embedded store and against a real
 //! ZooKeeper (Debian's `zookeeper` package, started here on 127.0.0.1 with a free port and a
-//! temp dir by `support::zookeeper`), so both implementations keep the same semantics.
+//! temp dir by `support::zookeeper`), so both implementations keep the same semantics; and the
+//! partition state's epochs through `KafkaZkClient` on both.
 
 use std::sync::Arc;
 use std::time::Duration;
 
+use kcli::cluster::TopicPartition;
+use kcli::zk::kafka_zk_client::{KafkaZkClient, StateWrite};
+use kcli::zk::recipes::ensure_persistent_paths;
+use kcli::zk::zk_data::PartitionState;
 use kcli::zk::zookeeper::ZooKeeperClient;
 use kcli::zk::{
     CreateMode, EmbeddedStore, Op, OpResult, WatchedEvent, WatchedEventType, ZkClient, ZkError,
@@ -166,6 +171,83 @@ async fn real_zookeeper_conforms() {
     tokio::time::timeout(
         Duration::from_secs(60),
         conformance(Arc::new(a), Arc::new(b)),
+    )
+    .await
+    .unwrap();
+    drop(server);
+}
+
+/// A new partition's epoch is the version its state znode reads at (0), so the leader's first
+/// AlterPartition, sent at that epoch, is a conditional write that a later controller can check
+/// against the znode; a write at an epoch it has moved past, or at none (-1, which ZooKeeper
+/// would take as any version), is refused.
+async fn partition_state_epochs(zk: Arc<dyn ZkClient>) {
+    ensure_persistent_paths(zk.as_ref()).await.unwrap();
+    let client = KafkaZkClient::new(zk.clone());
+    let epoch = client
+        .register_controller_and_increment_controller_epoch(1, 0)
+        .await
+        .unwrap();
+    zk.create("/brokers/topics/t", b"{}", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let tp = TopicPartition::new("t", 0);
+    let state = |isr: Vec<i32>| PartitionState {
+        leader: 1,
+        leader_epoch: 0,
+        isr,
+        controller_epoch: epoch.epoch,
+        leader_recovery_state: 0,
+    };
+    let created = client
+        .create_topic_partition_state(epoch, &tp, &state(vec![1, 2, 3]))
+        .await
+        .unwrap();
+    let (_, read) = client
+        .get_topic_partition_state(&tp)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((created, read), (0, 0));
+    assert_eq!(
+        client
+            .update_leader_and_isr(epoch, &tp, &state(vec![1, 2]), created)
+            .await
+            .unwrap(),
+        StateWrite::Written { partition_epoch: 1 }
+    );
+    for stale in [created, -1] {
+        assert_eq!(
+            client
+                .update_leader_and_isr(epoch, &tp, &state(vec![1]), stale)
+                .await
+                .unwrap(),
+            StateWrite::Stale,
+            "at partition epoch {stale}"
+        );
+    }
+    let (now, version) = client
+        .get_topic_partition_state(&tp)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!((now.isr, version), (vec![1, 2], 1));
+}
+
+#[tokio::test]
+async fn embedded_store_partition_state_epochs() {
+    partition_state_epochs(Arc::new(EmbeddedStore::in_memory().session())).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn real_zookeeper_partition_state_epochs() {
+    let server = ZkServer::start_async().await;
+    let zk = ZooKeeperClient::connect(&server.connect_string(), Duration::from_secs(6))
+        .await
+        .unwrap();
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        partition_state_epochs(Arc::new(zk)),
     )
     .await
     .unwrap();

@@ -22,6 +22,7 @@ pub(crate) mod membership;
 mod reassignment;
 mod replication;
 mod sasl;
+mod stays_dead;
 mod tls;
 mod truncation;
 
