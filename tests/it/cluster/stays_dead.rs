@@ -1,18 +1,22 @@
-//! Victims that never come back: a controller killed -9 for good must leave no partition waiting
-//! for it. Its successor elects leaders for the partitions it led, and accepts the other leaders'
-//! ISR shrinks (AlterPartition at the partition epoch they hold), so the dead broker leaves
-//! every ISR in ZooKeeper and acks=all writes go on through the live brokers.
+//! Victims that never come back. A broker killed -9 for good, the controller or another, must
+//! leave no partition waiting for it: the controller elects leaders for the partitions it led,
+//! and accepts the other leaders' ISR shrinks (AlterPartition at the partition epoch they hold),
+//! so the dead broker leaves every ISR in ZooKeeper and idempotent acks=all writes go on through
+//! the live brokers. With two of three dead and `min.insync.replicas=2`, acks=all is refused with
+//! NOT_ENOUGH_REPLICAS, and served again once one of them returns.
 
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 use super::create_topic;
+use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
 use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 
 const TOPIC: &str = "t";
 const PARTITIONS: i32 = 6;
 const PARTITION_COUNT: usize = 6;
+const NOT_ENOUGH_REPLICAS: i16 = 19;
 
 /// The session, then the lag check, then the AlterPartition round trip; Kafka 3.9.1 is done
 /// within 5 s of the session's end on this machine.
@@ -38,46 +42,35 @@ fn leaderships(cluster: &TestCluster) -> Option<Vec<(i32, Vec<i32>)>> {
         .collect()
 }
 
-#[test]
-fn a_controller_killed_for_good_leaves_every_isr_and_acks_all_goes_on() {
-    let mut cluster = TestCluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
-    create_topic(&cluster, TOPIC, PARTITIONS, 3);
-    let dead = cluster.controller_id().unwrap();
-    let alive: BTreeSet<i32> = (1..=3).filter(|id| *id != dead).collect();
-    cluster.broker(dead).kill9();
-
-    // Every partition led by a live broker, and the dead one in no ISR, in ZooKeeper.
-    let settled = wait_until(
-        "every partition led by a live broker with the dead one out of its ISR",
+/// Waits until ZooKeeper has every partition led by a broker of `alive` with exactly `alive` as
+/// its ISR, and every live broker's Metadata has those leaders.
+fn wait_for_isrs_of(cluster: &TestCluster, alive: &BTreeSet<i32>) {
+    wait_until(
+        "every partition led by a live broker with the live ones as its ISR",
         recovery_limit(),
         || {
-            leaderships(&cluster).filter(|all| {
-                all.iter()
-                    .all(|(leader, isr)| alive.contains(leader) && !isr.contains(&dead))
+            leaderships(cluster).filter(|all| {
+                all.iter().all(|(leader, isr)| {
+                    alive.contains(leader) && isr.iter().copied().collect::<BTreeSet<_>>() == *alive
+                })
             })
         },
     );
-    for (p, (_, isr)) in settled.iter().enumerate() {
-        assert_eq!(
-            isr.iter().copied().collect::<BTreeSet<_>>(),
-            alive,
-            "partition {p}"
-        );
-    }
-    let controller = cluster.controller_id().unwrap();
-    assert!(alive.contains(&controller), "controller {controller}");
-    for id in &alive {
+    for id in alive {
         wait_until(
             "every live broker's Metadata has the new leaders",
             recovery_limit(),
             || {
                 metadata(cluster.port(*id))
-                    .filter(|m| m.led_partitions(TOPIC, PARTITION_COUNT, &alive).is_some())
+                    .filter(|m| m.led_partitions(TOPIC, PARTITION_COUNT, alive).is_some())
             },
         );
     }
+}
 
-    // acks=all, idempotent, on every partition, through the live brokers only.
+/// Idempotent acks=all on every partition through the brokers of `alive` only: some records
+/// acknowledged on each, and every acknowledged one read back at its offset.
+fn assert_acks_all_goes_on(cluster: &TestCluster, alive: &BTreeSet<i32>) {
     let bootstrap = alive
         .iter()
         .map(|id| format!("127.0.0.1:{}", cluster.port(*id)))
@@ -94,4 +87,94 @@ fn a_controller_killed_for_good_leaves_every_isr_and_acks_all_goes_on() {
         );
     }
     assert_every_acknowledged_record_consumed(&bootstrap, TOPIC, &acked, || cluster.logs());
+}
+
+#[test]
+fn a_controller_killed_for_good_leaves_every_isr_and_acks_all_goes_on() {
+    let mut cluster = TestCluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
+    create_topic(&cluster, TOPIC, PARTITIONS, 3);
+    let dead = cluster.controller_id().unwrap();
+    let alive: BTreeSet<i32> = (1..=3).filter(|id| *id != dead).collect();
+    cluster.broker(dead).kill9();
+
+    wait_for_isrs_of(&cluster, &alive);
+    let controller = cluster.controller_id().unwrap();
+    assert!(alive.contains(&controller), "controller {controller}");
+    assert_acks_all_goes_on(&cluster, &alive);
+}
+
+#[test]
+fn a_broker_killed_for_good_leaves_every_isr_and_its_partitions_get_leaders() {
+    let mut cluster = TestCluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
+    create_topic(&cluster, TOPIC, PARTITIONS, 3);
+    let controller = cluster.controller_id().unwrap();
+    // A leader of some partitions and a follower of the others, not the controller.
+    let dead = (1..=3).find(|id| *id != controller).unwrap();
+    let alive: BTreeSet<i32> = (1..=3).filter(|id| *id != dead).collect();
+    let led = leaderships(&cluster)
+        .unwrap()
+        .iter()
+        .filter(|(leader, _)| *leader == dead)
+        .count();
+    assert!(
+        led > 0 && led < PARTITION_COUNT,
+        "broker {dead} leads {led}"
+    );
+    cluster.broker(dead).kill9();
+
+    wait_for_isrs_of(&cluster, &alive);
+    assert_eq!(cluster.controller_id(), Some(controller));
+    assert_acks_all_goes_on(&cluster, &alive);
+}
+
+/// `(error code, base offset)` of one acks=-1 produce of `value` to the broker on `port`.
+fn produce_acks_all(port: u16, partition: i32, value: &str) -> (i16, i64) {
+    let mut request = produce_request(TOPIC, partition, batch_of(&[value.into()]), -1);
+    if let kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
+        p.timeout_ms = 1_000;
+    }
+    produce_result(&KafkaConn::connect(port).call(&request, 9))
+}
+
+#[test]
+fn two_of_three_dead_refuse_acks_all_under_min_isr_and_serve_again_when_one_returns() {
+    let mut cluster = TestCluster::start(
+        3,
+        &[
+            ("replica.lag.time.max.ms", "3000"),
+            ("min.insync.replicas", "2"),
+        ],
+    );
+    create_topic(&cluster, TOPIC, PARTITIONS, 3);
+    let survivor = cluster.controller_id().unwrap();
+    let dead: Vec<i32> = (1..=3).filter(|id| *id != survivor).collect();
+    for id in &dead {
+        cluster.broker(*id).kill9();
+    }
+    let alone = BTreeSet::from([survivor]);
+    wait_for_isrs_of(&cluster, &alone);
+    // Every partition refuses acks=all, and appends nothing for it.
+    for p in 0..PARTITIONS {
+        let code = wait_until("NOT_ENOUGH_REPLICAS", Duration::from_secs(10), || {
+            let (code, _) = produce_acks_all(cluster.port(survivor), p, "refused");
+            (code == NOT_ENOUGH_REPLICAS).then_some(code)
+        });
+        assert_eq!(code, NOT_ENOUGH_REPLICAS, "partition {p}");
+    }
+
+    // One comes back: it catches up, rejoins every ISR, and acks=all is served again.
+    let back = dead[0];
+    cluster.restart_once_deregistered(back, recovery_limit());
+    let alive = BTreeSet::from([survivor, back]);
+    wait_until("the returned broker in every ISR", recovery_limit(), || {
+        leaderships(&cluster).filter(|all| all.iter().all(|(_, isr)| isr.contains(&back)))
+    });
+    for p in 0..PARTITIONS {
+        let leader = leaderships(&cluster).unwrap()[usize::try_from(p).unwrap()].0;
+        assert!(alive.contains(&leader), "partition {p}: leader {leader}");
+        wait_until("acks=all accepted again", recovery_limit(), || {
+            let (code, _) = produce_acks_all(cluster.port(leader), p, "accepted");
+            (code == 0).then_some(())
+        });
+    }
 }
