@@ -2,7 +2,8 @@
 //! that implements it for the single-node default (persisted in the data dir); `ZooKeeperClient`,
 //! the same trait over one session of a real ensemble, and `ZkSession`, the client that rebuilds
 //! its session after an expiry and runs the after-new-session handlers; the `WatchDispatcher`
-//! that routes watch events to per-path handlers; `checked_ephemeral`, Kafka's CheckedEphemeral
+//! that routes watch events to per-path handlers; the `WatchRegistry` of a session's armed
+//! watches, which a resumed session arms again; `checked_ephemeral`, Kafka's CheckedEphemeral
 //! create; `recipes` (recursive create, the pre-created paths, the
 //! cluster id); `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
 //! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
@@ -26,6 +27,7 @@ mod tree;
 mod txn_log;
 pub mod user_configs;
 pub mod watch_dispatcher;
+pub mod watch_registry;
 pub mod zk_data;
 mod zk_paths;
 pub mod zookeeper;

@@ -3,9 +3,11 @@
 //! default when `zookeeper.set.acl=false`). One-shot watches are forwarded to an event channel by
 //! a small task each; session-state events are not forwarded (`zk::session` follows them through
 //! [`ZooKeeperClient::state_watcher`] and builds the next session on expiry, forwarding every
-//! session's watch events to one channel).
+//! session's watch events to one channel). The watches armed and not yet fired are kept in a
+//! [`WatchRegistry`] that a client resuming the same session shares, so that
+//! [`ZooKeeperClient::rearm_watches`] can set them again.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -16,6 +18,7 @@ use crate::cluster::sync::lock;
 use super::client::{
     CreateMode, Op, OpResult, Stat, WatchedEvent, WatchedEventType, ZkClient, ZkError, ZkFuture,
 };
+use super::watch_registry::{PendingWatch, WatchKind, WatchRegistry};
 
 /// How long `close` waits for the session's CloseSession to go out.
 const CLOSE_WAIT: Duration = Duration::from_secs(2);
@@ -28,6 +31,8 @@ pub struct ZooKeeperClient {
     session_id: i64,
     events_tx: UnboundedSender<WatchedEvent>,
     events_rx: Mutex<Option<UnboundedReceiver<WatchedEvent>>>,
+    /// The session's armed watches, shared with a client that resumes it.
+    watches: Arc<WatchRegistry>,
 }
 
 fn map_err(e: zkc::Error) -> ZkError {
@@ -104,12 +109,38 @@ impl ZooKeeperClient {
         session_timeout: Duration,
         events_tx: UnboundedSender<WatchedEvent>,
     ) -> Result<Self, ZkError> {
-        let client = zkc::Client::connector()
-            .with_session_timeout(session_timeout)
-            .connect(connect)
-            .await
-            .map_err(map_err)?;
-        Ok(Self::from_client(client, events_tx))
+        Self::connect_session(
+            connect,
+            session_timeout,
+            events_tx,
+            Arc::new(WatchRegistry::default()),
+            None,
+        )
+        .await
+    }
+
+    /// Connects to `connect`: a new session, or with `resume` the session it names (its id and
+    /// password), whose armed watches `watches` holds. Watch events go to `events_tx`. Resuming
+    /// a session the ensemble has expired fails with `SessionExpired`.
+    pub async fn connect_session(
+        connect: &str,
+        session_timeout: Duration,
+        events_tx: UnboundedSender<WatchedEvent>,
+        watches: Arc<WatchRegistry>,
+        resume: Option<zkc::SessionInfo>,
+    ) -> Result<Self, ZkError> {
+        let mut connector = zkc::Client::connector().with_session_timeout(session_timeout);
+        if let Some(session) = resume {
+            connector = connector.with_session(session);
+        }
+        let client = connector.connect(connect).await.map_err(map_err)?;
+        Ok(ZooKeeperClient {
+            session_id: client.session_id().0,
+            client: Mutex::new(Some(client)),
+            events_tx,
+            events_rx: Mutex::new(None),
+            watches,
+        })
     }
 
     /// Connects to the session `session` already names (its id and password): ZooKeeper moves
@@ -120,24 +151,55 @@ impl ZooKeeperClient {
         session: zkc::SessionInfo,
         session_timeout: Duration,
     ) -> Result<Self, ZkError> {
-        let client = zkc::Client::connector()
-            .with_session_timeout(session_timeout)
-            .with_session(session)
-            .connect(connect)
-            .await
-            .map_err(map_err)?;
         let (events_tx, events_rx) = unbounded_channel();
-        let mut client = Self::from_client(client, events_tx);
+        let mut client = Self::connect_session(
+            connect,
+            session_timeout,
+            events_tx,
+            Arc::new(WatchRegistry::default()),
+            Some(session),
+        )
+        .await?;
         client.events_rx = Mutex::new(Some(events_rx));
         Ok(client)
     }
 
-    fn from_client(client: zkc::Client, events_tx: UnboundedSender<WatchedEvent>) -> Self {
-        ZooKeeperClient {
-            session_id: client.session_id().0,
-            client: Mutex::new(Some(client)),
-            events_tx,
-            events_rx: Mutex::new(None),
+    /// Arms `pending` (the watches of this session that a client before this one had armed)
+    /// again, and sends the event each owes for a change made while none was armed (ZooKeeper's
+    /// `SetWatches`). On an error the watches not armed yet go back to the registry.
+    pub async fn rearm_watches(&self, pending: Vec<PendingWatch>) -> Result<(), ZkError> {
+        let mut left = pending.into_iter();
+        while let Some(watch) = left.next() {
+            let now = match self.read_watching(watch.kind, &watch.path).await {
+                Ok(now) => now,
+                Err(e) => {
+                    for w in std::iter::once(watch).chain(left) {
+                        self.watches.armed(w.kind, &w.path, w.seen);
+                    }
+                    return Err(e);
+                }
+            };
+            if let Some(event_type) = watch.change_since(now.as_ref()) {
+                let _ = self.events_tx.send(WatchedEvent {
+                    event_type,
+                    path: watch.path,
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// The node's stat (`None` when missing) by the read that arms a watch of `kind`.
+    async fn read_watching(&self, kind: WatchKind, path: &str) -> Result<Option<Stat>, ZkError> {
+        let read = match kind {
+            WatchKind::Data => self.get_data(path, true).await.map(|(_, st)| st),
+            WatchKind::Children => self.get_children(path, true).await.map(|(_, st)| st),
+            WatchKind::Exists => return self.exists(path, true).await,
+        };
+        match read {
+            Ok(st) => Ok(Some(st)),
+            Err(ZkError::NoNode(_)) => Ok(None),
+            Err(e) => Err(e),
         }
     }
 
@@ -145,6 +207,11 @@ impl ZooKeeperClient {
     /// closed.
     pub fn session_info(&self) -> Option<zkc::SessionInfo> {
         self.client().ok().map(|c| c.session().clone())
+    }
+
+    /// The registry of this session's armed watches.
+    pub fn watches(&self) -> &Arc<WatchRegistry> {
+        &self.watches
     }
 
     /// A watcher of the crate's session states from now on; `None` once closed.
@@ -157,9 +224,20 @@ impl ZooKeeperClient {
         guard.clone().ok_or(ZkError::SessionExpired)
     }
 
-    /// Forwards the watcher's node event to the session's channel.
-    fn forward(&self, watcher: zkc::OneshotWatcher) {
+    /// Records the watch of `kind` on `path` (the node then as `seen`) and forwards its node
+    /// event to the session's channel. A session event ends it unfired: the session is gone or
+    /// moves to another client, which re-arms it from the registry.
+    fn forward(
+        &self,
+        watcher: zkc::OneshotWatcher,
+        kind: WatchKind,
+        path: &str,
+        seen: Option<Stat>,
+    ) {
+        self.watches.armed(kind, path, seen);
         let tx = self.events_tx.clone();
+        let watches = Arc::clone(&self.watches);
+        let armed_path = path.to_string();
         tokio::spawn(async move {
             let ev = watcher.changed().await;
             let event_type = match ev.event_type {
@@ -169,6 +247,7 @@ impl ZooKeeperClient {
                 zkc::EventType::NodeChildrenChanged => WatchedEventType::NodeChildrenChanged,
                 zkc::EventType::Session => return,
             };
+            watches.fired(kind, &armed_path);
             let _ = tx.send(WatchedEvent {
                 event_type,
                 path: ev.path,
@@ -215,8 +294,9 @@ impl ZkClient for ZooKeeperClient {
                     .get_and_watch_data(path)
                     .await
                     .map_err(|e| with_path(e, path))?;
-                self.forward(w);
-                Ok((data, stat(&st)))
+                let st = stat(&st);
+                self.forward(w, WatchKind::Data, path, Some(st));
+                Ok((data, st))
             } else {
                 let (data, st) = client
                     .get_data(path)
@@ -256,7 +336,7 @@ impl ZkClient for ZooKeeperClient {
                     .get_and_watch_children(path)
                     .await
                     .map_err(|e| with_path(e, path))?;
-                self.forward(w);
+                self.forward(w, WatchKind::Children, path, Some(stat(&st)));
                 (kids, st)
             } else {
                 client
@@ -277,7 +357,7 @@ impl ZkClient for ZooKeeperClient {
                     .check_and_watch_stat(path)
                     .await
                     .map_err(|e| with_path(e, path))?;
-                self.forward(w);
+                self.forward(w, WatchKind::Exists, path, st.as_ref().map(stat));
                 st
             } else {
                 client
