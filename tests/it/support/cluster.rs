@@ -17,6 +17,7 @@ use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::zk::{Stat, ZkClient, ZkError};
 
+use super::zk_ensemble::{ClusterZk, ZkEnsemble};
 use super::zookeeper::ZkServer;
 use crate::serve_support::{KafkaConn, TestBroker};
 
@@ -255,7 +256,7 @@ pub fn zk_get(connect: &str, path: &str) -> Option<(String, Stat)> {
 /// A real ZooKeeper and `n` kcli brokers (ids 1..=n).
 pub struct TestCluster {
     pub brokers: Vec<TestBroker>,
-    pub zk: ZkServer,
+    pub zk: ClusterZk,
     chroot: String,
     _exclusive: MutexGuard<'static, ()>,
 }
@@ -264,7 +265,20 @@ impl TestCluster {
     /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
     /// waits until every broker's Metadata lists all `n`.
     pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
-        TestCluster::start_inner(n, overrides, None::<fn(&str)>)
+        TestCluster::start_inner(n, overrides, None::<fn(&str)>, None)
+    }
+
+    /// [`TestCluster::start`] on a three-server ZooKeeper ensemble, for tests that fail its
+    /// servers ([`TestCluster::ensemble`]).
+    pub fn start_on_ensemble(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let ensemble = ZkEnsemble::start(3);
+        TestCluster::start_inner(
+            n,
+            overrides,
+            None::<fn(&str)>,
+            Some((ClusterZk::Ensemble(ensemble), exclusive)),
+        )
     }
 
     /// [`TestCluster::start`], running `setup` with `zookeeper.connect` (chroot included,
@@ -275,16 +289,21 @@ impl TestCluster {
         overrides: &[(&str, &str)],
         setup: impl FnOnce(&str),
     ) -> TestCluster {
-        TestCluster::start_inner(n, overrides, Some(setup))
+        TestCluster::start_inner(n, overrides, Some(setup), None)
     }
 
+    /// Starts the brokers on `zk` (a standalone server when `None`, this thread then taking
+    /// [`exclusive`]).
     fn start_inner(
         n: i32,
         overrides: &[(&str, &str)],
         setup: Option<impl FnOnce(&str)>,
+        zk: Option<(ClusterZk, MutexGuard<'static, ()>)>,
     ) -> TestCluster {
-        let exclusive = exclusive();
-        let zk = ZkServer::start();
+        let (zk, exclusive) = zk.unwrap_or_else(|| {
+            let exclusive = exclusive();
+            (ClusterZk::Standalone(ZkServer::start()), exclusive)
+        });
         let chroot = "/kcli".to_string();
         let connect = format!("{}{chroot}", zk.connect_string());
         if let Some(setup) = setup {
@@ -331,6 +350,14 @@ impl TestCluster {
     /// `zookeeper.connect` of the brokers, chroot included.
     pub fn connect(&self) -> String {
         format!("{}{}", self.zk.connect_string(), self.chroot)
+    }
+
+    /// The ensemble under a cluster started with [`TestCluster::start_on_ensemble`].
+    pub fn ensemble(&mut self) -> &mut ZkEnsemble {
+        match &mut self.zk {
+            ClusterZk::Ensemble(ensemble) => ensemble,
+            ClusterZk::Standalone(_) => panic!("a standalone ZooKeeper: start_on_ensemble"),
+        }
     }
 
     /// The broker with this id.

@@ -14,6 +14,9 @@ use kcli::zk::zookeeper::ZooKeeperClient;
 use kcli::zk::{ZkClient, ZkError};
 
 const ZK_JAR: &str = "/usr/share/java/zookeeper.jar";
+/// The server's classpath: Debian's config dir (log4j), the jar and a logger.
+pub const ZK_CLASSPATH: &str =
+    "/etc/zookeeper/conf:/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar";
 const START_LIMIT: Duration = Duration::from_secs(30);
 
 /// A standalone ZooKeeper server, killed on drop.
@@ -74,9 +77,7 @@ impl ZkServer {
             .args(["-Xmx256m", "-XX:+UseSerialGC"])
             .arg(format!("-Dzookeeper.log.dir={}", dir.path().display()))
             .arg("-cp")
-            .arg(format!(
-                "/etc/zookeeper/conf:{ZK_JAR}:/usr/share/java/slf4j-simple.jar"
-            ))
+            .arg(ZK_CLASSPATH)
             .arg("org.apache.zookeeper.server.ZooKeeperServerMain")
             .arg(&cfg)
             .stdout(Stdio::from(log.try_clone().unwrap()))
