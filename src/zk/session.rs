@@ -1,6 +1,14 @@
 //! `ZkSession`: Kafka's `ZooKeeperClient` over a real ensemble, a `ZkClient` that survives the
 //! expiry of its session. It follows the current session's states and reports Connected,
-//! Disconnected and Expired to subscribers; on expiry it runs the registered
+//! Disconnected and Expired to subscribers.
+//!
+//! The crate gives a session up when it has reached no server for about 1.4 session timeouts,
+//! although the ensemble may still hold it: one that lost quorum for longer than that and got it
+//! back gives every session a fresh timeout. So, as Kafka's client does, a session the crate
+//! gave up is resumed (its id and password on a new connection, its unfired watches armed
+//! again with the events they owe) until the ensemble answers that it expired; meanwhile it is
+//! Disconnected, and calls wait. Only an expiry the ensemble confirms is an expiry: then it
+//! runs the registered
 //! `StateChangeHandler`s' `before_initializing_session`, builds a new session (retrying with
 //! backoff until one connects), then runs their `after_initializing_session`, in registration
 //! order (Kafka's `reinitialize`). Calls made meanwhile wait for the new session, as Kafka's
@@ -26,6 +34,7 @@ use super::client::{
     ZkError, ZkFuture,
 };
 use super::recipes::create_recursive;
+use super::watch_registry::WatchRegistry;
 use super::zookeeper::ZooKeeperClient;
 
 /// The first and the largest pause between attempts to build a new session after an expiry.
@@ -53,6 +62,8 @@ struct Inner {
     handlers: Mutex<Vec<Arc<dyn StateChangeHandler>>>,
     events_tx: UnboundedSender<WatchedEvent>,
     events_rx: Mutex<Option<UnboundedReceiver<WatchedEvent>>>,
+    /// The current session's armed watches, carried to a client that resumes it.
+    watches: Arc<WatchRegistry>,
     closed: AtomicBool,
 }
 
@@ -137,6 +148,7 @@ impl ZkSession {
             Some(events_tx.clone()),
         )
         .await?;
+        let watches = Arc::clone(first.watches());
         let (states, _) = broadcast::channel(64);
         let (state, _) = watch::channel(SessionState::Connected);
         let watcher = first.state_watcher();
@@ -150,6 +162,7 @@ impl ZkSession {
             handlers: Mutex::new(Vec::new()),
             events_tx,
             events_rx: Mutex::new(Some(events_rx)),
+            watches,
             closed: AtomicBool::new(false),
         });
         if let Some(watcher) = watcher {
@@ -195,6 +208,11 @@ impl Inner {
         }
     }
 
+    /// Whether the session is being resumed: a call that found it gone waits for it.
+    fn resuming(&self) -> bool {
+        !self.closed.load(Ordering::Acquire) && *self.state.borrow() == SessionState::Disconnected
+    }
+
     /// The session to use now, waiting while a new one is built.
     async fn current(&self) -> Result<Arc<ZooKeeperClient>, ZkError> {
         if self.closed.load(Ordering::Acquire) {
@@ -233,17 +251,32 @@ async fn follow_sessions(inner: Weak<Inner>, mut watcher: zkc::StateWatcher) {
         if state == reported {
             continue;
         }
-        // The crate's watch channel keeps only the latest state, but an expiry is learnt only
-        // on reconnecting, so a Disconnected it coalesced away did happen: report it first.
-        if state == SessionState::Expired && reported == SessionState::Connected {
-            strong.publish(SessionState::Disconnected);
-        }
-        strong.publish(state);
-        reported = state;
         if state != SessionState::Expired {
+            strong.publish(state);
+            reported = state;
             continue;
         }
+        // The crate's watch channel keeps only the latest state, but an expiry is learnt only
+        // on reconnecting, so a Disconnected it coalesced away did happen: report it first.
+        if reported == SessionState::Connected {
+            strong.publish(SessionState::Disconnected);
+        }
+        drop(strong);
+        match resume(&inner).await {
+            Resumption::Resumed(next) => {
+                watcher = next;
+                reported = SessionState::Connected;
+                continue;
+            }
+            Resumption::Closed => return,
+            Resumption::Expired => {}
+        }
+        let Some(strong) = inner.upgrade() else {
+            return;
+        };
+        strong.publish(SessionState::Expired);
         tracing::info!(connect = %strong.connect, "ZooKeeper session expired; building a new one");
+        strong.watches.clear();
         drop(strong);
         match reinitialize(&inner).await {
             Some(next) => {
@@ -252,6 +285,83 @@ async fn follow_sessions(inner: Weak<Inner>, mut watcher: zkc::StateWatcher) {
             }
             None => return,
         }
+    }
+}
+
+/// How an attempt to resume a session the crate gave up ended.
+enum Resumption {
+    /// The ensemble still held it: it is current again, followed by this watcher.
+    Resumed(zkc::StateWatcher),
+    /// The ensemble answered that it expired.
+    Expired,
+    /// The `ZkSession` was closed or dropped meanwhile.
+    Closed,
+}
+
+/// Connects to the current session again (its id and password) until the ensemble takes it
+/// back or answers that it expired, retrying with backoff while no server answers; a session
+/// taken back gets its unfired watches armed again.
+async fn resume(inner: &Weak<Inner>) -> Resumption {
+    let mut backoff = RETRY_BACKOFF_MIN;
+    let mut attempts = 0u32;
+    loop {
+        let Some(strong) = inner.upgrade() else {
+            return Resumption::Closed;
+        };
+        if strong.closed.load(Ordering::Acquire) {
+            return Resumption::Closed;
+        }
+        let Some(session) = strong.current.read().await.session_info() else {
+            return Resumption::Expired;
+        };
+        let attempt = tokio::time::timeout(
+            strong.session_timeout,
+            ZooKeeperClient::connect_session(
+                &strong.connect,
+                strong.session_timeout,
+                strong.events_tx.clone(),
+                Arc::clone(&strong.watches),
+                Some(session),
+            ),
+        )
+        .await;
+        attempts += 1;
+        match attempt {
+            Ok(Ok(client)) => {
+                let Some(watcher) = client.state_watcher() else {
+                    continue;
+                };
+                let client = Arc::new(client);
+                // The client replaced gave the session up and holds no connection: dropping
+                // it closes nothing.
+                *strong.current.write().await = Arc::clone(&client);
+                let pending = strong.watches.take_all();
+                let rearmed = pending.len();
+                if let Err(error) = client.rearm_watches(pending).await {
+                    // The connection went again; the crate reports it, and what is not armed
+                    // yet is back in the registry.
+                    tracing::warn!(%error, "cannot arm the resumed session's watches yet");
+                }
+                tracing::info!(
+                    connect = %strong.connect,
+                    session_id = format_args!("{:#x}", client.session_id()),
+                    attempts, rearmed, "resumed the ZooKeeper session"
+                );
+                strong.publish(SessionState::Connected);
+                return Resumption::Resumed(watcher);
+            }
+            Ok(Err(ZkError::SessionExpired)) => return Resumption::Expired,
+            Ok(Err(error)) => {
+                if attempts == 1 {
+                    tracing::info!(connect = %strong.connect, %error,
+                        "ZooKeeper unreachable past the session timeout; resuming the session until the ensemble answers");
+                }
+            }
+            Err(_) => {}
+        }
+        drop(strong);
+        tokio::time::sleep(backoff).await;
+        backoff = (backoff * 2).min(RETRY_BACKOFF_MAX);
     }
 }
 
@@ -270,10 +380,12 @@ async fn reinitialize(inner: &Weak<Inner>) -> Option<zkc::StateWatcher> {
             return None;
         }
         let mut current = strong.current.write().await;
-        let attempt = ZooKeeperClient::connect_forwarding(
+        let attempt = ZooKeeperClient::connect_session(
             &strong.connect,
             strong.session_timeout,
             strong.events_tx.clone(),
+            Arc::clone(&strong.watches),
+            None,
         )
         .await;
         match attempt {
@@ -320,6 +432,9 @@ macro_rules! retrying {
             let $c = $self.inner.current().await?;
             match $call.await {
                 Err(ZkError::ConnectionLoss) => $self.inner.wait_until_connected().await?,
+                Err(ZkError::SessionExpired) if $self.inner.resuming() => {
+                    $self.inner.wait_until_connected().await?
+                }
                 result => break result,
             }
         }

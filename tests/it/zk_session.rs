@@ -356,3 +356,100 @@ async fn first_connect_is_bounded_by_the_connection_timeout() {
         start.elapsed()
     );
 }
+
+/// An ensemble that loses quorum for longer than the crate waits (about 1.4 session timeouts)
+/// and gets it back keeps every session, giving each a fresh timeout: the `ZkSession` resumes its
+/// session rather than building a new one. The states are Disconnected then Connected, never
+/// Expired (the servers' election may move the connection again, within the session); no
+/// handler runs; the id and the ephemeral stay; and a watch armed before fires for a
+/// change made after, and one on a node changed while the session was away fires at once.
+async fn quorum_loss_scenario(ensemble: &mut crate::support::zk_ensemble::ZkEnsemble) {
+    let connect = ensemble.connect_string();
+    let session = ZkSession::connect(&connect, SESSION, Duration::from_secs(10))
+        .await
+        .unwrap();
+    let zk: Arc<dyn ZkClient> = Arc::new(session);
+    let mut states = zk.subscribe_states().unwrap();
+    let (log, mut hooks) = unbounded_channel();
+    zk.register_state_change_handler(Arc::new(Registration {
+        zk: Arc::clone(&zk),
+        log,
+    }));
+    let id = zk.session_id();
+    zk.create("/e", b"", CreateMode::Ephemeral).await.unwrap();
+    zk.create("/w", b"0", CreateMode::Persistent).await.unwrap();
+    zk.create("/c", b"", CreateMode::Persistent).await.unwrap();
+    let mut events = zk.take_events().unwrap();
+    zk.get_data("/w", true).await.unwrap();
+    zk.get_children("/c", true).await.unwrap();
+
+    let leader = ensemble.leader();
+    let down: Vec<usize> = (1..=3).filter(|s| *s != leader).collect();
+    for s in &down {
+        ensemble.kill9(*s);
+    }
+    assert_eq!(
+        recv_state(&mut states).await,
+        SessionState::Disconnected,
+        "quorum lost"
+    );
+    // Past the crate's own limit, then quorum back.
+    tokio::time::sleep(SESSION * 2).await;
+    for s in &down {
+        ensemble.restart(*s);
+    }
+    // Another session changes the child list before this one is back, if it is quick enough;
+    // either way the child watch must fire (owed at once, or when the change lands).
+    let other = ZooKeeperClient::connect(&connect, SESSION).await.unwrap();
+    other
+        .create("/c/x", b"", CreateMode::Persistent)
+        .await
+        .unwrap();
+    assert_eq!(recv_state(&mut states).await, SessionState::Connected);
+    assert_eq!(zk.session_id(), id, "the same session");
+    let (_, stat) = zk.get_data("/e", false).await.unwrap();
+    assert_eq!(stat.ephemeral_owner, id, "its ephemeral kept");
+    assert_eq!(recv(&mut events, "the child watch").await.path, "/c");
+    other.set_data("/w", b"1", -1).await.unwrap();
+    assert_eq!(recv(&mut events, "the data watch").await.path, "/w");
+    assert!(hooks.try_recv().is_err(), "no handler ran: no new session");
+    let mut more = Vec::new();
+    while let Ok(state) = states.try_recv() {
+        more.push(state);
+    }
+    // The restarted servers' election may move the connection once more: no expiry, though.
+    assert!(
+        !more.contains(&SessionState::Expired) && more.last() != Some(&SessionState::Disconnected),
+        "no expiry: {more:?}"
+    );
+    assert_eq!(zk.session_id(), id, "still the same session");
+    let _ = other.close().await;
+    let _ = zk.close().await;
+}
+
+async fn recv_state(states: &mut tokio::sync::broadcast::Receiver<SessionState>) -> SessionState {
+    tokio::time::timeout(Duration::from_secs(60), states.recv())
+        .await
+        .expect("a state change within 60 s")
+        .unwrap()
+}
+
+#[test]
+fn a_session_lives_through_quorum_lost_past_its_timeout() {
+    // Three JVMs: no cluster beside them.
+    let _one = crate::support::cluster::exclusive();
+    let mut ensemble = crate::support::zk_ensemble::ZkEnsemble::start(3);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        tokio::time::timeout(
+            Duration::from_secs(120),
+            quorum_loss_scenario(&mut ensemble),
+        )
+        .await
+        .unwrap();
+    });
+}

@@ -25,6 +25,7 @@ mod sasl;
 mod stays_dead;
 mod tls;
 mod truncation;
+mod zookeeper_faults;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
