@@ -302,7 +302,9 @@ impl ReplicaManager {
                 tracing::warn!(topic_partition = %tp, %err, "cannot create the future log");
                 log_manager.maybe_report_log_dir_failure(&err);
                 match err {
-                    StorageError::Io { .. } => ErrorCode::KafkaStorageError,
+                    StorageError::Io { .. } | StorageError::TooManyOpenFiles { .. } => {
+                        ErrorCode::KafkaStorageError
+                    }
                     _ => ErrorCode::UnknownServerError,
                 }
             }

@@ -104,7 +104,9 @@ pub fn storage_error_code(e: &StorageError) -> ErrorCode {
         | StorageError::MalformedFile { .. }
         | StorageError::IndexFull { .. }
         | StorageError::NoSegments { .. }
-        | StorageError::LogDirsOffline { .. } => ErrorCode::KafkaStorageError,
+        | StorageError::LogDirsOffline { .. }
+        | StorageError::TooManyOpenFiles { .. }
+        | StorageError::DescriptorsExhausted { .. } => ErrorCode::KafkaStorageError,
         _ => ErrorCode::UnknownServerError,
     }
 }

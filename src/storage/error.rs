@@ -17,6 +17,36 @@ pub enum StorageError {
         source: std::io::Error,
     },
 
+    /// The descriptor table is full (EMFILE: this process's `ulimit -n`; ENFILE: the system's
+    /// table) while opening `path`. Not a failed disk: nothing reports it to the log dir
+    /// failure channel, so the dir stays online and only the operation that needed the
+    /// descriptor fails. `soft_limit` is `RLIMIT_NOFILE` when it happened (0: unknown).
+    #[error(
+        "too many open files opening {path} (open file limit {soft_limit}): raise ulimit -n: {source}"
+    )]
+    TooManyOpenFiles {
+        path: PathBuf,
+        soft_limit: u64,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `logs` new logs of `topic` refused before anything was opened: they need `needed`
+    /// descriptors and only `available` are left once `reserve` of the `soft_limit` are kept
+    /// free (`open` were in use).
+    #[error(
+        "too many open files: {logs} new partition logs of topic {topic} need {needed} file descriptors, {available} are left (open file limit {soft_limit}, {open} open, {reserve} kept free): raise ulimit -n"
+    )]
+    DescriptorsExhausted {
+        topic: String,
+        logs: usize,
+        needed: u64,
+        available: u64,
+        open: u64,
+        soft_limit: u64,
+        reserve: u64,
+    },
+
     /// An index file whose size or contents break the index invariants.
     #[error("corrupt index {path}: {reason}")]
     CorruptIndex { path: PathBuf, reason: String },
@@ -167,11 +197,25 @@ pub enum StorageError {
 }
 
 impl StorageError {
-    /// Wraps an `io::Error` with the path it happened on.
+    /// Wraps an `io::Error` with the path it happened on. A full descriptor table is
+    /// [`StorageError::TooManyOpenFiles`], told apart here once so that no caller takes a log
+    /// dir offline for it.
     pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        if super::descriptors::is_exhaustion(&source) {
+            return super::descriptors::too_many_open_files(path.into(), source);
+        }
         StorageError::Io {
             path: path.into(),
             source,
         }
+    }
+
+    /// Whether this is the descriptor table being full (or new logs refused for it) rather
+    /// than a failure of the disk.
+    pub fn is_descriptor_exhaustion(&self) -> bool {
+        matches!(
+            self,
+            StorageError::TooManyOpenFiles { .. } | StorageError::DescriptorsExhausted { .. }
+        )
     }
 }

@@ -31,6 +31,7 @@ use crate::cluster::{BrokerId, TopicPartition};
 
 use super::StorageError;
 use super::clean_shutdown::CleanShutdownFile;
+use super::descriptors::NewLogBudget;
 use super::file_names::{
     self, LOG_START_OFFSET_CHECKPOINT_FILE, RECOVERY_POINT_CHECKPOINT_FILE,
     REPLICATION_OFFSET_CHECKPOINT_FILE,
@@ -289,18 +290,27 @@ impl LogManager {
             None => self.next_log_dir(&logs)?,
         };
         let dir = parent.join(tp.to_string());
-        let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
-        log.set_producer_id_expiration_ms(
-            self.producer_id_expiration_ms.load(Ordering::Relaxed),
-            now_ms,
-        );
-        if let Some(topic_id) = topic_id {
-            PartitionMetadataFile::new(&dir).write(topic_id)?;
-        }
+        let log = create_log_dir(&dir, || {
+            let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
+            log.set_producer_id_expiration_ms(
+                self.producer_id_expiration_ms.load(Ordering::Relaxed),
+                now_ms,
+            );
+            if let Some(topic_id) = topic_id {
+                PartitionMetadataFile::new(&dir).write(topic_id)?;
+            }
+            Ok(log)
+        })?;
         tracing::info!(topic_partition = %tp, dir = %dir.display(), "created log");
         let log = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), Arc::clone(&log));
         Ok(log)
+    }
+
+    /// What new logs may still open, measured now (see [`NewLogBudget`]): callers creating
+    /// many logs at once take each topic's share from it before opening anything.
+    pub fn new_log_budget(&self) -> NewLogBudget {
+        NewLogBudget::measure()
     }
 
     fn next_log_dir(
@@ -702,5 +712,63 @@ impl LogManager {
                 }
             });
         }
+    }
+}
+
+/// Runs `create`, which makes the new log dir `dir` and opens its files; when it fails and the
+/// dir did not exist before, the half-made dir is removed, so a retry (once descriptors are
+/// free, say) starts clean and a restart finds no stray partition. Removal is best effort: a
+/// dir that cannot be removed is logged and left.
+fn create_log_dir<T>(
+    dir: &Path,
+    create: impl FnOnce() -> Result<T, StorageError>,
+) -> Result<T, StorageError> {
+    let existed = dir.exists();
+    let created = create();
+    // The failed log's files are closed by now (dropped inside `create`).
+    if created.is_err()
+        && !existed
+        && let Err(err) = std::fs::remove_dir_all(dir)
+        && err.kind() != std::io::ErrorKind::NotFound
+    {
+        tracing::warn!(dir = %dir.display(), %err, "cannot remove a half-created log dir");
+    }
+    created
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn emfile(path: &Path) -> StorageError {
+        let source = std::io::Error::from_raw_os_error(nix::errno::Errno::EMFILE as i32);
+        StorageError::io(path, source)
+    }
+
+    #[test]
+    fn a_half_created_log_dir_is_removed_when_its_files_cannot_be_opened() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        let err = create_log_dir::<()>(&dir, || {
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join("00000000000000000000.log"), b"").unwrap();
+            Err(emfile(&dir.join("00000000000000000000.index")))
+        })
+        .unwrap_err();
+        assert!(err.is_descriptor_exhaustion(), "{err:?}");
+        assert!(!dir.exists());
+    }
+
+    #[test]
+    fn a_log_dir_that_existed_before_is_left_when_opening_it_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().join("t-0");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("00000000000000000000.log"), b"kept").unwrap();
+        assert!(create_log_dir::<()>(&dir, || Err(emfile(&dir))).is_err());
+        assert_eq!(
+            std::fs::read(dir.join("00000000000000000000.log")).unwrap(),
+            b"kept"
+        );
     }
 }

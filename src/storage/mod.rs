@@ -30,9 +30,12 @@
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule; moves between log dirs (future logs) and failed dirs.
 //! - [`log_dir_failure_channel`]: where I/O errors take a log dir offline.
+//! - [`descriptors`]: the open-file limit; EMFILE told apart from a failed disk; whether new
+//!   logs fit.
 
 pub mod checkpoint_file;
 pub mod clean_shutdown;
+pub mod descriptors;
 pub mod error;
 pub mod file_names;
 pub mod file_records;

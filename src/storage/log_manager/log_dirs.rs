@@ -160,15 +160,18 @@ impl LogManager {
         }
         lock(&self.preferred_log_dirs).remove(tp);
         let dir = log_dir.join(file_names::dir_name_with_suffix(tp, FUTURE_DIR_SUFFIX));
-        let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
-        log.set_producer_id_expiration_ms(
-            self.producer_id_expiration_ms
-                .load(std::sync::atomic::Ordering::Relaxed),
-            now_ms,
-        );
-        if let Some(topic_id) = PartitionMetadataFile::new(&current_dir).read()? {
-            PartitionMetadataFile::new(&dir).write(topic_id)?;
-        }
+        let log = super::create_log_dir(&dir, || {
+            let mut log = UnifiedLog::open(dir.clone(), tp.clone(), config, 0, 0, true, now_ms)?;
+            log.set_producer_id_expiration_ms(
+                self.producer_id_expiration_ms
+                    .load(std::sync::atomic::Ordering::Relaxed),
+                now_ms,
+            );
+            if let Some(topic_id) = PartitionMetadataFile::new(&current_dir).read()? {
+                PartitionMetadataFile::new(&dir).write(topic_id)?;
+            }
+            Ok(log)
+        })?;
         if let Some(cleaner) = &self.cleaner {
             cleaner.manager().abort_and_pause_cleaning(tp);
         }
