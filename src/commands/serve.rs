@@ -2,7 +2,8 @@
 //! overrides, `--zookeeper`; the base of a cluster broker leaves `broker.id` at Kafka's -1),
 //! reports unknown keys as Kafka does, runs the broker on a multi-threaded
 //! runtime and shuts it down cleanly on Ctrl-C or SIGTERM. When every log dir has failed the
-//! process halts at once with status 1, as Kafka's broker does (`Exit.halt(1)`).
+//! process halts at once with status 1, as Kafka's broker does (`Exit.halt(1)`). The soft open
+//! file limit is raised to the hard one first.
 
 use anyhow::Context;
 
@@ -26,6 +27,7 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
     for warning in config.warnings() {
         tracing::warn!("{warning}");
     }
+    raise_open_file_limit();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("kcli-broker")
@@ -45,6 +47,22 @@ pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
         anyhow::Ok(())
     })?;
     Ok(Outcome::Success)
+}
+
+/// A broker holds three descriptors per partition and one per connection, so the soft
+/// `ulimit -n` (often 1024) is raised to the hard one, as far as this process may go without
+/// privileges; the broker refuses new partitions that would not leave a tenth of it free.
+fn raise_open_file_limit() {
+    match crate::storage::descriptors::raise_open_file_limit() {
+        Ok((soft_limit, hard_limit)) => {
+            tracing::info!(soft_limit, hard_limit, "open file limit (RLIMIT_NOFILE)");
+        }
+        Err(err) => {
+            let (soft_limit, hard_limit) =
+                crate::storage::descriptors::open_file_limits().unwrap_or((0, 0));
+            tracing::warn!(%err, soft_limit, hard_limit, "cannot raise the open file limit");
+        }
+    }
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM.
