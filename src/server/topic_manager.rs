@@ -327,6 +327,7 @@ impl TopicManager {
         validate_create_assignment(&assignment)?;
         let config = self.default_log_config().with_overrides(&topic.configs)?;
         config.validate_topic_values()?;
+        self.check_local_logs_fit(&topic.name, assignment.values())?;
         let replication_factor = assignment
             .get(&0)
             .map_or(0, |r| i16::try_from(r.len()).unwrap_or(i16::MAX));
@@ -347,6 +348,36 @@ impl TopicManager {
         // `wait_for_leaders`.
         tracing::info!(topic = %topic.name, partitions = created.num_partitions, "created topic");
         Ok(created)
+    }
+
+    /// Refuses new partitions whose every replica is this broker (the single-node broker's
+    /// every topic) when their logs do not fit in the descriptors left, before anything is
+    /// written: the topic or partitions are not created, and the answer names the limit.
+    /// Partitions with replicas elsewhere are created, and each broker refuses the logs that do
+    /// not fit it in its LeaderAndIsr answer (their replicas go offline).
+    fn check_local_logs_fit<'a>(
+        &self,
+        topic: &str,
+        replicas: impl Iterator<Item = &'a Vec<BrokerId>>,
+    ) -> Result<(), TopicError> {
+        let local = self.config.broker_id;
+        let mut logs = 0;
+        for replicas in replicas {
+            if replicas.iter().any(|b| *b != local) {
+                return Ok(());
+            }
+            logs += usize::from(!replicas.is_empty());
+        }
+        let refused = self
+            .replica_manager
+            .log_manager()
+            .new_log_budget()
+            .admit(topic, logs);
+        if let Err(err) = refused {
+            tracing::error!(topic, partitions = logs, %err, "refused new partitions");
+            return Err(PartitionError::Storage(err).into());
+        }
+        Ok(())
     }
 
     /// The replica assignment of a new topic: the manual one (checked later, as Kafka does),
@@ -528,6 +559,7 @@ impl TopicManager {
                 )?
             }
         };
+        self.check_local_logs_fit(topic, added.values())?;
         if validate_only {
             return Ok(());
         }

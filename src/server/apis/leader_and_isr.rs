@@ -11,6 +11,9 @@
 //! without an id the request's (`at_same_epoch`). Becoming leader of a `__consumer_offsets`
 //! partition loads its groups; becoming its follower unloads them (Kafka's
 //! `onElection`/`onResignation`, at the partition's leader epoch).
+//!
+//! New logs that do not fit in the descriptors left are refused with KAFKA_STORAGE_ERROR
+//! before anything is opened, and the log dir stays online (`new_logs`).
 
 use uuid::Uuid;
 
@@ -29,6 +32,10 @@ use crate::protocol::messages::leader_and_isr_response::{
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
+
+mod new_logs;
+
+use new_logs::NewLogAdmission;
 
 pub async fn handle(
     apis: &KafkaApis,
@@ -77,8 +84,14 @@ pub async fn become_leader_or_follower(
     }
     let mut results: Vec<(Uuid, LeaderAndIsrPartitionState, ErrorCode)> = Vec::new();
     let mut led_offsets_partitions = Vec::new();
+    let partitions = states.len();
+    let mut admission = NewLogAdmission::admit(apis, states.iter().map(|(_, s)| s));
     for (topic_id, state) in states {
-        let error = apply_partition_state(apis, topic_id, &state, broker_epoch).await;
+        let error = if admission.refuses(apis, &state) {
+            ErrorCode::KafkaStorageError
+        } else {
+            apply_partition_state(apis, topic_id, &state, broker_epoch, &mut admission).await
+        };
         if error == ErrorCode::None
             && state.leader == apis.config.broker_id
             && state.topic_name == GROUP_METADATA_TOPIC_NAME
@@ -92,6 +105,7 @@ pub async fn become_leader_or_follower(
         }
         results.push((topic_id, state, error));
     }
+    admission.log_summary(controller_id, partitions);
     if !led_offsets_partitions.is_empty() {
         apis.group_coordinator.on_elected(led_offsets_partitions);
     }
@@ -141,6 +155,7 @@ async fn apply_partition_state(
     topic_id: Uuid,
     state: &LeaderAndIsrPartitionState,
     broker_epoch: i64,
+    admission: &mut NewLogAdmission,
 ) -> ErrorCode {
     let tp = TopicPartition::new(state.topic_name.to_string(), state.partition_index);
     let request_topic_id = (!topic_id.is_nil()).then_some(topic_id);
@@ -209,7 +224,12 @@ async fn apply_partition_state(
             ErrorCode::None
         }
         Err(err) => {
-            tracing::error!(partition = %tp, %err, "cannot host the partition");
+            if admission.record_failure(&err) {
+                // Counted in the request's one line; a line per partition would flood the log.
+                tracing::debug!(partition = %tp, %err, "cannot host the partition");
+            } else {
+                tracing::error!(partition = %tp, %err, "cannot host the partition");
+            }
             err.error_code()
         }
     }
