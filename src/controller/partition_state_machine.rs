@@ -325,10 +325,16 @@ impl PartitionStateMachine<'_> {
                     state,
                     partition_epoch,
                 };
+                // Kafka's `liveReplicas`: a replica on a failed log dir (or refused for want of
+                // descriptors) is not told; it answered KAFKA_STORAGE_ERROR once, and asking
+                // again at every election would only refuse again.
                 let recipients: Vec<BrokerId> = replicas
                     .iter()
                     .copied()
-                    .filter(|r| live_or_shutting_down.contains(r))
+                    .filter(|r| {
+                        live_or_shutting_down.contains(r)
+                            && !self.ctx.is_replica_on_offline_dir(*r, tp)
+                    })
                     .collect();
                 self.batch.add_leader_and_isr_request_for_brokers(
                     self.ctx,
