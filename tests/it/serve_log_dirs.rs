@@ -1,8 +1,9 @@
 //! Log dirs through the protocol, against the real binary with two (or one) log dirs:
 //! DescribeLogDirs (v0–4) and AlterReplicaLogDirs (v0–2) over the raw protocol (`moves`), a move
 //! under continuous produce and fetch and a kill -9 in the middle of one (`moves`), a failing
-//! disk in one dir and in the only dir (`failure`, on a small tmpfs mounted by the test), and
-//! Kafka's own tools and Admin client (`tools`).
+//! disk in one dir and in the only dir (`failure`, on a small tmpfs mounted by the test), a
+//! topic beyond the open file limit refused with the dir online (`descriptors`), and Kafka's
+//! own tools and Admin client (`tools`).
 //!
 //! This file holds the helpers the three share.
 
@@ -22,6 +23,7 @@ use kcli::protocol::messages::{RequestKind, ResponseKind};
 
 use crate::serve_support::{KafkaConn, TestBroker, auto_create_topic};
 
+mod descriptors;
 mod failure;
 mod moves;
 mod tools;

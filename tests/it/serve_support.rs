@@ -42,6 +42,8 @@ pub struct TestBroker {
     overrides: Vec<String>,
     /// One stderr file per start, in order.
     logs: Vec<PathBuf>,
+    /// `ulimit -n` of the process, soft and hard alike (through `prlimit`), when set.
+    open_file_limit: Option<u64>,
 }
 
 impl TestBroker {
@@ -49,6 +51,15 @@ impl TestBroker {
     /// each of `overrides` (after the listener and log dir, so they may replace them). In an
     /// override's value `{port}` is the broker's port and `{port2}` a second free port.
     pub fn start(overrides: &[(&str, &str)]) -> TestBroker {
+        TestBroker::start_with_open_file_limit(overrides, None)
+    }
+
+    /// [`TestBroker::start`] under `ulimit -n` `limit` (soft and hard, so the broker cannot
+    /// raise it), every start.
+    pub fn start_with_open_file_limit(
+        overrides: &[(&str, &str)],
+        limit: Option<u64>,
+    ) -> TestBroker {
         let mut broker = TestBroker {
             child: None,
             port: 0,
@@ -56,6 +67,7 @@ impl TestBroker {
             dir: tempfile::tempdir().unwrap(),
             overrides: overrides.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             logs: Vec::new(),
+            open_file_limit: limit,
         };
         // Another test may take the free port before the broker binds it: try another one.
         for attempt in 0.. {
@@ -115,7 +127,17 @@ impl TestBroker {
             .path()
             .join(format!("stderr-{}.log", self.logs.len() + 1));
         self.logs.push(log.clone());
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcli"));
+        let mut cmd = match self.open_file_limit {
+            // prlimit sets the limit on itself and execs the broker: the PID stays the same.
+            Some(n) => {
+                let mut cmd = Command::new("prlimit");
+                cmd.arg(format!("--nofile={n}:{n}"))
+                    .arg("--")
+                    .arg(env!("CARGO_BIN_EXE_kcli"));
+                cmd
+            }
+            None => Command::new(env!("CARGO_BIN_EXE_kcli")),
+        };
         cmd.arg("serve")
             .arg("--override")
             .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", self.port))

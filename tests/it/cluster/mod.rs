@@ -9,7 +9,8 @@
 //! alternating kills of leaders and the controller ([`durability`]); partitions moved to new
 //! brokers by Kafka's reassign tool under produce load ([`reassignment`]); an inter-broker
 //! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]); a broker's failed log dir handed to
-//! the controller ([`log_dirs`]). The load and its check are in
+//! the controller ([`log_dirs`]); a broker out of file descriptors refusing its replicas of a
+//! topic, which go offline once ([`open_files`]). The load and its check are in
 //! `support::produce_load`.
 
 mod coordinator;
@@ -19,6 +20,7 @@ mod isr;
 mod leadership;
 pub(crate) mod log_dirs;
 pub(crate) mod membership;
+mod open_files;
 mod reassignment;
 mod replication;
 mod sasl;

@@ -265,7 +265,7 @@ impl TestCluster {
     /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
     /// waits until every broker's Metadata lists all `n`.
     pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
-        TestCluster::start_inner(n, overrides, None::<fn(&str)>, None)
+        TestCluster::start_inner(n, overrides, &[], None::<fn(&str)>, None)
     }
 
     /// [`TestCluster::start`] on a three-server ZooKeeper ensemble, for tests that fail its
@@ -276,9 +276,20 @@ impl TestCluster {
         TestCluster::start_inner(
             n,
             overrides,
+            &[],
             None::<fn(&str)>,
             Some((ClusterZk::Ensemble(ensemble), exclusive)),
         )
+    }
+
+    /// [`TestCluster::start`] with some brokers under an `ulimit -n` of their own: (broker id,
+    /// limit) pairs.
+    pub fn start_with_open_file_limits(
+        n: i32,
+        overrides: &[(&str, &str)],
+        limits: &[(i32, u64)],
+    ) -> TestCluster {
+        TestCluster::start_inner(n, overrides, limits, None::<fn(&str)>, None)
     }
 
     /// [`TestCluster::start`], running `setup` with `zookeeper.connect` (chroot included,
@@ -289,7 +300,7 @@ impl TestCluster {
         overrides: &[(&str, &str)],
         setup: impl FnOnce(&str),
     ) -> TestCluster {
-        TestCluster::start_inner(n, overrides, Some(setup), None)
+        TestCluster::start_inner(n, overrides, &[], Some(setup), None)
     }
 
     /// Starts the brokers on `zk` (a standalone server when `None`, this thread then taking
@@ -297,6 +308,7 @@ impl TestCluster {
     fn start_inner(
         n: i32,
         overrides: &[(&str, &str)],
+        limits: &[(i32, u64)],
         setup: Option<impl FnOnce(&str)>,
         zk: Option<(ClusterZk, MutexGuard<'static, ()>)>,
     ) -> TestCluster {
@@ -319,15 +331,16 @@ impl TestCluster {
         }
         let session_ms = SESSION_TIMEOUT.as_millis().to_string();
         let brokers = (1..=n)
-            .map(|id| {
-                let id = id.to_string();
+            .map(|broker_id| {
+                let id = broker_id.to_string();
                 let mut all = vec![
                     ("zookeeper.connect", connect.as_str()),
                     ("broker.id", id.as_str()),
                     ("zookeeper.session.timeout.ms", session_ms.as_str()),
                 ];
                 all.extend_from_slice(overrides);
-                TestBroker::start(&all)
+                let limit = limits.iter().find(|(b, _)| *b == broker_id).map(|l| l.1);
+                TestBroker::start_with_open_file_limit(&all, limit)
             })
             .collect();
         let cluster = TestCluster {
