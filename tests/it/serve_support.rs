@@ -2,12 +2,13 @@
 //! free port of 127.0.0.1 with its data in a temp dir, waits for "started kcli broker", and stops
 //! it by its PID (SIGTERM, waited for with a limit), kills it (SIGKILL) or restarts it on the same
 //! dir and port. Its stderr goes to a file per start in the temp dir, printed when the test
-//! fails. [`KafkaConn`] is a blocking raw-protocol client over the crate's codec, with timeouts
+//! fails. A [`Launch`] runs it under a lower `ulimit -n` or in a network namespace of a
+//! [`crate::support::netns::TestNetwork`], on that namespace's address. [`KafkaConn`] is a blocking raw-protocol client over the crate's codec, with timeouts
 //! on every read and write; [`run_within`] runs an external client with a time limit.
 
 use std::fs;
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
@@ -31,6 +32,16 @@ pub fn free_port() -> u16 {
         .port()
 }
 
+/// How a [`TestBroker`]'s process runs, beyond its overrides.
+#[derive(Debug, Clone, Default)]
+pub struct Launch {
+    /// `ulimit -n` of the process, soft and hard alike (through `prlimit`), when set.
+    pub open_file_limit: Option<u64>,
+    /// A network namespace to run in (`ip netns exec`) and its address, which the broker listens
+    /// on; 127.0.0.1 in the test's own namespace when `None`.
+    pub netns: Option<(String, Ipv4Addr)>,
+}
+
 /// A `kcli serve` process; killed (SIGKILL) on drop if still running, and its stderr printed
 /// when the test is failing.
 pub struct TestBroker {
@@ -42,8 +53,7 @@ pub struct TestBroker {
     overrides: Vec<String>,
     /// One stderr file per start, in order.
     logs: Vec<PathBuf>,
-    /// `ulimit -n` of the process, soft and hard alike (through `prlimit`), when set.
-    open_file_limit: Option<u64>,
+    launch: Launch,
 }
 
 impl TestBroker {
@@ -51,15 +61,11 @@ impl TestBroker {
     /// each of `overrides` (after the listener and log dir, so they may replace them). In an
     /// override's value `{port}` is the broker's port and `{port2}` a second free port.
     pub fn start(overrides: &[(&str, &str)]) -> TestBroker {
-        TestBroker::start_with_open_file_limit(overrides, None)
+        TestBroker::start_with(overrides, Launch::default())
     }
 
-    /// [`TestBroker::start`] under `ulimit -n` `limit` (soft and hard, so the broker cannot
-    /// raise it), every start.
-    pub fn start_with_open_file_limit(
-        overrides: &[(&str, &str)],
-        limit: Option<u64>,
-    ) -> TestBroker {
+    /// [`TestBroker::start`] as `launch` says, every start.
+    pub fn start_with(overrides: &[(&str, &str)], launch: Launch) -> TestBroker {
         let mut broker = TestBroker {
             child: None,
             port: 0,
@@ -67,7 +73,7 @@ impl TestBroker {
             dir: tempfile::tempdir().unwrap(),
             overrides: overrides.iter().map(|(k, v)| format!("{k}={v}")).collect(),
             logs: Vec::new(),
-            open_file_limit: limit,
+            launch,
         };
         // Another test may take the free port before the broker binds it: try another one.
         for attempt in 0.. {
@@ -86,8 +92,20 @@ impl TestBroker {
         self.port
     }
 
+    /// The address the broker listens on: 127.0.0.1, or its namespace's.
+    pub fn host(&self) -> Ipv4Addr {
+        self.launch
+            .netns
+            .as_ref()
+            .map_or(Ipv4Addr::LOCALHOST, |(_, addr)| *addr)
+    }
+
+    pub fn addr(&self) -> SocketAddr {
+        SocketAddr::from((self.host(), self.port))
+    }
+
     pub fn bootstrap(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.addr().to_string()
     }
 
     /// The second port (`{port2}` in the overrides).
@@ -127,20 +145,25 @@ impl TestBroker {
             .path()
             .join(format!("stderr-{}.log", self.logs.len() + 1));
         self.logs.push(log.clone());
-        let mut cmd = match self.open_file_limit {
-            // prlimit sets the limit on itself and execs the broker: the PID stays the same.
-            Some(n) => {
-                let mut cmd = Command::new("prlimit");
-                cmd.arg(format!("--nofile={n}:{n}"))
-                    .arg("--")
-                    .arg(env!("CARGO_BIN_EXE_kcli"));
-                cmd
-            }
-            None => Command::new(env!("CARGO_BIN_EXE_kcli")),
-        };
-        cmd.arg("serve")
+        // `ip netns exec` and prlimit each set up the process and exec the next: the PID is the
+        // broker's.
+        let mut program: Vec<String> = Vec::new();
+        if let Some((ns, _)) = &self.launch.netns {
+            program.extend(["ip".into(), "netns".into(), "exec".into(), ns.clone()]);
+        }
+        if let Some(n) = self.launch.open_file_limit {
+            program.extend(["prlimit".into(), format!("--nofile={n}:{n}"), "--".into()]);
+        }
+        program.push(env!("CARGO_BIN_EXE_kcli").into());
+        let mut cmd = Command::new(&program[0]);
+        cmd.args(&program[1..])
+            .arg("serve")
             .arg("--override")
-            .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", self.port))
+            .arg(format!(
+                "listeners=PLAINTEXT://{}:{}",
+                self.host(),
+                self.port
+            ))
             .arg("--override")
             .arg(format!("log.dirs={}", self.data_dir().display()));
         // `{port}` and `{port2}` in an override are the broker's two ports (for listeners of
@@ -352,7 +375,12 @@ pub struct KafkaConn {
 
 impl KafkaConn {
     pub fn connect(port: u16) -> KafkaConn {
-        let stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        KafkaConn::connect_to(SocketAddr::from((Ipv4Addr::LOCALHOST, port)))
+    }
+
+    /// [`KafkaConn::connect`] to any address (a broker in a network namespace).
+    pub fn connect_to(addr: SocketAddr) -> KafkaConn {
+        let stream = TcpStream::connect_timeout(&addr, IO_LIMIT).unwrap();
         stream.set_read_timeout(Some(IO_LIMIT)).unwrap();
         stream.set_write_timeout(Some(IO_LIMIT)).unwrap();
         stream.set_nodelay(true).unwrap();

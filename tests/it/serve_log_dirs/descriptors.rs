@@ -7,7 +7,7 @@
 
 use super::*;
 use crate::serve_support::{
-    batch_of, create_topic_with, fetch_once, produce_request, produce_result,
+    Launch, batch_of, create_topic_with, fetch_once, produce_request, produce_result,
 };
 
 use kcli::protocol::messages::create_partitions_request::{
@@ -108,7 +108,13 @@ fn produce_and_fetch(conn: &mut KafkaConn, topic: &str, partition: i32, logs: &s
 
 #[test]
 fn a_topic_beyond_the_open_file_limit_is_refused_and_the_broker_serves_on() {
-    let mut broker = TestBroker::start_with_open_file_limit(&[], Some(LIMIT));
+    let mut broker = TestBroker::start_with(
+        &[],
+        Launch {
+            open_file_limit: Some(LIMIT),
+            ..Launch::default()
+        },
+    );
     assert!(
         broker
             .stderr()

@@ -17,9 +17,10 @@ use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::zk::{Stat, ZkClient, ZkError};
 
+use super::netns::TestNetwork;
 use super::zk_ensemble::{ClusterZk, ZkEnsemble};
 use super::zookeeper::ZkServer;
-use crate::serve_support::{KafkaConn, TestBroker};
+use crate::serve_support::{KafkaConn, Launch, TestBroker};
 
 /// The brokers' `zookeeper.session.timeout.ms`.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(6);
@@ -175,9 +176,20 @@ impl MetadataView {
     }
 }
 
-/// Metadata v9 (all topics) from the broker on `port`; `None` when it does not answer.
+/// Metadata v9 (all topics) from the broker on `port` of 127.0.0.1; `None` when it does not
+/// answer.
 pub fn metadata(port: u16) -> Option<MetadataView> {
-    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    metadata_at(std::net::SocketAddr::from((
+        std::net::Ipv4Addr::LOCALHOST,
+        port,
+    )))
+}
+
+/// [`metadata`] from the broker at `addr` (one in a network namespace, say), within 2 s to
+/// connect.
+pub fn metadata_at(addr: std::net::SocketAddr) -> Option<MetadataView> {
+    let stream = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
     let mut conn = KafkaConn::from_stream(stream, 1);
     let body = RequestKind::Metadata(MetadataRequest {
         topics: None,
@@ -253,32 +265,78 @@ pub fn zk_get(connect: &str, path: &str) -> Option<(String, Stat)> {
     })
 }
 
-/// A real ZooKeeper and `n` kcli brokers (ids 1..=n).
+/// A real ZooKeeper and `n` kcli brokers (ids 1..=n). Fields drop in order: the brokers, then
+/// ZooKeeper, then the network they ran in.
 pub struct TestCluster {
     pub brokers: Vec<TestBroker>,
     pub zk: ClusterZk,
     chroot: String,
+    network: Option<TestNetwork>,
     _exclusive: MutexGuard<'static, ()>,
 }
+
+/// How a cluster starts beyond its overrides: the ZooKeeper it runs on (a standalone server on
+/// 127.0.0.1 when `None`), each broker's [`Launch`] by id, a step with `zookeeper.connect`
+/// before the brokers start, and the network it runs in.
+#[derive(Default)]
+struct Setup {
+    zk: Option<ClusterZk>,
+    launch: Option<Box<dyn Fn(i32) -> Launch>>,
+    before_brokers: Option<BeforeBrokers>,
+    network: Option<TestNetwork>,
+}
+
+/// A step run with `zookeeper.connect` before the brokers start.
+type BeforeBrokers = Box<dyn FnOnce(&str)>;
 
 impl TestCluster {
     /// Starts ZooKeeper and `n` brokers with `overrides` on top of the cluster settings, and
     /// waits until every broker's Metadata lists all `n`.
     pub fn start(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
-        TestCluster::start_inner(n, overrides, &[], None::<fn(&str)>, None)
+        TestCluster::start_inner(n, overrides, exclusive(), Setup::default())
     }
 
     /// [`TestCluster::start`] on a three-server ZooKeeper ensemble, for tests that fail its
     /// servers ([`TestCluster::ensemble`]).
     pub fn start_on_ensemble(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
         let exclusive = exclusive();
-        let ensemble = ZkEnsemble::start(3);
+        let zk = ClusterZk::Ensemble(ZkEnsemble::start(3));
         TestCluster::start_inner(
             n,
             overrides,
-            &[],
-            None::<fn(&str)>,
-            Some((ClusterZk::Ensemble(ensemble), exclusive)),
+            exclusive,
+            Setup {
+                zk: Some(zk),
+                ..Setup::default()
+            },
+        )
+    }
+
+    /// [`TestCluster::start`] with each broker in a network namespace of its own and ZooKeeper
+    /// on the bridge between them, for tests that cut links ([`TestCluster::network`]).
+    pub fn start_partitionable(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let network = TestNetwork::create(usize::try_from(n).unwrap());
+        let zk = ClusterZk::Standalone(ZkServer::start_on(network.test_addr()));
+        let namespaces: Vec<(String, std::net::Ipv4Addr)> = (1..=n)
+            .map(|id| {
+                let host = usize::try_from(id).unwrap();
+                (network.ns(host), network.addr(host))
+            })
+            .collect();
+        TestCluster::start_inner(
+            n,
+            overrides,
+            exclusive,
+            Setup {
+                zk: Some(zk),
+                launch: Some(Box::new(move |id| Launch {
+                    netns: Some(namespaces[usize::try_from(id - 1).unwrap()].clone()),
+                    ..Launch::default()
+                })),
+                network: Some(network),
+                ..Setup::default()
+            },
         )
     }
 
@@ -289,7 +347,19 @@ impl TestCluster {
         overrides: &[(&str, &str)],
         limits: &[(i32, u64)],
     ) -> TestCluster {
-        TestCluster::start_inner(n, overrides, limits, None::<fn(&str)>, None)
+        let limits = limits.to_vec();
+        TestCluster::start_inner(
+            n,
+            overrides,
+            exclusive(),
+            Setup {
+                launch: Some(Box::new(move |id| Launch {
+                    open_file_limit: limits.iter().find(|(b, _)| *b == id).map(|l| l.1),
+                    ..Launch::default()
+                })),
+                ..Setup::default()
+            },
+        )
     }
 
     /// [`TestCluster::start`], running `setup` with `zookeeper.connect` (chroot included,
@@ -298,27 +368,31 @@ impl TestCluster {
     pub fn start_after(
         n: i32,
         overrides: &[(&str, &str)],
-        setup: impl FnOnce(&str),
+        setup: impl FnOnce(&str) + 'static,
     ) -> TestCluster {
-        TestCluster::start_inner(n, overrides, &[], Some(setup), None)
+        TestCluster::start_inner(
+            n,
+            overrides,
+            exclusive(),
+            Setup {
+                before_brokers: Some(Box::new(setup)),
+                ..Setup::default()
+            },
+        )
     }
 
-    /// Starts the brokers on `zk` (a standalone server when `None`, this thread then taking
-    /// [`exclusive`]).
     fn start_inner(
         n: i32,
         overrides: &[(&str, &str)],
-        limits: &[(i32, u64)],
-        setup: Option<impl FnOnce(&str)>,
-        zk: Option<(ClusterZk, MutexGuard<'static, ()>)>,
+        exclusive: MutexGuard<'static, ()>,
+        setup: Setup,
     ) -> TestCluster {
-        let (zk, exclusive) = zk.unwrap_or_else(|| {
-            let exclusive = exclusive();
-            (ClusterZk::Standalone(ZkServer::start()), exclusive)
-        });
+        let zk = setup
+            .zk
+            .unwrap_or_else(|| ClusterZk::Standalone(ZkServer::start()));
         let chroot = "/kcli".to_string();
         let connect = format!("{}{chroot}", zk.connect_string());
-        if let Some(setup) = setup {
+        if let Some(before_brokers) = setup.before_brokers {
             with_zk(&zk.connect_string(), async |zk: &dyn ZkClient| {
                 let created = zk
                     .create(&chroot, b"", kcli::zk::client::CreateMode::Persistent)
@@ -327,7 +401,7 @@ impl TestCluster {
                     panic!("creating {chroot}: {e}");
                 }
             });
-            setup(&connect);
+            before_brokers(&connect);
         }
         let session_ms = SESSION_TIMEOUT.as_millis().to_string();
         let brokers = (1..=n)
@@ -339,14 +413,18 @@ impl TestCluster {
                     ("zookeeper.session.timeout.ms", session_ms.as_str()),
                 ];
                 all.extend_from_slice(overrides);
-                let limit = limits.iter().find(|(b, _)| *b == broker_id).map(|l| l.1);
-                TestBroker::start_with_open_file_limit(&all, limit)
+                let launch = setup
+                    .launch
+                    .as_ref()
+                    .map_or_else(Launch::default, |f| f(broker_id));
+                TestBroker::start_with(&all, launch)
             })
             .collect();
         let cluster = TestCluster {
             brokers,
             zk,
             chroot,
+            network: setup.network,
             _exclusive: exclusive,
         };
         let all: BTreeSet<i32> = (1..=n).collect();
@@ -354,10 +432,22 @@ impl TestCluster {
             wait_until(
                 "every broker's Metadata lists every broker",
                 Duration::from_secs(30),
-                || metadata(b.port()).filter(|m| m.broker_ids() == all),
+                || metadata_at(b.addr()).filter(|m| m.broker_ids() == all),
             );
         }
         cluster
+    }
+
+    /// The network of a cluster started with [`TestCluster::start_partitionable`].
+    pub fn network(&self) -> &TestNetwork {
+        self.network
+            .as_ref()
+            .expect("a cluster on loopback: start_partitionable")
+    }
+
+    /// Broker `id`'s listener address.
+    pub fn addr(&self, id: i32) -> std::net::SocketAddr {
+        self.brokers[usize::try_from(id - 1).unwrap()].addr()
     }
 
     /// `zookeeper.connect` of the brokers, chroot included.

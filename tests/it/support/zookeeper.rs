@@ -5,7 +5,7 @@
 //! its parents, so tests can lay out hand-written znodes of any Kafka version.
 
 use std::io::{Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -22,6 +22,7 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 /// A standalone ZooKeeper server, killed on drop.
 pub struct ZkServer {
     child: Child,
+    addr: Ipv4Addr,
     port: u16,
     dir: tempfile::TempDir,
 }
@@ -33,8 +34,8 @@ impl Drop for ZkServer {
     }
 }
 
-fn srvr_standalone(port: u16) -> bool {
-    let Ok(mut s) = TcpStream::connect(("127.0.0.1", port)) else {
+fn srvr_standalone(addr: Ipv4Addr, port: u16) -> bool {
+    let Ok(mut s) = TcpStream::connect((addr, port)) else {
         return false;
     };
     let _ = s.set_read_timeout(Some(Duration::from_secs(1)));
@@ -50,6 +51,11 @@ impl ZkServer {
     /// Starts a server and waits until it serves (blocking; call it from `spawn_blocking` in
     /// async tests).
     pub fn start() -> ZkServer {
+        ZkServer::start_on(Ipv4Addr::LOCALHOST)
+    }
+
+    /// [`ZkServer::start`] listening on `addr` (a test network's bridge, say).
+    pub fn start_on(addr: Ipv4Addr) -> ZkServer {
         assert!(
             std::path::Path::new(ZK_JAR).exists(),
             "{ZK_JAR} missing: apt-get install -y --no-install-recommends zookeeper (tests/run does)"
@@ -67,7 +73,7 @@ impl ZkServer {
             &cfg,
             format!(
                 "tickTime=500\nminSessionTimeout=1000\nmaxSessionTimeout=30000\ndataDir={}\nclientPort={port}\n\
-                 clientPortAddress=127.0.0.1\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat\n",
+                 clientPortAddress={addr}\nadmin.enableServer=false\n4lw.commands.whitelist=ruok,srvr,stat\n",
                 data.display()
             ),
         )
@@ -84,9 +90,14 @@ impl ZkServer {
             .stderr(Stdio::from(log))
             .spawn()
             .unwrap();
-        let server = ZkServer { child, port, dir };
+        let server = ZkServer {
+            child,
+            addr,
+            port,
+            dir,
+        };
         let start = Instant::now();
-        while !srvr_standalone(port) {
+        while !srvr_standalone(addr, port) {
             assert!(
                 start.elapsed() < START_LIMIT,
                 "ZooKeeper did not start:\n{}",
@@ -106,9 +117,9 @@ impl ZkServer {
         self.port
     }
 
-    /// `127.0.0.1:<port>`, Kafka's `zookeeper.connect` without a chroot.
+    /// `<address>:<port>`, Kafka's `zookeeper.connect` without a chroot.
     pub fn connect_string(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        format!("{}:{}", self.addr, self.port)
     }
 
     /// The server's log, for failure messages.
