@@ -21,6 +21,7 @@ mod leadership;
 pub(crate) mod log_dirs;
 pub(crate) mod membership;
 mod open_files;
+mod partitions;
 mod reassignment;
 mod replication;
 mod sasl;
@@ -40,7 +41,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Message, Offset, TopicPartitionList};
 
 use crate::serve_support::{KafkaConn, list_offset};
-use crate::support::cluster::{Batch, TestCluster, log_batches, metadata, wait_until};
+use crate::support::cluster::{Batch, TestCluster, log_batches, metadata_at, wait_until};
 
 /// Creates `topic` with `partitions` partitions of `rf` replicas with an admin client (librdkafka's,
 /// which sends CreateTopics to the controller), and waits until every broker's Metadata shows a
@@ -94,7 +95,7 @@ fn create(cluster: &TestCluster, new: rdkafka::admin::NewTopic<'_>, partitions: 
             Duration::from_secs(30),
             || {
                 let count = usize::try_from(partitions).unwrap();
-                metadata(b.port()).filter(|m| m.led_partitions(&topic, count, &alive).is_some())
+                metadata_at(b.addr()).filter(|m| m.led_partitions(&topic, count, &alive).is_some())
             },
         );
     }
@@ -127,13 +128,13 @@ pub fn wait_for_identical_replica_logs(
         "every replica's log identical",
         Duration::from_secs(60),
         || {
-            let leader = metadata(cluster.port(brokers[0]))?
+            let leader = metadata_at(cluster.addr(brokers[0]))?
                 .topics
                 .get(topic)?
                 .1
                 .get(&partition)?
                 .leader;
-            let mut conn = KafkaConn::connect(cluster.port(leader));
+            let mut conn = KafkaConn::connect_to(cluster.addr(leader));
             let (code, high_watermark, _) = list_offset(&mut conn, topic, partition, -1);
             let logs: Vec<_> = dirs.iter().map(|d| log_batches(d)).collect();
             (code == 0

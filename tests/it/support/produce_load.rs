@@ -32,6 +32,8 @@ const IMPLICITLY_ACKED: i64 = -1001;
 #[derive(Default)]
 struct Deliveries {
     acked: Mutex<Acknowledged>,
+    /// When each partition's acknowledgements arrived, in order.
+    ack_times: Mutex<BTreeMap<i32, Vec<Instant>>>,
     failed: Mutex<Vec<String>>,
     events: Mutex<Vec<String>>,
 }
@@ -78,13 +80,20 @@ impl ProducerContext for Deliveries {
 
     fn delivery(&self, result: &DeliveryResult<'_>, sequence: Box<u64>) {
         match result {
-            Ok(m) => self
-                .acked
-                .lock()
-                .unwrap()
-                .entry(m.partition())
-                .or_default()
-                .push((m.offset(), *sequence)),
+            Ok(m) => {
+                self.acked
+                    .lock()
+                    .unwrap()
+                    .entry(m.partition())
+                    .or_default()
+                    .push((m.offset(), *sequence));
+                self.ack_times
+                    .lock()
+                    .unwrap()
+                    .entry(m.partition())
+                    .or_default()
+                    .push(Instant::now());
+            }
             Err((e, _)) => self.failed.lock().unwrap().push(e.to_string()),
         }
     }
@@ -160,6 +169,27 @@ impl ProduceLoad {
             .values()
             .map(Vec::len)
             .sum()
+    }
+
+    /// The longest time between `from` and `to` that some partition went without an
+    /// acknowledgement: what a client saw of a fault. The records keep coming at a steady rate,
+    /// so a gap is the partition refusing or holding them.
+    pub fn longest_ack_gap(&self, from: Instant, to: Instant) -> Duration {
+        let times = self.producer.context().ack_times.lock().unwrap();
+        times
+            .values()
+            .map(|acks| {
+                let inside = acks.iter().copied().filter(|t| *t > from && *t < to);
+                let mut last = from;
+                let mut longest = Duration::ZERO;
+                for t in inside.chain(std::iter::once(to)) {
+                    longest = longest.max(t - last);
+                    last = t;
+                }
+                longest
+            })
+            .max()
+            .unwrap_or(to - from)
     }
 
     /// Waits (up to `limit`) until `n` more records than now are acknowledged.

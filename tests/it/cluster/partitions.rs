@@ -1,0 +1,327 @@
+//! Real network partitions (`support::netns`: each broker in a namespace of its own, links cut
+//! with nftables, every cut probed before the test relies on it). Three brokers, an RF-3 load
+//! topic with `min.insync.replicas=2` under an idempotent acks=all producer, and a probe topic
+//! of the same shape that measures availability: the time from each fault, and from its
+//! healing, until acks=all writes succeed on every partition. The cases:
+//! - a leader cut off from ZooKeeper and from the other brokers while clients still reach it:
+//!   it acknowledges no acks=all write (its followers fetch nothing), and the controller gives
+//!   its partitions to a new leader once its session is gone;
+//! - a follower cut off from everything: it leaves the ISRs, writes go on;
+//! - the controller cut off from ZooKeeper only: another broker takes over;
+//! - every broker cut off from ZooKeeper for less than the session (nothing changes: same
+//!   registrations, same controller), then for more (each registers again after healing);
+//! - a bridge partition: two followers that cannot see each other, both seeing the controller.
+//!
+//! After each: every acknowledged record read back at its offset, once, the replicas' logs
+//! identical, and every ISR whole again.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use super::{create_topic_assigned, wait_for_identical_replica_logs};
+use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
+use crate::support::availability::time_until_writable;
+use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata_at, wait_until};
+use crate::support::netns::Peer;
+use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
+use crate::support::zk_ensemble::ClusterZk;
+
+const LOAD: &str = "load";
+const PROBE: &str = "probe";
+const PARTITIONS: i32 = 3;
+
+/// Long enough for a session to go, leaders to be elected and clients to find them.
+const RECOVERY: Duration = Duration::from_secs(60);
+
+/// Every broker leads one partition, its preferred replica.
+const ONE_EACH: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
+/// Broker 3 follows every partition and leads none.
+const THREE_FOLLOWS: &[&[i32]] = &[&[1, 2, 3], &[2, 1, 3], &[1, 2, 3]];
+
+fn start(assignment: &[&[i32]]) -> TestCluster {
+    let cluster = TestCluster::start_partitionable(
+        3,
+        &[
+            ("min.insync.replicas", "2"),
+            ("replica.lag.time.max.ms", "3000"),
+        ],
+    );
+    create_topic_assigned(&cluster, LOAD, assignment);
+    create_topic_assigned(&cluster, PROBE, assignment);
+    cluster
+}
+
+fn zk_port(cluster: &TestCluster) -> u16 {
+    match &cluster.zk {
+        ClusterZk::Standalone(server) => server.port(),
+        ClusterZk::Ensemble(_) => panic!("a partitionable cluster has one ZooKeeper server"),
+    }
+}
+
+fn host(id: i32) -> usize {
+    usize::try_from(id).unwrap()
+}
+
+/// Cuts broker `id` from ZooKeeper, and probes it.
+fn cut_from_zookeeper(cluster: &TestCluster, id: i32) {
+    let network = cluster.network();
+    network.cut(host(id), Peer::TestPort(zk_port(cluster)));
+    assert!(
+        !network.connects(host(id), network.test_addr(), zk_port(cluster)),
+        "broker {id} still reaches ZooKeeper"
+    );
+}
+
+/// Cuts brokers `a` and `b` from each other, and probes it.
+fn cut_between(cluster: &TestCluster, a: i32, b: i32) {
+    let network = cluster.network();
+    network.cut(host(a), Peer::Host(host(b)));
+    let to_b = cluster.addr(b);
+    assert!(
+        !network.connects(host(a), network.addr(host(b)), to_b.port()),
+        "broker {a} still reaches broker {b}"
+    );
+}
+
+/// The brokers in every ISR of both topics, from ZooKeeper.
+fn isrs_whole(cluster: &TestCluster) -> bool {
+    [LOAD, PROBE]
+        .iter()
+        .all(|t| (0..PARTITIONS).all(|p| cluster.isr(t, p).is_some_and(|isr| isr.len() == 3)))
+}
+
+/// Each broker's registration czxid (its broker epoch).
+fn registrations(cluster: &TestCluster) -> BTreeMap<i32, i64> {
+    (1..=3)
+        .filter_map(|id| {
+            let (_, stat) = cluster.get(&format!("/brokers/ids/{id}"))?;
+            Some((id, stat.czxid))
+        })
+        .collect()
+}
+
+/// Heals every cut of a fault made at `fault`, waits for every ISR to be whole, stops the load
+/// and checks it; prints what the fault cost: the probe's time until every partition took an
+/// acks=all write after the fault (`after_fault`, measured by the test) and after healing, and
+/// the load's longest gap between acknowledgements on any partition in each period.
+fn heal_and_check(
+    cluster: &TestCluster,
+    load: ProduceLoad,
+    fault: (&str, Instant),
+    after_fault: Duration,
+) {
+    let (what, at) = fault;
+    let healed = Instant::now();
+    cluster.network().heal_all();
+    let after_heal = time_until_writable(cluster, PROBE, PARTITIONS, healed, RECOVERY);
+    wait_until("every ISR whole again", RECOVERY, || {
+        isrs_whole(cluster).then_some(())
+    });
+    load.wait_for_more_acks(100, RECOVERY);
+    let gap_during = load.longest_ack_gap(at, healed);
+    let gap_after = load.longest_ack_gap(healed, Instant::now());
+    eprintln!(
+        "availability: {what}: probe writable {:.1} s after the fault and {:.1} s after \
+         healing; longest gap between acks {:.1} s during the fault, {:.1} s after healing",
+        after_fault.as_secs_f64(),
+        after_heal.as_secs_f64(),
+        gap_during.as_secs_f64(),
+        gap_after.as_secs_f64()
+    );
+    let acked = load.finish(|| cluster.logs());
+    assert_every_acknowledged_record_consumed(&cluster.bootstrap(), LOAD, &acked, || {
+        cluster.logs()
+    });
+    for p in 0..PARTITIONS {
+        wait_for_identical_replica_logs(cluster, LOAD, p, &[1, 2, 3]);
+    }
+}
+
+/// `(error code, offset)` of one acks=-1 record to broker `id`, with a 1 s timeout.
+fn produce_acks_all_to(cluster: &TestCluster, id: i32, topic: &str, partition: i32) -> i16 {
+    let mut request = produce_request(topic, partition, batch_of(&[b"isolated".to_vec()]), -1);
+    if let kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
+        p.timeout_ms = 1_000;
+    }
+    produce_result(&KafkaConn::connect_to(cluster.addr(id)).call(&request, 9)).0
+}
+
+#[test]
+fn an_isolated_leader_acknowledges_nothing_and_loses_its_partitions() {
+    let cluster = start(ONE_EACH);
+    let controller = cluster.controller_id().unwrap();
+    // Broker p + 1 leads partition p; isolate a leader that is not the controller.
+    let isolated = (1..=3).find(|id| *id != controller).unwrap();
+    let its_partition = isolated - 1;
+    let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
+    load.wait_for_more_acks(200, RECOVERY);
+
+    let cut = Instant::now();
+    cut_from_zookeeper(&cluster, isolated);
+    for other in (1..=3).filter(|id| *id != isolated) {
+        cut_between(&cluster, isolated, other);
+    }
+    // Clients still reach it, and it still takes writes, but acknowledges none at acks=all:
+    // its followers cannot fetch them.
+    assert!(metadata_at(cluster.addr(isolated)).is_some());
+    let code = produce_acks_all_to(&cluster, isolated, PROBE, its_partition);
+    assert_ne!(code, 0, "an isolated leader acknowledged an acks=all write");
+    let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
+    // Its session ran from its last ping, up to a third of the session before the cut.
+    assert!(
+        after_fault >= SESSION_TIMEOUT / 2,
+        "its partition was writable before its session ended: {after_fault:?}"
+    );
+    load.wait_for_more_acks(200, RECOVERY);
+    heal_and_check(&cluster, load, ("leader isolated", cut), after_fault);
+}
+
+#[test]
+fn a_follower_cut_off_leaves_the_isrs_and_writes_go_on() {
+    let cluster = start(THREE_FOLLOWS);
+    let follower = 3;
+    let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
+    load.wait_for_more_acks(200, RECOVERY);
+
+    let cut = Instant::now();
+    cut_from_zookeeper(&cluster, follower);
+    cut_between(&cluster, follower, 1);
+    cut_between(&cluster, follower, 2);
+    let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
+    wait_until("the follower out of every ISR", RECOVERY, || {
+        (0..PARTITIONS)
+            .all(|p| {
+                cluster
+                    .isr(LOAD, p)
+                    .is_some_and(|isr| !isr.contains(&follower))
+            })
+            .then_some(())
+    });
+    load.wait_for_more_acks(200, RECOVERY);
+    heal_and_check(&cluster, load, ("follower isolated", cut), after_fault);
+}
+
+#[test]
+fn the_controller_cut_off_from_zookeeper_is_replaced() {
+    let cluster = start(ONE_EACH);
+    let controller = cluster.controller_id().unwrap();
+    let epoch = cluster.controller_epoch();
+    let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
+    load.wait_for_more_acks(200, RECOVERY);
+
+    let cut = Instant::now();
+    cut_from_zookeeper(&cluster, controller);
+    let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
+    let other = (1..=3).find(|id| *id != controller).unwrap();
+    let network = cluster.network();
+    assert!(
+        network.connects(
+            host(controller),
+            network.addr(host(other)),
+            cluster.addr(other).port()
+        ),
+        "the controller must still reach the other brokers"
+    );
+    let new = wait_until("another controller", RECOVERY, || {
+        cluster.controller_id().filter(|id| *id != controller)
+    });
+    assert_eq!(cluster.controller_epoch(), epoch + 1, "controller {new}");
+    // Its partition moves to another leader once its session is gone.
+    wait_until("the old controller leading nothing", RECOVERY, || {
+        (0..PARTITIONS)
+            .all(|p| {
+                [LOAD, PROBE].iter().all(|t| {
+                    metadata_at(cluster.addr(new))
+                        .and_then(|m| {
+                            m.topics
+                                .get(*t)
+                                .and_then(|(_, ps)| ps.get(&p).map(|v| v.leader))
+                        })
+                        .is_some_and(|leader| leader != controller && leader >= 0)
+                })
+            })
+            .then_some(())
+    });
+    load.wait_for_more_acks(200, RECOVERY);
+    heal_and_check(
+        &cluster,
+        load,
+        ("controller cut from ZooKeeper", cut),
+        after_fault,
+    );
+    assert_eq!(
+        cluster.controller_id(),
+        Some(new),
+        "the old one takes nothing back"
+    );
+}
+
+#[test]
+fn every_broker_cut_off_from_zookeeper_within_the_session_then_past_it() {
+    let cluster = start(ONE_EACH);
+    let before = registrations(&cluster);
+    let epoch = cluster.controller_epoch();
+    let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
+    load.wait_for_more_acks(200, RECOVERY);
+
+    // Within the session (which ran from each broker's last ping, up to a third of it before
+    // the cut): writes go on, and nothing changes in ZooKeeper.
+    let cut = Instant::now();
+    for id in 1..=3 {
+        cut_from_zookeeper(&cluster, id);
+    }
+    while cut.elapsed() < SESSION_TIMEOUT / 3 {
+        load.wait_for_more_acks(50, RECOVERY);
+    }
+    cluster.network().heal_all();
+    load.wait_for_more_acks(200, RECOVERY);
+    wait_until("every broker connected", RECOVERY, || {
+        (registrations(&cluster).len() == 3).then_some(())
+    });
+    assert_eq!(registrations(&cluster), before, "every session kept");
+    assert_eq!(cluster.controller_epoch(), epoch, "the same controller");
+
+    // Past the session: writes go on while the ISRs need no change; after healing every
+    // broker finds its session expired and registers again.
+    let cut = Instant::now();
+    for id in 1..=3 {
+        cut_from_zookeeper(&cluster, id);
+    }
+    let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
+    while cut.elapsed() < SESSION_TIMEOUT + Duration::from_secs(3) {
+        load.wait_for_more_acks(50, RECOVERY);
+    }
+    heal_and_check(
+        &cluster,
+        load,
+        ("every broker cut from ZooKeeper past the session", cut),
+        after_fault,
+    );
+    wait_until("every broker registered again", RECOVERY, || {
+        let now = registrations(&cluster);
+        (now.len() == 3 && now.iter().all(|(id, czxid)| before[id] != *czxid)).then_some(())
+    });
+    assert!(cluster.controller_epoch() > epoch);
+}
+
+#[test]
+fn a_bridge_partition_between_two_followers_keeps_every_partition_writable() {
+    let cluster = start(ONE_EACH);
+    let controller = cluster.controller_id().unwrap();
+    let others: Vec<i32> = (1..=3).filter(|id| *id != controller).collect();
+    let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
+    load.wait_for_more_acks(200, RECOVERY);
+
+    // The controller sees both halves; the two others cannot see each other.
+    let cut = Instant::now();
+    cut_between(&cluster, others[0], others[1]);
+    let network = cluster.network();
+    assert!(network.connects(
+        host(others[0]),
+        network.addr(host(controller)),
+        cluster.addr(controller).port()
+    ));
+    let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
+    load.wait_for_more_acks(200, RECOVERY);
+    heal_and_check(&cluster, load, ("bridge partition", cut), after_fault);
+}
