@@ -112,11 +112,7 @@ pub fn wait_for_identical_replica_logs(
 ) {
     let dirs: Vec<_> = brokers
         .iter()
-        .map(|id| {
-            cluster.brokers[usize::try_from(id - 1).unwrap()]
-                .data_dir()
-                .join(format!("{topic}-{partition}"))
-        })
+        .map(|id| cluster.data_dir(*id).join(format!("{topic}-{partition}")))
         .collect();
     let end = |log: &Vec<Batch>| {
         log.last().map_or(0, |(base, _, _, bytes)| {

@@ -13,7 +13,9 @@
 //! - a bridge partition: two followers that cannot see each other, both seeing the controller.
 //!
 //! After each: every acknowledged record read back at its offset, once, the replicas' logs
-//! identical, and every ISR whole again.
+//! identical, and every ISR whole again. Each case runs on kcli's brokers ([`kcli`]) and on
+//! Kafka 3.9.1's ([`kafka`]) with the same schedule and checks, and prints its availability
+//! figures for docs/faults.md.
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
@@ -38,18 +40,64 @@ const ONE_EACH: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
 /// Broker 3 follows every partition and leads none.
 const THREE_FOLLOWS: &[&[i32]] = &[&[1, 2, 3], &[2, 1, 3], &[1, 2, 3]];
 
-fn start(assignment: &[&[i32]]) -> TestCluster {
-    let cluster = TestCluster::start_partitionable(
-        3,
-        &[
-            ("min.insync.replicas", "2"),
-            ("replica.lag.time.max.ms", "3000"),
-        ],
-    );
+/// The settings of both kinds of broker.
+const SETTINGS: &[(&str, &str)] = &[
+    ("min.insync.replicas", "2"),
+    ("replica.lag.time.max.ms", "3000"),
+];
+
+/// A cluster of three kcli brokers or three Kafka brokers.
+type Start = fn() -> TestCluster;
+
+fn kcli_brokers() -> TestCluster {
+    TestCluster::start_partitionable(3, SETTINGS)
+}
+
+fn kafka_brokers() -> TestCluster {
+    TestCluster::start_partitionable_kafka(3, SETTINGS)
+}
+
+fn start(brokers: Start, assignment: &[&[i32]]) -> TestCluster {
+    let cluster = brokers();
     create_topic_assigned(&cluster, LOAD, assignment);
     create_topic_assigned(&cluster, PROBE, assignment);
     cluster
 }
+
+/// The cases, once per kind of broker.
+macro_rules! cases {
+    ($kind:ident, $start:expr) => {
+        mod $kind {
+            #[test]
+            fn an_isolated_leader_acknowledges_nothing_and_loses_its_partitions() {
+                super::isolated_leader($start);
+            }
+
+            #[test]
+            fn a_follower_cut_off_leaves_the_isrs_and_writes_go_on() {
+                super::isolated_follower($start);
+            }
+
+            #[test]
+            fn the_controller_cut_off_from_zookeeper_is_replaced() {
+                super::controller_cut_from_zookeeper($start);
+            }
+
+            #[test]
+            fn every_broker_cut_off_from_zookeeper_within_the_session_then_past_it() {
+                super::every_broker_cut_from_zookeeper($start);
+            }
+
+            #[test]
+            fn a_bridge_partition_between_two_followers_keeps_every_partition_writable() {
+                super::bridge_partition($start);
+            }
+        }
+    };
+}
+
+cases!(kcli, super::kcli_brokers);
+cases!(kafka, super::kafka_brokers);
 
 fn zk_port(cluster: &TestCluster) -> u16 {
     match &cluster.zk {
@@ -120,8 +168,13 @@ fn heal_and_check(
     load.wait_for_more_acks(100, RECOVERY);
     let gap_during = load.longest_ack_gap(at, healed);
     let gap_after = load.longest_ack_gap(healed, Instant::now());
+    let kind = if cluster.is_kafka() {
+        "Kafka 3.9.1"
+    } else {
+        "kcli"
+    };
     eprintln!(
-        "availability: {what}: probe writable {:.1} s after the fault and {:.1} s after \
+        "availability ({kind}): {what}: probe writable {:.1} s after the fault and {:.1} s after \
          healing; longest gap between acks {:.1} s during the fault, {:.1} s after healing",
         after_fault.as_secs_f64(),
         after_heal.as_secs_f64(),
@@ -140,15 +193,14 @@ fn heal_and_check(
 /// `(error code, offset)` of one acks=-1 record to broker `id`, with a 1 s timeout.
 fn produce_acks_all_to(cluster: &TestCluster, id: i32, topic: &str, partition: i32) -> i16 {
     let mut request = produce_request(topic, partition, batch_of(&[b"isolated".to_vec()]), -1);
-    if let kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
+    if let ::kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
         p.timeout_ms = 1_000;
     }
     produce_result(&KafkaConn::connect_to(cluster.addr(id)).call(&request, 9)).0
 }
 
-#[test]
-fn an_isolated_leader_acknowledges_nothing_and_loses_its_partitions() {
-    let cluster = start(ONE_EACH);
+fn isolated_leader(brokers: Start) {
+    let cluster = start(brokers, ONE_EACH);
     let controller = cluster.controller_id().unwrap();
     // Broker p + 1 leads partition p; isolate a leader that is not the controller.
     let isolated = (1..=3).find(|id| *id != controller).unwrap();
@@ -176,9 +228,8 @@ fn an_isolated_leader_acknowledges_nothing_and_loses_its_partitions() {
     heal_and_check(&cluster, load, ("leader isolated", cut), after_fault);
 }
 
-#[test]
-fn a_follower_cut_off_leaves_the_isrs_and_writes_go_on() {
-    let cluster = start(THREE_FOLLOWS);
+fn isolated_follower(brokers: Start) {
+    let cluster = start(brokers, THREE_FOLLOWS);
     let follower = 3;
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
     load.wait_for_more_acks(200, RECOVERY);
@@ -201,9 +252,8 @@ fn a_follower_cut_off_leaves_the_isrs_and_writes_go_on() {
     heal_and_check(&cluster, load, ("follower isolated", cut), after_fault);
 }
 
-#[test]
-fn the_controller_cut_off_from_zookeeper_is_replaced() {
-    let cluster = start(ONE_EACH);
+fn controller_cut_from_zookeeper(brokers: Start) {
+    let cluster = start(brokers, ONE_EACH);
     let controller = cluster.controller_id().unwrap();
     let epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
@@ -256,9 +306,8 @@ fn the_controller_cut_off_from_zookeeper_is_replaced() {
     );
 }
 
-#[test]
-fn every_broker_cut_off_from_zookeeper_within_the_session_then_past_it() {
-    let cluster = start(ONE_EACH);
+fn every_broker_cut_from_zookeeper(brokers: Start) {
+    let cluster = start(brokers, ONE_EACH);
     let before = registrations(&cluster);
     let epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
@@ -304,9 +353,8 @@ fn every_broker_cut_off_from_zookeeper_within_the_session_then_past_it() {
     assert!(cluster.controller_epoch() > epoch);
 }
 
-#[test]
-fn a_bridge_partition_between_two_followers_keeps_every_partition_writable() {
-    let cluster = start(ONE_EACH);
+fn bridge_partition(brokers: Start) {
+    let cluster = start(brokers, ONE_EACH);
     let controller = cluster.controller_id().unwrap();
     let others: Vec<i32> = (1..=3).filter(|id| *id != controller).collect();
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);

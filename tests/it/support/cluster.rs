@@ -17,6 +17,7 @@ use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::protocol::record::batch_iter::BatchIter;
 use kcli::zk::{Stat, ZkClient, ZkError};
 
+use super::kafka_broker::KafkaBroker;
 use super::netns::TestNetwork;
 use super::zk_ensemble::{ClusterZk, ZkEnsemble};
 use super::zookeeper::ZkServer;
@@ -269,6 +270,9 @@ pub fn zk_get(connect: &str, path: &str) -> Option<(String, Stat)> {
 /// ZooKeeper, then the network they ran in.
 pub struct TestCluster {
     pub brokers: Vec<TestBroker>,
+    /// Kafka 3.9.1's brokers in place of kcli's ([`TestCluster::start_partitionable_kafka`]):
+    /// the same faults on the reference.
+    kafka: Vec<KafkaBroker>,
     pub zk: ClusterZk,
     chroot: String,
     network: Option<TestNetwork>,
@@ -338,6 +342,50 @@ impl TestCluster {
                 ..Setup::default()
             },
         )
+    }
+
+    /// [`TestCluster::start_partitionable`] with Kafka 3.9.1's brokers (ids 1..=n, 256 MiB heaps)
+    /// in the namespaces: the reference the fault tests hold kcli to. `overrides` are
+    /// `server.properties` lines.
+    pub fn start_partitionable_kafka(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let network = TestNetwork::create(usize::try_from(n).unwrap());
+        let zk = ZkServer::start_on(network.test_addr());
+        let connect = format!("{}/kafka", zk.connect_string());
+        // The chroot exists before any broker starts, as for kcli's clusters.
+        with_zk(&zk.connect_string(), async |client: &dyn ZkClient| {
+            let _ = client
+                .create("/kafka", b"", kcli::zk::client::CreateMode::Persistent)
+                .await;
+        });
+        let kafka: Vec<KafkaBroker> = (1..=n)
+            .map(|id| {
+                let host = usize::try_from(id).unwrap();
+                KafkaBroker::launch_in(
+                    id,
+                    &connect,
+                    overrides,
+                    (network.ns(host), network.addr(host)),
+                )
+            })
+            .collect();
+        let cluster = TestCluster {
+            brokers: Vec::new(),
+            kafka,
+            zk: ClusterZk::Standalone(zk),
+            chroot: "/kafka".to_string(),
+            network: Some(network),
+            _exclusive: exclusive,
+        };
+        let all: BTreeSet<i32> = (1..=n).collect();
+        for id in 1..=n {
+            wait_until(
+                "every Kafka broker's Metadata lists every broker",
+                Duration::from_secs(120),
+                || metadata_at(cluster.addr(id)).filter(|m| m.broker_ids() == all),
+            );
+        }
+        cluster
     }
 
     /// [`TestCluster::start`] with some brokers under an `ulimit -n` of their own: (broker id,
@@ -422,6 +470,7 @@ impl TestCluster {
             .collect();
         let cluster = TestCluster {
             brokers,
+            kafka: Vec::new(),
             zk,
             chroot,
             network: setup.network,
@@ -447,7 +496,25 @@ impl TestCluster {
 
     /// Broker `id`'s listener address.
     pub fn addr(&self, id: i32) -> std::net::SocketAddr {
-        self.brokers[usize::try_from(id - 1).unwrap()].addr()
+        let index = usize::try_from(id - 1).unwrap();
+        match self.kafka.get(index) {
+            Some(kafka) => kafka.addr(),
+            None => self.brokers[index].addr(),
+        }
+    }
+
+    /// Broker `id`'s log dir (its only one), kcli's or Kafka's.
+    pub fn data_dir(&self, id: i32) -> std::path::PathBuf {
+        let index = usize::try_from(id - 1).unwrap();
+        match self.kafka.get(index) {
+            Some(kafka) => kafka.log_dir(),
+            None => self.brokers[index].data_dir(),
+        }
+    }
+
+    /// Whether the brokers are Kafka's.
+    pub fn is_kafka(&self) -> bool {
+        !self.kafka.is_empty()
     }
 
     /// `zookeeper.connect` of the brokers, chroot included.
@@ -475,7 +542,8 @@ impl TestCluster {
 
     /// `host:port,...` of every broker.
     pub fn bootstrap(&self) -> String {
-        let all: Vec<String> = self.brokers.iter().map(TestBroker::bootstrap).collect();
+        let mut all: Vec<String> = self.brokers.iter().map(TestBroker::bootstrap).collect();
+        all.extend(self.kafka.iter().map(KafkaBroker::bootstrap));
         all.join(",")
     }
 
@@ -527,7 +595,21 @@ impl TestCluster {
 
     /// Every broker's log, for failure messages.
     pub fn logs(&self) -> String {
-        self.brokers.iter().map(TestBroker::stderr).collect()
+        let kafka = self.kafka.iter().map(|k| {
+            let log = k.log();
+            let tail: Vec<&str> = log.lines().rev().take(60).collect();
+            let tail: Vec<&str> = tail.into_iter().rev().collect();
+            format!(
+                "--- Kafka broker {} (last 60 lines) ---\n{}\n",
+                k.id(),
+                tail.join("\n")
+            )
+        });
+        self.brokers
+            .iter()
+            .map(TestBroker::stderr)
+            .chain(kafka)
+            .collect()
     }
 
     /// For failure messages: where each replica of `topic`'s partitions breaks a producer's

@@ -9,7 +9,9 @@
 //!
 //! [`KafkaBroker::launch`] starts one without the lock and without waiting, for a caller that
 //! holds the lock itself and runs Kafka brokers beside kcli ones (`support::mixed_cluster`);
-//! [`KafkaBroker::restart`] starts the same broker again on its dir and port.
+//! [`KafkaBroker::restart`] starts the same broker again on its dir and port;
+//! [`KafkaBroker::launch_in`] runs one in a network namespace of a
+//! [`super::netns::TestNetwork`], listening on that namespace's address.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -32,6 +34,8 @@ pub struct KafkaBroker {
     port: u16,
     dir: tempfile::TempDir,
     logs: PathBuf,
+    /// The network namespace it runs in and its address there; 127.0.0.1 when `None`.
+    netns: Option<(String, std::net::Ipv4Addr)>,
     /// The one-cluster lock, when this broker took it itself ([`KafkaBroker::start`]).
     _turn: Option<MutexGuard<'static, ()>>,
 }
@@ -82,9 +86,43 @@ impl KafkaBroker {
         KafkaBroker::launch_at(id, zookeeper_connect, extra, dir, free_port(), logs)
     }
 
+    /// [`KafkaBroker::launch`] inside the network namespace `ns`, listening on `addr` there.
+    pub fn launch_in(
+        id: i32,
+        zookeeper_connect: &str,
+        extra: &[(&str, &str)],
+        ns: (String, std::net::Ipv4Addr),
+    ) -> KafkaBroker {
+        let listener = format!("PLAINTEXT://{}:{{port}}", ns.1);
+        let mut all = vec![("listeners", listener.as_str())];
+        all.extend_from_slice(extra);
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().join("logs");
+        let mut broker =
+            KafkaBroker::configure(id, zookeeper_connect, &all, dir, free_port(), logs);
+        broker.netns = Some(ns);
+        broker.restart();
+        broker
+    }
+
     /// [`KafkaBroker::launch`] on a given port and log dir (a kcli broker's, say, on a rolling
     /// migration), keeping its own files in `dir`.
     pub fn launch_at(
+        id: i32,
+        zookeeper_connect: &str,
+        extra: &[(&str, &str)],
+        dir: tempfile::TempDir,
+        port: u16,
+        logs: PathBuf,
+    ) -> KafkaBroker {
+        let mut broker = KafkaBroker::configure(id, zookeeper_connect, extra, dir, port, logs);
+        broker.restart();
+        broker
+    }
+
+    /// Writes `server.properties` (an `extra` line replaces a default one; `{port}` in a value
+    /// is the broker's port), without starting the JVM.
+    fn configure(
         id: i32,
         zookeeper_connect: &str,
         extra: &[(&str, &str)],
@@ -100,19 +138,19 @@ impl KafkaBroker {
             logs.display()
         );
         for (k, v) in extra {
-            props.push_str(&format!("{k}={v}\n"));
+            // A later line wins in a properties file.
+            props.push_str(&format!("{k}={}\n", v.replace("{port}", &port.to_string())));
         }
         std::fs::write(dir.path().join("server.properties"), props).unwrap();
-        let mut broker = KafkaBroker {
+        KafkaBroker {
             child: None,
             id,
             port,
             dir,
             logs,
+            netns: None,
             _turn: None,
-        };
-        broker.restart();
-        broker
+        }
     }
 
     /// Starts the JVM (again) on the same `server.properties`, log dir and port; its output is
@@ -124,7 +162,18 @@ impl KafkaBroker {
             .append(true)
             .open(self.dir.path().join("kafka.log"))
             .unwrap();
-        let mut cmd: Command = java("kafka.Kafka");
+        let jvm: Command = java("kafka.Kafka");
+        let mut cmd = match &self.netns {
+            // `ip netns exec` execs the JVM: the PID is the broker's.
+            Some((ns, _)) => {
+                let mut cmd = Command::new("ip");
+                cmd.args(["netns", "exec", ns])
+                    .arg(jvm.get_program())
+                    .args(jvm.get_args());
+                cmd
+            }
+            None => jvm,
+        };
         cmd.arg(self.dir.path().join("server.properties"))
             .stdin(Stdio::null())
             .stdout(Stdio::from(log.try_clone().unwrap()))
@@ -148,7 +197,16 @@ impl KafkaBroker {
     }
 
     pub fn bootstrap(&self) -> String {
-        format!("127.0.0.1:{}", self.port)
+        self.addr().to_string()
+    }
+
+    /// Its listener: 127.0.0.1, or its namespace's address.
+    pub fn addr(&self) -> std::net::SocketAddr {
+        let host = self
+            .netns
+            .as_ref()
+            .map_or(std::net::Ipv4Addr::LOCALHOST, |(_, addr)| *addr);
+        std::net::SocketAddr::from((host, self.port))
     }
 
     pub fn log_dir(&self) -> PathBuf {
