@@ -21,6 +21,7 @@ mod leadership;
 pub(crate) mod log_dirs;
 pub(crate) mod membership;
 mod open_files;
+mod partition_soak;
 mod partitions;
 mod reassignment;
 mod replication;

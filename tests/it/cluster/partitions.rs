@@ -64,6 +64,16 @@ fn start(brokers: Start, assignment: &[&[i32]]) -> TestCluster {
     cluster
 }
 
+/// A pause of up to one ZooKeeper ping interval (a third of the session) before a fault. How
+/// soon a cut-off broker's session ends depends on when it last pinged, and each kind of broker
+/// pings on its own phase from startup: without this the figures of one kind would always fall
+/// on the same side of the interval.
+fn off_phase() {
+    use rand::Rng;
+    let max = u64::try_from((SESSION_TIMEOUT / 3).as_millis()).unwrap();
+    std::thread::sleep(Duration::from_millis(rand::rng().random_range(0..max)));
+}
+
 /// The cases, once per kind of broker.
 macro_rules! cases {
     ($kind:ident, $start:expr) => {
@@ -208,6 +218,7 @@ fn isolated_leader(brokers: Start) {
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
     load.wait_for_more_acks(200, RECOVERY);
 
+    off_phase();
     let cut = Instant::now();
     cut_from_zookeeper(&cluster, isolated);
     for other in (1..=3).filter(|id| *id != isolated) {
@@ -234,6 +245,7 @@ fn isolated_follower(brokers: Start) {
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
     load.wait_for_more_acks(200, RECOVERY);
 
+    off_phase();
     let cut = Instant::now();
     cut_from_zookeeper(&cluster, follower);
     cut_between(&cluster, follower, 1);
@@ -259,6 +271,7 @@ fn controller_cut_from_zookeeper(brokers: Start) {
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
     load.wait_for_more_acks(200, RECOVERY);
 
+    off_phase();
     let cut = Instant::now();
     cut_from_zookeeper(&cluster, controller);
     let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
@@ -315,6 +328,7 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
 
     // Within the session (which ran from each broker's last ping, up to a third of it before
     // the cut): writes go on, and nothing changes in ZooKeeper.
+    off_phase();
     let cut = Instant::now();
     for id in 1..=3 {
         cut_from_zookeeper(&cluster, id);
@@ -332,6 +346,7 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
 
     // Past the session: writes go on while the ISRs need no change; after healing every
     // broker finds its session expired and registers again.
+    off_phase();
     let cut = Instant::now();
     for id in 1..=3 {
         cut_from_zookeeper(&cluster, id);
@@ -361,6 +376,7 @@ fn bridge_partition(brokers: Start) {
     load.wait_for_more_acks(200, RECOVERY);
 
     // The controller sees both halves; the two others cannot see each other.
+    off_phase();
     let cut = Instant::now();
     cut_between(&cluster, others[0], others[1]);
     let network = cluster.network();
