@@ -120,25 +120,36 @@ fn host(id: i32) -> usize {
     usize::try_from(id).unwrap()
 }
 
-/// Cuts broker `id` from ZooKeeper, and probes it.
-fn cut_from_zookeeper(cluster: &TestCluster, id: i32) {
-    let network = cluster.network();
-    network.cut(host(id), Peer::TestPort(zk_port(cluster)));
-    assert!(
-        !network.connects(host(id), network.test_addr(), zk_port(cluster)),
-        "broker {id} still reaches ZooKeeper"
-    );
+/// One cut of a fault.
+#[derive(Debug, Clone, Copy)]
+enum Cut {
+    /// A broker from ZooKeeper.
+    FromZooKeeper(i32),
+    /// Two brokers from each other.
+    Between(i32, i32),
 }
 
-/// Cuts brokers `a` and `b` from each other, and probes it.
-fn cut_between(cluster: &TestCluster, a: i32, b: i32) {
+/// Makes every cut of a fault, then probes each: the fault starts at once, and is known to
+/// drop what it should before the test relies on it.
+fn make_cuts(cluster: &TestCluster, cuts: &[Cut]) {
     let network = cluster.network();
-    network.cut(host(a), Peer::Host(host(b)));
-    let to_b = cluster.addr(b);
-    assert!(
-        !network.connects(host(a), network.addr(host(b)), to_b.port()),
-        "broker {a} still reaches broker {b}"
-    );
+    let zk = zk_port(cluster);
+    for c in cuts {
+        match *c {
+            Cut::FromZooKeeper(id) => network.cut(host(id), Peer::TestPort(zk)),
+            Cut::Between(a, b) => network.cut(host(a), Peer::Host(host(b))),
+        }
+    }
+    for c in cuts {
+        let (id, addr, port) = match *c {
+            Cut::FromZooKeeper(id) => (id, network.test_addr(), zk),
+            Cut::Between(a, b) => (a, network.addr(host(b)), cluster.addr(b).port()),
+        };
+        assert!(
+            !network.connects(host(id), addr, port),
+            "broker {id} still reaches {addr}:{port} through {c:?}"
+        );
+    }
 }
 
 /// The brokers in every ISR of both topics, from ZooKeeper.
@@ -220,10 +231,15 @@ fn isolated_leader(brokers: Start) {
 
     off_phase();
     let cut = Instant::now();
-    cut_from_zookeeper(&cluster, isolated);
-    for other in (1..=3).filter(|id| *id != isolated) {
-        cut_between(&cluster, isolated, other);
-    }
+    let others: Vec<i32> = (1..=3).filter(|id| *id != isolated).collect();
+    make_cuts(
+        &cluster,
+        &[
+            Cut::FromZooKeeper(isolated),
+            Cut::Between(isolated, others[0]),
+            Cut::Between(isolated, others[1]),
+        ],
+    );
     // Clients still reach it, and it still takes writes, but acknowledges none at acks=all:
     // its followers cannot fetch them.
     assert!(metadata_at(cluster.addr(isolated)).is_some());
@@ -247,9 +263,14 @@ fn isolated_follower(brokers: Start) {
 
     off_phase();
     let cut = Instant::now();
-    cut_from_zookeeper(&cluster, follower);
-    cut_between(&cluster, follower, 1);
-    cut_between(&cluster, follower, 2);
+    make_cuts(
+        &cluster,
+        &[
+            Cut::FromZooKeeper(follower),
+            Cut::Between(follower, 1),
+            Cut::Between(follower, 2),
+        ],
+    );
     let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
     wait_until("the follower out of every ISR", RECOVERY, || {
         (0..PARTITIONS)
@@ -273,7 +294,7 @@ fn controller_cut_from_zookeeper(brokers: Start) {
 
     off_phase();
     let cut = Instant::now();
-    cut_from_zookeeper(&cluster, controller);
+    make_cuts(&cluster, &[Cut::FromZooKeeper(controller)]);
     let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
     let other = (1..=3).find(|id| *id != controller).unwrap();
     let network = cluster.network();
@@ -330,9 +351,14 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
     // the cut): writes go on, and nothing changes in ZooKeeper.
     off_phase();
     let cut = Instant::now();
-    for id in 1..=3 {
-        cut_from_zookeeper(&cluster, id);
-    }
+    make_cuts(
+        &cluster,
+        &[
+            Cut::FromZooKeeper(1),
+            Cut::FromZooKeeper(2),
+            Cut::FromZooKeeper(3),
+        ],
+    );
     while cut.elapsed() < SESSION_TIMEOUT / 3 {
         load.wait_for_more_acks(50, RECOVERY);
     }
@@ -348,9 +374,14 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
     // broker finds its session expired and registers again.
     off_phase();
     let cut = Instant::now();
-    for id in 1..=3 {
-        cut_from_zookeeper(&cluster, id);
-    }
+    make_cuts(
+        &cluster,
+        &[
+            Cut::FromZooKeeper(1),
+            Cut::FromZooKeeper(2),
+            Cut::FromZooKeeper(3),
+        ],
+    );
     let after_fault = time_until_writable(&cluster, PROBE, PARTITIONS, cut, RECOVERY);
     while cut.elapsed() < SESSION_TIMEOUT + Duration::from_secs(3) {
         load.wait_for_more_acks(50, RECOVERY);
@@ -378,7 +409,7 @@ fn bridge_partition(brokers: Start) {
     // The controller sees both halves; the two others cannot see each other.
     off_phase();
     let cut = Instant::now();
-    cut_between(&cluster, others[0], others[1]);
+    make_cuts(&cluster, &[Cut::Between(others[0], others[1])]);
     let network = cluster.network();
     assert!(network.connects(
         host(others[0]),
