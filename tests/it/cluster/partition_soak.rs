@@ -46,12 +46,7 @@ fn env<T: std::str::FromStr>(name: &str) -> Option<T> {
 /// The leader of each partition of [`TOPIC`] in ZooKeeper.
 fn leaders(cluster: &TestCluster) -> Vec<i32> {
     (0..PARTITIONS)
-        .filter_map(|p| {
-            let (data, _) =
-                cluster.get(&format!("/brokers/topics/{TOPIC}/partitions/{p}/state"))?;
-            let state: serde_json::Value = serde_json::from_str(&data).ok()?;
-            i32::try_from(state["leader"].as_i64()?).ok()
-        })
+        .filter_map(|p| cluster.leader(TOPIC, p))
         .collect()
 }
 

@@ -17,7 +17,6 @@
 //! Kafka 3.9.1's ([`kafka`]) with the same schedule and checks, and prints its availability
 //! figures for docs/faults.md.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::{create_topic_assigned, wait_for_identical_replica_logs};
@@ -157,16 +156,6 @@ fn isrs_whole(cluster: &TestCluster) -> bool {
     [LOAD, PROBE]
         .iter()
         .all(|t| (0..PARTITIONS).all(|p| cluster.isr(t, p).is_some_and(|isr| isr.len() == 3)))
-}
-
-/// Each broker's registration czxid (its broker epoch).
-fn registrations(cluster: &TestCluster) -> BTreeMap<i32, i64> {
-    (1..=3)
-        .filter_map(|id| {
-            let (_, stat) = cluster.get(&format!("/brokers/ids/{id}"))?;
-            Some((id, stat.czxid))
-        })
-        .collect()
 }
 
 /// Heals every cut of a fault made at `fault`, waits for every ISR to be whole, stops the load
@@ -342,7 +331,7 @@ fn controller_cut_from_zookeeper(brokers: Start) {
 
 fn every_broker_cut_from_zookeeper(brokers: Start) {
     let cluster = start(brokers, ONE_EACH);
-    let before = registrations(&cluster);
+    let before = cluster.registrations(3);
     let epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), LOAD, PARTITIONS);
     load.wait_for_more_acks(200, RECOVERY);
@@ -365,9 +354,9 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
     cluster.network().heal_all();
     load.wait_for_more_acks(200, RECOVERY);
     wait_until("every broker connected", RECOVERY, || {
-        (registrations(&cluster).len() == 3).then_some(())
+        (cluster.registrations(3).len() == 3).then_some(())
     });
-    assert_eq!(registrations(&cluster), before, "every session kept");
+    assert_eq!(cluster.registrations(3), before, "every session kept");
     assert_eq!(cluster.controller_epoch(), epoch, "the same controller");
 
     // Past the session: writes go on while the ISRs need no change; after healing every
@@ -393,7 +382,7 @@ fn every_broker_cut_from_zookeeper(brokers: Start) {
         after_fault,
     );
     wait_until("every broker registered again", RECOVERY, || {
-        let now = registrations(&cluster);
+        let now = cluster.registrations(3);
         (now.len() == 3 && now.iter().all(|(id, czxid)| before[id] != *czxid)).then_some(())
     });
     assert!(cluster.controller_epoch() > epoch);

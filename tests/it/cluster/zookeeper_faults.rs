@@ -10,7 +10,6 @@
 //! since no ISR has to change. Afterwards every acknowledged record is read back at
 //! its offset, once, and the replicas' logs are identical.
 
-use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use super::{create_topic, wait_for_identical_replica_logs};
@@ -20,16 +19,6 @@ use crate::support::zk_ensemble::ClusterZk;
 
 const TOPIC: &str = "zkf";
 const PARTITIONS: i32 = 3;
-
-/// Each broker's registration czxid (its broker epoch).
-fn registrations(cluster: &TestCluster) -> BTreeMap<i32, i64> {
-    (1..=3)
-        .filter_map(|id| {
-            let (_, stat) = cluster.get(&format!("/brokers/ids/{id}"))?;
-            Some((id, stat.czxid))
-        })
-        .collect()
-}
 
 fn start() -> TestCluster {
     let cluster = TestCluster::start_on_ensemble(
@@ -68,7 +57,7 @@ fn finish(cluster: &TestCluster, load: ProduceLoad) {
 #[test]
 fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
     let mut cluster = start();
-    let before = registrations(&cluster);
+    let before = cluster.registrations(3);
     assert_eq!(before.len(), 3);
     let controller_epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), TOPIC, PARTITIONS);
@@ -96,7 +85,7 @@ fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
     cluster.ensemble().wait_serving(&[1, 2, 3]);
     load.wait_for_more_acks(200, Duration::from_secs(30));
 
-    assert_eq!(registrations(&cluster), before, "every session kept");
+    assert_eq!(cluster.registrations(3), before, "every session kept");
     assert_eq!(
         cluster.controller_epoch(),
         controller_epoch,
@@ -108,7 +97,7 @@ fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
 #[test]
 fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
     let mut cluster = start();
-    let before = registrations(&cluster);
+    let before = cluster.registrations(3);
     let controller_epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), TOPIC, PARTITIONS);
     load.wait_for_more_acks(200, Duration::from_secs(30));
@@ -143,7 +132,7 @@ fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
         || {
             let whole =
                 (0..PARTITIONS).all(|p| cluster.isr(TOPIC, p).is_some_and(|isr| isr.len() == 3));
-            (registrations(&cluster).len() == 3 && cluster.controller_id().is_some() && whole)
+            (cluster.registrations(3).len() == 3 && cluster.controller_id().is_some() && whole)
                 .then_some(())
         },
     );
@@ -158,7 +147,7 @@ fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
         );
     }
     load.wait_for_more_acks(300, Duration::from_secs(30));
-    assert_eq!(registrations(&cluster), before, "every session kept");
+    assert_eq!(cluster.registrations(3), before, "every session kept");
     assert_eq!(
         cluster.controller_epoch(),
         controller_epoch,

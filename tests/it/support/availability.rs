@@ -13,15 +13,6 @@ use kcli::protocol::messages::RequestKind;
 use super::cluster::{TestCluster, wait_until};
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
 
-/// The leader of `topic`-`partition` in its state znode.
-fn leader_in_zookeeper(cluster: &TestCluster, topic: &str, partition: i32) -> Option<i32> {
-    let (data, _) = cluster.get(&format!(
-        "/brokers/topics/{topic}/partitions/{partition}/state"
-    ))?;
-    let state: serde_json::Value = serde_json::from_str(&data).ok()?;
-    i32::try_from(state["leader"].as_i64()?).ok()
-}
-
 /// Whether one acks=-1 record to `topic`-`partition` on broker `leader` is acknowledged.
 fn acks_all_write(cluster: &TestCluster, leader: i32, topic: &str, partition: i32) -> bool {
     let mut request = produce_request(topic, partition, batch_of(&[b"probe".to_vec()]), -1);
@@ -60,7 +51,7 @@ pub fn time_until_writable(
         || {
             for p in 0..partitions {
                 if !written.contains(&p)
-                    && leader_in_zookeeper(cluster, topic, p).is_some_and(|leader| {
+                    && cluster.leader(topic, p).is_some_and(|leader| {
                         leader >= 0 && acks_all_write(cluster, leader, topic, p)
                     })
                 {

@@ -578,6 +578,25 @@ impl TestCluster {
         )
     }
 
+    /// The leader of a partition as its state znode holds it; `None` before it is written.
+    pub fn leader(&self, topic: &str, partition: i32) -> Option<i32> {
+        let (data, _) = self.get(&format!(
+            "/brokers/topics/{topic}/partitions/{partition}/state"
+        ))?;
+        let json: serde_json::Value = serde_json::from_str(&data).ok()?;
+        i32::try_from(json["leader"].as_i64()?).ok()
+    }
+
+    /// Each registered broker of ids `1..=n` with its registration's czxid (its broker epoch).
+    pub fn registrations(&self, n: i32) -> BTreeMap<i32, i64> {
+        (1..=n)
+            .filter_map(|id| {
+                let (_, stat) = self.get(&format!("/brokers/ids/{id}"))?;
+                Some((id, stat.czxid))
+            })
+            .collect()
+    }
+
     /// `/controller`'s broker id, if any.
     pub fn controller_id(&self) -> Option<i32> {
         let (data, _) = self.get("/controller")?;
