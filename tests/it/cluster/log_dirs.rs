@@ -26,6 +26,11 @@ fn payload(n: usize) -> Vec<Vec<u8>> {
 
 /// Partition 0 of `topic` in a Metadata v12 answer from the broker on `port`.
 pub(crate) fn partition_metadata(port: u16, topic: &str) -> MetadataResponsePartition {
+    partitions_metadata(port, topic)[0].clone()
+}
+
+/// Every partition of `topic` in a Metadata v12 answer from the broker on `port`.
+pub(crate) fn partitions_metadata(port: u16, topic: &str) -> Vec<MetadataResponsePartition> {
     let request = RequestKind::Metadata(MetadataRequest {
         topics: Some(vec![metadata_request::MetadataRequestTopic {
             name: Some(StrBytes::from(topic)),
@@ -36,7 +41,7 @@ pub(crate) fn partition_metadata(port: u16, topic: &str) -> MetadataResponsePart
     let ResponseKind::Metadata(md) = KafkaConn::connect(port).call(&request, 12) else {
         unreachable!()
     };
-    md.topics[0].partitions[0].clone()
+    md.topics[0].partitions.clone()
 }
 
 /// Waits until the Metadata of every broker in `ports` shows partition 0 of `topic` led by

@@ -7,11 +7,7 @@
 
 use std::time::Duration;
 
-use kcli::protocol::codec::StrBytes;
-use kcli::protocol::messages::metadata_request::{self, MetadataRequest};
-use kcli::protocol::messages::metadata_response::MetadataResponsePartition;
-use kcli::protocol::messages::{RequestKind, ResponseKind};
-
+use super::log_dirs::partitions_metadata;
 use super::{create_topic, create_topic_assigned};
 use crate::serve_support::{KafkaConn, batch_of, fetch_once, produce_request, produce_result};
 use crate::support::cluster::{TestCluster, wait_until};
@@ -21,21 +17,6 @@ const LIMIT: u64 = 300;
 /// 300 descriptors on broker 3 for this topic alone: more than its limit leaves.
 const PARTITIONS: i32 = 100;
 const LEADER_AND_ISR_REFUSED: &str = "LeaderAndIsr: refused";
-
-/// Every partition of `topic` in a Metadata v12 answer from the broker on `port`.
-fn partitions(port: u16, topic: &str) -> Vec<MetadataResponsePartition> {
-    let request = RequestKind::Metadata(MetadataRequest {
-        topics: Some(vec![metadata_request::MetadataRequestTopic {
-            name: Some(StrBytes::from(topic)),
-            ..Default::default()
-        }]),
-        ..Default::default()
-    });
-    let ResponseKind::Metadata(md) = KafkaConn::connect(port).call(&request, 12) else {
-        unreachable!()
-    };
-    md.topics[0].partitions.clone()
-}
 
 /// Produces one record to `topic`-`partition` at the broker on `port` (acks=-1), then fetches
 /// from offset 0 there.
@@ -68,7 +49,7 @@ fn replicas_beyond_a_brokers_open_file_limit_go_offline_once_and_the_cluster_ser
             "every partition of big led by broker 1 or 2 with broker 3 offline",
             Duration::from_secs(30),
             || {
-                let ps = partitions(port, "big");
+                let ps = partitions_metadata(port, "big");
                 (ps.len() == PARTITIONS as usize
                     && ps.iter().all(|p| {
                         p.leader_id == 1 + p.partition_index % 2
@@ -105,7 +86,7 @@ fn replicas_beyond_a_brokers_open_file_limit_go_offline_once_and_the_cluster_ser
         produce_and_fetch(cluster.port(1 + p % 2), "big", p, logs);
     }
     for p in 0..3 {
-        let leader = partitions(cluster.port(1), "before")[p as usize].leader_id;
+        let leader = partitions_metadata(cluster.port(1), "before")[p as usize].leader_id;
         produce_and_fetch(cluster.port(leader), "before", p, logs);
     }
     create_topic_assigned(&cluster, "after", &[&[LIMITED, 1, 2]]);
