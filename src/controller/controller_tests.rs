@@ -444,3 +444,45 @@ async fn deletion_tells_brokers_leader_minus_two_stops_then_deletes_replicas() {
     assert!(zk.get_all_topics(false).await.unwrap().is_empty());
     assert!(zk.get_topic_deletions(false).await.unwrap().is_empty());
 }
+
+#[tokio::test]
+async fn a_broker_that_died_with_the_controller_leaves_every_isr_at_failover() {
+    let mut h = Harness::new(&[1, 2, 3]).await;
+    let mut old = h.controller(1);
+    old.process(ControllerEvent::Startup).await;
+    // Partition 0 is led by 2 and followed by the controller; partition 1 is led by it.
+    h.create_topic("t", &[&[2, 3, 1], &[1, 2, 3]]).await;
+    old.process(ControllerEvent::TopicChange).await;
+    let mut new = h.controller(3);
+    new.process(ControllerEvent::Startup).await;
+    h.sent(8).await;
+
+    // No broker change ever reports broker 1 to the new controller: it was gone before.
+    h.kill_broker(1).await;
+    new.process(ControllerEvent::Reelect).await;
+    assert!(new.is_active());
+    for p in 0..2 {
+        let (state, _) = h.state(&TopicPartition::new("t", p)).await;
+        assert_eq!((state.leader, state.isr), (2, vec![2, 3]), "partition {p}");
+    }
+    // The live replicas of partition 0 hear of its shrunk ISR, and its leader stays.
+    let sent = h.sent(6).await;
+    for broker in [2, 3] {
+        let told: Vec<Vec<BrokerId>> = sent
+            .iter()
+            .filter(|(b, _)| *b == broker)
+            .filter_map(|(_, r)| match r {
+                ControllerRequest::LeaderAndIsr { request, .. } => Some(request),
+                _ => None,
+            })
+            .flat_map(|r| {
+                r.topic_states
+                    .iter()
+                    .flat_map(|t| t.partition_states.iter())
+            })
+            .filter(|p| p.partition_index == 0)
+            .map(|p| p.isr.clone())
+            .collect();
+        assert_eq!(told.last(), Some(&vec![2, 3]), "broker {broker}: {told:?}");
+    }
+}

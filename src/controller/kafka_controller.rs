@@ -389,15 +389,23 @@ impl KafkaController {
             .add_update_metadata_request_for_brokers(&live, &[]);
         self.send_batch();
         self.replica_state_machine().initialize_replica_states();
-        let online: Vec<(TopicPartition, BrokerId)> = self
-            .ctx
-            .replica_states
-            .iter()
-            .filter(|(_, s)| **s == ReplicaState::Online)
-            .map(|(k, _)| k.clone())
-            .collect();
+        let mut online: Vec<(TopicPartition, BrokerId)> = Vec::new();
+        let mut offline: Vec<(TopicPartition, BrokerId)> = Vec::new();
+        for (replica, state) in &self.ctx.replica_states {
+            match state {
+                ReplicaState::Online => online.push(replica.clone()),
+                _ => offline.push(replica.clone()),
+            }
+        }
         self.replica_state_machine()
             .handle_state_changes(&online, ReplicaState::Online)
+            .await?;
+        self.send_batch();
+        // A broker that died with the previous controller (or while there was none) is still in
+        // the ISRs it held: no broker change will ever report it, and a leader whose follower
+        // had caught up before dying sees nothing to shrink. So its replicas go Offline now.
+        self.replica_state_machine()
+            .handle_state_changes(&offline, ReplicaState::Offline)
             .await?;
         self.send_batch();
         self.partition_state_machine().initialize_partition_states();
