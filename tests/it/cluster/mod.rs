@@ -26,6 +26,7 @@ mod partitions;
 mod reassignment;
 mod replication;
 mod sasl;
+mod slow_links;
 mod stays_dead;
 mod tls;
 mod truncation;
@@ -89,14 +90,15 @@ fn create(cluster: &TestCluster, new: rdkafka::admin::NewTopic<'_>, partitions: 
     for r in results {
         r.unwrap_or_else(|(t, e)| panic!("creating {t}: {e}\n{}", cluster.logs()));
     }
-    let alive = (1..=i32::try_from(cluster.brokers.len()).unwrap()).collect();
-    for b in &cluster.brokers {
+    let alive = cluster.ids().into_iter().collect();
+    for id in cluster.ids() {
         wait_until(
             "every broker's Metadata shows a leader for every partition",
             Duration::from_secs(30),
             || {
                 let count = usize::try_from(partitions).unwrap();
-                metadata_at(b.addr()).filter(|m| m.led_partitions(&topic, count, &alive).is_some())
+                metadata_at(cluster.addr(id))
+                    .filter(|m| m.led_partitions(&topic, count, &alive).is_some())
             },
         );
     }

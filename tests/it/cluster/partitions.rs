@@ -27,26 +27,26 @@ use crate::support::netns::Peer;
 use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 use crate::support::zk_ensemble::ClusterZk;
 
-const LOAD: &str = "load";
-const PROBE: &str = "probe";
-const PARTITIONS: i32 = 3;
+pub(super) const LOAD: &str = "load";
+pub(super) const PROBE: &str = "probe";
+pub(super) const PARTITIONS: i32 = 3;
 
 /// Long enough for a session to go, leaders to be elected and clients to find them.
-const RECOVERY: Duration = Duration::from_secs(60);
+pub(super) const RECOVERY: Duration = Duration::from_secs(60);
 
 /// Every broker leads one partition, its preferred replica.
-const ONE_EACH: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
+pub(super) const ONE_EACH: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
 /// Broker 3 follows every partition and leads none.
-const THREE_FOLLOWS: &[&[i32]] = &[&[1, 2, 3], &[2, 1, 3], &[1, 2, 3]];
+pub(super) const THREE_FOLLOWS: &[&[i32]] = &[&[1, 2, 3], &[2, 1, 3], &[1, 2, 3]];
 
 /// The settings of both kinds of broker.
-const SETTINGS: &[(&str, &str)] = &[
+pub(super) const SETTINGS: &[(&str, &str)] = &[
     ("min.insync.replicas", "2"),
     ("replica.lag.time.max.ms", "3000"),
 ];
 
 /// A cluster of three kcli brokers or three Kafka brokers.
-type Start = fn() -> TestCluster;
+pub(super) type Start = fn() -> TestCluster;
 
 fn kcli_brokers() -> TestCluster {
     TestCluster::start_partitionable(3, SETTINGS)
@@ -56,7 +56,7 @@ fn kafka_brokers() -> TestCluster {
     TestCluster::start_partitionable_kafka(3, SETTINGS)
 }
 
-fn start(brokers: Start, assignment: &[&[i32]]) -> TestCluster {
+pub(super) fn start(brokers: Start, assignment: &[&[i32]]) -> TestCluster {
     let cluster = brokers();
     create_topic_assigned(&cluster, LOAD, assignment);
     create_topic_assigned(&cluster, PROBE, assignment);
@@ -67,7 +67,7 @@ fn start(brokers: Start, assignment: &[&[i32]]) -> TestCluster {
 /// soon a cut-off broker's session ends depends on when it last pinged, and each kind of broker
 /// pings on its own phase from startup: without this the figures of one kind would always fall
 /// on the same side of the interval.
-fn off_phase() {
+pub(super) fn off_phase() {
     use rand::Rng;
     let max = u64::try_from((SESSION_TIMEOUT / 3).as_millis()).unwrap();
     std::thread::sleep(Duration::from_millis(rand::rng().random_range(0..max)));
@@ -115,7 +115,7 @@ fn zk_port(cluster: &TestCluster) -> u16 {
     }
 }
 
-fn host(id: i32) -> usize {
+pub(super) fn host(id: i32) -> usize {
     usize::try_from(id).unwrap()
 }
 
@@ -162,7 +162,7 @@ fn isrs_whole(cluster: &TestCluster) -> bool {
 /// and checks it; prints what the fault cost: the probe's time until every partition took an
 /// acks=all write after the fault (`after_fault`, measured by the test) and after healing, and
 /// the load's longest gap between acknowledgements on any partition in each period.
-fn heal_and_check(
+pub(super) fn heal_and_check(
     cluster: &TestCluster,
     load: ProduceLoad,
     fault: (&str, Instant),
@@ -201,7 +201,12 @@ fn heal_and_check(
 }
 
 /// `(error code, offset)` of one acks=-1 record to broker `id`, with a 1 s timeout.
-fn produce_acks_all_to(cluster: &TestCluster, id: i32, topic: &str, partition: i32) -> i16 {
+pub(super) fn produce_acks_all_to(
+    cluster: &TestCluster,
+    id: i32,
+    topic: &str,
+    partition: i32,
+) -> i16 {
     let mut request = produce_request(topic, partition, batch_of(&[b"isolated".to_vec()]), -1);
     if let ::kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
         p.timeout_ms = 1_000;

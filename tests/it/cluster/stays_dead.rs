@@ -3,20 +3,60 @@
 //! and accepts the other leaders' ISR shrinks (AlterPartition at the partition epoch they hold),
 //! so the dead broker leaves every ISR in ZooKeeper and idempotent acks=all writes go on through
 //! the live brokers. With two of three dead and `min.insync.replicas=2`, acks=all is refused with
-//! NOT_ENOUGH_REPLICAS, and served again once one of them returns.
+//! NOT_ENOUGH_REPLICAS, and served again once one of them returns. Each case runs on kcli's
+//! brokers ([`kcli`]) and on Kafka 3.9.1's ([`kafka`]) with the same schedule and checks.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::create_topic;
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
-use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
+use crate::support::availability::time_until_writable;
+use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata_at, wait_until};
 use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 
 const TOPIC: &str = "t";
+/// A topic of the same shape that measures availability, apart from the load's records.
+const PROBE: &str = "probe";
 const PARTITIONS: i32 = 6;
 const PARTITION_COUNT: usize = 6;
 const NOT_ENOUGH_REPLICAS: i16 = 19;
+
+/// Three kcli brokers or three Kafka brokers with these settings.
+type Start = fn(&[(&str, &str)]) -> TestCluster;
+
+fn kcli_brokers(settings: &[(&str, &str)]) -> TestCluster {
+    TestCluster::start(3, settings)
+}
+
+fn kafka_brokers(settings: &[(&str, &str)]) -> TestCluster {
+    TestCluster::start_kafka(3, settings)
+}
+
+/// The cases, once per kind of broker.
+macro_rules! cases {
+    ($kind:ident, $start:expr) => {
+        mod $kind {
+            #[test]
+            fn a_controller_killed_for_good_leaves_every_isr_and_acks_all_goes_on() {
+                super::controller_killed_for_good($start);
+            }
+
+            #[test]
+            fn a_broker_killed_for_good_leaves_every_isr_and_its_partitions_get_leaders() {
+                super::broker_killed_for_good($start);
+            }
+
+            #[test]
+            fn two_of_three_dead_refuse_acks_all_under_min_isr_and_serve_again_when_one_returns() {
+                super::two_of_three_dead($start);
+            }
+        }
+    };
+}
+
+cases!(kcli, super::kcli_brokers);
+cases!(kafka, super::kafka_brokers);
 
 /// The session, then the lag check, then the AlterPartition round trip; Kafka 3.9.1 is done
 /// within 5 s of the session's end on this machine.
@@ -61,11 +101,26 @@ fn wait_for_isrs_of(cluster: &TestCluster, alive: &BTreeSet<i32>) {
             "every live broker's Metadata has the new leaders",
             recovery_limit(),
             || {
-                metadata(cluster.port(*id))
+                metadata_at(cluster.addr(*id))
                     .filter(|m| m.led_partitions(TOPIC, PARTITION_COUNT, alive).is_some())
             },
         );
     }
+}
+
+/// Prints the time from `killed` until acks=all writes succeed on every partition of
+/// [`PROBE`], for docs/faults.md.
+fn report_availability(cluster: &TestCluster, what: &str, killed: Instant) {
+    let writable = time_until_writable(cluster, PROBE, PARTITIONS, killed, recovery_limit());
+    let kind = if cluster.is_kafka() {
+        "Kafka 3.9.1"
+    } else {
+        "kcli"
+    };
+    eprintln!(
+        "availability ({kind}): {what}: probe writable {:.1} s after the kill",
+        writable.as_secs_f64()
+    );
 }
 
 /// Idempotent acks=all on every partition through the brokers of `alive` only: some records
@@ -73,7 +128,7 @@ fn wait_for_isrs_of(cluster: &TestCluster, alive: &BTreeSet<i32>) {
 fn assert_acks_all_goes_on(cluster: &TestCluster, alive: &BTreeSet<i32>) {
     let bootstrap = alive
         .iter()
-        .map(|id| format!("127.0.0.1:{}", cluster.port(*id)))
+        .map(|id| cluster.addr(*id).to_string())
         .collect::<Vec<_>>()
         .join(",");
     let load = ProduceLoad::start(&bootstrap, TOPIC, PARTITIONS);
@@ -89,24 +144,26 @@ fn assert_acks_all_goes_on(cluster: &TestCluster, alive: &BTreeSet<i32>) {
     assert_every_acknowledged_record_consumed(&bootstrap, TOPIC, &acked, || cluster.logs());
 }
 
-#[test]
-fn a_controller_killed_for_good_leaves_every_isr_and_acks_all_goes_on() {
-    let mut cluster = TestCluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
+fn controller_killed_for_good(brokers: Start) {
+    let mut cluster = brokers(&[("replica.lag.time.max.ms", "3000")]);
     create_topic(&cluster, TOPIC, PARTITIONS, 3);
+    create_topic(&cluster, PROBE, PARTITIONS, 3);
     let dead = cluster.controller_id().unwrap();
     let alive: BTreeSet<i32> = (1..=3).filter(|id| *id != dead).collect();
-    cluster.broker(dead).kill9();
+    let killed = Instant::now();
+    cluster.kill9(dead);
 
+    report_availability(&cluster, "the controller killed for good", killed);
     wait_for_isrs_of(&cluster, &alive);
     let controller = cluster.controller_id().unwrap();
     assert!(alive.contains(&controller), "controller {controller}");
     assert_acks_all_goes_on(&cluster, &alive);
 }
 
-#[test]
-fn a_broker_killed_for_good_leaves_every_isr_and_its_partitions_get_leaders() {
-    let mut cluster = TestCluster::start(3, &[("replica.lag.time.max.ms", "3000")]);
+fn broker_killed_for_good(brokers: Start) {
+    let mut cluster = brokers(&[("replica.lag.time.max.ms", "3000")]);
     create_topic(&cluster, TOPIC, PARTITIONS, 3);
+    create_topic(&cluster, PROBE, PARTITIONS, 3);
     let controller = cluster.controller_id().unwrap();
     // A leader of some partitions and a follower of the others, not the controller.
     let dead = (1..=3).find(|id| *id != controller).unwrap();
@@ -120,43 +177,41 @@ fn a_broker_killed_for_good_leaves_every_isr_and_its_partitions_get_leaders() {
         led > 0 && led < PARTITION_COUNT,
         "broker {dead} leads {led}"
     );
-    cluster.broker(dead).kill9();
+    let killed = Instant::now();
+    cluster.kill9(dead);
 
+    report_availability(&cluster, "a leader and follower killed for good", killed);
     wait_for_isrs_of(&cluster, &alive);
     assert_eq!(cluster.controller_id(), Some(controller));
     assert_acks_all_goes_on(&cluster, &alive);
 }
 
-/// `(error code, base offset)` of one acks=-1 produce of `value` to the broker on `port`.
-fn produce_acks_all(port: u16, partition: i32, value: &str) -> (i16, i64) {
+/// `(error code, base offset)` of one acks=-1 produce of `value` to the broker at `at`.
+fn produce_acks_all(at: std::net::SocketAddr, partition: i32, value: &str) -> (i16, i64) {
     let mut request = produce_request(TOPIC, partition, batch_of(&[value.into()]), -1);
-    if let kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
+    if let ::kcli::protocol::messages::RequestKind::Produce(p) = &mut request {
         p.timeout_ms = 1_000;
     }
-    produce_result(&KafkaConn::connect(port).call(&request, 9))
+    produce_result(&KafkaConn::connect_to(at).call(&request, 9))
 }
 
-#[test]
-fn two_of_three_dead_refuse_acks_all_under_min_isr_and_serve_again_when_one_returns() {
-    let mut cluster = TestCluster::start(
-        3,
-        &[
-            ("replica.lag.time.max.ms", "3000"),
-            ("min.insync.replicas", "2"),
-        ],
-    );
+fn two_of_three_dead(brokers: Start) {
+    let mut cluster = brokers(&[
+        ("replica.lag.time.max.ms", "3000"),
+        ("min.insync.replicas", "2"),
+    ]);
     create_topic(&cluster, TOPIC, PARTITIONS, 3);
     let survivor = cluster.controller_id().unwrap();
     let dead: Vec<i32> = (1..=3).filter(|id| *id != survivor).collect();
     for id in &dead {
-        cluster.broker(*id).kill9();
+        cluster.kill9(*id);
     }
     let alone = BTreeSet::from([survivor]);
     wait_for_isrs_of(&cluster, &alone);
     // Every partition refuses acks=all, and appends nothing for it.
     for p in 0..PARTITIONS {
         let code = wait_until("NOT_ENOUGH_REPLICAS", Duration::from_secs(10), || {
-            let (code, _) = produce_acks_all(cluster.port(survivor), p, "refused");
+            let (code, _) = produce_acks_all(cluster.addr(survivor), p, "refused");
             (code == NOT_ENOUGH_REPLICAS).then_some(code)
         });
         assert_eq!(code, NOT_ENOUGH_REPLICAS, "partition {p}");
@@ -173,7 +228,7 @@ fn two_of_three_dead_refuse_acks_all_under_min_isr_and_serve_again_when_one_retu
         let leader = leaderships(&cluster).unwrap()[usize::try_from(p).unwrap()].0;
         assert!(alive.contains(&leader), "partition {p}: leader {leader}");
         wait_until("acks=all accepted again", recovery_limit(), || {
-            let (code, _) = produce_acks_all(cluster.port(leader), p, "accepted");
+            let (code, _) = produce_acks_all(cluster.addr(leader), p, "accepted");
             (code == 0).then_some(())
         });
     }

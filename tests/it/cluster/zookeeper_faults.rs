@@ -8,26 +8,57 @@
 //! their broker epochs, the controller stays, and its watches are armed again (a topic created
 //! afterwards gets its leaders). Writes go on throughout: while the ensemble has no quorum too,
 //! since no ISR has to change. Afterwards every acknowledged record is read back at
-//! its offset, once, and the replicas' logs are identical.
+//! its offset, once, and the replicas' logs are identical. Each case runs on kcli's brokers
+//! ([`kcli`]) and on Kafka 3.9.1's ([`kafka`]) with the same schedule and checks.
 
 use std::time::{Duration, Instant};
 
 use super::{create_topic, wait_for_identical_replica_logs};
-use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata, wait_until};
+use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata_at, wait_until};
 use crate::support::produce_load::{ProduceLoad, assert_every_acknowledged_record_consumed};
 use crate::support::zk_ensemble::ClusterZk;
 
 const TOPIC: &str = "zkf";
 const PARTITIONS: i32 = 3;
 
-fn start() -> TestCluster {
-    let cluster = TestCluster::start_on_ensemble(
-        3,
-        &[
-            ("min.insync.replicas", "2"),
-            ("replica.lag.time.max.ms", "5000"),
-        ],
-    );
+const SETTINGS: &[(&str, &str)] = &[
+    ("min.insync.replicas", "2"),
+    ("replica.lag.time.max.ms", "5000"),
+];
+
+/// Three kcli brokers or three Kafka brokers on a three-server ensemble.
+type Start = fn() -> TestCluster;
+
+fn kcli_brokers() -> TestCluster {
+    TestCluster::start_on_ensemble(3, SETTINGS)
+}
+
+fn kafka_brokers() -> TestCluster {
+    TestCluster::start_kafka_on_ensemble(3, SETTINGS)
+}
+
+/// The cases, once per kind of broker.
+macro_rules! cases {
+    ($kind:ident, $start:expr) => {
+        mod $kind {
+            #[test]
+            fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
+                super::leader_killed_and_server_paused($start);
+            }
+
+            #[test]
+            fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
+                super::quorum_lost_past_the_session($start);
+            }
+        }
+    };
+}
+
+cases!(kcli, super::kcli_brokers);
+cases!(kafka, super::kafka_brokers);
+
+fn start(brokers: Start) -> TestCluster {
+    let cluster = brokers();
     create_topic(&cluster, TOPIC, PARTITIONS, 3);
     cluster
 }
@@ -41,8 +72,20 @@ fn all_logs(cluster: &TestCluster) -> String {
     cluster.logs() + &zk
 }
 
-/// Stops the load, checks every acknowledged record, and that the replicas hold one log.
-fn finish(cluster: &TestCluster, load: ProduceLoad) {
+/// Prints the load's longest gap between acknowledgements since `faults` began (for
+/// docs/faults.md), stops it, checks every acknowledged record, and that the replicas hold one
+/// log.
+fn finish(cluster: &TestCluster, load: ProduceLoad, what: &str, faults: Instant) {
+    let gap = load.longest_ack_gap(faults, Instant::now());
+    let kind = if cluster.is_kafka() {
+        "Kafka 3.9.1"
+    } else {
+        "kcli"
+    };
+    eprintln!(
+        "availability ({kind}): {what}: longest gap between acks {:.1} s",
+        gap.as_secs_f64()
+    );
     let acked = load.finish(|| all_logs(cluster));
     let total: usize = acked.values().map(Vec::len).sum();
     eprintln!("{total} records acknowledged through the ZooKeeper faults");
@@ -54,9 +97,8 @@ fn finish(cluster: &TestCluster, load: ProduceLoad) {
     }
 }
 
-#[test]
-fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
-    let mut cluster = start();
+fn leader_killed_and_server_paused(brokers: Start) {
+    let mut cluster = start(brokers);
     let before = cluster.registrations(3);
     assert_eq!(before.len(), 3);
     let controller_epoch = cluster.controller_epoch();
@@ -64,6 +106,7 @@ fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
     load.wait_for_more_acks(200, Duration::from_secs(30));
 
     // The ensemble's leader killed: the other two elect a leader; sessions live on.
+    let faults = Instant::now();
     let old_leader = cluster.ensemble().leader();
     cluster.ensemble().kill9(old_leader);
     let new_leader = cluster.ensemble().leader();
@@ -91,18 +134,23 @@ fn the_ensemble_leader_killed_and_a_server_paused_keep_sessions_and_writes() {
         controller_epoch,
         "no new controller"
     );
-    finish(&cluster, load);
+    finish(
+        &cluster,
+        load,
+        "the ensemble's leader killed, then a server paused",
+        faults,
+    );
 }
 
-#[test]
-fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
-    let mut cluster = start();
+fn quorum_lost_past_the_session(brokers: Start) {
+    let mut cluster = start(brokers);
     let before = cluster.registrations(3);
     let controller_epoch = cluster.controller_epoch();
     let load = ProduceLoad::start(&cluster.bootstrap(), TOPIC, PARTITIONS);
     load.wait_for_more_acks(200, Duration::from_secs(30));
 
     // Two of three down: no quorum. The brokers keep serving what needs no ZooKeeper write.
+    let faults = Instant::now();
     let leader = cluster.ensemble().leader();
     let down: Vec<usize> = (1..=3).filter(|id| *id != leader).collect();
     for id in &down {
@@ -141,7 +189,7 @@ fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
             "every broker's Metadata lists every broker and leader",
             Duration::from_secs(30),
             || {
-                metadata(cluster.port(id))
+                metadata_at(cluster.addr(id))
                     .filter(|m| m.broker_ids() == all && m.led_partitions(TOPIC, 3, &all).is_some())
             },
         );
@@ -155,5 +203,5 @@ fn quorum_lost_past_the_session_and_restored_loses_nothing_and_writes_go_on() {
     );
     // The controller's watches live on: a topic created now gets its leaders.
     create_topic(&cluster, "after", 3, 3);
-    finish(&cluster, load);
+    finish(&cluster, load, "quorum lost past the session", faults);
 }

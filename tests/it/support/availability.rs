@@ -44,12 +44,24 @@ pub fn time_until_writable(
     since: Instant,
     limit: Duration,
 ) -> Duration {
+    let all: Vec<i32> = (0..partitions).collect();
+    time_until_writable_on(cluster, topic, &all, since, limit)
+}
+
+/// [`time_until_writable`] on some partitions of `topic` only (those a fault leaves writable).
+pub fn time_until_writable_on(
+    cluster: &TestCluster,
+    topic: &str,
+    partitions: &[i32],
+    since: Instant,
+    limit: Duration,
+) -> Duration {
     let mut written = BTreeSet::new();
     wait_until(
-        &format!("acks=all writes on every partition of {topic}"),
+        &format!("acks=all writes on partitions {partitions:?} of {topic}"),
         limit,
         || {
-            for p in 0..partitions {
+            for &p in partitions {
                 if !written.contains(&p)
                     && cluster.leader(topic, p).is_some_and(|leader| {
                         leader >= 0 && acks_all_write(cluster, leader, topic, p)
@@ -58,7 +70,7 @@ pub fn time_until_writable(
                     written.insert(p);
                 }
             }
-            (written.len() == usize::try_from(partitions).unwrap()).then_some(())
+            (written.len() == partitions.len()).then_some(())
         },
     );
     since.elapsed()

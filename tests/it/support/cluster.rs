@@ -344,13 +344,39 @@ impl TestCluster {
         )
     }
 
-    /// [`TestCluster::start_partitionable`] with Kafka 3.9.1's brokers (ids 1..=n, 256 MiB heaps)
-    /// in the namespaces: the reference the fault tests hold kcli to. `overrides` are
+    /// [`TestCluster::start`] with Kafka 3.9.1's brokers (ids 1..=n, 256 MiB heaps) on
+    /// 127.0.0.1: the reference the fault tests hold kcli to. `overrides` are
     /// `server.properties` lines.
+    pub fn start_kafka(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let zk = ClusterZk::Standalone(ZkServer::start());
+        TestCluster::start_kafka_inner(n, overrides, exclusive, zk, None)
+    }
+
+    /// [`TestCluster::start_kafka`] on a three-server ZooKeeper ensemble, as
+    /// [`TestCluster::start_on_ensemble`].
+    pub fn start_kafka_on_ensemble(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        let exclusive = exclusive();
+        let zk = ClusterZk::Ensemble(ZkEnsemble::start(3));
+        TestCluster::start_kafka_inner(n, overrides, exclusive, zk, None)
+    }
+
+    /// [`TestCluster::start_partitionable`] with Kafka 3.9.1's brokers in the namespaces, as
+    /// [`TestCluster::start_kafka`] starts them.
     pub fn start_partitionable_kafka(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
         let exclusive = exclusive();
         let network = TestNetwork::create(usize::try_from(n).unwrap());
-        let zk = ZkServer::start_on(network.test_addr());
+        let zk = ClusterZk::Standalone(ZkServer::start_on(network.test_addr()));
+        TestCluster::start_kafka_inner(n, overrides, exclusive, zk, Some(network))
+    }
+
+    fn start_kafka_inner(
+        n: i32,
+        overrides: &[(&str, &str)],
+        exclusive: MutexGuard<'static, ()>,
+        zk: ClusterZk,
+        network: Option<TestNetwork>,
+    ) -> TestCluster {
         let connect = format!("{}/kafka", zk.connect_string());
         // The chroot exists before any broker starts, as for kcli's clusters.
         with_zk(&zk.connect_string(), async |client: &dyn ZkClient| {
@@ -359,22 +385,25 @@ impl TestCluster {
                 .await;
         });
         let kafka: Vec<KafkaBroker> = (1..=n)
-            .map(|id| {
-                let host = usize::try_from(id).unwrap();
-                KafkaBroker::launch_in(
-                    id,
-                    &connect,
-                    overrides,
-                    (network.ns(host), network.addr(host)),
-                )
+            .map(|id| match &network {
+                Some(network) => {
+                    let host = usize::try_from(id).unwrap();
+                    KafkaBroker::launch_in(
+                        id,
+                        &connect,
+                        overrides,
+                        (network.ns(host), network.addr(host)),
+                    )
+                }
+                None => KafkaBroker::launch(id, &connect, overrides),
             })
             .collect();
         let cluster = TestCluster {
             brokers: Vec::new(),
             kafka,
-            zk: ClusterZk::Standalone(zk),
+            zk,
             chroot: "/kafka".to_string(),
-            network: Some(network),
+            network,
             _exclusive: exclusive,
         };
         let all: BTreeSet<i32> = (1..=n).collect();
@@ -512,6 +541,11 @@ impl TestCluster {
         }
     }
 
+    /// The brokers' ids, `1..=n`, kcli's or Kafka's.
+    pub fn ids(&self) -> Vec<i32> {
+        (1..=i32::try_from(self.brokers.len() + self.kafka.len()).unwrap()).collect()
+    }
+
     /// Whether the brokers are Kafka's.
     pub fn is_kafka(&self) -> bool {
         !self.kafka.is_empty()
@@ -552,15 +586,29 @@ impl TestCluster {
         zk_get(&self.connect(), path)
     }
 
-    /// Restarts broker `id` (killed or stopped) once its registration has left ZooKeeper, so
-    /// the new process registers anew rather than racing its old session; waits `limit`.
+    /// Kills broker `id` with SIGKILL, kcli's or Kafka's.
+    pub fn kill9(&mut self, id: i32) {
+        let index = usize::try_from(id - 1).unwrap();
+        match self.kafka.get_mut(index) {
+            Some(kafka) => kafka.kill9(),
+            None => self.brokers[index].kill9(),
+        }
+    }
+
+    /// Restarts broker `id` (killed or stopped; kcli's or Kafka's) once its registration has
+    /// left ZooKeeper, so the new process registers anew rather than racing its old session;
+    /// waits `limit`.
     pub fn restart_once_deregistered(&mut self, id: i32, limit: Duration) {
         wait_until("the old registration gone", limit, || {
             self.get(&format!("/brokers/ids/{id}"))
                 .is_none()
                 .then_some(())
         });
-        self.broker(id).restart();
+        let index = usize::try_from(id - 1).unwrap();
+        match self.kafka.get_mut(index) {
+            Some(kafka) => kafka.restart(),
+            None => self.brokers[index].restart(),
+        }
     }
 
     /// The ISR of a partition as its state znode holds it; `None` before it is written.

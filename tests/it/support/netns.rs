@@ -5,12 +5,13 @@
 //! namespace that drop (not refuse) every packet to and from a peer, or only to and from a port
 //! of it, both ways, as a failed link or switch does: connections hang until their timeouts.
 //! [`TestNetwork::connects`] probes a path, so a test checks that a cut really drops traffic
-//! before it relies on it.
+//! before it relies on it. A slow link is a route through a delaying relay
+//! ([`TestNetwork::route_through`]), since this kernel has no `sch_netem`.
 //!
 //! Everything is removed on drop: the namespaces (and with them their veths and rules) and the
 //! bridge. Needs root, `ip` (iproute2) and `nft` (nftables); tests/run installs them.
 
-use std::net::Ipv4Addr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -104,6 +105,11 @@ impl TestNetwork {
                 "nft",
                 "add chain inet kcli kout { type filter hook output priority 0; }",
             ]);
+            in_ns(&["nft", "add", "table", "ip", "kclinat"]);
+            in_ns(&[
+                "nft",
+                "add chain ip kclinat kdnat { type nat hook output priority -100; }",
+            ]);
         }
         network
     }
@@ -158,10 +164,33 @@ impl TestNetwork {
         );
     }
 
-    /// Removes every cut of `host`.
+    /// Sends `host`'s new connections to `peer`'s `port` to `relay` instead (a
+    /// [`super::delay_relay::DelayRelay`] in the test's namespace, forwarding to `peer`), and
+    /// drops the direct ones that are open, both ways, so they time out as on a slow link.
+    /// The relayed connections are not dropped: their packets leave with the relay as their
+    /// destination (NAT comes before the filter), and answers come back through the input
+    /// filter before NAT gives them `peer`'s address again.
+    pub fn route_through(&self, host: usize, peer: usize, port: u16, relay: SocketAddr) {
+        let addr = self.addr(peer);
+        self.nft(
+            host,
+            &format!("add rule ip kclinat kdnat ip daddr {addr} tcp dport {port} dnat to {relay}"),
+        );
+        self.nft(
+            host,
+            &format!("add rule inet kcli kout ip daddr {addr} tcp dport {port} drop"),
+        );
+        self.nft(
+            host,
+            &format!("add rule inet kcli kin ip saddr {addr} tcp sport {port} drop"),
+        );
+    }
+
+    /// Removes every cut and relay route of `host` (relayed connections stay relayed).
     pub fn heal(&self, host: usize) {
         self.nft(host, "flush chain inet kcli kin");
         self.nft(host, "flush chain inet kcli kout");
+        self.nft(host, "flush chain ip kclinat kdnat");
     }
 
     /// Removes every cut.
