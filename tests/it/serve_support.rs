@@ -77,7 +77,10 @@ impl TestBroker {
         };
         // Another test may take the free port before the broker binds it: try another one.
         for attempt in 0.. {
-            broker.port = free_port();
+            broker.port = match broker.launch.netns {
+                Some(_) => crate::support::netns::NETNS_PORT,
+                None => free_port(),
+            };
             broker.port2 = free_port();
             match broker.spawn() {
                 Ok(()) => return broker,

@@ -1,8 +1,8 @@
 //! Slow links: one broker's links to the other brokers delayed, each way, past
 //! `replica.socket.timeout.ms`, so that no fetch over them is answered in time (the brokers in
-//! network namespaces of their own; since this kernel has no `sch_netem`, the delay is a relay
-//! the slow broker's connections are routed through, `support::delay_relay`). Its links to
-//! ZooKeeper and to clients stay fast. The load and the probe are those of [`super::partitions`]
+//! network namespaces of their own; since this kernel has no `sch_netem`, every connection
+//! between two brokers goes through a relay from the start, `support::delay_relay`, and the
+//! fault delays the slow broker's). Its links to ZooKeeper and to clients stay fast. The load and the probe are those of [`super::partitions`]
 //! (RF 3, `min.insync.replicas=2`, an idempotent acks=all producer), and so are the checks after
 //! healing: every acknowledged record read back at its offset, once, the replicas' logs
 //! identical, every ISR whole again. The cases:
@@ -13,7 +13,6 @@
 //!
 //! Each runs on kcli's brokers and on Kafka 3.9.1's with the same schedule and checks.
 
-use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use super::partitions::{
@@ -22,7 +21,6 @@ use super::partitions::{
 };
 use crate::support::availability::time_until_writable_on;
 use crate::support::cluster::{TestCluster, wait_until};
-use crate::support::delay_relay::DelayRelay;
 use crate::support::produce_load::ProduceLoad;
 
 /// `replica.socket.timeout.ms`: Kafka's floor is `replica.fetch.wait.max.ms` (500 ms).
@@ -37,11 +35,11 @@ fn settings() -> Vec<(&'static str, &'static str)> {
 }
 
 fn kcli_brokers() -> TestCluster {
-    TestCluster::start_partitionable(3, &settings())
+    TestCluster::start_slowable(3, &settings())
 }
 
 fn kafka_brokers() -> TestCluster {
-    TestCluster::start_partitionable_kafka(3, &settings())
+    TestCluster::start_slowable_kafka(3, &settings())
 }
 
 macro_rules! cases {
@@ -63,22 +61,9 @@ macro_rules! cases {
 cases!(kcli, super::kcli_brokers);
 cases!(kafka, super::kafka_brokers);
 
-/// Routes every connection between `slow` and the other brokers through a relay in front of
-/// its target, each delaying [`DELAY`] each way; the relays live until the returned value
-/// drops. Connections that were open are dropped, so they time out and come back relayed.
-fn slow_down(cluster: &TestCluster, slow: i32) -> Vec<DelayRelay> {
-    let network = cluster.network();
-    let mut relays = Vec::new();
-    for other in (1..=3).filter(|id| *id != slow) {
-        for (from, to) in [(slow, other), (other, slow)] {
-            let target = SocketAddr::from((network.addr(host(to)), cluster.addr(to).port()));
-            let relay = DelayRelay::start(network.test_addr(), target);
-            relay.set_delay(DELAY);
-            network.route_through(host(from), host(to), target.port(), relay.addr());
-            relays.push(relay);
-        }
-    }
-    relays
+/// Delays everything between `slow` and the other brokers by [`DELAY`] each way.
+fn slow_down(cluster: &TestCluster, slow: i32) {
+    cluster.network().slow_down(host(slow), DELAY);
 }
 
 /// Whether `broker` is in no ISR of either topic but those of `except` (partitions).
@@ -98,14 +83,13 @@ fn slow_follower(brokers: Start) {
 
     off_phase();
     let fault = Instant::now();
-    let relays = slow_down(&cluster, follower);
+    slow_down(&cluster, follower);
     let all: Vec<i32> = (0..PARTITIONS).collect();
     let after_fault = time_until_writable_on(&cluster, PROBE, &all, fault, RECOVERY);
     wait_until("the slow follower out of every ISR", RECOVERY, || {
         out_of_isrs(&cluster, follower, &[]).then_some(())
     });
     load.wait_for_more_acks(200, RECOVERY);
-    heal(&cluster, &relays);
     heal_and_check(
         &cluster,
         load,
@@ -127,7 +111,7 @@ fn slow_leader(brokers: Start) {
 
     off_phase();
     let fault = Instant::now();
-    let relays = slow_down(&cluster, slow);
+    slow_down(&cluster, slow);
     let after_fault = time_until_writable_on(&cluster, PROBE, &others, fault, RECOVERY);
     wait_until("the slow leader out of the others' ISRs", RECOVERY, || {
         out_of_isrs(&cluster, slow, &[its_partition]).then_some(())
@@ -142,19 +126,10 @@ fn slow_leader(brokers: Start) {
         "a leader whose followers cannot fetch acknowledged acks=all"
     );
     load.wait_for_more_acks(200, RECOVERY);
-    heal(&cluster, &relays);
     heal_and_check(
         &cluster,
         load,
         ("leader behind a slow link (the others' partitions)", fault),
         after_fault,
     );
-}
-
-/// New connections go direct again, and the relayed ones stop waiting.
-fn heal(cluster: &TestCluster, relays: &[DelayRelay]) {
-    for relay in relays {
-        relay.set_delay(Duration::ZERO);
-    }
-    cluster.network().heal_all();
 }

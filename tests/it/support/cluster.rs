@@ -319,8 +319,22 @@ impl TestCluster {
     /// [`TestCluster::start`] with each broker in a network namespace of its own and ZooKeeper
     /// on the bridge between them, for tests that cut links ([`TestCluster::network`]).
     pub fn start_partitionable(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        TestCluster::start_in_network(n, overrides, false)
+    }
+
+    /// [`TestCluster::start_partitionable`] with every link between the brokers through a relay
+    /// ([`TestNetwork::relay_between_hosts`]), for tests that slow links down
+    /// ([`TestNetwork::slow_down`]) rather than cut them.
+    pub fn start_slowable(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        TestCluster::start_in_network(n, overrides, true)
+    }
+
+    fn start_in_network(n: i32, overrides: &[(&str, &str)], relayed: bool) -> TestCluster {
         let exclusive = exclusive();
-        let network = TestNetwork::create(usize::try_from(n).unwrap());
+        let mut network = TestNetwork::create(usize::try_from(n).unwrap());
+        if relayed {
+            network.relay_between_hosts();
+        }
         let zk = ClusterZk::Standalone(ZkServer::start_on(network.test_addr()));
         let namespaces: Vec<(String, std::net::Ipv4Addr)> = (1..=n)
             .map(|id| {
@@ -364,8 +378,20 @@ impl TestCluster {
     /// [`TestCluster::start_partitionable`] with Kafka 3.9.1's brokers in the namespaces, as
     /// [`TestCluster::start_kafka`] starts them.
     pub fn start_partitionable_kafka(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        TestCluster::start_kafka_in_network(n, overrides, false)
+    }
+
+    /// [`TestCluster::start_slowable`] with Kafka 3.9.1's brokers.
+    pub fn start_slowable_kafka(n: i32, overrides: &[(&str, &str)]) -> TestCluster {
+        TestCluster::start_kafka_in_network(n, overrides, true)
+    }
+
+    fn start_kafka_in_network(n: i32, overrides: &[(&str, &str)], relayed: bool) -> TestCluster {
         let exclusive = exclusive();
-        let network = TestNetwork::create(usize::try_from(n).unwrap());
+        let mut network = TestNetwork::create(usize::try_from(n).unwrap());
+        if relayed {
+            network.relay_between_hosts();
+        }
         let zk = ClusterZk::Standalone(ZkServer::start_on(network.test_addr()));
         TestCluster::start_kafka_inner(n, overrides, exclusive, zk, Some(network))
     }

@@ -1,9 +1,10 @@
 //! A slow link for fault tests, where the kernel has no `sch_netem` to delay packets: a TCP
 //! relay in the test's namespace that forwards each connection to one target and delivers
-//! every chunk it reads a set delay later, in order, each way. [`super::netns::TestNetwork`]
-//! sends a host's new connections to a peer through it (`dnat`), and drops the direct ones
-//! that were open, so everything between the two goes through the delay, as under
-//! `tc netem delay`: a request and its answer each take `delay` longer.
+//! every chunk it reads a set delay later, in order, each way.
+//! [`super::netns::TestNetwork::relay_between_hosts`] sends every connection from one host to
+//! another through one (`dnat`) from before the brokers start, so a delay set later holds up
+//! the open connections too, as `tc netem delay` would: a request and its answer each take
+//! `delay` longer.
 //!
 //! The delay may change at any time (zero heals the link); a chunk is never delivered before
 //! the one read ahead of it. Everything stops on drop: the listener and every relayed

@@ -98,8 +98,14 @@ impl KafkaBroker {
         all.extend_from_slice(extra);
         let dir = tempfile::tempdir().unwrap();
         let logs = dir.path().join("logs");
-        let mut broker =
-            KafkaBroker::configure(id, zookeeper_connect, &all, dir, free_port(), logs);
+        let mut broker = KafkaBroker::configure(
+            id,
+            zookeeper_connect,
+            &all,
+            dir,
+            super::netns::NETNS_PORT,
+            logs,
+        );
         broker.netns = Some(ns);
         broker.restart();
         broker

@@ -5,21 +5,32 @@
 //! namespace that drop (not refuse) every packet to and from a peer, or only to and from a port
 //! of it, both ways, as a failed link or switch does: connections hang until their timeouts.
 //! [`TestNetwork::connects`] probes a path, so a test checks that a cut really drops traffic
-//! before it relies on it. A slow link is a route through a delaying relay
-//! ([`TestNetwork::route_through`]), since this kernel has no `sch_netem`.
+//! before it relies on it. Slow links are relays that every connection between the hosts goes
+//! through from the start ([`TestNetwork::relay_between_hosts`]), delayed on demand
+//! ([`TestNetwork::slow_down`]), since this kernel has no `sch_netem`.
 //!
-//! Everything is removed on drop: the namespaces (and with them their veths and rules) and the
-//! bridge. Needs root, `ip` (iproute2) and `nft` (nftables); tests/run installs them.
+//! Everything is removed on drop: the relays, the namespaces (and with them their veths and
+//! rules) and the bridge. Needs root, `ip` (iproute2) and `nft` (nftables); tests/run installs them.
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Duration;
+
+use super::delay_relay::DelayRelay;
+
+/// The port a broker in a namespace listens on: each namespace has ports of its own, and a
+/// port known before the brokers start lets [`TestNetwork::relay_between_hosts`] route their
+/// links before they connect.
+pub const NETNS_PORT: u16 = 9092;
 
 /// A bridge and `n` namespaces on it; hosts are numbered from 1.
 pub struct TestNetwork {
     tag: String,
     subnet: u8,
     hosts: usize,
+    /// `(from, to)` host pairs whose connections to `to`'s [`NETNS_PORT`] go through a relay.
+    relays: Vec<((usize, usize), DelayRelay)>,
 }
 
 /// What a cut separates a host from: another host, or one port of the test's host (its
@@ -60,6 +71,7 @@ impl TestNetwork {
             tag: format!("{id:04x}"),
             subnet: u8::try_from(id % 200).unwrap() + 20,
             hosts,
+            relays: Vec::new(),
         };
         network.remove();
         let bridge = network.bridge();
@@ -164,33 +176,50 @@ impl TestNetwork {
         );
     }
 
-    /// Sends `host`'s new connections to `peer`'s `port` to `relay` instead (a
-    /// [`super::delay_relay::DelayRelay`] in the test's namespace, forwarding to `peer`), and
-    /// drops the direct ones that are open, both ways, so they time out as on a slow link.
-    /// The relayed connections are not dropped: their packets leave with the relay as their
-    /// destination (NAT comes before the filter), and answers come back through the input
-    /// filter before NAT gives them `peer`'s address again.
-    pub fn route_through(&self, host: usize, peer: usize, port: u16, relay: SocketAddr) {
-        let addr = self.addr(peer);
-        self.nft(
-            host,
-            &format!("add rule ip kclinat kdnat ip daddr {addr} tcp dport {port} dnat to {relay}"),
-        );
-        self.nft(
-            host,
-            &format!("add rule inet kcli kout ip daddr {addr} tcp dport {port} drop"),
-        );
-        self.nft(
-            host,
-            &format!("add rule inet kcli kin ip saddr {addr} tcp sport {port} drop"),
-        );
+    /// Routes every connection from one host to another's [`NETNS_PORT`] through a relay of
+    /// that pair in the test's namespace (`dnat` in the first host's namespace), with no delay
+    /// yet: the brokers' links, made before they start so that every connection between them
+    /// goes through a relay from the first. Cuts do not apply to relayed connections (their
+    /// packets leave for the relay).
+    pub fn relay_between_hosts(&mut self) {
+        for from in 1..=self.hosts {
+            for to in (1..=self.hosts).filter(|to| *to != from) {
+                let target = SocketAddr::from((self.addr(to), NETNS_PORT));
+                let relay = DelayRelay::start(self.test_addr(), target);
+                self.nft(
+                    from,
+                    &format!(
+                        "add rule ip kclinat kdnat ip daddr {} tcp dport {NETNS_PORT} dnat to {}",
+                        self.addr(to),
+                        relay.addr()
+                    ),
+                );
+                self.relays.push(((from, to), relay));
+            }
+        }
     }
 
-    /// Removes every cut and relay route of `host` (relayed connections stay relayed).
+    /// Delays everything between `host` and the other hosts by `delay` each way, on the
+    /// connections that are open and those to come, as `tc netem delay` on its link would
+    /// (this kernel has no `sch_netem`). Needs [`TestNetwork::relay_between_hosts`].
+    pub fn slow_down(&self, host: usize, delay: Duration) {
+        assert!(!self.relays.is_empty(), "no relays: relay_between_hosts");
+        for ((from, to), relay) in &self.relays {
+            if *from == host || *to == host {
+                relay.set_delay(delay);
+            }
+        }
+    }
+
+    /// Removes every cut of `host`, and the delay of its links.
     pub fn heal(&self, host: usize) {
         self.nft(host, "flush chain inet kcli kin");
         self.nft(host, "flush chain inet kcli kout");
-        self.nft(host, "flush chain ip kclinat kdnat");
+        for ((from, to), relay) in &self.relays {
+            if *from == host || *to == host {
+                relay.set_delay(Duration::ZERO);
+            }
+        }
     }
 
     /// Removes every cut.
