@@ -5,6 +5,11 @@
 
 use std::fmt;
 
+/// The consumer-offsets topic, internal: the group coordinator's log.
+pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
+/// The transaction-state topic, internal: the transaction coordinator's log.
+pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
+
 pub mod inter_broker_protocol;
 pub mod kafka_principal;
 pub mod sync;

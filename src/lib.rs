@@ -17,8 +17,10 @@
 //!   purgatory's waits; the replica manager.
 //! - [`security`]: authentication without I/O: the SASL servers (PLAIN, SCRAM-SHA-256/512),
 //!   SCRAM credentials in Kafka's ZooKeeper form, and the `sasl.jaas.config` parser.
+//! - [`coordinator`]: the coordinators that own internal topics' partitions: the group
+//!   coordinator and `__consumer_offsets`.
 //! - [`server`]: the broker: startup and shutdown, the request handlers (one per API), the
-//!   metadata cache, topic administration, the group coordinator, producer ids.
+//!   metadata cache, topic administration, producer ids.
 //! - [`storage`]: the partition log: segments of record batches with offset and time indexes,
 //!   recovery, retention, compaction (the log cleaner), idempotent producer state, checkpoints
 //!   and the log manager over several log dirs.
@@ -30,7 +32,8 @@
 //! `protocol`, `cluster` and `security` depend on nothing in the crate; `storage` uses only
 //! `protocol` and `cluster`; `zk` only `cluster`; `network` only `protocol` and `cluster`;
 //! `config` builds on `storage`; `admin` uses only `cluster`; `replication` uses `storage`,
-//! `protocol` and `cluster`; `server` wires everything; `commands` sits on top. The rule is
+//! `protocol` and `cluster`; `coordinator` uses `replication`, `protocol`, `cluster` and `zk`;
+//! `server` wires everything; `commands` sits on top. The rule is
 //! enforced by `tests/it/tidy.rs`, which reads the sources.
 
 pub mod admin;
@@ -39,6 +42,7 @@ pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod controller;
+pub mod coordinator;
 pub mod network;
 pub mod protocol;
 pub mod replication;

@@ -434,3 +434,38 @@ impl TempReplicaManager {
         TempReplicaManager { dir, rm, time }
     }
 }
+
+/// Broker `id`'s replica manager over `dir/data` on the system clock: the coordinators' tests
+/// run it under tokio's paused clock, with their internal topics' partitions made leader or
+/// follower through [`become_compacted_replica`].
+#[cfg(test)]
+pub(crate) fn system_clock_replica_manager(
+    id: BrokerId,
+    dir: &std::path::Path,
+) -> Arc<ReplicaManager> {
+    use crate::storage::log_manager::{LogManagerConfig, now_ms};
+    let log_manager = Arc::new(
+        LogManager::startup(
+            LogManagerConfig::new(vec![dir.join("data")], id, "cluster"),
+            now_ms(),
+        )
+        .unwrap(),
+    );
+    Arc::new(ReplicaManager::new(id, log_manager))
+}
+
+/// Makes `rm`'s broker a replica of `tp` (compacted, as internal topics are) with `replicas`
+/// and `leadership`.
+#[cfg(test)]
+pub(crate) fn become_compacted_replica(
+    rm: &ReplicaManager,
+    tp: &TopicPartition,
+    replicas: Vec<BrokerId>,
+    leadership: LeaderAndIsr,
+) {
+    let mut config = crate::storage::log_config::LogConfig::default();
+    config.cleanup_policy.compact = true;
+    config.cleanup_policy.delete = false;
+    rm.become_leader_or_follower(tp, None, replicas, leadership, config)
+        .unwrap();
+}

@@ -22,13 +22,13 @@ use super::apis;
 use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::dynamic_broker_config::DynamicBrokerConfig;
-use super::group::GroupCoordinator;
 use super::metadata_cache::MetadataCache;
 use super::request_context::RequestContext;
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
+use crate::coordinator::group::GroupCoordinator;
 
 /// The broker's request handler and the state its handlers share.
 #[derive(Debug)]

@@ -59,7 +59,6 @@ use super::controlled_shutdown::{ControlledShutdownSettings, controlled_shutdown
 use super::controller_channel::ControllerChannel;
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
-use super::group::{GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig};
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
@@ -72,6 +71,9 @@ use super::topic_manager::TopicManager;
 use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
+use crate::coordinator::group::{
+    GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig,
+};
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 use crate::security::acl::AuthorizerSettings;

@@ -39,7 +39,6 @@
 //! - [`topic_validation`]: Kafka's topic-name rules.
 //! - [`user_scram_admin`]: SCRAM credentials in `/config/users` (AlterUserScramCredentials and
 //!   DescribeUserScramCredentials).
-//! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`acl_authorizer`]: Kafka's `AclAuthorizer`: the ACL cache loaded from the store, ACL
 //!   updates, change notifications.
 //! - [`auth_helper`]: Kafka's `AuthHelper`, the authorization questions handlers ask.
@@ -63,7 +62,6 @@ pub mod controller_channel;
 pub mod credential_provider;
 pub mod dynamic_broker_config;
 pub mod error;
-pub mod group;
 pub mod kafka_apis;
 pub mod kafka_server;
 pub mod log_dir_failure_handler;

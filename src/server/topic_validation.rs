@@ -2,10 +2,7 @@
 //! length, the reserved `.`/`..`, internal topics, and the `.`/`_` collision rule (the two map to
 //! the same metric name, so Kafka refuses a topic that differs from another only there).
 
-/// The consumer-offsets topic, internal.
-pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
-/// The transaction-state topic, internal.
-pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
+pub use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME};
 
 /// Kafka's `Topic.MAX_NAME_LENGTH`.
 pub const MAX_NAME_LENGTH: usize = 249;

@@ -6,14 +6,14 @@
 
 use bytes::Bytes;
 
+use crate::coordinator::group::group_join::JoinParams;
+use crate::coordinator::group::member_metadata::JoinGroupResult;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::join_group_request::JoinGroupRequest;
 use crate::protocol::messages::join_group_response::{JoinGroupResponse, JoinGroupResponseMember};
-use crate::server::group::group_join::JoinParams;
-use crate::server::group::member_metadata::JoinGroupResult;
 
 use crate::security::acl::{AclOperation, ResourceType};
 

@@ -2,13 +2,13 @@
 //! error (the group's, else the member's); v3+ remove a batch of members, by member id or, for
 //! administrative removal, by `group.instance.id` alone.
 
+use crate::coordinator::group::group_coordinator::LeavingMember;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::leave_group_request::LeaveGroupRequest;
 use crate::protocol::messages::leave_group_response::{LeaveGroupResponse, MemberResponse};
-use crate::server::group::group_coordinator::LeavingMember;
 
 use crate::security::acl::{AclOperation, ResourceType};
 

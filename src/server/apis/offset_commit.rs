@@ -9,6 +9,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::cluster::TopicPartition;
+use crate::coordinator::group::GroupCoordinator;
+use crate::coordinator::group::group_offsets::CommitParams;
+use crate::coordinator::group::offsets_records::OffsetAndMetadata;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -17,9 +20,6 @@ use crate::protocol::messages::offset_commit_request::OffsetCommitRequest;
 use crate::protocol::messages::offset_commit_response::{
     OffsetCommitResponse, OffsetCommitResponsePartition, OffsetCommitResponseTopic,
 };
-use crate::server::group::GroupCoordinator;
-use crate::server::group::group_offsets::CommitParams;
-use crate::server::group::offsets_records::OffsetAndMetadata;
 use crate::zk::{ZkClient, ZkError, recipes};
 
 use crate::security::acl::{AclOperation, ResourceType};

@@ -5,6 +5,8 @@
 //! has offset -1 and empty metadata.
 
 use crate::cluster::TopicPartition;
+use crate::coordinator::group::GroupCoordinator;
+use crate::coordinator::group::offsets_records::OffsetAndMetadata;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -14,8 +16,6 @@ use crate::protocol::messages::offset_fetch_response::{
     OffsetFetchResponse, OffsetFetchResponseGroup, OffsetFetchResponsePartition,
     OffsetFetchResponsePartitions, OffsetFetchResponseTopic, OffsetFetchResponseTopics,
 };
-use crate::server::group::GroupCoordinator;
-use crate::server::group::offsets_records::OffsetAndMetadata;
 use crate::zk::ZkError;
 
 use crate::security::acl::{AclOperation, ResourceType};

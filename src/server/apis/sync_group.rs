@@ -4,14 +4,14 @@
 
 use std::collections::HashMap;
 
+use crate::coordinator::group::group_coordinator::SyncParams;
+use crate::coordinator::group::member_metadata::SyncGroupResult;
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::sync_group_request::SyncGroupRequest;
 use crate::protocol::messages::sync_group_response::SyncGroupResponse;
-use crate::server::group::group_coordinator::SyncParams;
-use crate::server::group::member_metadata::SyncGroupResult;
 
 use crate::security::acl::{AclOperation, ResourceType};
 

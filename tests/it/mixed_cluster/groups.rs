@@ -9,10 +9,10 @@
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
+use kcli::coordinator::group::offsets_records::partition_for;
 use kcli::protocol::codec::StrBytes;
 use kcli::protocol::messages::find_coordinator_request::FindCoordinatorRequest;
 use kcli::protocol::messages::{RequestKind, ResponseKind};
-use kcli::server::group::offsets_records::partition_for;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Message, Offset};

@@ -36,15 +36,15 @@ use crate::protocol::record::batch_iter::BatchIter;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::records::{batch_records, for_each_record};
+use crate::replication::FetchIsolation;
 use crate::replication::delayed::PartitionWatch;
 use crate::replication::partition::{LeaderAppend, ReplicationCheck};
 use crate::replication::{Partition, ReplicaManager};
-use crate::storage::log_reads::FetchIsolation;
 
 use super::group_metadata::{GroupMetadata, GroupState};
 use super::member_metadata::MemberMetadata;
 use super::offsets_records::{self as records, OffsetAndMetadata, OffsetsKey};
-use crate::server::topic_validation::GROUP_METADATA_TOPIC_NAME;
+use crate::cluster::GROUP_METADATA_TOPIC_NAME;
 
 /// The `offsets.*` settings the manager uses.
 #[derive(Debug, Clone)]

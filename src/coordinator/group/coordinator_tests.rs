@@ -11,13 +11,13 @@ use bytes::Bytes;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
+use crate::cluster::GROUP_METADATA_TOPIC_NAME;
 use crate::cluster::LeaderAndIsr;
 use crate::cluster::TopicPartition;
+use crate::cluster::time::{SystemTime, Time};
 use crate::protocol::errors::ErrorCode;
 use crate::replication::ReplicaManager;
-use crate::server::topic_validation::GROUP_METADATA_TOPIC_NAME;
-use crate::storage::log_config::LogConfig;
-use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
+use crate::replication::replica_manager::{become_compacted_replica, system_clock_replica_manager};
 use crate::zk::EmbeddedStore;
 
 use super::group_coordinator::{GroupApi, LeavingMember, SyncParams};
@@ -57,26 +57,13 @@ fn offsets_config() -> OffsetsConfig {
 
 fn fixture(initial_delay_ms: i32, max_size: usize) -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let log_manager = Arc::new(
-        LogManager::startup(
-            LogManagerConfig::new(vec![dir.path().join("data")], 0, "cluster"),
-            now_ms(),
-        )
-        .unwrap(),
+    let replica_manager = system_clock_replica_manager(0, dir.path());
+    become_compacted_replica(
+        &replica_manager,
+        &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
+        vec![0],
+        LeaderAndIsr::new(0, vec![0]),
     );
-    let replica_manager = Arc::new(ReplicaManager::new(0, log_manager));
-    let mut config = LogConfig::default();
-    config.cleanup_policy.compact = true;
-    config.cleanup_policy.delete = false;
-    replica_manager
-        .become_leader_or_follower(
-            &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
-            None,
-            vec![0],
-            LeaderAndIsr::new(0, vec![0]),
-            config,
-        )
-        .unwrap();
     let store = EmbeddedStore::open(&dir.path().join("zk")).unwrap();
     let zk: Arc<dyn crate::zk::ZkClient> = Arc::new(store.session());
     let coordinator = coordinator_over(&replica_manager, &zk, initial_delay_ms, max_size);
@@ -395,7 +382,7 @@ async fn expired_offsets_get_tombstones_and_their_empty_group_goes() {
             },
         )],
     };
-    let now = now_ms();
+    let now = SystemTime.milliseconds();
     c.commit_offsets(commit("old", now - 120_000)).await;
     c.commit_offsets(commit("fresh", now)).await;
     c.cleanup_expired_offsets(now);
@@ -511,21 +498,15 @@ async fn a_waiting_offsets_append_fails_when_the_offsets_partition_moves() {
 /// Makes the fixture's broker the follower (`leader` 1) or the leader (0) of the offsets
 /// partition at `epoch`. No leader end points are installed, so a follower does not fetch.
 fn lead_offsets_partition(f: &Fixture, leader: i32, epoch: i32) {
-    let mut config = LogConfig::default();
-    config.cleanup_policy.compact = true;
-    config.cleanup_policy.delete = false;
-    f.replica_manager
-        .become_leader_or_follower(
-            &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
-            None,
-            vec![0, 1],
-            LeaderAndIsr {
-                leader_epoch: epoch,
-                ..LeaderAndIsr::new(leader, vec![0])
-            },
-            config,
-        )
-        .unwrap();
+    become_compacted_replica(
+        &f.replica_manager,
+        &TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0),
+        vec![0, 1],
+        LeaderAndIsr {
+            leader_epoch: epoch,
+            ..LeaderAndIsr::new(leader, vec![0])
+        },
+    );
 }
 
 /// Yields to the coordinator's tasks until partition 0 is loaded (the load runs on a blocking

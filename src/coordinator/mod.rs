@@ -1,0 +1,12 @@
+//! The coordinators (Kafka's `kafka.coordinator`): each owns the partitions of an internal topic
+//! that this broker leads, keeps their state in memory, loads it from the log when it becomes
+//! their leader and drops it when it stops, and appends its changes through the replica
+//! manager, waiting for them to replicate.
+//!
+//! - [`group`]: the classic group coordinator and `__consumer_offsets`.
+//!
+//! Layering: uses `replication` (appends, reads and the partitions' leadership), `protocol` (the
+//! records' formats and error codes), `cluster` and `zk`; never `server` or `network`, which
+//! call into it.
+
+pub mod group;
