@@ -10,6 +10,12 @@ pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
 /// The transaction-state topic, internal: the transaction coordinator's log.
 pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
 
+/// Whether Kafka treats the topic as internal (`Topic.isInternal`): only the coordinators and
+/// Kafka's admin client may append to it.
+pub fn is_internal_topic(name: &str) -> bool {
+    name == GROUP_METADATA_TOPIC_NAME || name == TRANSACTION_STATE_TOPIC_NAME
+}
+
 pub mod inter_broker_protocol;
 pub mod kafka_principal;
 pub mod sync;

@@ -38,6 +38,7 @@ pub use error::PartitionError;
 pub use leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
 pub use partition::{EpochEndOffset, LogOffsets, LogReadResult, Partition};
 pub use replica_manager::{
-    AppendEntry, DelayedFetch, DelayedProduce, FetchParams, FetchPartitionData, FetchPartitionInfo,
-    FetchResult, PartitionResponse, ProduceResult, ReplicaManager,
+    AppendEntry, AppendOrigin, AppendParams, DelayedFetch, DelayedProduce, FetchParams,
+    FetchPartitionData, FetchPartitionInfo, FetchResult, PartitionResponse, ProduceResult,
+    ReplicaManager,
 };

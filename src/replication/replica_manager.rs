@@ -28,7 +28,9 @@ use crate::storage::partition_metadata::TopicId;
 pub mod append;
 pub mod fetch;
 
-pub use append::{AppendEntry, DelayedProduce, PartitionResponse, ProduceResult};
+pub use append::{
+    AppendEntry, AppendOrigin, AppendParams, DelayedProduce, PartitionResponse, ProduceResult,
+};
 pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;

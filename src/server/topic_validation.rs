@@ -31,10 +31,7 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether Kafka treats the topic as internal.
-pub fn is_internal(name: &str) -> bool {
-    name == GROUP_METADATA_TOPIC_NAME || name == TRANSACTION_STATE_TOPIC_NAME
-}
+pub use crate::cluster::is_internal_topic as is_internal;
 
 /// `Topic.unifyCollisionChars`: `.` and `_` are the same in metric names.
 fn unify_collision_chars(name: &str) -> String {

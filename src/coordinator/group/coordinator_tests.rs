@@ -472,11 +472,15 @@ async fn a_waiting_offsets_append_fails_when_the_offsets_partition_moves() {
     partition.update_leader_and_isr(vec![0, 1], LeaderAndIsr::new(0, vec![0, 1]));
     let manager = GroupMetadataManager::new(offsets_config(), Arc::clone(&f.replica_manager));
     let record = crate::protocol::record::builder::SimpleRecord::new(1, Some(b"k".to_vec()), None);
-    let pending = manager.append("g", vec![record]).unwrap();
-    assert!(!pending.is_committed());
+    let Err(pending) = super::group_metadata_manager::settled(manager.append("g", vec![record]))
+    else {
+        panic!("committed with a follower in the ISR that never fetched");
+    };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let waiting =
-        tokio::spawn(async move { pending.wait(Duration::from_secs(30), &shutdown).await });
+        tokio::spawn(
+            async move { super::group_metadata_manager::committed(pending, &shutdown).await },
+        );
     partition.update_leader_and_isr(
         vec![0, 1],
         LeaderAndIsr {

@@ -27,7 +27,9 @@ use crate::protocol::errors::ErrorCode;
 use crate::zk::ZkClient;
 
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{GroupMetadataManager, SharedGroup, store_group_error};
+use super::group_metadata_manager::{
+    GroupMetadataManager, SharedGroup, committed, settled, store_group_error,
+};
 use super::member_metadata::{JoinGroupResult, SyncGroupResult};
 
 /// How long a new member's JoinGroup may wait in a rebalance (Kafka's `NewMemberJoinTimeoutMs`).
@@ -294,20 +296,14 @@ impl GroupCoordinator {
             self.after_store(group, then, ErrorCode::UnknownServerError, now);
             return;
         };
-        match self.manager.append(&group.group_id, vec![record]) {
-            Err(e) => self.after_store(group, then, store_group_error(e), now),
-            Ok(pending) if pending.is_committed() => {
-                self.after_store(group, then, ErrorCode::None, now)
-            }
-            Ok(pending) => {
+        match settled(self.manager.append(&group.group_id, vec![record])) {
+            Ok(error) => self.after_store(group, then, store_group_error(error), now),
+            Err(delayed) => {
                 let Some(me) = self.me.upgrade() else { return };
                 let shared = Arc::clone(shared);
-                let timeout = Duration::from_millis(
-                    u64::try_from(self.manager.config.commit_timeout_ms).unwrap_or(5000),
-                );
                 let token = self.shutdown.clone();
                 self.tasks.spawn(async move {
-                    let error = store_group_error(pending.wait(timeout, &token).await);
+                    let error = store_group_error(committed(delayed, &token).await);
                     let mut group = lock(&shared);
                     me.after_store(&mut group, then, error, Instant::now());
                 });

@@ -25,6 +25,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -36,10 +37,10 @@ use crate::protocol::record::batch_iter::BatchIter;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::records::{batch_records, for_each_record};
-use crate::replication::FetchIsolation;
-use crate::replication::delayed::PartitionWatch;
-use crate::replication::partition::{LeaderAppend, ReplicationCheck};
-use crate::replication::{Partition, ReplicaManager};
+use crate::replication::{
+    AppendEntry, AppendParams, DelayedProduce, FetchIsolation, Partition, PartitionResponse,
+    ProduceResult, ReplicaManager,
+};
 
 use super::group_metadata::{GroupMetadata, GroupState};
 use super::member_metadata::MemberMetadata;
@@ -109,48 +110,6 @@ impl OffsetsPartitions {
 
 /// One group, shared by the handlers and the timers.
 pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
-
-/// An append waiting for the high watermark, made by this broker as leader at one leader epoch.
-#[derive(Debug, Clone)]
-pub struct PendingAppend {
-    partition: Arc<Partition>,
-    append: LeaderAppend,
-}
-
-impl PendingAppend {
-    pub fn is_committed(&self) -> bool {
-        self.partition
-            .check_enough_replicas_reach_offset(self.append)
-            == ReplicationCheck::Done
-    }
-
-    /// Waits until the append is committed; the partition's error when leadership moved or the
-    /// ISR fell below the effective min ISR (Kafka's `DelayedProduce`, mapped by the caller);
-    /// REQUEST_TIMED_OUT past `timeout`, NOT_COORDINATOR when the broker shuts down first.
-    pub async fn wait(self, timeout: Duration, shutdown: &CancellationToken) -> ErrorCode {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let watch = PartitionWatch::register([&self.partition]);
-            match self
-                .partition
-                .check_enough_replicas_reach_offset(self.append)
-            {
-                ReplicationCheck::Done => return ErrorCode::None,
-                ReplicationCheck::Failed(code) => return code,
-                ReplicationCheck::Pending => {}
-            }
-            if !watch.wait(deadline, shutdown).await {
-                return if self.is_committed() {
-                    ErrorCode::None
-                } else if shutdown.is_cancelled() {
-                    ErrorCode::NotCoordinator
-                } else {
-                    ErrorCode::RequestTimedOut
-                };
-            }
-        }
-    }
-}
 
 /// The manager.
 #[derive(Debug)]
@@ -301,28 +260,34 @@ impl GroupMetadataManager {
         lock(&self.groups).values().cloned().collect()
     }
 
-    /// Appends `records` to the group's offsets partition; the error is the partition's.
-    pub fn append(
-        &self,
-        group_id: &str,
-        records: Vec<SimpleRecord>,
-    ) -> Result<PendingAppend, ErrorCode> {
-        let Some(partition) = self.offsets_partition(self.partition_for(group_id)) else {
-            return Err(ErrorCode::UnknownTopicOrPartition);
-        };
+    /// Appends `records` to the group's offsets partition through the replica manager, as a
+    /// coordinator at acks=-1 waiting up to `offsets.commit.timeout.ms` (Kafka's
+    /// `appendForGroup`): the answer now, or the wait for the ISR. Errors are the partition's.
+    pub fn append(&self, group_id: &str, records: Vec<SimpleRecord>) -> ProduceResult {
         let mut builder = RecordBatchBuilder::new(self.config.compression);
         builder.records = records;
-        let batch = builder.build().map_err(|e| {
-            tracing::error!(%e, "cannot build a __consumer_offsets batch");
-            ErrorCode::UnknownServerError
-        })?;
-        match partition.append_records_to_leader(&batch, -1, self.now_ms()) {
-            Ok((_, append)) => Ok(PendingAppend { partition, append }),
+        let batch = match builder.build() {
+            Ok(batch) => batch,
             Err(e) => {
-                tracing::warn!(group = group_id, err = %e, "appending to __consumer_offsets failed");
-                Err(e.error_code())
+                tracing::error!(%e, "cannot build a __consumer_offsets batch");
+                return ProduceResult::Ready(vec![PartitionResponse::error(
+                    ErrorCode::UnknownServerError,
+                )]);
             }
-        }
+        };
+        let entry = AppendEntry {
+            topic_partition: TopicPartition::new(
+                GROUP_METADATA_TOPIC_NAME,
+                self.partition_for(group_id),
+            ),
+            records: Bytes::from(batch),
+        };
+        self.replica_manager.append_records(
+            AppendParams::coordinator(
+                i32::try_from(self.config.commit_timeout_ms).unwrap_or(i32::MAX),
+            ),
+            vec![entry],
+        )
     }
 
     /// The group's metadata record (Kafka's `groupMetadataValue` with the assignment given, or
@@ -623,6 +588,31 @@ impl Loaded {
         }
         Ok(())
     }
+}
+
+/// A coordinator append's outcome: settled now (its error; NONE when committed), or the replica
+/// manager's wait for the ISR.
+pub fn settled(result: ProduceResult) -> Result<ErrorCode, DelayedProduce> {
+    match result {
+        ProduceResult::Ready(responses) => Ok(first_error(&responses)),
+        ProduceResult::Delayed(delayed) => Err(delayed),
+    }
+}
+
+/// Waits for a delayed append (see [`settled`]): its error (NONE once committed), or
+/// NOT_COORDINATOR when the coordinator shuts down first.
+pub async fn committed(delayed: DelayedProduce, shutdown: &CancellationToken) -> ErrorCode {
+    tokio::select! {
+        responses = delayed.complete() => first_error(&responses),
+        _ = shutdown.cancelled() => ErrorCode::NotCoordinator,
+    }
+}
+
+/// The error of a one-entry append.
+fn first_error(responses: &[PartitionResponse]) -> ErrorCode {
+    responses
+        .first()
+        .map_or(ErrorCode::UnknownServerError, |r| r.error_code)
 }
 
 /// Kafka's mapping of an append error for offset commits (`storeOffsets`' callback).

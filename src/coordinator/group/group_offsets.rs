@@ -5,8 +5,6 @@
 //! An offset commit is appended to the group's offsets partition and answered once committed
 //! (acks=all, within `offsets.commit.timeout.ms`); only then does OffsetFetch return it.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use tokio::time::Instant;
 
@@ -17,7 +15,7 @@ use crate::protocol::record::builder::SimpleRecord;
 
 use super::group_coordinator::{GroupApi, GroupCoordinator};
 use super::group_metadata::{GroupMetadata, GroupState};
-use super::group_metadata_manager::{SharedGroup, commit_error};
+use super::group_metadata_manager::{SharedGroup, commit_error, committed, settled};
 use super::offsets_records::OffsetAndMetadata;
 
 /// One OffsetCommit.
@@ -126,25 +124,21 @@ impl GroupCoordinator {
             if records.is_empty() {
                 return results;
             }
-            match self.manager.append(&p.group_id, records) {
-                Err(e) => {
-                    let e = commit_error(e);
-                    mark(&mut results, &accepted, e);
-                    return results;
-                }
-                Ok(pending) if pending.is_committed() => {
+            match settled(self.manager.append(&p.group_id, records)) {
+                Ok(ErrorCode::None) => {
                     for (tp, o) in accepted {
                         group.offsets.insert(tp, o);
                     }
                     return results;
                 }
-                Ok(pending) => (results, pending, accepted),
+                Ok(e) => {
+                    mark(&mut results, &accepted, commit_error(e));
+                    return results;
+                }
+                Err(delayed) => (results, delayed, accepted),
             }
         };
-        let timeout = Duration::from_millis(
-            u64::try_from(self.manager.config.commit_timeout_ms).unwrap_or(5000),
-        );
-        let error = commit_error(pending.wait(timeout, &self.shutdown).await);
+        let error = commit_error(committed(pending, &self.shutdown).await);
         if error == ErrorCode::None {
             let mut group = lock(&shared);
             for (tp, o) in accepted {
@@ -395,8 +389,10 @@ impl GroupCoordinator {
                 records.push(r);
             }
         }
+        // Nothing waits for the tombstones to replicate, as in Kafka.
         if !records.is_empty()
-            && let Err(e) = self.manager.append(&g.group_id, records)
+            && let Ok(e) = settled(self.manager.append(&g.group_id, records))
+            && e != ErrorCode::None
         {
             tracing::warn!(group = %g.group_id, ?e, "failed to append tombstones");
         }

@@ -125,6 +125,7 @@ impl Partition {
     pub fn append_records_to_leader(
         &self,
         records: &[u8],
+        origin: AppendOrigin,
         required_acks: i16,
         now_ms: i64,
     ) -> Result<(LogAppendInfo, LeaderAppend), PartitionError> {
@@ -140,12 +141,7 @@ impl Partition {
                     min_isr,
                 });
             }
-            let appended = log.append_as_leader(
-                records,
-                leadership.leader_epoch,
-                AppendOrigin::Client,
-                now_ms,
-            );
+            let appended = log.append_as_leader(records, leadership.leader_epoch, origin, now_ms);
             self.checked(&log, appended)?
         };
         // With the log's lock released: the state's lock comes first.

@@ -20,6 +20,7 @@ use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
+use crate::replication::AppendParams;
 use crate::replication::replica_manager::TempReplicaManager;
 use crate::storage::log_config::LogConfig;
 use crate::storage::log_reads::{EARLIEST_TIMESTAMP, FetchIsolation, LATEST_TIMESTAMP};
@@ -79,8 +80,7 @@ fn batch(n: usize, seed: u8) -> Bytes {
 
 fn produce(b: &Broker, acks: i16, records: Bytes) -> ProduceResult {
     b.rm.append_records(
-        30_000,
-        acks,
+        AppendParams::client(30_000, acks),
         vec![AppendEntry {
             topic_partition: tp(),
             records,
@@ -469,8 +469,7 @@ fn host_partition(b: &Broker, tp: &TopicPartition, state: LeaderAndIsr) -> Arc<P
 
 fn produce_to(b: &Broker, tp: &TopicPartition, records: Bytes) {
     let ProduceResult::Ready(answers) = b.rm.append_records(
-        30_000,
-        1,
+        AppendParams::client(30_000, 1),
         vec![AppendEntry {
             topic_partition: tp.clone(),
             records,

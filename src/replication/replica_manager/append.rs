@@ -1,8 +1,10 @@
-//! The produce path of the replica manager (Kafka's `ReplicaManager.appendRecords` and
-//! `DelayedProduce`): each partition's records are appended by its leader as they arrived (a
-//! `Bytes` slice of the request frame, validated and written in place); acks 0 and 1 answer at
-//! once; acks=-1 (all) waits in the purgatory until the high watermark passes every appended
-//! batch, the partition's leadership moves, or the request's timeout.
+//! The leaders' append path of the replica manager (Kafka's `ReplicaManager.appendRecords` and
+//! `DelayedProduce`), for producers and for the coordinators alike: each partition's records
+//! are appended by its leader as they arrived (a `Bytes` slice of the request frame, validated
+//! and written in place, as their [`AppendOrigin`] asks); acks 0 and 1 answer at once; acks=-1
+//! (all) waits in the purgatory until the high watermark passes every appended batch, the
+//! partition's leadership moves, or the request's timeout. Internal topics take appends only
+//! when the caller allows them (a coordinator, or Kafka's admin client).
 //!
 //! A waiting acks=-1 append is acknowledged only while this broker has led its partition without
 //! a break since the append (a re-election at a new epoch is none): once leadership moves, the
@@ -16,10 +18,11 @@ use bytes::Bytes;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::TopicPartition;
+use crate::cluster::{TopicPartition, is_internal_topic};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::batch::NO_TIMESTAMP;
 use crate::storage::StorageError;
+pub use crate::storage::log_validator::AppendOrigin;
 use crate::storage::producer_state::ProducerStateError;
 
 use super::super::delayed::PartitionWatch;
@@ -70,6 +73,41 @@ impl PartitionResponse {
     }
 }
 
+/// Who appends, and where they may (Kafka's `appendRecords` arguments beside the records).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AppendParams {
+    /// How long an acks=-1 append waits for the ISR.
+    pub timeout_ms: i32,
+    /// 0, 1 or -1 (all); anything else is INVALID_REQUIRED_ACKS.
+    pub required_acks: i16,
+    /// Whether `__consumer_offsets` and `__transaction_state` may be appended to.
+    pub internal_topics_allowed: bool,
+    /// Which validation the batches get.
+    pub origin: AppendOrigin,
+}
+
+impl AppendParams {
+    /// A producer's Produce request, to topics other than the internal ones.
+    pub fn client(timeout_ms: i32, required_acks: i16) -> Self {
+        AppendParams {
+            timeout_ms,
+            required_acks,
+            internal_topics_allowed: false,
+            origin: AppendOrigin::Client,
+        }
+    }
+
+    /// A coordinator writing to its internal topic at acks=-1.
+    pub fn coordinator(timeout_ms: i32) -> Self {
+        AppendParams {
+            timeout_ms,
+            required_acks: -1,
+            internal_topics_allowed: true,
+            origin: AppendOrigin::Coordinator,
+        }
+    }
+}
+
 /// What `append_records` gives: the answers now, or a wait for the ISR.
 #[derive(Debug)]
 pub enum ProduceResult {
@@ -99,13 +137,14 @@ impl ReplicaManager {
     /// Kafka's `appendRecords`: appends each entry to its partition as leader, in order, and
     /// answers them in the same order. acks=-1 waits up to `timeout_ms` for the ISR (the
     /// caller awaits [`DelayedProduce::complete`]); acks outside -1..=1 fail every partition
-    /// with INVALID_REQUIRED_ACKS.
-    pub fn append_records(
-        &self,
-        timeout_ms: i32,
-        required_acks: i16,
-        entries: Vec<AppendEntry>,
-    ) -> ProduceResult {
+    /// with INVALID_REQUIRED_ACKS, and an internal topic not allowed fails with
+    /// INVALID_TOPIC_EXCEPTION.
+    pub fn append_records(&self, params: AppendParams, entries: Vec<AppendEntry>) -> ProduceResult {
+        let AppendParams {
+            timeout_ms,
+            required_acks,
+            ..
+        } = params;
         if !matches!(required_acks, -1..=1) {
             let invalid = entries
                 .iter()
@@ -117,7 +156,7 @@ impl ReplicaManager {
         let mut responses = Vec::with_capacity(entries.len());
         let mut pending = Vec::new();
         for (index, entry) in entries.into_iter().enumerate() {
-            match self.append_to_local_log(&entry, required_acks, now_ms) {
+            match self.append_to_local_log(&entry, params, now_ms) {
                 Ok((partition, response, append)) => {
                     responses.push(response);
                     if required_acks == -1 {
@@ -148,13 +187,25 @@ impl ReplicaManager {
     fn append_to_local_log(
         &self,
         entry: &AppendEntry,
-        required_acks: i16,
+        params: AppendParams,
         now_ms: i64,
     ) -> Result<(Arc<Partition>, PartitionResponse, LeaderAppend), PartitionResponse> {
+        let tp = &entry.topic_partition;
+        if is_internal_topic(&tp.topic) && !params.internal_topics_allowed {
+            return Err(PartitionResponse::error_with_message(
+                ErrorCode::InvalidTopicException,
+                format!("Cannot append to internal topic {}", tp.topic),
+            ));
+        }
         let partition = self
-            .get_partition_or_error(&entry.topic_partition)
+            .get_partition_or_error(tp)
             .map_err(|e| failed(&e, -1))?;
-        match partition.append_records_to_leader(&entry.records, required_acks, now_ms) {
+        match partition.append_records_to_leader(
+            &entry.records,
+            params.origin,
+            params.required_acks,
+            now_ms,
+        ) {
             Ok((info, append)) => {
                 let response = PartitionResponse {
                     base_offset: info.first_offset,

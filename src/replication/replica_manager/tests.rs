@@ -16,6 +16,7 @@ use crate::protocol::record::compression::CompressionType;
 use crate::storage::log_config::LogConfig;
 
 use super::*;
+use crate::cluster::GROUP_METADATA_TOPIC_NAME;
 use crate::replication::partition::ReplicationCheck;
 
 const BOUND: Duration = Duration::from_secs(10);
@@ -88,7 +89,7 @@ fn delayed(result: ProduceResult) -> DelayedProduce {
 async fn wait_ended_by(change: impl FnOnce(&Fixture, &Arc<Partition>)) -> ErrorCode {
     let f = fixture();
     let partition = host(&f, vec![0, 1], leadership(0, 3, vec![0, 1]), 1);
-    let wait = delayed(f.rm.append_records(30_000, -1, entry()));
+    let wait = delayed(f.rm.append_records(AppendParams::client(30_000, -1), entry()));
     let waiting = tokio::spawn(wait.complete());
     // Still parked: the follower never fetched, so the high watermark stays at 0.
     assert_eq!(partition.offsets().high_watermark, 0);
@@ -165,7 +166,7 @@ async fn a_waiting_acks_all_produce_succeeds_once_the_isr_is_the_leader_alone() 
 async fn below_the_effective_min_isr_after_the_append_the_wait_fails() {
     let f = fixture();
     let partition = host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 2);
-    let wait = delayed(f.rm.append_records(30_000, -1, entry()));
+    let wait = delayed(f.rm.append_records(AppendParams::client(30_000, -1), entry()));
     // Before the wait checks again, the follower fetches past the append (the high watermark
     // passes it) and then the ISR shrinks to the leader: one replica in sync is below
     // min.insync.replicas=2, so the append is not acknowledged.
@@ -183,7 +184,7 @@ async fn below_the_effective_min_isr_after_the_append_the_wait_fails() {
 async fn an_unmet_acks_all_produce_times_out_and_is_never_acknowledged() {
     let f = fixture();
     host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 1);
-    let wait = delayed(f.rm.append_records(50, -1, entry()));
+    let wait = delayed(f.rm.append_records(AppendParams::client(50, -1), entry()));
     let answers = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
     assert_eq!(answers[0].error_code, ErrorCode::RequestTimedOut);
 }
@@ -193,7 +194,7 @@ fn the_effective_min_isr_is_capped_at_the_replica_count() {
     // One replica, min.insync.replicas=2: Kafka's effective min ISR is 1, so acks=-1 commits.
     let f = fixture();
     host(&f, vec![0], leadership(0, 0, vec![0]), 2);
-    let answers = ready(f.rm.append_records(1_000, -1, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, -1), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::None);
     assert_eq!(answers[0].base_offset, 0);
 }
@@ -202,11 +203,11 @@ fn the_effective_min_isr_is_capped_at_the_replica_count() {
 fn acks_all_below_the_effective_min_isr_is_refused_before_the_append() {
     let f = fixture();
     let partition = host(&f, vec![0, 1, 2], leadership(0, 0, vec![0]), 2);
-    let answers = ready(f.rm.append_records(1_000, -1, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, -1), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::NotEnoughReplicas);
     assert_eq!(partition.offsets().log_end_offset, 0, "nothing was written");
     // acks=1 does not care about the ISR.
-    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::None);
 }
 
@@ -215,7 +216,7 @@ fn appends_take_their_log_append_time_from_the_replica_managers_clock() {
     let f = fixture();
     host(&f, vec![0], leadership(0, 0, vec![0]), 1);
     f.time.set(1_234_567);
-    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     assert_eq!(answers[0].log_append_time_ms, 1_234_567);
 }
 
@@ -223,7 +224,7 @@ fn appends_take_their_log_append_time_from_the_replica_managers_clock() {
 fn invalid_acks_fail_every_partition() {
     let f = fixture();
     let partition = host(&f, vec![0], leadership(0, 0, vec![0]), 1);
-    let answers = ready(f.rm.append_records(1_000, 2, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, 2), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::InvalidRequiredAcks);
     assert_eq!(partition.offsets().log_end_offset, 0);
 }
@@ -258,14 +259,14 @@ fn fetched(result: FetchResult) -> Vec<FetchPartitionData> {
 fn a_follower_refuses_produce_and_consumer_fetch_and_an_unhosted_partition_is_unknown() {
     let f = fixture();
     let (params, infos) = consumer_fetch(500, 1);
-    let answers = ready(f.rm.append_records(1_000, 1, entry()));
+    let answers = ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::UnknownTopicOrPartition);
     let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
     assert_eq!(reads[0].error_code, ErrorCode::UnknownTopicOrPartition);
 
     host(&f, vec![0, 1], leadership(1, 2, vec![1, 0]), 1);
     for acks in [0, 1, -1] {
-        let answers = ready(f.rm.append_records(1_000, acks, entry()));
+        let answers = ready(f.rm.append_records(AppendParams::client(1_000, acks), entry()));
         assert_eq!(answers[0].error_code, ErrorCode::NotLeaderOrFollower);
     }
     let reads = fetched(f.rm.fetch_messages(params, infos));
@@ -284,7 +285,7 @@ async fn a_long_poll_answers_when_data_arrives() {
     };
     let waiting = tokio::spawn(wait.complete());
     assert!(!waiting.is_finished());
-    ready(f.rm.append_records(1_000, 1, entry()));
+    ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     let reads = tokio::time::timeout(BOUND, waiting).await.unwrap().unwrap();
     assert_eq!(reads[0].error_code, ErrorCode::None);
     assert_eq!(reads[0].high_watermark, 1);
@@ -308,7 +309,7 @@ async fn a_long_poll_without_data_answers_empty_at_max_wait() {
 fn consumers_read_below_the_high_watermark_and_followers_to_the_log_end() {
     let f = fixture();
     host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 1);
-    ready(f.rm.append_records(1_000, 1, entry()));
+    ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     let (params, infos) = consumer_fetch(0, 1);
     let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
     assert_eq!(reads[0].high_watermark, 0);
@@ -338,7 +339,7 @@ fn becoming_leader_records_the_new_epochs_start_offset() {
     };
     assert_eq!(epochs(&partition), vec![(0, 0)]);
     for _ in 0..3 {
-        ready(f.rm.append_records(1_000, 1, entry()));
+        ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     }
     // Re-elected at epoch 2 (an election elsewhere took epoch 1): epoch 2 starts at the log end.
     host(&f, vec![0], leadership(0, 2, vec![0]), 1);
@@ -355,7 +356,7 @@ fn an_append_checked_after_a_follower_spell_is_not_acknowledged_even_as_leader_a
     let partition = host(&f, vec![0, 1], leadership(0, 3, vec![0, 1]), 1);
     let records = entry().remove(0).records;
     let (_, append) = partition
-        .append_records_to_leader(&records, -1, f.time.milliseconds())
+        .append_records_to_leader(&records, AppendOrigin::Client, -1, f.time.milliseconds())
         .unwrap();
     partition.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0, 1]));
     assert_eq!(
@@ -370,5 +371,46 @@ fn an_append_checked_after_a_follower_spell_is_not_acknowledged_even_as_leader_a
     assert_eq!(
         partition.check_enough_replicas_reach_offset(append),
         ReplicationCheck::Failed(ErrorCode::NotLeaderOrFollower)
+    );
+}
+
+#[test]
+fn internal_topics_take_appends_only_where_the_caller_allows_them() {
+    let f = fixture();
+    let offsets = TopicPartition::new(GROUP_METADATA_TOPIC_NAME, 0);
+    f.rm.become_leader_or_follower(
+        &offsets,
+        None,
+        vec![0],
+        LeaderAndIsr::new(0, vec![0]),
+        LogConfig::default(),
+    )
+    .unwrap();
+    let to_offsets = || {
+        let mut e = entry();
+        e[0].topic_partition = offsets.clone();
+        e
+    };
+    let refused = ready(f.rm.append_records(AppendParams::client(1_000, 1), to_offsets()));
+    assert_eq!(refused[0].error_code, ErrorCode::InvalidTopicException);
+    assert_eq!(
+        refused[0].error_message.as_deref(),
+        Some("Cannot append to internal topic __consumer_offsets")
+    );
+    // A coordinator (acks=-1; the ISR is this broker alone, so it is committed at once), and
+    // Kafka's admin client through Produce.
+    let coordinator = ready(f.rm.append_records(AppendParams::coordinator(1_000), to_offsets()));
+    assert_eq!(
+        (coordinator[0].error_code, coordinator[0].base_offset),
+        (ErrorCode::None, 0)
+    );
+    let admin = AppendParams {
+        internal_topics_allowed: true,
+        ..AppendParams::client(1_000, 1)
+    };
+    let admin = ready(f.rm.append_records(admin, to_offsets()));
+    assert_eq!(
+        (admin[0].error_code, admin[0].base_offset),
+        (ErrorCode::None, 1)
     );
 }

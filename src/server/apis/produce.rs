@@ -28,14 +28,16 @@ use crate::protocol::messages::produce_response::{
 use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::convert::message_set_to_batch;
-use crate::replication::{AppendEntry, PartitionResponse, ProduceResult};
+use crate::replication::{AppendEntry, AppendParams, PartitionResponse, ProduceResult};
 use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
 use super::super::request_context::RequestContext;
-use super::super::topic_validation::is_internal;
 use super::partition_error;
+
+/// The client id of Kafka's admin client, the one producer allowed to write to internal topics.
+const ADMIN_CLIENT_ID: &str = "__admin_client";
 
 /// Where one partition of the request stands: refused by the handler, or sent to the replica
 /// manager at this index of its entries.
@@ -69,7 +71,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
             } else if !matches!(acks, -1..=1) {
                 Slot::Refused(PartitionResponse::error(ErrorCode::InvalidRequiredAcks))
             } else {
-                match records_of(ctx, &tp, data.records.clone()) {
+                match records_of(ctx, data.records.clone()) {
                     Ok(records) => {
                         entries.push(AppendEntry {
                             topic_partition: tp,
@@ -84,9 +86,12 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
         }
         layout.push(slots);
     }
-    let result = apis
-        .replica_manager
-        .append_records(request.timeout_ms, acks, entries);
+    let params = AppendParams {
+        // Only Kafka's admin client may write to internal topics (`AdminUtils.ADMIN_CLIENT_ID`).
+        internal_topics_allowed: ctx.client_id == ADMIN_CLIENT_ID,
+        ..AppendParams::client(request.timeout_ms, acks)
+    };
+    let result = apis.replica_manager.append_records(params, entries);
     let answers = match result {
         ProduceResult::Ready(answers) => answers,
         ProduceResult::Delayed(delayed) => {
@@ -115,20 +120,10 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
     ctx.respond(ResponseKind::Produce(response))
 }
 
-/// The records to append for one partition, or the handler's refusal: internal topics, missing
-/// records, zstd below v7 (Kafka's `ProduceRequest.validateRecords`), and v0-2 message sets
-/// that do not convert.
-fn records_of(
-    ctx: &RequestContext,
-    tp: &TopicPartition,
-    records: Option<Bytes>,
-) -> Result<Bytes, PartitionResponse> {
-    if is_internal(&tp.topic) {
-        return Err(PartitionResponse::error_with_message(
-            ErrorCode::InvalidTopicException,
-            format!("Cannot append to internal topic {}", tp.topic),
-        ));
-    }
+/// The records to append for one partition, or the handler's refusal: missing records, zstd
+/// below v7 (Kafka's `ProduceRequest.validateRecords`), and v0-2 message sets that do not
+/// convert. Internal topics are the replica manager's to refuse.
+fn records_of(ctx: &RequestContext, records: Option<Bytes>) -> Result<Bytes, PartitionResponse> {
     let Some(records) = records else {
         return Err(PartitionResponse::error_with_message(
             ErrorCode::InvalidRecord,

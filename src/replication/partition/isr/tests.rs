@@ -14,6 +14,7 @@ use crate::cluster::{LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
+use crate::replication::AppendParams;
 use crate::replication::alter_partition::{
     AlterPartitionCallback, AlterPartitionItem, AlterPartitionManager, ReplicaEligibility,
 };
@@ -127,7 +128,9 @@ fn produce(f: &Fixture, n: usize) {
         topic_partition: tp(),
         records: Bytes::from(b.build().unwrap()),
     };
-    let ProduceResult::Ready(answers) = f.rm.append_records(1_000, 1, vec![entry]) else {
+    let ProduceResult::Ready(answers) =
+        f.rm.append_records(AppendParams::client(1_000, 1), vec![entry])
+    else {
         panic!("acks=1 answers at once");
     };
     assert_eq!(answers[0].error_code, ErrorCode::None);

@@ -10,6 +10,7 @@ use crate::cluster::{LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
+use crate::replication::AppendParams;
 use crate::replication::partition::{EpochEndOffset, Partition};
 use crate::replication::replica_manager::{
     AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
@@ -60,8 +61,7 @@ fn produce(rm: &ReplicaManager, seed: u8) {
     b.records
         .push(SimpleRecord::new(1_700_000_000_000, None, Some(vec![seed])));
     let ProduceResult::Ready(answers) = rm.append_records(
-        1_000,
-        1,
+        AppendParams::client(1_000, 1),
         vec![AppendEntry {
             topic_partition: tp(),
             records: Bytes::from(b.build().unwrap()),
