@@ -150,6 +150,9 @@ pub struct Settings {
     pub replica_high_watermark_checkpoint_interval_ms: i64,
     pub replica_lag_time_max_ms: i64,
     pub replica_socket_timeout_ms: i32,
+    /// `request.timeout.ms`: how long the broker's own requests to other brokers (the replica
+    /// fetchers') wait for an answer.
+    pub request_timeout_ms: i32,
     pub reserved_broker_max_id: i32,
     /// The SASL keys, and every `listener.name.*` key (`super::sasl_config`).
     pub sasl: SaslSettings,
@@ -288,6 +291,7 @@ impl Default for Settings {
             replica_high_watermark_checkpoint_interval_ms: 5000,
             replica_lag_time_max_ms: 30_000,
             replica_socket_timeout_ms: 30_000,
+            request_timeout_ms: 30_000,
             reserved_broker_max_id: 1000,
             sasl: SaslSettings::default(),
             security_inter_broker_protocol: "PLAINTEXT".to_string(),
@@ -524,6 +528,7 @@ impl Settings {
             }
             "replica.lag.time.max.ms" => self.replica_lag_time_max_ms = long(i64::MIN)?,
             "replica.socket.timeout.ms" => self.replica_socket_timeout_ms = int(i32::MIN)?,
+            "request.timeout.ms" => self.request_timeout_ms = int(0)?,
             "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,
             "security.inter.broker.protocol" => self.security_inter_broker_protocol = string(value),
             "socket.request.max.bytes" => self.socket_request_max_bytes = int(1)?,

@@ -402,6 +402,7 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
     ),
     def("replica.lag.time.max.ms", Some("30000"), false, Kind::Long),
     def("replica.socket.timeout.ms", Some("30000"), false, Kind::Int),
+    def("request.timeout.ms", Some("30000"), false, Kind::Int),
     def("reserved.broker.max.id", Some("1000"), false, Kind::Int),
     def("sasl.enabled.mechanisms", Some("GSSAPI"), false, Kind::List),
     def("sasl.jaas.config", None, false, Kind::Password),

@@ -278,6 +278,7 @@ impl KafkaServer {
                     max_bytes: config.replica_fetch_response_max_bytes,
                     partition_max_bytes: config.replica_fetch_max_bytes,
                     socket_timeout: millis(config.replica_socket_timeout_ms),
+                    request_timeout: millis(config.request_timeout_ms),
                 },
                 Arc::clone(&epochs),
                 Arc::clone(&metadata_cache),

@@ -60,7 +60,8 @@ use super::metadata_cache::MetadataCache;
 const EARLIEST_TIMESTAMP: i64 = -2;
 const LATEST_TIMESTAMP: i64 = -1;
 
-/// The fetch request's settings (Kafka's `replica.fetch.*` and `replica.socket.timeout.ms`).
+/// The fetch request's settings (Kafka's `replica.fetch.*`, `replica.socket.timeout.ms` and
+/// `request.timeout.ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReplicaFetchSettings {
     /// `replica.fetch.wait.max.ms`.
@@ -71,8 +72,13 @@ pub struct ReplicaFetchSettings {
     pub max_bytes: i32,
     /// `replica.fetch.max.bytes`, per partition.
     pub partition_max_bytes: i32,
-    /// `replica.socket.timeout.ms`: how long one request may wait for its answer.
+    /// `replica.socket.timeout.ms`: how long connecting to the leader may take (Kafka's
+    /// `BrokerBlockingSender` waits this long for the connection to be ready).
     pub socket_timeout: Duration,
+    /// `request.timeout.ms`: how long one request may wait for its answer (the
+    /// `NetworkClient`'s request timeout in Kafka's `BrokerBlockingSender`, not the socket
+    /// timeout: a slow link slows the follower down rather than cutting every fetch off).
+    pub request_timeout: Duration,
 }
 
 impl Default for ReplicaFetchSettings {
@@ -84,6 +90,7 @@ impl Default for ReplicaFetchSettings {
             max_bytes: 10 * 1024 * 1024,
             partition_max_bytes: 1024 * 1024,
             socket_timeout: Duration::from_millis(30_000),
+            request_timeout: Duration::from_millis(30_000),
         }
     }
 }
@@ -159,7 +166,8 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
                 .or_insert_with(|| {
                     let config = NetworkClientConfig {
                         client_id: format!("broker-{}-fetcher-{fetcher_id}", self.local.broker_id),
-                        request_timeout: self.local.settings.socket_timeout,
+                        request_timeout: self.local.settings.request_timeout,
+                        connect_timeout: self.local.settings.socket_timeout,
                         authenticator: self.security.authenticator.clone(),
                         tls: self.security.tls.clone(),
                         ..NetworkClientConfig::default()
