@@ -4,9 +4,14 @@
 //! manager, waiting for them to replicate.
 //!
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
+//! - [`leadership_listener`]: the replica manager's leadership changes, dispatched to the
+//!   coordinator of each internal topic, which loads or unloads its partitions.
 //!
 //! Layering: uses `replication` (appends, reads and the partitions' leadership), `protocol` (the
 //! records' formats and error codes), `cluster` and `zk`; never `server` or `network`, which
 //! call into it.
 
 pub mod group;
+pub mod leadership_listener;
+
+pub use leadership_listener::CoordinatorLeadership;

@@ -27,11 +27,17 @@ use crate::storage::partition_metadata::TopicId;
 
 pub mod append;
 pub mod fetch;
+pub mod leadership;
+mod new_logs;
 
 pub use append::{
     AppendEntry, AppendOrigin, AppendParams, DelayedProduce, PartitionResponse, ProduceResult,
 };
 pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
+pub use leadership::{
+    LeadershipChange, LeadershipListener, LogConfigFuture, PartitionLeadership, StopPartition,
+    TopicConfigRepository,
+};
 
 use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::alter_partition::{
@@ -57,6 +63,8 @@ pub struct ReplicaManager {
     replica_fetcher_manager: ReplicaFetcherManager,
     /// The clock of record timestamps and new logs.
     time: Arc<dyn Time>,
+    /// Who hears of leadership changes (the coordinators); none until the broker wires it.
+    leadership_listener: std::sync::Mutex<Option<Arc<dyn LeadershipListener>>>,
     /// What new partitions manage their ISR with (`replica.lag.time.max.ms`, the controller
     /// channel); set before the first partition is created.
     partition_context: std::sync::Mutex<PartitionContext>,
@@ -100,6 +108,7 @@ impl ReplicaManager {
                 failure_channel,
             }),
             time,
+            leadership_listener: std::sync::Mutex::new(None),
         }
     }
 

@@ -71,6 +71,7 @@ use super::topic_manager::TopicManager;
 use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
+use crate::coordinator::CoordinatorLeadership;
 use crate::coordinator::group::{
     GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig,
 };
@@ -258,6 +259,9 @@ impl KafkaServer {
         let offsets_partitions = offsets_topic_partition_count(&config, &zk).await?;
         let group_coordinator =
             new_group_coordinator(&config, offsets_partitions, &replica_manager, &zk);
+        replica_manager.set_leadership_listener(Arc::new(CoordinatorLeadership::new(Arc::clone(
+            &group_coordinator,
+        ))));
         let (ready_tx, ready_rx) = watch::channel(false);
         replica_manager
             .replica_fetcher_manager()

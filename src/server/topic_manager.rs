@@ -12,6 +12,7 @@
 //! Topic creation, deletion and partition changes are serialised by one async mutex, so two
 //! clients auto-creating the same topic race for nothing.
 
+use crate::replication::replica_manager::{LogConfigFuture, TopicConfigRepository};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex as StdMutex, RwLock as StdRwLock};
 use std::time::Duration;
@@ -642,3 +643,15 @@ impl TopicManager {
 #[cfg(test)]
 #[path = "topic_manager_tests.rs"]
 mod tests;
+
+/// The replica manager reads topic configs through the topic manager (Kafka's
+/// `ZkConfigRepository`).
+impl TopicConfigRepository for TopicManager {
+    fn topic_log_config<'a>(&'a self, topic: &'a str) -> LogConfigFuture<'a> {
+        Box::pin(async move {
+            self.fetch_topic_log_config(topic)
+                .await
+                .map_err(|e| e.error_code())
+        })
+    }
+}

@@ -414,3 +414,116 @@ fn internal_topics_take_appends_only_where_the_caller_allows_them() {
         (ErrorCode::None, 1)
     );
 }
+
+/// Topic configs for the leadership tests: the defaults for every topic.
+struct DefaultConfigs;
+
+impl TopicConfigRepository for DefaultConfigs {
+    fn topic_log_config<'a>(&'a self, _topic: &'a str) -> LogConfigFuture<'a> {
+        Box::pin(async { Ok(LogConfig::default()) })
+    }
+}
+
+/// Records every leadership change it hears of.
+#[derive(Debug, Default)]
+struct Recording(std::sync::Mutex<Vec<LeadershipChange>>);
+
+impl LeadershipListener for Recording {
+    fn on_leadership_change(&self, change: &LeadershipChange) {
+        self.0.lock().unwrap().push(change.clone());
+    }
+}
+
+fn leadership_of(partition: i32, state: LeaderAndIsr) -> PartitionLeadership {
+    PartitionLeadership {
+        topic_partition: TopicPartition::new("t", partition),
+        topic_id: None,
+        known_topic_id: None,
+        replicas: vec![0, 1],
+        leader_and_isr: state,
+        is_new: true,
+    }
+}
+
+#[tokio::test]
+async fn leadership_changes_are_applied_checked_and_reported_once_per_request() {
+    let f = fixture();
+    let heard = Arc::new(Recording::default());
+    f.rm.set_leadership_listener(heard.clone());
+    let states = vec![
+        leadership_of(0, leadership(0, 1, vec![0, 1])),
+        // Its new log gets the id this broker's metadata knows.
+        PartitionLeadership {
+            known_topic_id: Some(Uuid::from_u128(7)),
+            ..leadership_of(1, leadership(1, 1, vec![1, 0]))
+        },
+        // Not a replica here.
+        PartitionLeadership {
+            replicas: vec![1, 2],
+            ..leadership_of(2, leadership(1, 1, vec![1, 2]))
+        },
+    ];
+    let errors =
+        f.rm.become_leader_or_follower_all(1, 5, &states, &DefaultConfigs)
+            .await;
+    assert_eq!(
+        errors,
+        vec![
+            ErrorCode::None,
+            ErrorCode::None,
+            ErrorCode::UnknownTopicOrPartition
+        ]
+    );
+    assert_eq!(
+        f.rm.get_partition(&TopicPartition::new("t", 1))
+            .unwrap()
+            .topic_id(),
+        Some(Uuid::from_u128(7))
+    );
+    // An older leader epoch changes nothing; the same one changes nothing either.
+    let again =
+        f.rm.become_leader_or_follower_all(
+            1,
+            5,
+            &[
+                leadership_of(0, leadership(1, 0, vec![1, 0])),
+                leadership_of(1, leadership(1, 1, vec![1, 0])),
+            ],
+            &DefaultConfigs,
+        )
+        .await;
+    assert_eq!(
+        again,
+        vec![ErrorCode::StaleControllerEpoch, ErrorCode::None],
+        "a follower told of no id at its epoch is answered NONE"
+    );
+    let stopped = f.rm.stop_replicas(&[
+        StopPartition {
+            topic_partition: TopicPartition::new("t", 0),
+            leader_epoch: 0,
+            delete: false,
+        },
+        StopPartition {
+            topic_partition: TopicPartition::new("t", 1),
+            leader_epoch: 2,
+            delete: true,
+        },
+    ]);
+    assert_eq!(stopped, vec![ErrorCode::FencedLeaderEpoch, ErrorCode::None]);
+    assert!(f.rm.get_partition(&TopicPartition::new("t", 1)).is_none());
+    let t = |p| TopicPartition::new("t", p);
+    assert_eq!(
+        *heard.0.lock().unwrap(),
+        vec![
+            LeadershipChange {
+                leaders: vec![(t(0), 1)],
+                resigned: vec![(t(1), Some(1))],
+            },
+            // Nothing from the second request: no leader epoch moved.
+            LeadershipChange {
+                leaders: Vec::new(),
+                resigned: vec![(t(1), Some(2))],
+            },
+        ]
+    );
+}

@@ -1,10 +1,9 @@
 //! StopReplica (api 5, v0–4), the controller telling this broker to stop hosting partitions,
-//! deleting their logs when asked (Kafka's `ReplicaManager.stopReplicas`). A partition's
-//! request leader epoch must be -2 (its topic is being deleted), -1 (none sent) or not older
-//! than the partition's, else FENCED_LEADER_EPOCH and the partition stays. A stopped
-//! `__consumer_offsets` partition's groups are unloaded (Kafka's `onResignation`). A request
-//! with a stale broker or controller epoch is refused at the top only, as Kafka's; one its
-//! principal may not send is CLUSTER_AUTHORIZATION_FAILED on every partition too.
+//! deleting their logs when asked. The replica manager applies it (Kafka's
+//! `ReplicaManager.stopReplicas`, `replication::replica_manager::leadership`); this handler
+//! checks the request and translates it. A request with a stale broker or controller epoch is
+//! refused at the top only, as Kafka's; one its principal may not send is
+//! CLUSTER_AUTHORIZATION_FAILED on every partition too.
 
 use crate::cluster::TopicPartition;
 use crate::network::Response;
@@ -16,11 +15,12 @@ use crate::protocol::messages::stop_replica_response::{
     StopReplicaPartitionError, StopReplicaResponse,
 };
 
+use crate::replication::replica_manager::StopPartition;
+
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
-use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 
-const EPOCH_DURING_DELETE: i32 = -2;
+/// The leader epoch of a partition of a request that carries none (v0-2).
 const NO_EPOCH: i32 = -1;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: StopReplicaRequest) -> Response {
@@ -80,12 +80,19 @@ pub fn stop_replicas(apis: &KafkaApis, request: StopReplicaRequest) -> StopRepli
     {
         return whole_request_error(ErrorCode::StaleControllerEpoch);
     }
-    let partition_errors = partitions(&request)
+    let stops: Vec<StopPartition> = partitions(&request)
         .into_iter()
-        .map(|(tp, leader_epoch, delete)| {
-            let code = stop_replica(apis, &tp, leader_epoch, delete);
-            partition_error(&tp, code)
+        .map(|(topic_partition, leader_epoch, delete)| StopPartition {
+            topic_partition,
+            leader_epoch,
+            delete,
         })
+        .collect();
+    let errors = apis.replica_manager.stop_replicas(&stops);
+    let partition_errors = stops
+        .iter()
+        .zip(errors)
+        .map(|(stop, code)| partition_error(&stop.topic_partition, code))
         .collect();
     StopReplicaResponse {
         partition_errors,
@@ -99,42 +106,6 @@ fn partition_error(tp: &TopicPartition, code: ErrorCode) -> StopReplicaPartition
         partition_index: tp.partition,
         error_code: code.code(),
         ..StopReplicaPartitionError::default()
-    }
-}
-
-fn stop_replica(
-    apis: &KafkaApis,
-    tp: &TopicPartition,
-    leader_epoch: i32,
-    delete: bool,
-) -> ErrorCode {
-    if let Some(partition) = apis.replica_manager.get_partition(tp) {
-        if partition.is_offline() {
-            return ErrorCode::KafkaStorageError;
-        }
-        let current = partition.leader_and_isr().leader_epoch;
-        if leader_epoch != EPOCH_DURING_DELETE && leader_epoch != NO_EPOCH && leader_epoch < current
-        {
-            tracing::info!(partition = %tp, leader_epoch, current,
-                "ignoring StopReplica: its leader epoch is older than the partition's");
-            return ErrorCode::FencedLeaderEpoch;
-        }
-    }
-    match apis.replica_manager.stop_replica(tp, delete) {
-        Ok(()) => {
-            tracing::info!(partition = %tp, delete, "stopped replica");
-            if tp.topic == GROUP_METADATA_TOPIC_NAME {
-                // Kafka resigns only when the partition is deleted; kcli whenever it stops
-                // hosting it, as a coordinator without its partition cannot write a commit.
-                let epoch = (leader_epoch >= 0).then_some(leader_epoch);
-                apis.group_coordinator.on_resignation(tp.partition, epoch);
-            }
-            ErrorCode::None
-        }
-        Err(err) => {
-            tracing::error!(partition = %tp, %err, "cannot stop the replica");
-            err.error_code()
-        }
     }
 }
 

@@ -11,13 +11,11 @@
 
 use std::collections::BTreeMap;
 
-use crate::cluster::TopicPartition;
-use crate::protocol::messages::leader_and_isr_request::LeaderAndIsrPartitionState;
-use crate::replication::error::PartitionError;
 use crate::storage::descriptors::open_file_limits;
-use crate::storage::log_manager::LogManager;
 
-use super::super::super::kafka_apis::KafkaApis;
+use super::super::error::PartitionError;
+use super::ReplicaManager;
+use super::leadership::PartitionLeadership;
 
 /// The new-log refusals of one request.
 #[derive(Debug, Default)]
@@ -34,19 +32,16 @@ pub(super) struct NewLogAdmission {
 impl NewLogAdmission {
     /// Counts the request's new logs per topic (in request order) and admits whole topics
     /// while they fit.
-    pub(super) fn admit<'a>(
-        apis: &KafkaApis,
-        states: impl IntoIterator<Item = &'a LeaderAndIsrPartitionState>,
-    ) -> Self {
+    pub(super) fn admit(rm: &ReplicaManager, states: &[PartitionLeadership]) -> Self {
         let mut per_topic: Vec<(String, usize)> = Vec::new();
         for state in states {
-            if !needs_new_log(apis, state) {
+            if !needs_new_log(rm, state) {
                 continue;
             }
-            let topic = state.topic_name.to_string_lossy();
-            match per_topic.iter_mut().find(|(t, _)| *t == topic) {
+            let topic = &state.topic_partition.topic;
+            match per_topic.iter_mut().find(|(t, _)| t == topic) {
                 Some((_, n)) => *n += 1,
-                None => per_topic.push((topic.into_owned(), 1)),
+                None => per_topic.push((topic.clone(), 1)),
             }
         }
         let mut admission = NewLogAdmission {
@@ -56,7 +51,7 @@ impl NewLogAdmission {
         if admission.new_logs == 0 {
             return admission;
         }
-        let mut budget = apis.replica_manager.log_manager().new_log_budget();
+        let mut budget = rm.log_manager().new_log_budget();
         for (topic, logs) in per_topic {
             if let Err(err) = budget.admit(&topic, logs) {
                 admission.refused_topics.insert(topic, err.to_string());
@@ -67,12 +62,12 @@ impl NewLogAdmission {
 
     /// Whether `state`'s partition is refused without trying: its topic did not fit, or the
     /// table filled up earlier in the request. Counts the refusal.
-    pub(super) fn refuses(&mut self, apis: &KafkaApis, state: &LeaderAndIsrPartitionState) -> bool {
+    pub(super) fn refuses(&mut self, rm: &ReplicaManager, state: &PartitionLeadership) -> bool {
         let refused = (self.exhausted.is_some()
             || self
                 .refused_topics
-                .contains_key(state.topic_name.to_string_lossy().as_ref()))
-            && needs_new_log(apis, state);
+                .contains_key(&state.topic_partition.topic))
+            && needs_new_log(rm, state);
         if refused {
             self.refused += 1;
         }
@@ -122,13 +117,9 @@ impl NewLogAdmission {
 
 /// Whether applying `state` would create a log here: this broker is a replica, hosts no
 /// partition for it and has no log of it.
-fn needs_new_log(apis: &KafkaApis, state: &LeaderAndIsrPartitionState) -> bool {
-    let tp = TopicPartition::new(
-        state.topic_name.to_string_lossy().into_owned(),
-        state.partition_index,
-    );
-    let log_manager: &LogManager = apis.replica_manager.log_manager();
-    state.replicas.contains(&apis.config.broker_id)
-        && apis.replica_manager.get_partition(&tp).is_none()
-        && log_manager.get_log(&tp).is_none()
+fn needs_new_log(rm: &ReplicaManager, state: &PartitionLeadership) -> bool {
+    let tp = &state.topic_partition;
+    state.replicas.contains(&rm.local_broker_id)
+        && rm.get_partition(tp).is_none()
+        && rm.log_manager().get_log(tp).is_none()
 }
