@@ -7,9 +7,9 @@
 //! failed is KAFKA_STORAGE_ERROR; a topic id other than the log's is INCONSISTENT_TOPIC_ID; a
 //! leader epoch newer than the partition's is applied if this broker is a replica (else
 //! UNKNOWN_TOPIC_OR_PARTITION); an older one is STALE_CONTROLLER_EPOCH and changes nothing; an
-//! equal one only gives a topic without an id the request's ([`ReplicaManager::at_same_epoch`]).
+//! equal one only gives a topic without an id the request's (`ReplicaManager::at_same_epoch`).
 //! New logs that do not fit in the descriptors left are refused with KAFKA_STORAGE_ERROR before
-//! anything is opened, and the log dir stays online ([`super::new_logs`]).
+//! anything is opened, and the log dir stays online (`new_logs`).
 //!
 //! A StopReplica partition's leader epoch must be -2 (its topic is being deleted), -1 (none
 //! sent) or not older than the partition's, else FENCED_LEADER_EPOCH and the partition stays.
