@@ -4,6 +4,8 @@
 //! manager, waiting for them to replicate.
 //!
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
+//! - [`transaction`]: the transaction coordinator and `__transaction_state`, being built.
+//! - [`internal_topic`]: the partition of an internal topic a key maps to.
 //! - [`leadership_listener`]: the replica manager's leadership changes, dispatched to the
 //!   coordinator of each internal topic, which loads or unloads its partitions.
 //!
@@ -12,6 +14,8 @@
 //! call into it.
 
 pub mod group;
+pub mod internal_topic;
 pub mod leadership_listener;
+pub mod transaction;
 
 pub use leadership_listener::CoordinatorLeadership;

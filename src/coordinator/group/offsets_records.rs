@@ -25,19 +25,7 @@ pub const GROUP_METADATA_KEY_VERSION: i16 = 2;
 /// The group metadata value version of IBP 2.3+.
 pub const GROUP_METADATA_VALUE_VERSION: i16 = 3;
 
-/// Java's `String.hashCode` (over UTF-16 code units, wrapping), as Kafka hashes group ids.
-pub fn java_string_hash(s: &str) -> i32 {
-    s.encode_utf16()
-        .fold(0i32, |h, c| h.wrapping_mul(31).wrapping_add(i32::from(c)))
-}
-
-/// Kafka's `partitionFor(groupId)`: `Utils.abs(groupId.hashCode) % partitions`, where `Utils.abs`
-/// maps `Integer.MIN_VALUE` to 0. `partitions` must be positive.
-pub fn partition_for(group_id: &str, partitions: i32) -> i32 {
-    let h = java_string_hash(group_id);
-    let abs = if h == i32::MIN { 0 } else { h.abs() };
-    abs % partitions.max(1)
-}
+pub use super::super::internal_topic::{java_string_hash, partition_for};
 
 /// A committed offset as the coordinator keeps it (Kafka's `OffsetAndMetadata`).
 #[derive(Debug, Clone, PartialEq, Eq)]
