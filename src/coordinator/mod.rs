@@ -6,6 +6,8 @@
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
 //! - [`transaction`]: the transaction coordinator and `__transaction_state`, being built.
 //! - [`internal_topic`]: the partition of an internal topic a key maps to.
+//! - [`partition_loads`]: which partitions of its internal topic a coordinator has loaded or is
+//!   loading, at which coordinator epochs, and the read of one from its log.
 //! - [`leadership_listener`]: the replica manager's leadership changes, dispatched to the
 //!   coordinator of each internal topic, which loads or unloads its partitions.
 //!
@@ -16,6 +18,7 @@
 pub mod group;
 pub mod internal_topic;
 pub mod leadership_listener;
+pub mod partition_loads;
 pub mod transaction;
 
 pub use leadership_listener::CoordinatorLeadership;

@@ -33,15 +33,14 @@ use crate::cluster::TopicPartition;
 use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::group_metadata_value::GroupMetadataValue;
-use crate::protocol::record::batch_iter::BatchIter;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
-use crate::protocol::record::records::{batch_records, for_each_record};
 use crate::replication::{
-    AppendEntry, AppendParams, DelayedProduce, FetchIsolation, Partition, PartitionResponse,
-    ProduceResult, ReplicaManager,
+    AppendEntry, AppendParams, DelayedProduce, Partition, PartitionResponse, ProduceResult,
+    ReplicaManager,
 };
 
+use super::super::partition_loads::{CoordinatorPartitions, LoadState, NoLoad, read_partition};
 use super::group_metadata::{GroupMetadata, GroupState};
 use super::member_metadata::MemberMetadata;
 use super::offsets_records::{self as records, OffsetAndMetadata, OffsetsKey};
@@ -59,55 +58,6 @@ pub struct OffsetsConfig {
     pub load_buffer_size: usize,
 }
 
-/// Whether an offsets partition's groups are in memory.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadState {
-    Loading,
-    Loaded,
-}
-
-/// One offsets partition's load: its state and which load set it, so that a load overtaken by
-/// a resignation or a newer load does not install what it read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct PartitionLoad {
-    state: LoadState,
-    /// 0: marked loading with no load running yet.
-    load_id: u64,
-}
-
-/// The offsets partitions' states (Kafka's `loadingPartitions`, `ownedPartitions` and
-/// `epochForPartitionId`), under one lock.
-#[derive(Debug, Default)]
-struct OffsetsPartitions {
-    /// Partitions loading or loaded here; absent: not coordinated here.
-    loads: HashMap<i32, PartitionLoad>,
-    /// The newest leader epoch an election or resignation of each partition carried.
-    epochs: HashMap<i32, i32>,
-    last_load_id: u64,
-}
-
-impl OffsetsPartitions {
-    fn state(&self, index: i32) -> Option<LoadState> {
-        self.loads.get(&index).map(|l| l.state)
-    }
-
-    fn set(&mut self, index: i32, state: LoadState, load_id: u64) {
-        self.loads.insert(index, PartitionLoad { state, load_id });
-    }
-
-    /// Kafka's `maybeUpdateCoordinatorEpoch`: `epoch` becomes the partition's when newer; false
-    /// when it is older than the partition's (a stale election or resignation). `None` always
-    /// passes.
-    fn maybe_update_coordinator_epoch(&mut self, index: i32, epoch: Option<i32>) -> bool {
-        let Some(epoch) = epoch else { return true };
-        let current = self.epochs.entry(index).or_insert(epoch);
-        if epoch > *current {
-            *current = epoch;
-        }
-        epoch == *current
-    }
-}
-
 /// One group, shared by the handlers and the timers.
 pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
 
@@ -117,7 +67,7 @@ pub struct GroupMetadataManager {
     pub config: OffsetsConfig,
     replica_manager: Arc<ReplicaManager>,
     groups: Mutex<HashMap<String, SharedGroup>>,
-    partitions: Mutex<OffsetsPartitions>,
+    partitions: Mutex<CoordinatorPartitions>,
 }
 
 impl GroupMetadataManager {
@@ -126,7 +76,7 @@ impl GroupMetadataManager {
             config,
             replica_manager,
             groups: Mutex::new(HashMap::new()),
-            partitions: Mutex::new(OffsetsPartitions::default()),
+            partitions: Mutex::new(CoordinatorPartitions::default()),
         }
     }
 
@@ -144,10 +94,7 @@ impl GroupMetadataManager {
     }
 
     pub fn any_loading(&self) -> bool {
-        lock(&self.partitions)
-            .loads
-            .values()
-            .any(|l| l.state == LoadState::Loading)
+        lock(&self.partitions).any_loading()
     }
 
     /// This broker leads the group's offsets partition and has loaded it.
@@ -167,22 +114,18 @@ impl GroupMetadataManager {
     /// already (an owned partition is not loaded twice) or the epoch is stale. The id to pass
     /// to [`GroupMetadataManager::load`], when the caller should load it.
     pub fn begin_loading(&self, index: i32, epoch: Option<i32>) -> Option<u64> {
-        let mut partitions = lock(&self.partitions);
-        if !partitions.maybe_update_coordinator_epoch(index, epoch) {
-            tracing::info!(
-                partition = index,
-                ?epoch,
-                "not loading __consumer_offsets: the election is stale"
-            );
-            return None;
+        match lock(&self.partitions).begin_loading(index, epoch) {
+            Ok(id) => Some(id),
+            Err(NoLoad::Stale) => {
+                tracing::info!(
+                    partition = index,
+                    ?epoch,
+                    "not loading __consumer_offsets: the election is stale"
+                );
+                None
+            }
+            Err(NoLoad::Loaded) => None,
         }
-        if partitions.state(index) == Some(LoadState::Loaded) {
-            return None;
-        }
-        partitions.last_load_id += 1;
-        let id = partitions.last_load_id;
-        partitions.set(index, LoadState::Loading, id);
-        Some(id)
     }
 
     /// Kafka's `removeGroupsForPartition` (`onResignation`) up to the callback: the partition
@@ -195,7 +138,7 @@ impl GroupMetadataManager {
         epoch: Option<i32>,
     ) -> Option<Vec<SharedGroup>> {
         let mut partitions = lock(&self.partitions);
-        if !partitions.maybe_update_coordinator_epoch(index, epoch) {
+        if !partitions.resign(index, epoch) {
             tracing::info!(
                 partition = index,
                 ?epoch,
@@ -203,7 +146,6 @@ impl GroupMetadataManager {
             );
             return None;
         }
-        partitions.loads.remove(&index);
         // Under the partitions' lock, so a load finishing now either installed before this or
         // finds its partition gone (Kafka's `partitionLock`).
         let mut groups = lock(&self.groups);
@@ -355,31 +297,22 @@ impl GroupMetadataManager {
     /// Forgets an offsets partition this broker will not coordinate (its creation failed);
     /// it holds no groups yet.
     pub fn forget_partition(&self, index: i32) {
-        lock(&self.partitions).loads.remove(&index);
+        lock(&self.partitions).forget(index);
     }
 
     /// Marks a partition as loading unless its state is known already (a concurrent creator
     /// of the offsets topic may have loaded it).
     pub fn mark_loading_if_unknown(&self, index: i32) {
-        let mut partitions = lock(&self.partitions);
-        if partitions.state(index).is_none() {
-            partitions.set(index, LoadState::Loading, 0);
-        }
+        lock(&self.partitions).mark_loading_if_unknown(index);
     }
 
     pub fn mark_loading(&self, index: i32) {
-        lock(&self.partitions).set(index, LoadState::Loading, 0);
+        lock(&self.partitions).mark_loading(index);
     }
 
     /// Loads `index` now, whatever its state (a fresh load at no epoch). Blocking.
     pub fn load_partition(&self, index: i32) {
-        let id = {
-            let mut partitions = lock(&self.partitions);
-            partitions.last_load_id += 1;
-            let id = partitions.last_load_id;
-            partitions.set(index, LoadState::Loading, id);
-            id
-        };
+        let id = lock(&self.partitions).new_load(index);
         self.load(index, id);
     }
 
@@ -397,13 +330,7 @@ impl GroupMetadataManager {
             Loaded::default()
         });
         let mut partitions = lock(&self.partitions);
-        let current = partitions.loads.get(&index).copied();
-        if current
-            != Some(PartitionLoad {
-                state: LoadState::Loading,
-                load_id,
-            })
-        {
+        if !partitions.is_current(index, load_id) {
             tracing::info!(
                 partition = index,
                 "__consumer_offsets load overtaken by a resignation or a newer load; discarded"
@@ -411,7 +338,7 @@ impl GroupMetadataManager {
             return;
         }
         let count = self.install(loaded);
-        partitions.set(index, LoadState::Loaded, load_id);
+        partitions.finish(index, load_id);
         drop(partitions);
         if count > 0 {
             tracing::info!(
@@ -424,55 +351,9 @@ impl GroupMetadataManager {
 
     fn read_partition(&self, partition: &Partition) -> Result<Loaded, String> {
         let mut loaded = Loaded::default();
-        let mut offset = partition.offsets().log_start_offset;
-        loop {
-            // To the log end, as Kafka's `doLoadGroupsAndOffsets`: a new leader's high
-            // watermark may lag the old leader's, and a commit the old leader acknowledged
-            // may lie above it; the followers will take this log as it is.
-            if offset >= partition.offsets().log_end_offset {
-                break;
-            }
-            let read = partition
-                .read_records(
-                    offset,
-                    -1,
-                    None,
-                    self.config.load_buffer_size,
-                    FetchIsolation::LogEnd,
-                    true,
-                )
-                .map_err(|e| e.to_string())?;
-            let bytes = read.records.read_to_vec().map_err(|e| e.to_string())?;
-            if bytes.is_empty() {
-                break;
-            }
-            let before = offset;
-            for batch in BatchIter::new(&bytes) {
-                let batch = batch.map_err(|e| e.to_string())?;
-                let Some(header) = batch.header() else { break };
-                offset = header.next_offset();
-                if header.is_control() {
-                    continue;
-                }
-                let body =
-                    batch_records(batch.bytes, &header, 256 << 20).map_err(|e| e.to_string())?;
-                let mut failure = None;
-                for_each_record(&body, header.records_count, |_, r| {
-                    if failure.is_none()
-                        && let Err(e) = loaded.apply(r.key, r.value)
-                    {
-                        failure = Some(e);
-                    }
-                })
-                .map_err(|e| e.to_string())?;
-                if let Some(e) = failure {
-                    return Err(e);
-                }
-            }
-            if offset <= before {
-                break;
-            }
-        }
+        read_partition(partition, self.config.load_buffer_size, |key, value| {
+            loaded.apply(key, value)
+        })?;
         Ok(loaded)
     }
 
