@@ -178,11 +178,7 @@ pub(super) fn heal_and_check(
     load.wait_for_more_acks(100, RECOVERY);
     let gap_during = load.longest_ack_gap(at, healed);
     let gap_after = load.longest_ack_gap(healed, Instant::now());
-    let kind = if cluster.is_kafka() {
-        "Kafka 3.9.1"
-    } else {
-        "kcli"
-    };
+    let kind = cluster.kind();
     eprintln!(
         "availability ({kind}): {what}: probe writable {:.1} s after the fault and {:.1} s after \
          healing; longest gap between acks {:.1} s during the fault, {:.1} s after healing",

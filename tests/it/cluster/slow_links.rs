@@ -118,11 +118,7 @@ fn probe_timing_the_isr_changes(
             cluster.logs()
         );
     };
-    let kind = if cluster.is_kafka() {
-        "Kafka 3.9.1"
-    } else {
-        "kcli"
-    };
+    let kind = cluster.kind();
     eprintln!(
         "availability ({kind}): broker {slow} out of each of the load's ISRs by {:.2} s after \
          the fault",

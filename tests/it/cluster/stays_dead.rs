@@ -112,11 +112,7 @@ fn wait_for_isrs_of(cluster: &TestCluster, alive: &BTreeSet<i32>) {
 /// [`PROBE`], for docs/faults.md.
 fn report_availability(cluster: &TestCluster, what: &str, killed: Instant) {
     let writable = time_until_writable(cluster, PROBE, PARTITIONS, killed, recovery_limit());
-    let kind = if cluster.is_kafka() {
-        "Kafka 3.9.1"
-    } else {
-        "kcli"
-    };
+    let kind = cluster.kind();
     eprintln!(
         "availability ({kind}): {what}: probe writable {:.1} s after the kill",
         writable.as_secs_f64()

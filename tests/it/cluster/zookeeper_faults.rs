@@ -77,11 +77,7 @@ fn all_logs(cluster: &TestCluster) -> String {
 /// log.
 fn finish(cluster: &TestCluster, load: ProduceLoad, what: &str, faults: Instant) {
     let gap = load.longest_ack_gap(faults, Instant::now());
-    let kind = if cluster.is_kafka() {
-        "Kafka 3.9.1"
-    } else {
-        "kcli"
-    };
+    let kind = cluster.kind();
     eprintln!(
         "availability ({kind}): {what}: longest gap between acks {:.1} s",
         gap.as_secs_f64()

@@ -577,6 +577,15 @@ impl TestCluster {
         !self.kafka.is_empty()
     }
 
+    /// The brokers' kind as the fault tests' figures name it.
+    pub fn kind(&self) -> &'static str {
+        if self.is_kafka() {
+            "Kafka 3.9.1"
+        } else {
+            "kcli"
+        }
+    }
+
     /// `zookeeper.connect` of the brokers, chroot included.
     pub fn connect(&self) -> String {
         format!("{}{}", self.zk.connect_string(), self.chroot)

@@ -66,6 +66,22 @@ async fn persist(
         .await
 }
 
+/// The move of a new id's first InitProducerId: epoch 0.
+fn first_epoch(md: &mut TransactionMetadata, now: i64) -> TxnTransitMetadata {
+    match md
+        .prepare_increment_producer_epoch(60_000, None, now)
+        .unwrap()
+    {
+        EpochBump::Prepared(t) => t,
+        EpochBump::Fenced => panic!("a new producer is not fenced"),
+    }
+}
+
+/// Persists `id`'s first InitProducerId.
+async fn init(m: &TransactionStateManager, id: &str, now: i64) -> ErrorCode {
+    persist(m, id, |md| first_epoch(md, now)).await
+}
+
 #[test]
 fn ids_are_looked_up_only_where_their_partition_is_loaded() {
     let f = fixture();
@@ -98,17 +114,7 @@ async fn moves_are_persisted_installed_and_a_load_completes_a_prepared_commit() 
     let now = m.now_ms();
     m.put_transaction_state_if_not_exists(TransactionMetadata::new("t", 1000, 60_000, now))
         .unwrap();
-    let code = persist(&m, "t", |md| {
-        match md
-            .prepare_increment_producer_epoch(60_000, None, now)
-            .unwrap()
-        {
-            EpochBump::Prepared(t) => t,
-            EpochBump::Fenced => panic!("a new producer is not fenced"),
-        }
-    })
-    .await;
-    assert_eq!(code, ErrorCode::None);
+    assert_eq!(init(&m, "t", now).await, ErrorCode::None);
     let added: BTreeSet<TopicPartition> =
         [TopicPartition::new("a", 0), TopicPartition::new("b", 2)].into();
     let code = persist(&m, "t", |md| {
@@ -162,13 +168,7 @@ async fn a_move_that_finishes_after_the_coordinator_moved_is_not_installed() {
     let (epoch, shared) = m
         .put_transaction_state_if_not_exists(TransactionMetadata::new("t", 1000, 60_000, now))
         .unwrap();
-    let transit = match lock(&shared)
-        .prepare_increment_producer_epoch(60_000, None, now)
-        .unwrap()
-    {
-        EpochBump::Prepared(t) => t,
-        EpochBump::Fenced => panic!("a new producer is not fenced"),
-    };
+    let transit = first_epoch(&mut lock(&shared), now);
     assert!(m.remove_transactions_for_partition(0, Some(0)));
     let code = m
         .append_transaction_to_log("t", epoch, &transit, &CancellationToken::new())
@@ -187,17 +187,7 @@ async fn an_expired_id_is_a_tombstone_and_a_load_forgets_it() {
     m.put_transaction_state_if_not_exists(TransactionMetadata::new("kept", 2000, 60_000, now))
         .unwrap();
     for id in ["gone", "kept"] {
-        let code = persist(&m, id, |md| {
-            match md
-                .prepare_increment_producer_epoch(60_000, None, now)
-                .unwrap()
-            {
-                EpochBump::Prepared(t) => t,
-                EpochBump::Fenced => panic!("a new producer is not fenced"),
-            }
-        })
-        .await;
-        assert_eq!(code, ErrorCode::None);
+        assert_eq!(init(&m, id, now).await, ErrorCode::None);
     }
     let code = persist(&m, "gone", |md| md.prepare_dead().unwrap()).await;
     assert_eq!(code, ErrorCode::None);
