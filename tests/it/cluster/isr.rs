@@ -3,16 +3,19 @@
 //! once it resumes and catches up; with both followers stopped, acks=-1 first times out and,
 //! once the ISR is the leader alone, is refused with NOT_ENOUGH_REPLICAS before anything is
 //! appended; a leader paused past its session has its AlterPartition refused with
-//! STALE_BROKER_EPOCH after SIGCONT and acknowledges no acks=-1 write.
+//! STALE_BROKER_EPOCH after SIGCONT and acknowledges no acks=-1 write. The first case runs on
+//! kcli's brokers and on Kafka 3.9.1's ([`kcli`], [`kafka`]).
 
 use std::time::{Duration, Instant};
 
-use kcli::protocol::messages::{ApiKey, RequestKind};
+use ::kcli::protocol::messages::{ApiKey, RequestKind};
 
 use super::create_topic;
 use crate::describe_cluster::{describe_json, partition as described_partition};
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
-use crate::support::cluster::{TestCluster, log_end_offset, metadata, signal, wait_until};
+use crate::support::cluster::{
+    TestCluster, log_end_offset, metadata, metadata_at, signal, wait_until,
+};
 
 const LAG_MS: u64 = 3_000;
 /// Longer than any pause here but the one meant to outlast it.
@@ -44,14 +47,20 @@ fn produce(topic: &str, partition: i32, value: &str, acks: i16, timeout_ms: i32)
 }
 
 /// `(error code, base offset)` of one produce to the broker on `port`.
-fn produce_to(port: u16, topic: &str, partition: i32, value: &str, acks: i16) -> (i16, i64) {
-    let mut conn = KafkaConn::connect(port);
+fn produce_to(
+    at: std::net::SocketAddr,
+    topic: &str,
+    partition: i32,
+    value: &str,
+    acks: i16,
+) -> (i16, i64) {
+    let mut conn = KafkaConn::connect_to(at);
     produce_result(&conn.call(&produce(topic, partition, value, acks, 1_000), 9))
 }
 
 /// The partition of `topic` whose leader satisfies `pick`, with its leader.
 fn partition_led_by(cluster: &TestCluster, topic: &str, pick: impl Fn(i32) -> bool) -> (i32, i32) {
-    metadata(cluster.port(1)).unwrap().topics[topic]
+    metadata_at(cluster.addr(1)).unwrap().topics[topic]
         .1
         .iter()
         .map(|(p, view)| (*p, view.leader))
@@ -67,9 +76,34 @@ fn log_end(cluster: &TestCluster, id: i32, topic: &str, partition: i32) -> i64 {
     log_end_offset(&dir)
 }
 
-#[test]
-fn a_follower_stopped_past_the_lag_leaves_the_isr_and_rejoins_after_sigcont() {
-    let mut cluster = TestCluster::start(3, &lag_settings());
+/// Three kcli brokers or three Kafka brokers with these settings.
+type Start = fn(&[(&str, &str)]) -> TestCluster;
+
+/// The case that runs on both kinds of broker.
+macro_rules! cases {
+    ($kind:ident, $start:expr) => {
+        mod $kind {
+            #[test]
+            fn a_follower_stopped_past_the_lag_leaves_the_isr_and_rejoins_after_sigcont() {
+                super::follower_stopped_past_the_lag($start);
+            }
+        }
+    };
+}
+
+cases!(kcli, super::kcli_brokers);
+cases!(kafka, super::kafka_brokers);
+
+fn kcli_brokers(settings: &[(&str, &str)]) -> TestCluster {
+    TestCluster::start(3, settings)
+}
+
+fn kafka_brokers(settings: &[(&str, &str)]) -> TestCluster {
+    TestCluster::start_kafka(3, settings)
+}
+
+fn follower_stopped_past_the_lag(brokers: Start) {
+    let cluster = brokers(&lag_settings());
     create_topic(&cluster, "isr", 3, 3);
     let controller = cluster.controller_id().unwrap();
     // A partition with a follower that is not the controller (the controller must answer the
@@ -78,7 +112,7 @@ fn a_follower_stopped_past_the_lag_leaves_the_isr_and_rejoins_after_sigcont() {
     let follower = (1..=3)
         .find(|id| *id != leader && *id != controller)
         .unwrap();
-    let pid = cluster.broker(follower).pid();
+    let pid = cluster.pid(follower);
     assert_eq!(cluster.isr("isr", partition).unwrap().len(), 3);
 
     signal(pid, "STOP");
@@ -89,7 +123,7 @@ fn a_follower_stopped_past_the_lag_leaves_the_isr_and_rejoins_after_sigcont() {
     let mut n = 0;
     let shrunk = wait_until("the ISR without the stopped follower", limit, || {
         n += 1;
-        let (code, _) = produce_to(cluster.port(leader), "isr", partition, &format!("r{n}"), 1);
+        let (code, _) = produce_to(cluster.addr(leader), "isr", partition, &format!("r{n}"), 1);
         assert_eq!(code, 0, "acks=1 to the leader");
         let isr = cluster.isr("isr", partition)?;
         (!isr.contains(&follower)).then_some(isr)
@@ -151,7 +185,7 @@ fn with_both_followers_stopped_acks_all_times_out_then_is_refused_with_not_enoug
     // The partition the controller leads: its AlterPartition needs no other broker.
     let controller = cluster.controller_id().unwrap();
     let (partition, leader) = partition_led_by(&cluster, "minisr", |l| l == controller);
-    let (code, _) = produce_to(cluster.port(leader), "minisr", partition, "before", -1);
+    let (code, _) = produce_to(cluster.addr(leader), "minisr", partition, "before", -1);
     assert_eq!(code, 0, "acks=-1 with every replica in sync");
     let followers: Vec<i32> = (1..=3).filter(|id| *id != leader).collect();
     let pids: Vec<u32> = followers
@@ -164,7 +198,7 @@ fn with_both_followers_stopped_acks_all_times_out_then_is_refused_with_not_enoug
     let stopped = Instant::now();
     // Before the ISR shrinks the write is appended but never acknowledged: the followers do
     // not fetch it.
-    let (code, _) = produce_to(cluster.port(leader), "minisr", partition, "waits", -1);
+    let (code, _) = produce_to(cluster.addr(leader), "minisr", partition, "waits", -1);
     assert_eq!(code, REQUEST_TIMED_OUT);
     // Records arrive meanwhile (acks=1 is not refused), so the followers fall behind.
     let limit = Duration::from_millis(LAG_MS * 3 / 2 + 2_000);
@@ -175,7 +209,7 @@ fn with_both_followers_stopped_acks_all_times_out_then_is_refused_with_not_enoug
         || {
             n += 1;
             let (code, _) = produce_to(
-                cluster.port(leader),
+                cluster.addr(leader),
                 "minisr",
                 partition,
                 &format!("a{n}"),
@@ -194,11 +228,11 @@ fn with_both_followers_stopped_acks_all_times_out_then_is_refused_with_not_enoug
     // ZooKeeper shows it: poll until the refusal, which leaves the log as it is.
     let end_before = log_end(&cluster, leader, "minisr", partition);
     let code = wait_until("NOT_ENOUGH_REPLICAS", Duration::from_secs(5), || {
-        let (code, _) = produce_to(cluster.port(leader), "minisr", partition, "refused", -1);
+        let (code, _) = produce_to(cluster.addr(leader), "minisr", partition, "refused", -1);
         (code == NOT_ENOUGH_REPLICAS).then_some(code)
     });
     assert_eq!(code, NOT_ENOUGH_REPLICAS);
-    let (code, _) = produce_to(cluster.port(leader), "minisr", partition, "refused", -1);
+    let (code, _) = produce_to(cluster.addr(leader), "minisr", partition, "refused", -1);
     assert_eq!(code, NOT_ENOUGH_REPLICAS);
     assert_eq!(
         log_end(&cluster, leader, "minisr", partition),
@@ -210,7 +244,7 @@ fn with_both_followers_stopped_acks_all_times_out_then_is_refused_with_not_enoug
     }
     // Back within their sessions, they catch up and acks=-1 works again.
     wait_until("acks=-1 accepted again", Duration::from_secs(20), || {
-        let (code, _) = produce_to(cluster.port(leader), "minisr", partition, "after", -1);
+        let (code, _) = produce_to(cluster.addr(leader), "minisr", partition, "after", -1);
         (code == 0).then_some(())
     });
 }
@@ -221,7 +255,7 @@ fn a_leader_paused_past_its_session_gets_stale_broker_epoch_and_acknowledges_not
     create_topic(&cluster, "paused", 3, 3);
     let controller = cluster.controller_id().unwrap();
     let (partition, leader) = partition_led_by(&cluster, "paused", |l| l != controller);
-    let (code, _) = produce_to(cluster.port(leader), "paused", partition, "before", -1);
+    let (code, _) = produce_to(cluster.addr(leader), "paused", partition, "before", -1);
     assert_eq!(code, 0);
     let others: Vec<i32> = (1..=3).filter(|id| *id != leader).collect();
     let follower_pids: Vec<u32> = others.iter().map(|id| cluster.broker(*id).pid()).collect();
@@ -234,7 +268,7 @@ fn a_leader_paused_past_its_session_gets_stale_broker_epoch_and_acknowledges_not
     }
     for i in 0..5 {
         let (code, _) = produce_to(
-            cluster.port(leader),
+            cluster.addr(leader),
             "paused",
             partition,
             &format!("u{i}"),
@@ -290,6 +324,6 @@ fn a_leader_paused_past_its_session_gets_stale_broker_epoch_and_acknowledges_not
         Duration::from_secs(20),
         || cluster.get(&format!("/brokers/ids/{leader}")),
     );
-    let (code, _) = produce_to(cluster.port(new_leader), "paused", partition, "after", -1);
+    let (code, _) = produce_to(cluster.addr(new_leader), "paused", partition, "after", -1);
     assert_eq!(code, 0);
 }

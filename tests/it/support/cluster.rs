@@ -621,6 +621,15 @@ impl TestCluster {
         zk_get(&self.connect(), path)
     }
 
+    /// Broker `id`'s process id, kcli's or Kafka's (to signal it).
+    pub fn pid(&self, id: i32) -> u32 {
+        let index = usize::try_from(id - 1).unwrap();
+        match self.kafka.get(index) {
+            Some(kafka) => kafka.pid(),
+            None => self.brokers[index].pid(),
+        }
+    }
+
     /// Kills broker `id` with SIGKILL, kcli's or Kafka's.
     pub fn kill9(&mut self, id: i32) {
         let index = usize::try_from(id - 1).unwrap();
