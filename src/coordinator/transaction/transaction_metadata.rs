@@ -326,6 +326,23 @@ impl TransactionMetadata {
         )
     }
 
+    /// A partition's marker is written (or it needs none): it leaves the set the completion
+    /// waits for. Only while the transaction is being completed (Kafka's `removePartition`).
+    pub fn remove_partition(&mut self, tp: &TopicPartition) -> Result<(), TransitionError> {
+        if !matches!(
+            self.state,
+            TransactionState::PrepareCommit | TransactionState::PrepareAbort
+        ) {
+            return Err(TransitionError::InvalidTransition {
+                id: self.transactional_id.clone(),
+                from: self.state,
+                to: self.state,
+            });
+        }
+        self.partitions.remove(tp);
+        Ok(())
+    }
+
     /// Expiry: the id goes (a tombstone), keeping its last update time.
     pub fn prepare_dead(&mut self) -> Result<TxnTransitMetadata, TransitionError> {
         self.prepare_transition_to(

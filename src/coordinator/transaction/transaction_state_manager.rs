@@ -49,6 +49,8 @@ pub struct TransactionLogConfig {
     pub num_partitions: i32,
     /// `transaction.state.log.load.buffer.size`.
     pub load_buffer_size: usize,
+    /// `request.timeout.ms`: how long the expiry's tombstones may wait to replicate.
+    pub request_timeout_ms: i32,
 }
 
 /// One transactional id, shared by the request handlers and the timers.
@@ -162,6 +164,25 @@ impl TransactionStateManager {
                 p.ids
                     .values()
                     .map(move |m| (p.coordinator_epoch, Arc::clone(m)))
+            })
+            .collect()
+    }
+
+    /// Kafka's `timedOutTransactions`: the open transactions, with nothing pending, whose
+    /// timeout ran out by `now_ms` (counted from their first partition), as (id, producer id).
+    pub fn timed_out_transactions(&self, now_ms: i64) -> Vec<(String, i64)> {
+        let partitions = lock(&self.partitions);
+        let cache = lock(&self.cache);
+        cache
+            .iter()
+            .filter(|(index, _)| partitions.state(**index) == Some(LoadState::Loaded))
+            .flat_map(|(_, loaded)| loaded.ids.values())
+            .filter_map(|shared| {
+                let m = lock(shared);
+                let expired = m.state == TransactionState::Ongoing
+                    && m.pending_state.is_none()
+                    && m.txn_start_timestamp_ms + i64::from(m.txn_timeout_ms) < now_ms;
+                expired.then(|| (m.transactional_id.clone(), m.producer_id))
             })
             .collect()
     }
@@ -296,10 +317,37 @@ impl TransactionStateManager {
         transit: &TxnTransitMetadata,
         shutdown: &CancellationToken,
     ) -> ErrorCode {
+        self.append_transaction_to_log_retrying(
+            transactional_id,
+            coordinator_epoch,
+            transit,
+            |_| false,
+            shutdown,
+        )
+        .await
+    }
+
+    /// [`append_transaction_to_log`](Self::append_transaction_to_log), keeping the move pending
+    /// after an error `retry_on` accepts, for the caller to append it again (Kafka's
+    /// `retryOnError`: a completion that found the log unavailable).
+    pub async fn append_transaction_to_log_retrying(
+        &self,
+        transactional_id: &str,
+        coordinator_epoch: i32,
+        transit: &TxnTransitMetadata,
+        retry_on: fn(ErrorCode) -> bool,
+        shutdown: &CancellationToken,
+    ) -> ErrorCode {
         let result = match self.append(transactional_id, transit) {
             Ok(result) => result,
             Err(code) => {
-                return self.finish_append(transactional_id, coordinator_epoch, transit, code);
+                return self.finish_append(
+                    transactional_id,
+                    coordinator_epoch,
+                    transit,
+                    code,
+                    retry_on,
+                );
             }
         };
         let code = match result {
@@ -314,6 +362,7 @@ impl TransactionStateManager {
             coordinator_epoch,
             transit,
             append_error(code),
+            retry_on,
         )
     }
 
@@ -370,6 +419,7 @@ impl TransactionStateManager {
         coordinator_epoch: i32,
         transit: &TxnTransitMetadata,
         code: ErrorCode,
+        retry_on: fn(ErrorCode) -> bool,
     ) -> ErrorCode {
         let current = match self.get_transaction_state(transactional_id) {
             Ok(Some((epoch, metadata))) if epoch == coordinator_epoch => Some(metadata),
@@ -387,7 +437,9 @@ impl TransactionStateManager {
         };
         let mut metadata = lock(&metadata);
         if code != ErrorCode::None {
-            metadata.pending_state = None;
+            if !retry_on(code) {
+                metadata.pending_state = None;
+            }
             return code;
         }
         if transit.state == TransactionState::Dead {
@@ -444,5 +496,6 @@ pub fn append_error(e: ErrorCode) -> ErrorCode {
     }
 }
 
+mod expiration;
 #[cfg(test)]
 mod tests;

@@ -40,6 +40,7 @@ fn manager(f: &Fixture) -> TransactionStateManager {
         TransactionLogConfig {
             num_partitions: 1,
             load_buffer_size: 1 << 20,
+            request_timeout_ms: 30_000,
         },
         Arc::clone(&f.rm),
     )
