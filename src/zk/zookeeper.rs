@@ -50,9 +50,20 @@ fn map_err(e: zkc::Error) -> ZkError {
     }
 }
 
-/// Adds the path to the crate's path-less errors.
+/// An operation's error. The crate fails every request in flight with the error that broke
+/// its connection (an I/O error, or nothing heard within the connection timeout) while the
+/// session lives on: that is the Java client's CONNECTIONLOSS, which callers retry once
+/// connected again, as Kafka's `ZooKeeperClient` does. (Connecting reports these as they are.)
+fn op_err(e: zkc::Error) -> ZkError {
+    match e {
+        zkc::Error::Custom(_) => ZkError::ConnectionLoss,
+        other => map_err(other),
+    }
+}
+
+/// Adds the path to the crate's path-less errors of an operation.
 fn with_path(e: zkc::Error, path: &str) -> ZkError {
-    match map_err(e) {
+    match op_err(e) {
         ZkError::NoNode(_) => ZkError::NoNode(path.to_string()),
         ZkError::NodeExists(_) => ZkError::NodeExists(path.to_string()),
         ZkError::BadVersion(_) => ZkError::BadVersion(path.to_string()),
@@ -386,7 +397,7 @@ impl ZkClient for ZooKeeperClient {
                     } => writer.add_set_data(path, data, version(*v)),
                     Op::Delete { path, version: v } => writer.add_delete(path, version(*v)),
                 };
-                added.map_err(map_err)?;
+                added.map_err(op_err)?;
             }
             let results = match writer.commit().await {
                 Ok(results) => results,
@@ -399,7 +410,7 @@ impl ZkClient for ZooKeeperClient {
                     });
                     return Err(with_path(source, path));
                 }
-                Err(zkc::MultiWriteError::RequestFailed { source }) => return Err(map_err(source)),
+                Err(zkc::MultiWriteError::RequestFailed { source }) => return Err(op_err(source)),
             };
             results
                 .into_iter()

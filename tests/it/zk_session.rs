@@ -22,6 +22,7 @@ use kcli::zk::{
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::serve_support::free_port;
+use crate::support::delay_relay::DelayRelay;
 use crate::support::zookeeper::ZkServer;
 
 const SESSION: Duration = Duration::from_secs(4);
@@ -332,6 +333,53 @@ async fn session_expiry_rebuilds_the_session_and_runs_the_handlers() {
     tokio::time::timeout(Duration::from_secs(90), expiry_scenario(server.port()))
         .await
         .unwrap();
+}
+
+/// A request in flight when its connection stops answering (nothing within the client's
+/// connection timeout, 40% of the session's) fails in the crate with the error that broke the
+/// connection. The session lives on, so this is the Java client's CONNECTIONLOSS, which Kafka's
+/// `ZooKeeperClient` retries once connected again: the request is retried on the reconnected
+/// session, not failed. (A controller whose write failed this way in the soak left a bounced
+/// broker without its LeaderAndIsr for good.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_on_a_connection_that_stops_answering_is_retried_once_reconnected() {
+    let server = ZkServer::start_async().await;
+    let relay = DelayRelay::start(
+        std::net::Ipv4Addr::LOCALHOST,
+        std::net::SocketAddr::from(([127, 0, 0, 1], server.port())),
+    );
+    let connect = relay.addr().to_string();
+    let zk = Arc::new(
+        ZkSession::connect(&connect, SESSION, DEADLINE)
+            .await
+            .unwrap(),
+    );
+    zk.create("/slow", b"v", CreateMode::Persistent)
+        .await
+        .unwrap();
+    let session_id = zk.session_id();
+    // Past the connection timeout (1.6 s), well within the session (4 s).
+    relay.set_delay(Duration::from_secs(3));
+    let started = Instant::now();
+    let read = {
+        let zk = Arc::clone(&zk);
+        tokio::spawn(async move { zk.get_data("/slow", false).await })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    // The connection in use stays slow; the next one is not.
+    relay.set_delay(Duration::ZERO);
+    let read = tokio::time::timeout(DEADLINE, read)
+        .await
+        .expect("the read finishes")
+        .unwrap();
+    let (data, _) = read.expect("the read is retried on the reconnected session");
+    assert_eq!(data, b"v");
+    assert_eq!(zk.session_id(), session_id, "the same session");
+    assert!(
+        started.elapsed() >= Duration::from_millis(1500),
+        "the first connection timed out: {:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]
