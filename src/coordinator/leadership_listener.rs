@@ -6,20 +6,22 @@
 
 use std::sync::Arc;
 
-use crate::cluster::GROUP_METADATA_TOPIC_NAME;
+use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME};
 use crate::replication::replica_manager::{LeadershipChange, LeadershipListener};
 
 use super::group::GroupCoordinator;
+use super::transaction::TransactionCoordinator;
 
 /// Every coordinator of this broker, told of the leadership of their partitions.
 #[derive(Debug)]
 pub struct CoordinatorLeadership {
     group: Arc<GroupCoordinator>,
+    transaction: Arc<TransactionCoordinator>,
 }
 
 impl CoordinatorLeadership {
-    pub fn new(group: Arc<GroupCoordinator>) -> Self {
-        CoordinatorLeadership { group }
+    pub fn new(group: Arc<GroupCoordinator>, transaction: Arc<TransactionCoordinator>) -> Self {
+        CoordinatorLeadership { group, transaction }
     }
 }
 
@@ -31,6 +33,8 @@ impl LeadershipListener for CoordinatorLeadership {
                 // No longer its coordinator (Kafka's `onResignation`): its groups are
                 // unloaded, and a later election here loads the partition afresh.
                 self.group.on_resignation(tp.partition, *epoch);
+            } else if tp.topic == TRANSACTION_STATE_TOPIC_NAME {
+                self.transaction.on_resignation(tp.partition, *epoch);
             }
         }
         let elected: Vec<(i32, i32)> = change
@@ -41,6 +45,11 @@ impl LeadershipListener for CoordinatorLeadership {
             .collect();
         if !elected.is_empty() {
             self.group.on_elected(elected);
+        }
+        for (tp, epoch) in &change.leaders {
+            if tp.topic == TRANSACTION_STATE_TOPIC_NAME {
+                self.transaction.on_election(tp.partition, *epoch);
+            }
         }
     }
 }

@@ -97,6 +97,7 @@ pub fn storage_error_code(e: &StorageError) -> ErrorCode {
             ProducerStateError::TransactionsUnsupported { .. } => {
                 ErrorCode::TransactionalIdAuthorizationFailed
             }
+            ProducerStateError::CoordinatorFenced { .. } => ErrorCode::TransactionCoordinatorFenced,
         },
         StorageError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
         StorageError::Io { .. }

@@ -44,8 +44,14 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // only (apis::describe_user_scram_credentials, apis::alter_user_scram_credentials).
     (ApiKey::DescribeUserScramCredentials, 0),
     (ApiKey::AlterUserScramCredentials, 0),
-    // Idempotent producers only: a transactional id is refused (see apis::init_producer_id).
+    // Idempotent producers, and transactional ids through the transaction coordinator
+    // (src/coordinator/transaction/).
     (ApiKey::InitProducerId, 0),
+    (ApiKey::AddPartitionsToTxn, 0),
+    (ApiKey::AddOffsetsToTxn, 0),
+    (ApiKey::EndTxn, 0),
+    // Coordinator-to-leader: the markers that end a transaction (apis::write_txn_markers).
+    (ApiKey::WriteTxnMarkers, 0),
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
     // 3.0+); a single node is its own controller.
     (ApiKey::AllocateProducerIds, 0),
@@ -163,7 +169,20 @@ mod tests {
             advertised(ApiKey::ListPartitionReassignments),
             Some(VersionRange { min: 0, max: 0 })
         );
-        assert!(advertised(ApiKey::AddPartitionsToTxn).is_none());
-        assert!(advertised(ApiKey::EndTxn).is_none());
+        // The transaction coordinator's APIs, every version Kafka 3.9 serves.
+        for (key, max) in [
+            (ApiKey::AddPartitionsToTxn, 5),
+            (ApiKey::AddOffsetsToTxn, 4),
+            (ApiKey::EndTxn, 4),
+            (ApiKey::WriteTxnMarkers, 1),
+        ] {
+            assert_eq!(
+                advertised(key),
+                Some(VersionRange { min: 0, max }),
+                "{key:?}"
+            );
+        }
+        // Not served yet.
+        assert!(advertised(ApiKey::TxnOffsetCommit).is_none());
     }
 }

@@ -29,6 +29,7 @@ use super::topic_manager::TopicManager;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::coordinator::group::GroupCoordinator;
+use crate::coordinator::transaction::TransactionCoordinator;
 
 /// The broker's request handler and the state its handlers share.
 #[derive(Debug)]
@@ -45,6 +46,8 @@ pub struct KafkaApis {
     /// The controller's half: the blocks it hands out while this broker is the controller.
     pub zk_producer_id_manager: Arc<ZkProducerIdManager>,
     pub group_coordinator: Arc<GroupCoordinator>,
+    /// The transaction coordinator of the `__transaction_state` partitions this broker leads.
+    pub txn_coordinator: Arc<TransactionCoordinator>,
     /// This broker's epoch and the newest controller epoch it obeyed.
     pub epochs: Arc<BrokerEpochManager>,
     /// This broker's controller: whether it is the active one, and its queue.
@@ -66,6 +69,12 @@ impl KafkaApis {
             RequestKind::ListOffsets(r) => apis::list_offsets::handle(self, ctx, r),
             RequestKind::FindCoordinator(r) => apis::find_coordinator::handle(self, ctx, r).await,
             RequestKind::InitProducerId(r) => apis::init_producer_id::handle(self, ctx, r).await,
+            RequestKind::AddPartitionsToTxn(r) => {
+                apis::add_partitions_to_txn::handle(self, ctx, r).await
+            }
+            RequestKind::AddOffsetsToTxn(r) => apis::add_offsets_to_txn::handle(self, ctx, r).await,
+            RequestKind::EndTxn(r) => apis::end_txn::handle(self, ctx, r).await,
+            RequestKind::WriteTxnMarkers(r) => apis::write_txn_markers::handle(self, ctx, r).await,
             RequestKind::AllocateProducerIds(r) => {
                 apis::allocate_producer_ids::handle(self, ctx, r).await
             }

@@ -57,6 +57,7 @@ use super::config_change_listener::{
 };
 use super::controlled_shutdown::{ControlledShutdownSettings, controlled_shutdown};
 use super::controller_channel::ControllerChannel;
+use super::coordinators::{new_group_coordinator, new_transaction_coordinator};
 use super::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
@@ -68,14 +69,9 @@ use super::sasl_listeners::SaslListeners;
 use super::scram_credential_cache::{USERS_ENTITY_TYPE, UserConfigHandler};
 use super::ssl_listeners::{inter_broker_client_tls, listener_tls};
 use super::topic_manager::TopicManager;
-use super::topic_validation::GROUP_METADATA_TOPIC_NAME;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::coordinator::CoordinatorLeadership;
-use crate::coordinator::group::{
-    GroupConfig, GroupCoordinator, GroupMetadataManager, OffsetsConfig,
-};
-use crate::protocol::record::compression::CompressionType;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 use crate::security::acl::AuthorizerSettings;
 
@@ -256,12 +252,20 @@ impl KafkaServer {
             tasks.clone(),
             background.clone(),
         ));
-        let offsets_partitions = offsets_topic_partition_count(&config, &zk).await?;
-        let group_coordinator =
-            new_group_coordinator(&config, offsets_partitions, &replica_manager, &zk);
-        replica_manager.set_leadership_listener(Arc::new(CoordinatorLeadership::new(Arc::clone(
-            &group_coordinator,
-        ))));
+        let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk).await?;
+        let txn_coordinator = new_transaction_coordinator(
+            &config,
+            &replica_manager,
+            &zk,
+            &metadata_cache,
+            &producer_id_manager,
+            client_security.clone(),
+        )
+        .await?;
+        replica_manager.set_leadership_listener(Arc::new(CoordinatorLeadership::new(
+            Arc::clone(&group_coordinator),
+            Arc::clone(&txn_coordinator),
+        )));
         let (ready_tx, ready_rx) = watch::channel(false);
         replica_manager
             .replica_fetcher_manager()
@@ -300,6 +304,7 @@ impl KafkaServer {
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
+            txn_coordinator: Arc::clone(&txn_coordinator),
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
             auth: AuthHelper::new(authorizer.clone()),
@@ -398,6 +403,7 @@ impl KafkaServer {
         // Moves between log dirs interrupted by the last stop resume.
         replica_manager.maybe_add_log_dir_fetchers();
         group_coordinator.startup(Vec::new());
+        txn_coordinator.startup();
 
         log_manager.spawn_background_tasks(&tasks, background.clone());
         let (fatal_tx, fatal) = watch::channel(None);
@@ -484,6 +490,8 @@ impl KafkaServer {
         self.apis.replica_manager.begin_shutdown();
         // Parked JoinGroup/SyncGroup answers go out (NOT_COORDINATOR) and the group timers stop.
         self.apis.group_coordinator.shutdown().await;
+        // Timers stop; markers not yet written are sent again by the next coordinator's load.
+        self.apis.txn_coordinator.shutdown().await;
         self.socket_server.shutdown().await;
         self.background.cancel();
         self.tasks.close();
@@ -508,56 +516,6 @@ impl KafkaServer {
         tracing::info!("shut down cleanly");
         Ok(())
     }
-}
-
-/// How many partitions `__consumer_offsets` has: the topic's own count when it exists, else
-/// `offsets.topic.num.partitions` (Kafka's `getTopicPartitionCount(...).getOrElse(...)` at
-/// startup). Every broker must map a group to the same partition, whatever its own setting says
-/// and whichever kind of broker created the topic.
-async fn offsets_topic_partition_count(
-    config: &BrokerConfig,
-    zk: &Arc<dyn ZkClient>,
-) -> Result<i32, ServerError> {
-    let topic = KafkaZkClient::new(Arc::clone(zk))
-        .get_topic(GROUP_METADATA_TOPIC_NAME, false)
-        .await?;
-    Ok(topic
-        .and_then(|t| i32::try_from(t.assignment.partitions.len()).ok())
-        .filter(|count| *count > 0)
-        .unwrap_or(config.offsets_topic_num_partitions))
-}
-
-/// The group coordinator over the offsets topic (of `offsets_partitions` partitions), with the
-/// `group.*` and `offsets.*` settings.
-fn new_group_coordinator(
-    config: &BrokerConfig,
-    offsets_partitions: i32,
-    replica_manager: &Arc<ReplicaManager>,
-    zk: &Arc<dyn ZkClient>,
-) -> Arc<GroupCoordinator> {
-    let offsets = OffsetsConfig {
-        num_partitions: offsets_partitions,
-        commit_timeout_ms: i64::from(config.offsets_commit_timeout_ms),
-        metadata_max_bytes: usize::try_from(config.offsets_metadata_max_bytes).unwrap_or(0),
-        compression: CompressionType::from_id(
-            u8::try_from(config.offsets_topic_compression_codec).unwrap_or(0),
-        )
-        .unwrap_or(CompressionType::None),
-        retention_ms: i64::from(config.offsets_retention_minutes) * 60 * 1000,
-        retention_check_interval_ms: config.offsets_retention_check_interval_ms,
-        load_buffer_size: usize::try_from(config.offsets_load_buffer_size).unwrap_or(5 << 20),
-    };
-    let group = GroupConfig {
-        min_session_timeout_ms: config.group_min_session_timeout_ms,
-        max_session_timeout_ms: config.group_max_session_timeout_ms,
-        max_size: usize::try_from(config.group_max_size).unwrap_or(usize::MAX),
-        initial_rebalance_delay_ms: config.group_initial_rebalance_delay_ms,
-    };
-    let manager = Arc::new(GroupMetadataManager::new(
-        offsets,
-        Arc::clone(replica_manager),
-    ));
-    GroupCoordinator::new(group, manager, Arc::clone(zk))
 }
 
 /// The controller's settings from the broker's.
@@ -722,45 +680,4 @@ async fn open_metadata_store(
 /// A `*.ms` setting as a duration (negative values, which the config refuses, as zero).
 fn millis(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::zk::zk_data::TopicAssignment;
-
-    fn config(pairs: &[(&str, &str)]) -> BrokerConfig {
-        let pairs: Vec<(String, String)> = pairs
-            .iter()
-            .map(|(k, v)| (k.to_string(), v.to_string()))
-            .collect();
-        BrokerConfig::from_sources(&[], &pairs, &[]).unwrap()
-    }
-
-    #[tokio::test]
-    async fn the_offsets_topic_partition_count_is_the_topics_own_once_it_exists() {
-        let zk: Arc<dyn ZkClient> = Arc::new(EmbeddedStore::in_memory().session());
-        let config = config(&[("offsets.topic.num.partitions", "7")]);
-        assert_eq!(
-            offsets_topic_partition_count(&config, &zk).await.unwrap(),
-            7
-        );
-        // Created by another broker (of either kind) with its own setting: groups map by the
-        // topic's count, as every other broker maps them.
-        let assignment = TopicAssignment {
-            partitions: (0..3).map(|p| (p, vec![1, 2, 3])).collect(),
-            ..TopicAssignment::default()
-        };
-        recipes::create_recursive(
-            zk.as_ref(),
-            &zk_data::topic_path(GROUP_METADATA_TOPIC_NAME),
-            &assignment.encode(),
-        )
-        .await
-        .unwrap();
-        assert_eq!(
-            offsets_topic_partition_count(&config, &zk).await.unwrap(),
-            3
-        );
-    }
 }

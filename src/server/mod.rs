@@ -20,11 +20,14 @@
 //!   ZooKeeper session expiry.
 //! - [`alter_partition_manager`]: the leaders' ISR changes, batched into AlterPartition to the
 //!   controller over [`broker_to_controller_channel`].
+//! - [`coordinators`]: the group and transaction coordinators, built from the config.
 //! - [`controlled_shutdown`]: a stopping cluster broker's leaderships moved first, with retries.
 //! - [`rpc_producer_id_manager`]: producer ids in blocks the controller hands out
 //!   (AllocateProducerIds), over [`broker_to_controller_channel`].
 //! - [`zk_producer_id_manager`]: the controller's half: blocks claimed from
 //!   `/latest_producer_id_block`.
+//! - [`txn_marker_channel`]: the transaction coordinator's wire to the partition leaders
+//!   (WriteTxnMarkers over the inter-broker client).
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`remote_leader_end_point`]: the replica fetchers' `LeaderEndPoint` over the inter-broker
@@ -59,6 +62,7 @@ pub mod config_entries;
 pub mod config_ops;
 pub mod controlled_shutdown;
 pub mod controller_channel;
+pub mod coordinators;
 pub mod credential_provider;
 pub mod dynamic_broker_config;
 pub mod error;
@@ -77,6 +81,7 @@ pub mod ssl_listeners;
 pub mod topic_assignment;
 pub mod topic_manager;
 pub mod topic_validation;
+pub mod txn_marker_channel;
 pub mod user_scram_admin;
 pub mod zk_producer_id_manager;
 

@@ -280,3 +280,9 @@ fn accept_block(inner: &Inner, start: i64, len: i32) -> bool {
 #[cfg(test)]
 #[path = "rpc_producer_id_manager_tests.rs"]
 mod tests;
+
+impl crate::coordinator::transaction::ProducerIdGenerator for RpcProducerIdManager {
+    fn generate_producer_id(&self) -> Result<i64, ErrorCode> {
+        RpcProducerIdManager::generate_producer_id(self).map_err(WaitingForBlock::error_code)
+    }
+}

@@ -24,7 +24,7 @@ use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
 use super::log_validator::{self, AppendOrigin, ValidationContext};
 use super::producer_state::{
-    DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
+    self, DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
 };
 
 mod follower_append;
@@ -301,9 +301,14 @@ impl UnifiedLog {
         self.check_batch_fits_segment(b.size)?;
         // Idempotent batches only: the plain path (producer id -1) costs one comparison here.
         let has_producer_id = b.header.has_producer_id();
+        let marker = if has_producer_id {
+            producer_state::end_txn_marker(b.bytes(records), &b.header)?
+        } else {
+            None
+        };
         if has_producer_id
             && let LeaderBatchCheck::Duplicate(duplicate) =
-                self.check_producer_batch(&b.header, origin)?
+                self.check_producer_batch(&b.header, origin, marker)?
         {
             return Ok(self.duplicate_append_info(&duplicate));
         }
@@ -342,7 +347,7 @@ impl UnifiedLog {
             let mut header = b.header;
             header.max_timestamp = max_timestamp;
             self.producer_state
-                .apply_batch(&header, first_offset, last_offset);
+                .apply_batch(&header, first_offset, last_offset, marker);
         }
         self.producer_state.update_map_end_offset(next_offset);
         self.update_log_end_offset(next_offset);

@@ -424,12 +424,12 @@ fn run_script_on_kcli(dir: &Path, script: &str) -> Vec<String> {
                     AppendOrigin::Replication
                 };
                 let last = next + i64::from(count) - 1;
-                match m.check_leader_batch(&header, next, origin) {
+                match m.check_leader_batch(&header, next, origin, None) {
                     Ok(LeaderBatchCheck::Duplicate(b)) => {
                         out.push(format!("dup {} {}", b.first_offset(), b.last_offset))
                     }
                     Ok(LeaderBatchCheck::Append) => {
-                        m.apply_batch(&header, next, last);
+                        m.apply_batch(&header, next, last, None);
                         m.update_map_end_offset(last + 1);
                         out.push(format!("ok {next} {last}"));
                         next = last + 1;

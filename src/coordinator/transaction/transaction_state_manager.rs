@@ -187,6 +187,11 @@ impl TransactionStateManager {
             .collect()
     }
 
+    /// Whether partition `index` is loaded here.
+    pub fn is_partition_loaded(&self, index: i32) -> bool {
+        lock(&self.partitions).state(index) == Some(LoadState::Loaded)
+    }
+
     /// Whether any partition is loading.
     pub fn any_loading(&self) -> bool {
         lock(&self.partitions).any_loading()

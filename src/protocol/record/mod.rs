@@ -7,6 +7,8 @@
 //!   window, skipping keys, values and headers (validation of batches that may be bombs).
 //! - [`compression`]: none, gzip, snappy (raw and xerial framing), lz4 (frame), zstd; capped
 //!   decompression.
+//! - [`control`]: the record of a control batch: a transaction marker's outcome and
+//!   coordinator epoch.
 //! - [`legacy`]: magic 0/1 message sets (CRC-32), including compressed wrappers.
 //! - [`batch_iter`]: shallow iteration over a buffer of batches of any magic, reporting where valid
 //!   data ends.
@@ -21,6 +23,7 @@ pub mod batch_iter;
 pub mod big_endian;
 pub mod builder;
 pub mod compression;
+pub mod control;
 pub mod convert;
 pub mod down_convert;
 pub mod error;

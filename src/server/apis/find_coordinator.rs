@@ -1,12 +1,18 @@
 //! FindCoordinator: which broker coordinates a consumer group or a transactional id: the leader
-//! of the group's `__consumer_offsets` partition (`partitionFor`). The first group lookup creates
-//! `__consumer_offsets` as Kafka does (`offsets.topic.num.partitions` partitions, compacted,
-//! `compression.type=producer`, `segment.bytes` = `offsets.topic.segment.bytes`); the single-node
-//! broker creates it with replication factor 1, since there is only one broker to hold it, the
-//! way Kafka's quick-start config (`offsets.topic.replication.factor=1`) does.
-//! Transactions are not supported: a transactional id gets a non-retriable error, so a
-//! transactional producer fails at once instead of retrying forever. v4+ look up several keys at
-//! once.
+//! of the key's partition of `__consumer_offsets` or `__transaction_state` (`partitionFor`).
+//! The first lookup of either kind creates its topic, as Kafka's auto-creation does:
+//! - `__consumer_offsets`: `offsets.topic.num.partitions` partitions, compacted,
+//!   `compression.type=producer`, `segment.bytes` = `offsets.topic.segment.bytes`;
+//! - `__transaction_state`: `transaction.state.log.num.partitions` partitions, replication
+//!   factor `transaction.state.log.replication.factor`, compacted, uncompressed, no unclean
+//!   election, `min.insync.replicas` = `transaction.state.log.min.isr`, `segment.bytes` =
+//!   `transaction.state.log.segment.bytes`.
+//!
+//! The single-node broker creates them with replication factor (and min ISR) 1, since there is
+//! only one broker to hold them, as Kafka's quick-start config does, and answers once their
+//! partitions are loaded; a cluster answers COORDINATOR_NOT_AVAILABLE until the new partitions
+//! have leaders, which clients retry. A transactional id needs DESCRIBE on it, else
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED. v4+ look up several keys at once.
 
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -20,7 +26,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_manager::{ADMIN_WAIT, NewTopic, TopicError};
-use super::super::topic_validation::GROUP_METADATA_TOPIC_NAME;
+use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME};
 
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
@@ -30,8 +36,10 @@ pub async fn handle(
     ctx: &RequestContext,
     request: FindCoordinatorRequest,
 ) -> Response {
-    if request.key_type == GROUP {
-        ensure_offsets_topic(apis).await;
+    match request.key_type {
+        GROUP => ensure_offsets_topic(apis).await,
+        TRANSACTION => ensure_transaction_topic(apis).await,
+        _ => {}
     }
     let keys: Vec<StrBytes> = if ctx.api_version >= 4 {
         request.coordinator_keys.clone()
@@ -145,6 +153,69 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
     }
 }
 
+/// Creates `__transaction_state` if it does not exist yet; a single broker waits until its
+/// partitions are loaded.
+async fn ensure_transaction_topic(apis: &KafkaApis) {
+    if apis
+        .metadata_cache
+        .contains_topic(TRANSACTION_STATE_TOPIC_NAME)
+    {
+        return;
+    }
+    let config = &apis.config;
+    let single_node = config.zookeeper_connect.is_none();
+    let (replication_factor, min_isr) = if single_node {
+        (1, 1)
+    } else {
+        (
+            config.transaction_state_log_replication_factor,
+            config.transaction_state_log_min_isr,
+        )
+    };
+    let topic = NewTopic {
+        name: TRANSACTION_STATE_TOPIC_NAME.to_string(),
+        num_partitions: config.transaction_state_log_num_partitions,
+        replication_factor,
+        configs: [
+            ("cleanup.policy", "compact".to_string()),
+            ("compression.type", "uncompressed".to_string()),
+            ("unclean.leader.election.enable", "false".to_string()),
+            ("min.insync.replicas", min_isr.to_string()),
+            (
+                "segment.bytes",
+                config.transaction_state_log_segment_bytes.to_string(),
+            ),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+        ..NewTopic::default()
+    };
+    match apis.topic_manager.create_topic(&topic, false).await {
+        Ok(created) => {
+            tracing::info!(
+                partitions = created.num_partitions,
+                "created __transaction_state"
+            );
+            if single_node {
+                let count = usize::try_from(created.num_partitions).unwrap_or(0);
+                apis.topic_manager
+                    .wait_for_leaders(TRANSACTION_STATE_TOPIC_NAME, count, ADMIN_WAIT)
+                    .await;
+                let manager = apis.txn_coordinator.state_manager();
+                let deadline = tokio::time::Instant::now() + ADMIN_WAIT;
+                while (0..created.num_partitions).any(|p| !manager.is_partition_loaded(p))
+                    && tokio::time::Instant::now() < deadline
+                {
+                    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                }
+            }
+        }
+        Err(TopicError::TopicAlreadyExists(_)) => {}
+        Err(e) => tracing::warn!(err = %e, "cannot create __transaction_state"),
+    }
+}
+
 fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -> Coordinator {
     let failed = |code: ErrorCode, message: &str| Coordinator {
         key: key.clone(),
@@ -155,40 +226,45 @@ fn lookup(apis: &KafkaApis, ctx: &RequestContext, key_type: i8, key: StrBytes) -
         error_message: Some(StrBytes::from(message)),
         ..Coordinator::default()
     };
-    match key_type {
-        GROUP
+    let name = key.to_string_lossy();
+    let (topic, partition) = match key_type {
+        GROUP => {
+            if !apis
+                .auth
+                .authorize(ctx, AclOperation::Describe, ResourceType::Group, &name)
+            {
+                return failed(
+                    ErrorCode::GroupAuthorizationFailed,
+                    "Group authorization failed.",
+                );
+            }
+            (
+                GROUP_METADATA_TOPIC_NAME,
+                apis.group_coordinator.manager.partition_for(&name),
+            )
+        }
+        TRANSACTION => {
             if !apis.auth.authorize(
                 ctx,
                 AclOperation::Describe,
-                ResourceType::Group,
-                &key.to_string_lossy(),
-            ) =>
-        {
-            return failed(
-                ErrorCode::GroupAuthorizationFailed,
-                "Group authorization failed.",
-            );
-        }
-        GROUP => {}
-        TRANSACTION => {
-            // TRANSACTIONAL_ID_AUTHORIZATION_FAILED: the Java client's TransactionManager
-            // (FindCoordinatorHandler) makes it a fatal error (TransactionalIdAuthorization-
-            // Exception), where COORDINATOR_NOT_AVAILABLE or NOT_COORDINATOR would be retried
-            // until the producer's max.block.ms.
-            return failed(
-                ErrorCode::TransactionalIdAuthorizationFailed,
-                "transactions are not supported by this broker",
-            );
+                ResourceType::TransactionalId,
+                &name,
+            ) {
+                return failed(
+                    ErrorCode::TransactionalIdAuthorizationFailed,
+                    "Transactional Id authorization failed.",
+                );
+            }
+            (
+                TRANSACTION_STATE_TOPIC_NAME,
+                apis.txn_coordinator.partition_for(&name),
+            )
         }
         _ => return failed(ErrorCode::InvalidRequest, "unknown coordinator key type"),
-    }
-    let partition = apis
-        .group_coordinator
-        .manager
-        .partition_for(&key.to_string_lossy());
+    };
     let leader = apis
         .metadata_cache
-        .partition(GROUP_METADATA_TOPIC_NAME, partition)
+        .partition(topic, partition)
         .map_or(-1, |p| p.leader);
     let me = leader;
     let endpoint = apis

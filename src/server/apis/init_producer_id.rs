@@ -1,19 +1,18 @@
-//! InitProducerId (Kafka's `handleInitProducerIdRequest` and the non-transactional path of
-//! `TransactionCoordinator.handleInitProducerId`): an idempotent producer gets a new producer
-//! id with epoch 0. A producer id and epoch from a KIP-360 retry (v3+) are validated as Kafka
-//! does (both or neither) and, without a transactional id, answered like a first call: Kafka
-//! bumps epochs only for transactional ids, and blindly hands an idempotent producer a fresh
-//! id. Errors answer producer id -1, epoch -1; while the broker waits for its next block of
-//! ids from the controller, COORDINATOR_LOAD_IN_PROGRESS (as Kafka 3.9's `RPCProducerIdManager`).
+//! InitProducerId (Kafka's `handleInitProducerIdRequest`). Without a transactional id, an
+//! idempotent producer gets a new producer id with epoch 0 from any broker: a producer id and
+//! epoch from a KIP-360 retry (v3+) are validated as Kafka does (both or neither) and otherwise
+//! ignored, as Kafka blindly hands an idempotent producer a fresh id. While the broker waits for
+//! its next block of ids from the controller: COORDINATOR_LOAD_IN_PROGRESS (as Kafka 3.9's
+//! `RPCProducerIdManager`).
 //!
-//! Transactions are not supported. A transactional id gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
-//! the same code FindCoordinator answers for key type TRANSACTION: it is fatal in the Java
-//! client (`TransactionManager` raises `TransactionalIdAuthorizationException` at once instead
-//! of retrying) and in librdkafka, so a transactional producer fails fast with a clear cause.
-//! An empty transactional id is INVALID_REQUEST, as in Kafka.
+//! With a transactional id, the transaction coordinator decides (fencing, epoch bumps, the
+//! transaction timeout; `coordinator::transaction::init_producer_id`); clients before v4 are
+//! told INVALID_PRODUCER_EPOCH for PRODUCER_FENCED, which they do not know. Errors answer
+//! producer id -1, epoch -1.
 //!
-//! Authorization first, as Kafka's: an idempotent producer needs IdempotentWrite on the
-//! cluster or Write on some topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
+//! Authorization first, as Kafka's: a transactional id needs WRITE on it, else
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED; an idempotent producer needs IDEMPOTENT_WRITE on the
+//! cluster or WRITE on some topic (KIP-679), else CLUSTER_AUTHORIZATION_FAILED.
 
 use crate::network::Response;
 use crate::protocol::errors::ErrorCode;
@@ -41,15 +40,29 @@ pub async fn handle(
         }))
     };
     let fail = |error: ErrorCode| answer(error, NO_PRODUCER_ID, NO_PRODUCER_EPOCH);
-    if request.transactional_id.is_none()
-        && !apis
-            .auth
-            .authorize_cluster(ctx, AclOperation::IdempotentWrite)
-        && !apis
-            .auth
-            .authorize_by_resource_type(ctx, AclOperation::Write, ResourceType::Topic)
-    {
-        return fail(ErrorCode::ClusterAuthorizationFailed);
+    let authorized = match &request.transactional_id {
+        Some(id) => apis.auth.authorize(
+            ctx,
+            AclOperation::Write,
+            ResourceType::TransactionalId,
+            &id.to_string_lossy(),
+        ),
+        None => {
+            apis.auth
+                .authorize_cluster(ctx, AclOperation::IdempotentWrite)
+                || apis.auth.authorize_by_resource_type(
+                    ctx,
+                    AclOperation::Write,
+                    ResourceType::Topic,
+                )
+        }
+    };
+    if !authorized {
+        return fail(if request.transactional_id.is_some() {
+            ErrorCode::TransactionalIdAuthorizationFailed
+        } else {
+            ErrorCode::ClusterAuthorizationFailed
+        });
     }
     let given_id = request.producer_id != NO_PRODUCER_ID;
     let given_epoch = request.producer_epoch != NO_PRODUCER_EPOCH;
@@ -57,14 +70,21 @@ pub async fn handle(
         return fail(ErrorCode::InvalidRequest);
     }
     if let Some(transactional_id) = &request.transactional_id {
-        if transactional_id.is_empty() {
-            return fail(ErrorCode::InvalidRequest);
-        }
-        tracing::info!(
-            transactional_id = %transactional_id.to_string_lossy(),
-            "refusing InitProducerId for a transactional id: transactions are not supported"
-        );
-        return fail(ErrorCode::TransactionalIdAuthorizationFailed);
+        let result = apis
+            .txn_coordinator
+            .handle_init_producer_id(
+                &transactional_id.to_string_lossy(),
+                request.transaction_timeout_ms,
+                request.producer_id,
+                request.producer_epoch,
+            )
+            .await;
+        let error = if result.error == ErrorCode::ProducerFenced && ctx.api_version < 4 {
+            ErrorCode::InvalidProducerEpoch
+        } else {
+            result.error
+        };
+        return answer(error, result.producer_id, result.producer_epoch);
     }
     match apis.producer_id_manager.generate_producer_id() {
         Ok(producer_id) => answer(ErrorCode::None, producer_id, 0),

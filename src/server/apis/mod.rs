@@ -4,6 +4,8 @@
 //!
 //! [`KafkaApis`]: super::KafkaApis
 
+pub mod add_offsets_to_txn;
+pub mod add_partitions_to_txn;
 pub mod allocate_producer_ids;
 pub mod alter_configs;
 pub mod alter_partition;
@@ -26,6 +28,7 @@ pub mod describe_groups;
 pub mod describe_log_dirs;
 pub mod describe_user_scram_credentials;
 pub mod elect_leaders;
+pub mod end_txn;
 pub mod fetch;
 pub mod find_coordinator;
 pub mod heartbeat;
@@ -48,6 +51,7 @@ pub mod sasl_handshake;
 pub mod stop_replica;
 pub mod sync_group;
 pub mod update_metadata;
+pub mod write_txn_markers;
 
 use crate::protocol::errors::ErrorCode;
 

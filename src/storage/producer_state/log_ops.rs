@@ -3,6 +3,7 @@
 //! a truncation. Kept out of `unified_log.rs`, which only calls in here.
 
 use crate::protocol::record::batch::RecordBatchHeader;
+use crate::protocol::record::control::EndTxnMarker;
 
 use super::super::StorageError;
 use super::super::log_validator::AppendOrigin;
@@ -21,10 +22,11 @@ impl UnifiedLog {
         &self,
         header: &RecordBatchHeader,
         origin: AppendOrigin,
+        marker: Option<EndTxnMarker>,
     ) -> Result<LeaderBatchCheck, StorageError> {
         Ok(self
             .producer_state
-            .check_leader_batch(header, self.log_end_offset(), origin)?)
+            .check_leader_batch(header, self.log_end_offset(), origin, marker)?)
     }
 
     /// What a leader answers for a retried batch: its original offsets. Kafka 3.9 also reports

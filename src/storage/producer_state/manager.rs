@@ -15,11 +15,17 @@
 //! batch equal in epoch and sequence range to one of the producer's last five is a duplicate:
 //! the log appends nothing and answers with the original offsets (Kafka 3.9 answers NONE, never
 //! `DUPLICATE_SEQUENCE_NUMBER`, for these). Followers apply batches without the checks.
+//!
+//! A transaction marker (a control batch the coordinator writes) is checked for its producer
+//! epoch (older: `INVALID_PRODUCER_EPOCH`) and its coordinator epoch (older than the last
+//! marker's: `TRANSACTION_COORDINATOR_FENCED`, Kafka's `appendEndTxnMarker`); it ends the
+//! producer's transaction and records the coordinator epoch.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use crate::protocol::record::batch::{NO_PRODUCER_EPOCH, RecordBatchHeader};
+use crate::protocol::record::control::EndTxnMarker;
 
 use super::super::StorageError;
 use super::super::file_names::{self, PRODUCER_SNAPSHOT_FILE_SUFFIX};
@@ -42,6 +48,10 @@ pub enum ProducerStateError {
     /// A transactional batch: kcli does not support transactions.
     #[error("{message}")]
     TransactionsUnsupported { message: String },
+    /// `TRANSACTION_COORDINATOR_FENCED` (52): a marker from an older coordinator epoch than the
+    /// producer's last marker.
+    #[error("{message}")]
+    CoordinatorFenced { message: String },
 }
 
 /// What a leader append of a producer's batch must do after the checks passed.
@@ -143,11 +153,16 @@ impl ProducerStateManager {
         header: &RecordBatchHeader,
         first_offset: i64,
         origin: AppendOrigin,
+        marker: Option<EndTxnMarker>,
     ) -> Result<LeaderBatchCheck, ProducerStateError> {
         let producer_id = header.producer_id;
         let epoch = header.producer_epoch;
         let first_seq = header.base_sequence;
-        if header.is_transactional() {
+        if let Some(marker) = marker {
+            self.check_end_txn_marker(header, marker, first_offset, origin)?;
+            return Ok(LeaderBatchCheck::Append);
+        }
+        if header.is_transactional() && !header.is_control() {
             return Err(ProducerStateError::TransactionsUnsupported {
                 message: format!(
                     "transactional batch of producer {producer_id} refused in {}: this broker does not support transactions",
@@ -209,11 +224,52 @@ impl ProducerStateManager {
         Ok(LeaderBatchCheck::Append)
     }
 
+    /// Kafka's `checkProducerEpoch` and `checkCoordinatorEpoch` for a marker; a follower
+    /// takes it as it is.
+    fn check_end_txn_marker(
+        &self,
+        header: &RecordBatchHeader,
+        marker: EndTxnMarker,
+        offset: i64,
+        origin: AppendOrigin,
+    ) -> Result<(), ProducerStateError> {
+        if origin == AppendOrigin::Replication {
+            return Ok(());
+        }
+        let producer_id = header.producer_id;
+        let Some(current) = self.producers.get(&producer_id) else {
+            return Ok(());
+        };
+        if header.producer_epoch < current.producer_epoch {
+            return Err(ProducerStateError::InvalidProducerEpoch {
+                message: format!(
+                    "Epoch of producer {producer_id} at offset {offset} in {} is {}, which is smaller than the last seen epoch {}",
+                    self.topic_partition, header.producer_epoch, current.producer_epoch
+                ),
+            });
+        }
+        if current.coordinator_epoch > marker.coordinator_epoch {
+            return Err(ProducerStateError::CoordinatorFenced {
+                message: format!(
+                    "Invalid coordinator epoch for producerId {producer_id} at offset {offset} in partition {}: {} (zombie), {} (current)",
+                    self.topic_partition, marker.coordinator_epoch, current.coordinator_epoch
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Records an appended batch with a producer id (`ProducerAppendInfo.append` followed by
     /// `update`): data batches join the producer's last five; control batches (replicated
     /// transaction markers) end its transaction. An older epoch from a follower append is
     /// taken as it is, as Kafka does after warning.
-    pub fn apply_batch(&mut self, header: &RecordBatchHeader, first_offset: i64, last_offset: i64) {
+    pub fn apply_batch(
+        &mut self,
+        header: &RecordBatchHeader,
+        first_offset: i64,
+        last_offset: i64,
+        marker: Option<EndTxnMarker>,
+    ) {
         let entry = self
             .producers
             .entry(header.producer_id)
@@ -228,8 +284,12 @@ impl ProducerStateManager {
             );
         }
         if header.is_control() {
+            // Only a transaction marker ends a transaction; other control types carry no
+            // producer state.
+            let Some(marker) = marker else { return };
             entry.maybe_update_producer_epoch(header.producer_epoch);
             entry.current_txn_first_offset = None;
+            entry.coordinator_epoch = marker.coordinator_epoch;
             entry.last_timestamp = header.max_timestamp;
             return;
         }

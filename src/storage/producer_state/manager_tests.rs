@@ -1,7 +1,7 @@
 //! Unit tests of the producer state machine and its snapshot files.
 
 use super::*;
-use crate::protocol::record::batch::TRANSACTIONAL_FLAG_MASK;
+use crate::protocol::record::batch::{CONTROL_FLAG_MASK, TRANSACTIONAL_FLAG_MASK};
 
 /// A header of a batch of `count` records from producer `pid`.
 fn header(pid: i64, epoch: i16, base_seq: i32, count: i32) -> RecordBatchHeader {
@@ -32,11 +32,11 @@ fn leader_append(
     h: RecordBatchHeader,
     next_offset: &mut i64,
 ) -> Result<LeaderBatchCheck, ProducerStateError> {
-    let check = m.check_leader_batch(&h, *next_offset, AppendOrigin::Client)?;
+    let check = m.check_leader_batch(&h, *next_offset, AppendOrigin::Client, None)?;
     if check == LeaderBatchCheck::Append {
         let first = *next_offset;
         let last = first + i64::from(h.last_offset_delta);
-        m.apply_batch(&h, first, last);
+        m.apply_batch(&h, first, last, None);
         *next_offset = last + 1;
         m.update_map_end_offset(*next_offset);
     }
@@ -167,22 +167,64 @@ fn transactional_batches_are_refused() {
     let mut h = header(7, 0, 0, 1);
     h.attributes |= TRANSACTIONAL_FLAG_MASK;
     assert!(matches!(
-        m.check_leader_batch(&h, 0, AppendOrigin::Client),
+        m.check_leader_batch(&h, 0, AppendOrigin::Client, None),
         Err(ProducerStateError::TransactionsUnsupported { .. })
     ));
+}
+
+#[test]
+fn a_marker_ends_the_transaction_and_one_from_an_older_coordinator_or_producer_is_refused() {
+    use crate::protocol::record::builder::ControlRecordType;
+    use crate::protocol::record::control::EndTxnMarker;
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = manager(dir.path());
+    let mut data = header(7, 1, 0, 1);
+    data.attributes |= TRANSACTIONAL_FLAG_MASK;
+    m.apply_batch(&data, 0, 0, None);
+    assert_eq!(m.last_entry(7).unwrap().current_txn_first_offset, Some(0));
+    let mut control = header(7, 1, -1, 1);
+    control.attributes |= TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK;
+    let marker = |coordinator_epoch| {
+        Some(EndTxnMarker {
+            kind: ControlRecordType::Commit,
+            coordinator_epoch,
+        })
+    };
+    assert_eq!(
+        m.check_leader_batch(&control, 1, AppendOrigin::Coordinator, marker(5)),
+        Ok(LeaderBatchCheck::Append)
+    );
+    m.apply_batch(&control, 1, 1, marker(5));
+    let e = m.last_entry(7).unwrap();
+    assert_eq!((e.current_txn_first_offset, e.coordinator_epoch), (None, 5));
+    assert!(matches!(
+        m.check_leader_batch(&control, 2, AppendOrigin::Coordinator, marker(4)),
+        Err(ProducerStateError::CoordinatorFenced { .. })
+    ));
+    let mut older = control;
+    older.producer_epoch = 0;
+    assert!(matches!(
+        m.check_leader_batch(&older, 2, AppendOrigin::Coordinator, marker(5)),
+        Err(ProducerStateError::InvalidProducerEpoch { .. })
+    ));
+    // A follower takes what its leader wrote.
+    assert_eq!(
+        m.check_leader_batch(&older, 2, AppendOrigin::Replication, marker(4)),
+        Ok(LeaderBatchCheck::Append)
+    );
 }
 
 #[test]
 fn followers_apply_without_checks() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = manager(dir.path());
-    m.apply_batch(&header(7, 3, 10, 1), 0, 0);
+    m.apply_batch(&header(7, 3, 10, 1), 0, 0, None);
     // A gap and an older epoch from the leader are taken as they are.
-    m.apply_batch(&header(7, 2, 50, 2), 1, 2);
+    m.apply_batch(&header(7, 2, 50, 2), 1, 2, None);
     let e = m.last_entry(7).unwrap();
     assert_eq!((e.producer_epoch, e.last_seq()), (2, 51));
     assert_eq!(
-        m.check_leader_batch(&header(7, 1, 0, 1), 3, AppendOrigin::Replication),
+        m.check_leader_batch(&header(7, 1, 0, 1), 3, AppendOrigin::Replication, None),
         Ok(LeaderBatchCheck::Append)
     );
 }
@@ -195,8 +237,8 @@ fn producers_expire_by_their_last_timestamp() {
     old.max_timestamp = 5000;
     let mut fresh = header(2, 0, 0, 1);
     fresh.max_timestamp = 5800;
-    m.apply_batch(&old, 0, 0);
-    m.apply_batch(&fresh, 1, 1);
+    m.apply_batch(&old, 0, 0, None);
+    m.apply_batch(&fresh, 1, 1, None);
     assert_eq!(m.remove_expired_producers(5999), 0);
     assert_eq!(m.remove_expired_producers(6000), 1);
     assert!(m.last_entry(1).is_none());
@@ -234,7 +276,7 @@ fn snapshots_are_written_only_past_the_last_one_and_reload() {
     let mut again = manager(dir.path());
     again.truncate_and_reload(0, 5, 2000).unwrap();
     assert_eq!(again.map_end_offset(), 5);
-    match again.check_leader_batch(&header(7, 1, 0, 4), 5, AppendOrigin::Client) {
+    match again.check_leader_batch(&header(7, 1, 0, 4), 5, AppendOrigin::Client, None) {
         Ok(LeaderBatchCheck::Duplicate(b)) => assert_eq!((b.first_offset(), b.last_offset), (0, 3)),
         other => panic!("{other:?}"),
     }
@@ -245,7 +287,7 @@ fn truncate_and_reload_drops_snapshots_out_of_range_and_corrupt_ones() {
     let dir = tempfile::tempdir().unwrap();
     let mut m = manager(dir.path());
     for offset in [10, 20, 30] {
-        m.apply_batch(&header(offset, 0, 0, 1), offset - 1, offset - 1);
+        m.apply_batch(&header(offset, 0, 0, 1), offset - 1, offset - 1, None);
         m.update_map_end_offset(offset);
         m.take_snapshot(false).unwrap();
     }

@@ -22,3 +22,21 @@ pub use entry::{BatchMetadata, NUM_BATCHES_TO_RETAIN, ProducerStateEntry};
 pub use manager::{
     DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateError, ProducerStateManager,
 };
+
+use crate::protocol::record::batch::RecordBatchHeader;
+use crate::protocol::record::control::{ControlRecord, EndTxnMarker, read_control_record};
+
+/// The transaction marker `batch` (its header `header`) holds, if it is one: a control batch
+/// of type ABORT or COMMIT.
+pub fn end_txn_marker(
+    batch: &[u8],
+    header: &RecordBatchHeader,
+) -> Result<Option<EndTxnMarker>, super::StorageError> {
+    if !header.is_control() {
+        return Ok(None);
+    }
+    match read_control_record(batch, header)? {
+        ControlRecord::EndTxn(marker) => Ok(Some(marker)),
+        ControlRecord::Other(_) => Ok(None),
+    }
+}

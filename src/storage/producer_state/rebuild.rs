@@ -104,7 +104,8 @@ fn replay_segment(
         }
         let header = RecordBatchHeader::parse(entry.bytes)?;
         if header.has_producer_id() {
-            state.apply_batch(&header, header.base_offset, header.last_offset());
+            let marker = super::end_txn_marker(entry.bytes, &header)?;
+            state.apply_batch(&header, header.base_offset, header.last_offset(), marker);
         }
     }
     Ok(())

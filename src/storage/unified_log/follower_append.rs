@@ -18,7 +18,9 @@ use std::io::IoSlice;
 
 use crate::protocol::record::batch::{NO_TIMESTAMP, RecordBatchHeader};
 use crate::protocol::record::batch_iter::BatchIter;
+use crate::protocol::record::control::EndTxnMarker;
 use crate::storage::StorageError;
+use crate::storage::producer_state;
 use crate::storage::records_source::RecordsSource;
 
 use super::{LogAppendInfo, UnifiedLog};
@@ -33,8 +35,9 @@ struct FollowerBatches {
     shallow_offset_of_max_timestamp: i64,
     /// `(partition_leader_epoch, base_offset)` of each batch, in order.
     epochs: Vec<(i32, i64)>,
-    /// The headers of batches with a producer id, for the producer state.
-    producer_batches: Vec<RecordBatchHeader>,
+    /// The headers of batches with a producer id, and the transaction marker of each that is
+    /// one, for the producer state.
+    producer_batches: Vec<(RecordBatchHeader, Option<EndTxnMarker>)>,
     records_count: usize,
     /// The bytes the whole batches take; a partial batch after them is not appended.
     valid_bytes: usize,
@@ -180,7 +183,8 @@ impl UnifiedLog {
                 records_count += usize::try_from(header.records_count).unwrap_or(0);
                 epochs.push((header.partition_leader_epoch, header.base_offset));
                 if header.has_producer_id() {
-                    producer_batches.push(header);
+                    let marker = producer_state::end_txn_marker(entry.bytes, &header)?;
+                    producer_batches.push((header, marker));
                 }
             }
         }
@@ -209,9 +213,13 @@ impl UnifiedLog {
                 self.leader_epoch_cache.assign(epoch, base)?;
             }
         }
-        for header in &batches.producer_batches {
-            self.producer_state
-                .apply_batch(header, header.base_offset, header.last_offset());
+        for (header, marker) in &batches.producer_batches {
+            self.producer_state.apply_batch(
+                header,
+                header.base_offset,
+                header.last_offset(),
+                *marker,
+            );
         }
         self.producer_state
             .update_map_end_offset(batches.last_offset + 1);

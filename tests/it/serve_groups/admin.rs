@@ -152,7 +152,7 @@ fn groups_list_describe_delete_and_offset_delete() {
 }
 
 #[test]
-fn find_coordinator_batches_groups_and_refuses_transactions() {
+fn find_coordinator_batches_groups_and_transactional_ids() {
     let broker = TestBroker::start(FAST);
     let mut conn = KafkaConn::connect(broker.port());
     let r = conn.call(
@@ -183,6 +183,8 @@ fn find_coordinator_batches_groups_and_refuses_transactions() {
         found,
         vec![("a".into(), 0, 0, port), ("b".into(), 0, 0, port)]
     );
+    // A transactional id: the first lookup creates `__transaction_state` (one replica on a
+    // single broker), and this broker, its only leader, coordinates it.
     let r = conn.call(
         &RequestKind::FindCoordinator(FindCoordinatorRequest {
             key_type: 1,
@@ -195,13 +197,11 @@ fn find_coordinator_batches_groups_and_refuses_transactions() {
         panic!()
     };
     assert_eq!(
-        r.error_code,
-        ErrorCode::TransactionalIdAuthorizationFailed.code()
+        (r.error_code, r.node_id, r.port),
+        (ErrorCode::None.code(), 0, port),
+        "{r:?}"
     );
-    assert_eq!(
-        r.error_message.unwrap().to_string_lossy(),
-        "transactions are not supported by this broker"
-    );
+    assert!(broker.data_dir().join("__transaction_state-49").is_dir());
     // The first group lookup created the offsets topic with Kafka's configs.
     let config = std::fs::read_to_string(
         broker
