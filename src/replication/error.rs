@@ -92,12 +92,8 @@ pub fn storage_error_code(e: &StorageError) -> ErrorCode {
         StorageError::ProducerState(p) => match p {
             ProducerStateError::OutOfOrderSequence { .. } => ErrorCode::OutOfOrderSequenceNumber,
             ProducerStateError::InvalidProducerEpoch { .. } => ErrorCode::InvalidProducerEpoch,
-            // Transactions are refused with the code FindCoordinator and InitProducerId use:
-            // clients treat it as fatal, never as a reason to retry.
-            ProducerStateError::TransactionsUnsupported { .. } => {
-                ErrorCode::TransactionalIdAuthorizationFailed
-            }
             ProducerStateError::CoordinatorFenced { .. } => ErrorCode::TransactionCoordinatorFenced,
+            ProducerStateError::InvalidTxnState { .. } => ErrorCode::InvalidTxnState,
         },
         StorageError::OffsetOutOfRange { .. } => ErrorCode::OffsetOutOfRange,
         StorageError::Io { .. }

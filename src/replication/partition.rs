@@ -45,6 +45,7 @@ use crate::storage::file_records::FileSlice;
 use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
 use crate::storage::log_manager::SharedLog;
 use crate::storage::partition_metadata::{PartitionMetadataFile, TopicId};
+use crate::storage::transaction_index::AbortedTxn;
 use crate::storage::unified_log::UnifiedLog;
 
 use super::error::PartitionError;
@@ -76,6 +77,8 @@ pub struct PartitionContext {
 pub struct LogOffsets {
     pub log_start_offset: i64,
     pub high_watermark: i64,
+    /// Below it, every transaction is decided (read_committed consumers read to here).
+    pub last_stable_offset: i64,
     pub log_end_offset: i64,
 }
 
@@ -92,6 +95,9 @@ pub struct LogReadResult {
     /// (then `records` is empty): the largest epoch both logs may share and where it ends on
     /// this leader (truncation on fetch, IBP 2.7-IV1; Kafka's `LogReadInfo.divergingEpoch`).
     pub diverging_epoch: Option<EpochEndOffset>,
+    /// A read_committed read: the aborted transactions its records may hold (the fetch's
+    /// `AbortedTransactions`).
+    pub aborted_transactions: Option<Vec<AbortedTxn>>,
 }
 
 /// A leader epoch and where it ends in a log (Kafka's `EpochEndOffset`, as the Fetch
@@ -499,6 +505,7 @@ fn offsets_of(log: &UnifiedLog) -> LogOffsets {
     LogOffsets {
         log_start_offset: log.log_start_offset(),
         high_watermark: log.high_watermark(),
+        last_stable_offset: log.last_stable_offset(),
         log_end_offset: log.log_end_offset(),
     }
 }

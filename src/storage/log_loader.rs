@@ -23,7 +23,7 @@ use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_segment::{LogSegment, delete_if_exists};
 use super::producer_state::ProducerStateManager;
-use super::producer_state::rebuild::rebuild_producer_state;
+use super::producer_state::rebuild::{rebuild_producer_state, replay_segment};
 
 /// What [`load`] needs.
 #[derive(Debug)]
@@ -326,7 +326,16 @@ fn recover_segment(
     // Only epochs newer than the cache's latest are added (`LogSegment.recover`); the caller
     // truncates the cache to the recovered log end afterwards.
     let truncated = segment.recover(Some(&mut *recovery.leader_epoch_cache))?;
+    // The `.txnindex` is rebuilt with the producer state replayed over the segment: an abort
+    // whose marker reached the `.log` before a crash but not the index is indexed now.
+    segment.txn_index_mut().reset()?;
+    let aborted = replay_segment(&mut state, segment, base, segment.size())?;
+    for txn in aborted {
+        segment.txn_index_mut().append(txn)?;
+    }
     let end = segment.read_next_offset()?;
+    // Replayed to its end: the rebuild only snapshots it there.
+    state.update_map_end_offset(end);
     rebuild_producer_state(
         &mut state,
         segments,

@@ -4,6 +4,7 @@
 use super::StorageError;
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_segment::{FetchDataInfo, LogOffsetMetadata, TimestampAndOffset};
+use super::transaction_index::AbortedTxn;
 use super::unified_log::UnifiedLog;
 use crate::protocol::record::batch::NO_TIMESTAMP;
 
@@ -21,6 +22,8 @@ pub enum FetchIsolation {
     LogEnd,
     /// Consumers read below the high watermark.
     HighWatermark,
+    /// read_committed consumers read below the last stable offset.
+    TxnCommitted,
 }
 
 impl UnifiedLog {
@@ -47,6 +50,14 @@ impl UnifiedLog {
         let max_offset_metadata = match isolation {
             FetchIsolation::LogEnd => self.log_end_offset,
             FetchIsolation::HighWatermark => self.high_watermark,
+            FetchIsolation::TxnCommitted => {
+                let last_stable = self.last_stable_offset();
+                if last_stable == self.high_watermark.message_offset {
+                    self.high_watermark
+                } else {
+                    self.convert_to_offset_metadata(last_stable)?
+                }
+            }
         };
         if start_offset >= max_offset_metadata.message_offset {
             let metadata = self.convert_to_offset_metadata(start_offset)?;
@@ -66,6 +77,31 @@ impl UnifiedLog {
             }
         }
         self.empty_fetch(self.log_end_offset)
+    }
+
+    /// Kafka's `collectAbortedTransactions`: the aborted transactions that end at or after
+    /// `start_offset` and begin before `upper_bound_offset`, from the `.txnindex` of the segment
+    /// holding `start_offset` on, until an entry shows no later one can matter.
+    pub fn collect_aborted_transactions(
+        &self,
+        start_offset: i64,
+        upper_bound_offset: i64,
+    ) -> Vec<AbortedTxn> {
+        let mut aborted = Vec::new();
+        let from = self.floor_base(start_offset);
+        for (base, segment) in self.segments.range(from..) {
+            if *base >= upper_bound_offset {
+                break;
+            }
+            let found = segment
+                .txn_index()
+                .collect_aborted_txns(start_offset, upper_bound_offset);
+            aborted.extend(found.aborted);
+            if found.complete {
+                break;
+            }
+        }
+        aborted
     }
 
     fn empty_fetch(&self, metadata: LogOffsetMetadata) -> Result<FetchDataInfo, StorageError> {

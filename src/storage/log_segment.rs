@@ -32,8 +32,10 @@ use super::file_records::{FileRecords, FileSlice, LogOffsetPosition};
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::offset_index::OffsetIndex;
+use super::producer_state::CompletedTxn;
 use super::segment_scan::{scan_segment, write_indexes};
 use super::time_index::{TimeIndex, TimestampOffset};
+use super::transaction_index::TransactionIndex;
 
 mod segment_files;
 pub use segment_files::{SegmentFile, delete_if_exists};
@@ -87,6 +89,8 @@ pub struct LogSegment {
     log: FileRecords,
     offset_index: OffsetIndex,
     time_index: TimeIndex,
+    /// The aborted transactions whose markers are in this segment (no file until one is).
+    txn_index: TransactionIndex,
     base_offset: i64,
     index_interval_bytes: u64,
     /// `segment.index.bytes`: what the indexes are preallocated to while active.
@@ -142,10 +146,13 @@ impl LogSegment {
             base_offset,
             index_size,
         )?;
+        let txn_index =
+            TransactionIndex::open(&path(file_names::txn_index_file(dir, base_offset)))?;
         Ok(LogSegment {
             log,
             offset_index,
             time_index,
+            txn_index,
             base_offset,
             index_interval_bytes: u64::try_from(config.index_interval_bytes).unwrap_or(0),
             max_index_size: index_size,
@@ -171,6 +178,28 @@ impl LogSegment {
 
     pub fn offset_index(&self) -> &OffsetIndex {
         &self.offset_index
+    }
+
+    pub fn txn_index(&self) -> &TransactionIndex {
+        &self.txn_index
+    }
+
+    pub fn txn_index_mut(&mut self) -> &mut TransactionIndex {
+        &mut self.txn_index
+    }
+
+    /// Kafka's `updateTxnIndex`: an aborted transaction whose marker this segment holds is
+    /// indexed with the partition's last stable offset at its marker.
+    pub fn update_txn_index(
+        &mut self,
+        completed: &CompletedTxn,
+        last_stable_offset: i64,
+    ) -> Result<(), StorageError> {
+        if completed.is_aborted {
+            self.txn_index
+                .append(completed.aborted_txn(last_stable_offset))?;
+        }
+        Ok(())
     }
 
     pub fn time_index(&self) -> &TimeIndex {
@@ -453,6 +482,7 @@ impl LogSegment {
         let mapping = self.translate_offset(offset, 0)?;
         self.offset_index.truncate_to(offset)?;
         self.time_index.truncate_to(offset)?;
+        self.txn_index.truncate_to(offset)?;
         self.offset_index.resize(self.max_index_size)?;
         self.time_index.resize(self.max_index_size)?;
         let truncated = match mapping {
@@ -553,7 +583,8 @@ impl LogSegment {
     pub fn flush(&self) -> Result<(), StorageError> {
         self.log.flush()?;
         self.offset_index.flush()?;
-        self.time_index.flush()
+        self.time_index.flush()?;
+        self.txn_index.flush()
     }
 
     /// Closes cleanly: the final time-index entry, trimmed indexes, no blocks reserved past the

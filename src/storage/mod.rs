@@ -9,6 +9,7 @@
 //! - [`log_config`], [`log_config_values`]: per-topic log settings with Kafka's names, defaults
 //!   and validators.
 //! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
+//! - [`transaction_index`]: a segment's aborted transactions (`.txnindex`).
 //! - [`file_records`]: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
 //! - [`segment_scan`]: one validating pass over a `.log` computing its index entries.
@@ -61,6 +62,7 @@ pub mod replace_segments;
 pub mod retention;
 pub mod segment_scan;
 pub mod time_index;
+pub mod transaction_index;
 pub mod unified_log;
 
 pub use error::StorageError;

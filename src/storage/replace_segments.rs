@@ -36,6 +36,7 @@ use super::file_names::{CLEANED_FILE_SUFFIX, DELETED_FILE_SUFFIX, SWAP_FILE_SUFF
 use super::file_records::FileRecords;
 use super::log_config::LogConfig;
 use super::log_segment::{LogSegment, SegmentFile};
+use super::transaction_index::AbortedTxn;
 use super::unified_log::UnifiedLog;
 
 /// A segment as the cleaner sees it: a frozen view of its `.log` and the figures the cleaner
@@ -53,6 +54,9 @@ pub struct SegmentView {
     /// The first batch's max timestamp, `i64::MAX` when none.
     pub first_batch_timestamp: i64,
     pub last_modified_ms: i64,
+    /// The segment's `.txnindex` entries: the cleaned segment that replaces it carries them
+    /// (the markers and aborted records stay).
+    pub aborted_txns: Vec<AbortedTxn>,
 }
 
 impl SegmentView {
@@ -125,6 +129,7 @@ impl UnifiedLog {
                 largest_timestamp: segment.largest_timestamp()?,
                 first_batch_timestamp: segment.first_batch_timestamp()?,
                 last_modified_ms: segment.last_modified_ms()?,
+                aborted_txns: segment.txn_index().entries().to_vec(),
             });
         }
         Ok(LogSnapshot {

@@ -23,6 +23,7 @@ use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
 use super::log_validator::{self, AppendOrigin, ValidationContext};
+use super::producer_state::CompletedTxn;
 use super::producer_state::{
     self, DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
 };
@@ -346,8 +347,12 @@ impl UnifiedLog {
         if has_producer_id {
             let mut header = b.header;
             header.max_timestamp = max_timestamp;
-            self.producer_state
-                .apply_batch(&header, first_offset, last_offset, marker);
+            if let Some(completed) =
+                self.producer_state
+                    .apply_batch(&header, first_offset, last_offset, marker)
+            {
+                self.complete_txn(&completed)?;
+            }
         }
         self.producer_state.update_map_end_offset(next_offset);
         self.update_log_end_offset(next_offset);
@@ -607,7 +612,29 @@ impl UnifiedLog {
     pub fn update_high_watermark(&mut self, offset: i64) -> Result<i64, StorageError> {
         let clamped = offset.clamp(self.log_start_offset, self.log_end_offset());
         self.high_watermark = self.convert_to_offset_metadata(clamped)?;
+        self.producer_state.on_high_watermark_updated(clamped);
         Ok(clamped)
+    }
+
+    /// Kafka's `lastStableOffset`: the first offset of the earliest transaction still open or
+    /// not yet replicated, if it is below the high watermark; else the high watermark. A
+    /// read_committed consumer reads below it.
+    pub fn last_stable_offset(&self) -> i64 {
+        let high_watermark = self.high_watermark();
+        self.producer_state
+            .first_unstable_offset()
+            .filter(|first| *first < high_watermark)
+            .unwrap_or(high_watermark)
+    }
+
+    /// A marker in the active segment ended a transaction: an aborted one is indexed with the
+    /// partition's last stable offset, then it waits for the high watermark.
+    pub(super) fn complete_txn(&mut self, completed: &CompletedTxn) -> Result<(), StorageError> {
+        let last_stable_offset = self.producer_state.last_stable_offset(completed);
+        self.active_segment_mut()?
+            .update_txn_index(completed, last_stable_offset)?;
+        self.producer_state.complete_txn(completed);
+        Ok(())
     }
 
     /// Schedules a segment's files for deletion: renamed `.deleted` now, removed after

@@ -40,6 +40,7 @@ mod storage_manager;
 mod storage_model;
 mod storage_producer_state;
 mod storage_support;
+mod storage_transactions;
 mod support;
 mod tidy;
 mod users;

@@ -175,6 +175,61 @@ fn latest(rows: &[Row]) -> BTreeMap<String, (i64, Option<String>)> {
         .collect()
 }
 
+/// An aborted transaction in a compacted log stays indexed through a cleaning: the cleaned
+/// segment that replaces its marker's carries the `.txnindex` entry, so read_committed
+/// consumers still skip its records.
+#[test]
+fn a_cleaning_keeps_the_aborted_transactions_indexed() {
+    use kcli::protocol::record::builder::{ControlRecordType, build_control_batch};
+    let f = fixture(compact_config());
+    let mut txn = RecordBatchBuilder::new(CompressionType::None);
+    txn.producer_id = 7;
+    txn.producer_epoch = 0;
+    txn.base_sequence = 0;
+    txn.is_transactional = true;
+    txn.records = vec![SimpleRecord::new(
+        T0,
+        Some(b"k-aborted".to_vec()),
+        Some(vec![1; 50]),
+    )];
+    f.append(&txn.build().unwrap(), T0);
+    {
+        let mut log = f.log.lock().unwrap();
+        let marker = build_control_batch(ControlRecordType::Abort, 0, -1, 7, 0, 1, T0).unwrap();
+        log.append_as_leader(&marker, 0, AppendOrigin::Coordinator, T0)
+            .unwrap();
+        let end = log.log_end_offset();
+        log.update_high_watermark(end).unwrap();
+    }
+    // Updates of other keys over several segments make the first ones cleanable.
+    for round in 0..40 {
+        let records: Vec<(String, Option<String>)> = (0..4)
+            .map(|k| {
+                (
+                    format!("key{k}"),
+                    Some(format!("v{round}-{}", "x".repeat(60))),
+                )
+            })
+            .collect();
+        f.append(&keyed_batch(&records, T0, CompressionType::None), T0);
+    }
+    let before = f
+        .log
+        .lock()
+        .unwrap()
+        .collect_aborted_transactions(0, i64::MAX);
+    assert_eq!(before.len(), 1);
+    assert!(f.clean_once(T0 + 1));
+    let log = f.log.lock().unwrap();
+    assert_eq!(log.collect_aborted_transactions(0, i64::MAX), before);
+    let indexes: Vec<String> = std::fs::read_dir(log.dir())
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".txnindex"))
+        .collect();
+    assert_eq!(indexes, vec![format!("{:020}.txnindex", 0)]);
+}
+
 #[test]
 fn many_updates_per_key_compact_to_the_latest_values() {
     let f = fixture(compact_config());

@@ -47,15 +47,24 @@ impl Partition {
                 offsets: offsets_of(&log),
                 first_entry_incomplete: false,
                 diverging_epoch: Some(diverging),
+                aborted_transactions: None,
             });
         }
         let read = log.read(fetch_offset, max_bytes, isolation, min_one_message);
         let info = self.checked(&log, read)?;
+        let offsets = offsets_of(&log);
+        // Every aborted transaction the read's records may hold: those ending at or after the
+        // fetch offset and beginning below the last stable offset, which bounds the read (a
+        // superset of Kafka's per-segment bound; a client ignores the ones it reads no batch
+        // of).
+        let aborted_transactions = (isolation == FetchIsolation::TxnCommitted)
+            .then(|| log.collect_aborted_transactions(fetch_offset, offsets.last_stable_offset));
         Ok(LogReadResult {
             records: info.records,
-            offsets: offsets_of(&log),
+            offsets,
             first_entry_incomplete: info.first_entry_incomplete,
             diverging_epoch: None,
+            aborted_transactions,
         })
     }
 
@@ -109,8 +118,8 @@ impl Partition {
         Ok(())
     }
 
-    /// ListOffsets on the leader. Consumers (`isolation` = high watermark) see the high
-    /// watermark as the latest offset and never an offset above it.
+    /// ListOffsets on the leader. Consumers see the high watermark (read_committed: the last
+    /// stable offset) as the latest offset and never an offset above it.
     pub fn fetch_offset_for_timestamp(
         &self,
         timestamp: i64,
@@ -121,6 +130,7 @@ impl Partition {
         let mut log = lock(&self.log);
         let last_fetchable = match isolation {
             FetchIsolation::HighWatermark => log.high_watermark(),
+            FetchIsolation::TxnCommitted => log.last_stable_offset(),
             FetchIsolation::LogEnd => log.log_end_offset(),
         };
         match timestamp {

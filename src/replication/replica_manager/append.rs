@@ -23,7 +23,6 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::batch::NO_TIMESTAMP;
 use crate::storage::StorageError;
 pub use crate::storage::log_validator::AppendOrigin;
-use crate::storage::producer_state::ProducerStateError;
 
 use super::super::delayed::PartitionWatch;
 use super::super::error::PartitionError;
@@ -288,13 +287,8 @@ fn failed(e: &PartitionError, log_start_offset: i64) -> PartitionResponse {
             response.error_message = Some(v.to_string());
             response.record_errors = v.record_errors().to_vec();
         }
-        PartitionError::Storage(StorageError::ProducerState(p)) => {
-            // Kafka sends no message for sequence and epoch errors; the refusal of a
-            // transactional batch is kcli's own and says why.
-            if matches!(p, ProducerStateError::TransactionsUnsupported { .. }) {
-                response.error_message = Some(p.to_string());
-            }
-        }
+        // Kafka sends no message for sequence and epoch errors.
+        PartitionError::Storage(StorageError::ProducerState(_)) => {}
         _ if matches!(
             code,
             ErrorCode::InvalidRecord | ErrorCode::CorruptMessage | ErrorCode::NotEnoughReplicas

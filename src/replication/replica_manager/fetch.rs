@@ -29,6 +29,7 @@ use crate::cluster::TopicPartition;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_reads::FetchIsolation;
+use crate::storage::transaction_index::AbortedTxn;
 
 use super::super::delayed::PartitionWatch;
 use super::super::partition::{EpochEndOffset, Partition};
@@ -43,8 +44,8 @@ pub struct FetchParams {
     pub min_bytes: i32,
     /// The whole response's limit (`usize::MAX` for fetch v0-2, which have none).
     pub max_bytes: usize,
-    /// 0 read_uncommitted, 1 read_committed. Without transactions the last stable offset is
-    /// the high watermark, so both read to it.
+    /// 0 read_uncommitted (to the high watermark), 1 read_committed (to the last stable
+    /// offset, with the aborted transactions).
     pub isolation_level: i8,
     /// Whether the first batch with data is returned even when over the limits (KIP-74).
     pub min_one_message: bool,
@@ -52,10 +53,12 @@ pub struct FetchParams {
 
 impl FetchParams {
     /// Kafka's `FetchIsolation.of`: followers read to the log end, consumers to the high
-    /// watermark (read_committed stops at the last stable offset, here the same).
+    /// watermark, read_committed ones to the last stable offset.
     fn isolation(&self) -> FetchIsolation {
         if self.replica_id >= 0 {
             FetchIsolation::LogEnd
+        } else if self.isolation_level == 1 {
+            FetchIsolation::TxnCommitted
         } else {
             FetchIsolation::HighWatermark
         }
@@ -87,6 +90,8 @@ pub struct FetchPartitionData {
     pub records: Option<FileSlice>,
     /// The fetcher's log diverged from this leader's: truncate to this, then fetch again.
     pub diverging_epoch: Option<EpochEndOffset>,
+    /// A read_committed read's aborted transactions.
+    pub aborted_transactions: Option<Vec<AbortedTxn>>,
 }
 
 impl FetchPartitionData {
@@ -98,6 +103,7 @@ impl FetchPartitionData {
             log_start_offset: -1,
             records: None,
             diverging_epoch: None,
+            aborted_transactions: None,
         }
     }
 
@@ -262,10 +268,11 @@ impl FetchPlan {
                     data.push(FetchPartitionData {
                         error_code: ErrorCode::None,
                         high_watermark: o.high_watermark,
-                        last_stable_offset: o.high_watermark,
+                        last_stable_offset: o.last_stable_offset,
                         log_start_offset: o.log_start_offset,
                         records: (size > 0).then_some(result.records),
                         diverging_epoch: result.diverging_epoch,
+                        aborted_transactions: result.aborted_transactions,
                     });
                 }
                 Err(code) => {

@@ -34,7 +34,7 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ResponseKind;
 use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::{
-    EpochEndOffset, FetchResponse, FetchableTopicResponse, PartitionData,
+    AbortedTransaction, EpochEndOffset, FetchResponse, FetchableTopicResponse, PartitionData,
 };
 use crate::protocol::record::down_convert::batches_to_message_set;
 use crate::replication::{
@@ -238,6 +238,19 @@ fn build(
                     end_offset: diverging.end_offset,
                     ..EpochEndOffset::default()
                 };
+            }
+            // Only read_committed reads carry them, and only v4+ has the field.
+            if let (Some(aborted), true) = (read.aborted_transactions, version >= 4) {
+                data.aborted_transactions = Some(
+                    aborted
+                        .into_iter()
+                        .map(|t| AbortedTransaction {
+                            producer_id: t.producer_id,
+                            first_offset: t.first_offset,
+                            ..AbortedTransaction::default()
+                        })
+                        .collect(),
+                );
             }
             if let Some(slice) = read.records {
                 match records_for(version, slice, &mut files) {

@@ -25,8 +25,12 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
 pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ListOffsetsRequest) -> Response {
+    // Kafka's: a replica sees the log end, a read_committed consumer (v2+) the last stable
+    // offset, any other consumer the high watermark.
     let isolation = if request.replica_id >= 0 {
         FetchIsolation::LogEnd
+    } else if ctx.api_version >= 2 && request.isolation_level == 1 {
+        FetchIsolation::TxnCommitted
     } else {
         FetchIsolation::HighWatermark
     };

@@ -11,8 +11,13 @@
 //! knows it (the leader is elsewhere; the client refreshes and retries), else
 //! UNKNOWN_TOPIC_OR_PARTITION.
 //!
-//! Authorization (Kafka's order): a topic the principal may not Write is
-//! TOPIC_AUTHORIZATION_FAILED for each of its partitions, before any other check of them.
+//! Authorization (Kafka's order): a request whose first batch of any partition is
+//! transactional needs a transactional id with WRITE on it, else every partition is
+//! TRANSACTIONAL_ID_AUTHORIZATION_FAILED (`RequestUtils.hasTransactionalRecords`); a topic the
+//! principal may not Write is TOPIC_AUTHORIZATION_FAILED for each of its partitions, before any
+//! other check of them. Transactional batches then go to the leaders' producer state, which
+//! tracks the transaction until its marker (KIP-890's verification with the coordinator is not
+//! made).
 
 use bytes::Bytes;
 
@@ -48,6 +53,15 @@ enum Slot {
 
 pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequest) -> Response {
     let acks = request.acks;
+    let transactional_refused = has_transactional_records(ctx, &request)
+        && !request.transactional_id.as_ref().is_some_and(|id| {
+            apis.auth.authorize(
+                ctx,
+                AclOperation::Write,
+                ResourceType::TransactionalId,
+                &id.to_string_lossy(),
+            )
+        });
     let mut entries = Vec::new();
     let mut layout = Vec::with_capacity(request.topic_data.len());
     for topic in &request.topic_data {
@@ -58,9 +72,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
         let mut slots = Vec::with_capacity(topic.partition_data.len());
         for data in &topic.partition_data {
             let tp = TopicPartition::new(name.clone(), data.index);
-            let slot = if request.transactional_id.is_some() {
-                // Transactions are not supported: a non-retriable answer, so a transactional
-                // producer fails fast instead of retrying.
+            let slot = if transactional_refused {
                 Slot::Refused(PartitionResponse::error(
                     ErrorCode::TransactionalIdAuthorizationFailed,
                 ))
@@ -118,6 +130,20 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
         };
     }
     ctx.respond(ResponseKind::Produce(response))
+}
+
+/// Whether the first batch of any partition is transactional (v3+: magic-2 batches).
+fn has_transactional_records(ctx: &RequestContext, request: &ProduceRequest) -> bool {
+    ctx.api_version >= 3
+        && request
+            .topic_data
+            .iter()
+            .flat_map(|t| &t.partition_data)
+            .filter_map(|p| p.records.as_deref())
+            .any(|records| {
+                RecordBatchHeader::parse(records)
+                    .is_ok_and(|h| h.magic == 2 && h.is_transactional())
+            })
 }
 
 /// The records to append for one partition, or the handler's refusal: missing records, zstd

@@ -4,9 +4,10 @@
 //!
 //! A record is kept when it is above the map's last offset (not deduplicated this round), or
 //! when it is its key's latest record and has a value or is a tombstone whose batch's delete
-//! horizon has not passed. Records without a key are dropped. Control batches are kept (kcli has
-//! no transactions, so no marker can be discarded). Legacy (magic 0/1) entries are copied as
-//! they are.
+//! horizon has not passed. Records without a key are dropped. Control batches are kept, and the
+//! replaced segments' aborted transactions are indexed in the cleaned one (aborted records are
+//! compacted as any others; Kafka's removal of aborted data and of markers is not done yet).
+//! Legacy (magic 0/1) entries are copied as they are.
 //!
 //! The log's lock is taken twice per group at most: for the snapshot of its segments at the
 //! start, and for the swap. Reading the sealed segments and writing the cleaned ones happen
@@ -235,6 +236,11 @@ impl Cleaner {
                     last.base_offset,
                     now_ms,
                 )?);
+            }
+            // The aborted transactions of the replaced segments stay indexed: their markers are
+            // kept, and so are their records (this cleaner does not drop aborted data).
+            for txn in group.iter().flat_map(|g| &g.aborted_txns) {
+                created[0].txn_index_mut().append(*txn)?;
             }
             for segment in &mut created {
                 segment.on_become_inactive_segment()?;
@@ -497,6 +503,7 @@ mod tests {
                     largest_timestamp: 0,
                     first_batch_timestamp: i64::MAX,
                     last_modified_ms: 0,
+                    aborted_txns: Vec::new(),
                 }
             })
             .collect()

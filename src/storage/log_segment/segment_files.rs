@@ -17,7 +17,9 @@ impl LogSegment {
         let index_path = file_names::with_suffix(self.offset_index.path(), DELETED_FILE_SUFFIX);
         self.offset_index.rename_to(index_path)?;
         let time_path = file_names::with_suffix(self.time_index.path(), DELETED_FILE_SUFFIX);
-        self.time_index.rename_to(time_path)
+        self.time_index.rename_to(time_path)?;
+        let txn_path = file_names::with_suffix(self.txn_index.path(), DELETED_FILE_SUFFIX);
+        self.txn_index.rename_to(txn_path)
     }
 
     /// Renames one of the segment's files from a name ending in `old_suffix` to the same name
@@ -33,6 +35,7 @@ impl LogSegment {
             SegmentFile::Log => self.log.path(),
             SegmentFile::OffsetIndex => self.offset_index.path(),
             SegmentFile::TimeIndex => self.time_index.path(),
+            SegmentFile::TxnIndex => self.txn_index.path(),
         };
         let name = current.to_string_lossy();
         let Some(stem) = name.strip_suffix(old_suffix) else {
@@ -45,6 +48,7 @@ impl LogSegment {
             SegmentFile::Log => self.log.rename_to(target),
             SegmentFile::OffsetIndex => self.offset_index.rename_to(target),
             SegmentFile::TimeIndex => self.time_index.rename_to(target),
+            SegmentFile::TxnIndex => self.txn_index.rename_to(target),
         }
     }
 
@@ -66,6 +70,7 @@ impl LogSegment {
             self.log.path().to_path_buf(),
             self.offset_index.path().to_path_buf(),
             self.time_index.path().to_path_buf(),
+            self.txn_index.path().to_path_buf(),
         ]
     }
 
@@ -83,14 +88,17 @@ pub enum SegmentFile {
     Log,
     OffsetIndex,
     TimeIndex,
+    /// The `.txnindex`, which may not exist: renaming a missing one renames nothing.
+    TxnIndex,
 }
 
 impl SegmentFile {
     /// In the order Kafka renames them: the log first, then the indexes.
-    pub const ALL: [SegmentFile; 3] = [
+    pub const ALL: [SegmentFile; 4] = [
         SegmentFile::Log,
         SegmentFile::OffsetIndex,
         SegmentFile::TimeIndex,
+        SegmentFile::TxnIndex,
     ];
 }
 

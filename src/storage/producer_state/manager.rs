@@ -32,6 +32,7 @@ use super::super::file_names::{self, PRODUCER_SNAPSHOT_FILE_SUFFIX};
 use super::super::log_validator::AppendOrigin;
 use super::entry::{BatchMetadata, ProducerStateEntry};
 use super::snapshot::{self, ProducerSnapshotEntry};
+use super::transactions::{CompletedTxn, Transactions};
 
 /// Kafka's default `producer.id.expiration.ms`: one day.
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
@@ -45,13 +46,13 @@ pub enum ProducerStateError {
     /// `INVALID_PRODUCER_EPOCH` (47): an epoch older than the producer's.
     #[error("{message}")]
     InvalidProducerEpoch { message: String },
-    /// A transactional batch: kcli does not support transactions.
-    #[error("{message}")]
-    TransactionsUnsupported { message: String },
     /// `TRANSACTION_COORDINATOR_FENCED` (52): a marker from an older coordinator epoch than the
     /// producer's last marker.
     #[error("{message}")]
     CoordinatorFenced { message: String },
+    /// `INVALID_TXN_STATE` (48): a plain batch from a producer whose transaction is open.
+    #[error("{message}")]
+    InvalidTxnState { message: String },
 }
 
 /// What a leader append of a producer's batch must do after the checks passed.
@@ -73,6 +74,7 @@ pub struct ProducerStateManager {
     last_map_offset: i64,
     last_snap_offset: i64,
     producer_id_expiration_ms: i64,
+    transactions: Transactions,
 }
 
 /// `nextSeq` follows `lastSeq`, wrapping from `i32::MAX` to 0.
@@ -96,6 +98,7 @@ impl ProducerStateManager {
             last_map_offset: 0,
             last_snap_offset: 0,
             producer_id_expiration_ms,
+            transactions: Transactions::default(),
         })
     }
 
@@ -162,15 +165,18 @@ impl ProducerStateManager {
             self.check_end_txn_marker(header, marker, first_offset, origin)?;
             return Ok(LeaderBatchCheck::Append);
         }
-        if header.is_transactional() && !header.is_control() {
-            return Err(ProducerStateError::TransactionsUnsupported {
+        let current = self.producers.get(&producer_id);
+        if !header.is_transactional()
+            && origin != AppendOrigin::Replication
+            && current.is_some_and(|e| e.current_txn_first_offset.is_some())
+        {
+            return Err(ProducerStateError::InvalidTxnState {
                 message: format!(
-                    "transactional batch of producer {producer_id} refused in {}: this broker does not support transactions",
+                    "Expected transactional write from producer {producer_id} at offset {first_offset} in partition {}",
                     self.topic_partition
                 ),
             });
         }
-        let current = self.producers.get(&producer_id);
         if origin == AppendOrigin::Client
             && let Some(duplicate) = current
                 .and_then(|e| e.find_duplicate_batch(epoch, first_seq, header.last_sequence()))
@@ -269,7 +275,7 @@ impl ProducerStateManager {
         first_offset: i64,
         last_offset: i64,
         marker: Option<EndTxnMarker>,
-    ) {
+    ) -> Option<CompletedTxn> {
         let entry = self
             .producers
             .entry(header.producer_id)
@@ -286,12 +292,20 @@ impl ProducerStateManager {
         if header.is_control() {
             // Only a transaction marker ends a transaction; other control types carry no
             // producer state.
-            let Some(marker) = marker else { return };
+            let marker = marker?;
             entry.maybe_update_producer_epoch(header.producer_epoch);
-            entry.current_txn_first_offset = None;
+            let completed = entry
+                .current_txn_first_offset
+                .take()
+                .map(|first| CompletedTxn {
+                    producer_id: header.producer_id,
+                    first_offset: first,
+                    last_offset: first_offset,
+                    is_aborted: !marker.is_commit(),
+                });
             entry.coordinator_epoch = marker.coordinator_epoch;
             entry.last_timestamp = header.max_timestamp;
-            return;
+            return completed;
         }
         let offset_delta = i32::try_from(last_offset - first_offset).unwrap_or(i32::MAX);
         entry.add_batch(
@@ -303,7 +317,36 @@ impl ProducerStateManager {
         );
         if header.is_transactional() && entry.current_txn_first_offset.is_none() {
             entry.current_txn_first_offset = Some(first_offset);
+            self.transactions.start(header.producer_id, first_offset);
         }
+        None
+    }
+
+    /// Kafka's `lastStableOffset(completedTxn)`: what the `.txnindex` entry of an aborted
+    /// transaction records.
+    pub fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
+        self.transactions.last_stable_offset(completed)
+    }
+
+    /// Kafka's `completeTxn`: once its `.txnindex` entry (if aborted) is written.
+    pub fn complete_txn(&mut self, completed: &CompletedTxn) {
+        self.transactions.complete(completed);
+    }
+
+    /// The completed transactions below the new high watermark are forgotten.
+    pub fn on_high_watermark_updated(&mut self, high_watermark: i64) {
+        self.transactions.on_high_watermark_updated(high_watermark);
+    }
+
+    /// Kafka's `firstUnstableOffset`: the first offset of the earliest transaction still open
+    /// or not yet replicated.
+    pub fn first_unstable_offset(&self) -> Option<i64> {
+        self.transactions.first_unstable_offset()
+    }
+
+    /// The open transactions, by first offset.
+    pub fn ongoing_transactions(&self) -> impl Iterator<Item = &super::transactions::TxnMetadata> {
+        self.transactions.ongoing()
     }
 
     fn is_producer_expired(&self, now_ms: i64, entry: &ProducerStateEntry) -> bool {
@@ -370,6 +413,8 @@ impl ProducerStateManager {
 
     /// The log start moved up (`onLogStartOffsetIncremented`).
     pub fn on_log_start_offset_incremented(&mut self, log_start_offset: i64) {
+        self.transactions
+            .on_high_watermark_updated(log_start_offset);
         if self.last_map_offset < log_start_offset {
             self.last_map_offset = log_start_offset;
         }
@@ -379,6 +424,7 @@ impl ProducerStateManager {
     /// Forgets every producer and snapshot; the state starts at `offset`.
     pub fn truncate_fully_and_start_at(&mut self, offset: i64) -> Result<(), StorageError> {
         self.producers.clear();
+        self.transactions.clear();
         self.delete_snapshots_before(i64::MAX)?;
         self.last_map_offset = offset;
         self.last_snap_offset = offset;
@@ -432,6 +478,7 @@ impl ProducerStateManager {
         }
         if log_end_offset != self.last_map_offset {
             self.producers.clear();
+            self.transactions.clear();
             self.load_from_snapshot(log_start_offset, now_ms)?;
         } else {
             self.on_log_start_offset_incremented(log_start_offset);
@@ -456,6 +503,10 @@ impl ProducerStateManager {
                     for e in &entries {
                         let entry = ProducerStateEntry::from_snapshot(e);
                         if !self.is_producer_expired(now_ms, &entry) {
+                            // Kafka's `loadProducerEntry`: an open transaction is open again.
+                            if let Some(first) = entry.current_txn_first_offset {
+                                self.transactions.start(entry.producer_id, first);
+                            }
                             self.producers.insert(entry.producer_id, entry);
                         }
                     }

@@ -161,14 +161,20 @@ fn sequences_wrap_at_int_max() {
 }
 
 #[test]
-fn transactional_batches_are_refused() {
+fn a_plain_batch_during_the_producers_transaction_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let m = manager(dir.path());
+    let mut m = manager(dir.path());
     let mut h = header(7, 0, 0, 1);
     h.attributes |= TRANSACTIONAL_FLAG_MASK;
-    assert!(matches!(
+    assert_eq!(
         m.check_leader_batch(&h, 0, AppendOrigin::Client, None),
-        Err(ProducerStateError::TransactionsUnsupported { .. })
+        Ok(LeaderBatchCheck::Append)
+    );
+    m.apply_batch(&h, 0, 0, None);
+    assert_eq!(m.first_unstable_offset(), Some(0));
+    assert!(matches!(
+        m.check_leader_batch(&header(7, 0, 1, 1), 1, AppendOrigin::Client, None),
+        Err(ProducerStateError::InvalidTxnState { .. })
     ));
 }
 

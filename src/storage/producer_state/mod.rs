@@ -7,6 +7,8 @@
 //! - [`manager`]: the partition's producers, the leader checks, snapshots on disk.
 //! - [`snapshot`]: the snapshot file format, shared with `dump-segment`.
 //! - [`rebuild`]: loading and replaying at log load and after truncation.
+//! - [`transactions`]: the open and not yet replicated transactions, the first unstable
+//!   offset, and what an aborted one's `.txnindex` entry records.
 //! - `log_ops`: the `UnifiedLog` side: checks on leader appends, updates on follower appends,
 //!   snapshots at roll and close, expiration, snapshot retention.
 //!
@@ -17,11 +19,13 @@ mod log_ops;
 pub mod manager;
 pub mod rebuild;
 pub mod snapshot;
+pub mod transactions;
 
 pub use entry::{BatchMetadata, NUM_BATCHES_TO_RETAIN, ProducerStateEntry};
 pub use manager::{
     DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateError, ProducerStateManager,
 };
+pub use transactions::CompletedTxn;
 
 use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::control::{ControlRecord, EndTxnMarker, read_control_record};

@@ -15,6 +15,7 @@ use crate::protocol::record::batch::{MAGIC_V2, RecordBatchHeader};
 
 use super::super::StorageError;
 use super::super::log_segment::LogSegment;
+use super::super::transaction_index::AbortedTxn;
 use super::manager::ProducerStateManager;
 
 /// Bytes read per `pread` while replaying a segment.
@@ -84,15 +85,18 @@ pub fn rebuild_producer_state(
 }
 
 /// Applies the batches of `segment` from the one holding `start_offset` up to byte
-/// `max_position` (`loadProducersFromRecords`, origin replication).
-fn replay_segment(
+/// `max_position` (`loadProducersFromRecords`, origin replication); each transaction a marker
+/// ends is completed. Returns the aborted ones, as the segment's `.txnindex` records them (what
+/// a recovery writes again).
+pub fn replay_segment(
     state: &mut ProducerStateManager,
     segment: &LogSegment,
     start_offset: i64,
     max_position: u64,
-) -> Result<(), StorageError> {
+) -> Result<Vec<AbortedTxn>, StorageError> {
+    let mut aborted = Vec::new();
     let Some(start) = segment.translate_offset(start_offset, 0)? else {
-        return Ok(());
+        return Ok(aborted);
     };
     let mut scanner = segment.log().scanner(start.position, REPLAY_CHUNK);
     while scanner.position() < max_position {
@@ -104,9 +108,23 @@ fn replay_segment(
         }
         let header = RecordBatchHeader::parse(entry.bytes)?;
         if header.has_producer_id() {
-            let marker = super::end_txn_marker(entry.bytes, &header)?;
-            state.apply_batch(&header, header.base_offset, header.last_offset(), marker);
+            // The scan reads headers only; a marker's one record is read on its own.
+            let marker = if header.is_control() {
+                let mut whole = vec![0u8; entry.size];
+                segment.log().read_at(&mut whole, entry.position)?;
+                super::end_txn_marker(&whole, &header)?
+            } else {
+                None
+            };
+            if let Some(completed) =
+                state.apply_batch(&header, header.base_offset, header.last_offset(), marker)
+            {
+                if completed.is_aborted {
+                    aborted.push(completed.aborted_txn(state.last_stable_offset(&completed)));
+                }
+                state.complete_txn(&completed);
+            }
         }
     }
-    Ok(())
+    Ok(aborted)
 }

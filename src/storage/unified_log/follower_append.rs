@@ -214,12 +214,14 @@ impl UnifiedLog {
             }
         }
         for (header, marker) in &batches.producer_batches {
-            self.producer_state.apply_batch(
+            if let Some(completed) = self.producer_state.apply_batch(
                 header,
                 header.base_offset,
                 header.last_offset(),
                 *marker,
-            );
+            ) {
+                self.complete_txn(&completed)?;
+            }
         }
         self.producer_state
             .update_map_end_offset(batches.last_offset + 1);

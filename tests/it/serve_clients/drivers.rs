@@ -146,6 +146,39 @@ fn java_client_check() {
     );
 }
 
+/// kafka-clients 3.9.1's transactions on one broker (tests/clients/java/TransactionsCheck.java):
+/// commits, an abort, an open transaction holding the last stable offset back, and fencing by a
+/// second producer with the same transactional id; read_committed sees exactly the committed
+/// records, read_uncommitted the aborted ones too. Every transaction left one marker per
+/// partition it wrote to, at the producer's epoch, as a control batch in the log.
+#[test]
+fn java_transactions_check() {
+    let broker = driver_broker();
+    let s = run_java_driver(
+        "TransactionsCheck",
+        &[&broker.bootstrap(), "jtx", "1", "1"],
+        broker.scratch(),
+    );
+    // Per partition: 4 + 2 committed, 1 more on partition 0, and 1 from the second producer.
+    assert_eq!(s["committed"], 3 * (4 + 2 + 1) + 1, "{s}");
+    assert_eq!(s["read_uncommitted"], 3 * (4 + 2 + 1) + 1 + 3 * 3, "{s}");
+    for (partition, transactions) in [(0, 5), (1, 4), (2, 4)] {
+        let batches = crate::serve_support::batch_headers(
+            &broker.data_dir().join(format!("jtx-{partition}")),
+        );
+        let markers: Vec<_> = batches.iter().filter(|h| h.is_control()).collect();
+        assert_eq!(
+            markers.len(),
+            transactions,
+            "partition {partition}: {batches:?}"
+        );
+        assert!(
+            batches.iter().all(|h| h.is_transactional()),
+            "partition {partition}: {batches:?}"
+        );
+    }
+}
+
 /// `node tests/clients/kafkajs_check.js --bootstrap B` with kafkajs from .tools/node and `args`.
 pub(super) fn kafkajs_check(broker: &TestBroker, args: &[&str]) -> Command {
     let node_modules = repo().join(".tools/node/node_modules");
