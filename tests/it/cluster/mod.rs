@@ -10,7 +10,8 @@
 //! brokers by Kafka's reassign tool under produce load ([`reassignment`]); an inter-broker
 //! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]); a broker's failed log dir handed to
 //! the controller ([`log_dirs`]); a broker out of file descriptors refusing its replicas of a
-//! topic, which go offline once ([`open_files`]). The load and its check are in
+//! topic, which go offline once ([`open_files`]); transactions committed, aborted and fenced
+//! across brokers, their markers and aborts replicated ([`transactions`]). The load and its check are in
 //! `support::produce_load`.
 
 mod coordinator;
@@ -29,6 +30,7 @@ mod sasl;
 mod slow_links;
 mod stays_dead;
 mod tls;
+mod transactions;
 mod truncation;
 mod zookeeper_faults;
 
