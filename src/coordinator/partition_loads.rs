@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use crate::protocol::record::batch_iter::BatchIter;
+use crate::protocol::record::control::{ControlRecord, read_control_record};
 use crate::protocol::record::records::{batch_records, for_each_record};
 use crate::replication::{FetchIsolation, Partition};
 
@@ -149,9 +150,25 @@ impl CoordinatorPartitions {
     }
 }
 
+/// One thing a load reads from an internal topic's partition, in log order.
+#[derive(Debug, Clone, Copy)]
+pub enum LoadedRecord<'a> {
+    /// A record of a data batch: its key and value (`None` for null), and its batch's producer
+    /// id, whether the batch is transactional, and its base offset.
+    Data {
+        key: Option<&'a [u8]>,
+        value: Option<&'a [u8]>,
+        producer_id: i64,
+        transactional: bool,
+        batch_offset: i64,
+    },
+    /// A transaction marker: the producer's open transaction is committed or aborted.
+    Marker { producer_id: i64, commit: bool },
+}
+
 /// Reads `partition` from its log start to its log end, `buffer_size` bytes at a time, handing
-/// each record's key and value (`None` for null) of its data batches to `apply`, in order;
-/// control batches are skipped. Blocking (file reads). The first error, the log's or
+/// each record of its data batches and each transaction marker to `apply`, in order (other
+/// control batches are skipped). Blocking (file reads). The first error, the log's or
 /// `apply`'s, stops the read.
 ///
 /// To the log end, as Kafka's loads read: a new leader's high watermark may lag the old
@@ -160,7 +177,7 @@ impl CoordinatorPartitions {
 pub fn read_partition(
     partition: &Partition,
     buffer_size: usize,
-    mut apply: impl FnMut(Option<&[u8]>, Option<&[u8]>) -> Result<(), String>,
+    mut apply: impl FnMut(LoadedRecord<'_>) -> Result<(), String>,
 ) -> Result<(), String> {
     let mut offset = partition.offsets().log_start_offset;
     loop {
@@ -180,13 +197,28 @@ pub fn read_partition(
             let Some(header) = batch.header() else { break };
             offset = header.next_offset();
             if header.is_control() {
+                if let ControlRecord::EndTxn(marker) =
+                    read_control_record(batch.bytes, &header).map_err(|e| e.to_string())?
+                {
+                    apply(LoadedRecord::Marker {
+                        producer_id: header.producer_id,
+                        commit: marker.is_commit(),
+                    })?;
+                }
                 continue;
             }
             let body = batch_records(batch.bytes, &header, 256 << 20).map_err(|e| e.to_string())?;
             let mut failure = None;
             for_each_record(&body, header.records_count, |_, r| {
+                let record = LoadedRecord::Data {
+                    key: r.key,
+                    value: r.value,
+                    producer_id: header.producer_id,
+                    transactional: header.is_transactional(),
+                    batch_offset: header.base_offset,
+                };
                 if failure.is_none()
-                    && let Err(e) = apply(r.key, r.value)
+                    && let Err(e) = apply(record)
                 {
                     failure = Some(e);
                 }

@@ -50,6 +50,8 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::AddPartitionsToTxn, 0),
     (ApiKey::AddOffsetsToTxn, 0),
     (ApiKey::EndTxn, 0),
+    // Offsets committed in a transaction, by the group coordinator (apis::txn_offset_commit).
+    (ApiKey::TxnOffsetCommit, 0),
     // Coordinator-to-leader: the markers that end a transaction (apis::write_txn_markers).
     (ApiKey::WriteTxnMarkers, 0),
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
@@ -182,7 +184,9 @@ mod tests {
                 "{key:?}"
             );
         }
-        // Not served yet.
-        assert!(advertised(ApiKey::TxnOffsetCommit).is_none());
+        assert_eq!(
+            advertised(ApiKey::TxnOffsetCommit),
+            Some(VersionRange { min: 0, max: 4 })
+        );
     }
 }

@@ -74,6 +74,7 @@ impl KafkaApis {
             }
             RequestKind::AddOffsetsToTxn(r) => apis::add_offsets_to_txn::handle(self, ctx, r).await,
             RequestKind::EndTxn(r) => apis::end_txn::handle(self, ctx, r).await,
+            RequestKind::TxnOffsetCommit(r) => apis::txn_offset_commit::handle(self, ctx, r).await,
             RequestKind::WriteTxnMarkers(r) => apis::write_txn_markers::handle(self, ctx, r).await,
             RequestKind::AllocateProducerIds(r) => {
                 apis::allocate_producer_ids::handle(self, ctx, r).await

@@ -99,6 +99,22 @@ pub struct GroupMetadata {
     /// Topics the consumers subscribe to; `None` when unknown (not a consumer group).
     pub subscribed_topics: Option<HashSet<String>>,
     pub offsets: BTreeMap<TopicPartition, OffsetAndMetadata>,
+    /// Where in the offsets partition each committed offset was written (at or after it: the
+    /// log end when its append was made), which decides whether a transaction's offset,
+    /// committed later, replaces it (Kafka's `CommitRecordMetadataAndOffset.olderThan`).
+    pub offset_positions: HashMap<TopicPartition, i64>,
+    /// Offsets written by open transactions, by producer id (Kafka's
+    /// `pendingTransactionalOffsetCommits`): they become committed offsets with their
+    /// transaction's COMMIT marker, and go with its ABORT.
+    pub pending_txn_offsets: HashMap<i64, BTreeMap<TopicPartition, PendingTxnOffset>>,
+}
+
+/// An offset of an open transaction, and where it was written (`None` while its append is in
+/// flight).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PendingTxnOffset {
+    pub offset: OffsetAndMetadata,
+    pub position: Option<i64>,
 }
 
 impl GroupMetadata {
@@ -120,7 +136,49 @@ impl GroupMetadata {
             sync_deadline: None,
             subscribed_topics: None,
             offsets: BTreeMap::new(),
+            offset_positions: HashMap::new(),
+            pending_txn_offsets: HashMap::new(),
         }
+    }
+
+    /// A committed offset, written at `position`.
+    pub fn commit_offset(&mut self, tp: TopicPartition, offset: OffsetAndMetadata, position: i64) {
+        self.offset_positions.insert(tp.clone(), position);
+        self.offsets.insert(tp, offset);
+    }
+
+    /// Kafka's `completePendingTxnOffsetCommit`: the producer's transaction ended. On commit its
+    /// written offsets replace the committed ones written before them.
+    pub fn complete_pending_txn_offset_commit(&mut self, producer_id: i64, commit: bool) {
+        let Some(pending) = self.pending_txn_offsets.remove(&producer_id) else {
+            return;
+        };
+        if !commit {
+            return;
+        }
+        for (tp, p) in pending {
+            let Some(position) = p.position else {
+                tracing::warn!(group = %self.group_id, producer_id, %tp,
+                    "a transaction committed an offset whose append had not finished");
+                continue;
+            };
+            if self
+                .offset_positions
+                .get(&tp)
+                .is_none_or(|current| *current < position)
+            {
+                self.commit_offset(tp, p.offset, position);
+            }
+        }
+    }
+
+    /// Kafka's `hasPendingOffsetCommitsForTopicPartition` (the transactional half): an open
+    /// transaction wrote an offset of `tp` (OffsetFetch's `RequireStable` answers
+    /// UNSTABLE_OFFSET_COMMIT for it).
+    pub fn has_pending_txn_offset(&self, tp: &TopicPartition) -> bool {
+        self.pending_txn_offsets
+            .values()
+            .any(|p| p.contains_key(tp))
     }
 
     pub fn is(&self, state: GroupState) -> bool {

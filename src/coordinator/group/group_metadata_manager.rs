@@ -21,7 +21,7 @@
 //! remove, and nothing takes the partitions' states while holding a group or the map. No lock is
 //! held across an `.await`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -40,8 +40,10 @@ use crate::replication::{
     ReplicaManager,
 };
 
-use super::super::partition_loads::{CoordinatorPartitions, LoadState, NoLoad, read_partition};
-use super::group_metadata::{GroupMetadata, GroupState};
+use super::super::partition_loads::{
+    CoordinatorPartitions, LoadState, LoadedRecord, NoLoad, read_partition,
+};
+use super::group_metadata::{GroupMetadata, GroupState, PendingTxnOffset};
 use super::member_metadata::MemberMetadata;
 use super::offsets_records::{self as records, OffsetAndMetadata, OffsetsKey};
 use crate::cluster::GROUP_METADATA_TOPIC_NAME;
@@ -68,6 +70,9 @@ pub struct GroupMetadataManager {
     replica_manager: Arc<ReplicaManager>,
     groups: Mutex<HashMap<String, SharedGroup>>,
     partitions: Mutex<CoordinatorPartitions>,
+    /// The groups each producer's open transaction wrote offsets of (Kafka's
+    /// `openGroupsForProducer`).
+    open_groups_for_producer: Mutex<HashMap<i64, HashSet<String>>>,
 }
 
 impl GroupMetadataManager {
@@ -77,6 +82,7 @@ impl GroupMetadataManager {
             replica_manager,
             groups: Mutex::new(HashMap::new()),
             partitions: Mutex::new(CoordinatorPartitions::default()),
+            open_groups_for_producer: Mutex::new(HashMap::new()),
         }
     }
 
@@ -206,8 +212,72 @@ impl GroupMetadataManager {
     /// coordinator at acks=-1 waiting up to `offsets.commit.timeout.ms` (Kafka's
     /// `appendForGroup`): the answer now, or the wait for the ISR. Errors are the partition's.
     pub fn append(&self, group_id: &str, records: Vec<SimpleRecord>) -> ProduceResult {
+        self.append_batch(group_id, records, None)
+    }
+
+    /// Appends offset records of a producer's transaction (TxnOffsetCommit): a transactional
+    /// batch with its producer id and epoch and base sequence 0, as Kafka writes it.
+    pub fn append_transactional(
+        &self,
+        group_id: &str,
+        records: Vec<SimpleRecord>,
+        producer_id: i64,
+        producer_epoch: i16,
+    ) -> ProduceResult {
+        self.append_batch(group_id, records, Some((producer_id, producer_epoch)))
+    }
+
+    /// Where the group's offsets partition ends now: at or below the offset of the next batch
+    /// appended to it.
+    pub fn log_end_offset(&self, group_id: &str) -> i64 {
+        self.offsets_partition(self.partition_for(group_id))
+            .map_or(0, |p| p.offsets().log_end_offset)
+    }
+
+    /// Records that `producer_id`'s open transaction wrote offsets of `group_id`.
+    pub fn add_open_group(&self, producer_id: i64, group_id: &str) {
+        lock(&self.open_groups_for_producer)
+            .entry(producer_id)
+            .or_default()
+            .insert(group_id.to_string());
+    }
+
+    /// The groups of offsets partitions `partitions` that `producer_id`'s transaction wrote
+    /// offsets of, no longer open for it.
+    pub fn take_open_groups(&self, producer_id: i64, partitions: &[i32]) -> Vec<SharedGroup> {
+        let mut open = lock(&self.open_groups_for_producer);
+        let Some(ids) = open.get_mut(&producer_id) else {
+            return Vec::new();
+        };
+        let taken: Vec<String> = ids
+            .iter()
+            .filter(|g| partitions.contains(&self.partition_for(g)))
+            .cloned()
+            .collect();
+        for g in &taken {
+            ids.remove(g);
+        }
+        if ids.is_empty() {
+            open.remove(&producer_id);
+        }
+        drop(open);
+        taken.iter().filter_map(|g| self.get_group(g)).collect()
+    }
+
+    fn append_batch(
+        &self,
+        group_id: &str,
+        records: Vec<SimpleRecord>,
+        producer: Option<(i64, i16)>,
+    ) -> ProduceResult {
         let mut builder = RecordBatchBuilder::new(self.config.compression);
         builder.records = records;
+        if let Some((producer_id, producer_epoch)) = producer {
+            builder.producer_id = producer_id;
+            builder.producer_epoch = producer_epoch;
+            builder.base_sequence = 0;
+            builder.is_transactional = true;
+        }
         let batch = match builder.build() {
             Ok(batch) => batch,
             Err(e) => {
@@ -351,8 +421,8 @@ impl GroupMetadataManager {
 
     fn read_partition(&self, partition: &Partition) -> Result<Loaded, String> {
         let mut loaded = Loaded::default();
-        read_partition(partition, self.config.load_buffer_size, |key, value| {
-            loaded.apply(key, value)
+        read_partition(partition, self.config.load_buffer_size, |record| {
+            loaded.apply(record)
         })?;
         Ok(loaded)
     }
@@ -361,11 +431,30 @@ impl GroupMetadataManager {
     fn install(&self, loaded: Loaded) -> usize {
         let now = self.now_ms();
         let session_now = Instant::now();
-        let mut by_group: HashMap<String, BTreeMap<TopicPartition, OffsetAndMetadata>> =
+        let mut by_group: HashMap<String, Vec<(TopicPartition, OffsetAndMetadata, i64)>> =
             HashMap::new();
-        for ((group, tp), o) in loaded.offsets {
+        for ((group, tp), (o, position)) in loaded.offsets {
             if let Some(o) = o {
-                by_group.entry(group).or_default().insert(tp, o);
+                by_group.entry(group).or_default().push((tp, o, position));
+            }
+        }
+        // Offsets of transactions still open at the log end stay pending (Kafka's
+        // `prepareTxnOffsetCommit` and `onTxnOffsetCommitAppend` at load).
+        let mut pending_by_group: HashMap<String, Vec<(i64, TopicPartition, PendingTxnOffset)>> =
+            HashMap::new();
+        for (producer_id, offsets) in loaded.pending {
+            for ((group, tp), (o, position)) in offsets {
+                if let Some(offset) = o {
+                    self.add_open_group(producer_id, &group);
+                    let pending = PendingTxnOffset {
+                        offset,
+                        position: Some(position),
+                    };
+                    pending_by_group
+                        .entry(group)
+                        .or_default()
+                        .push((producer_id, tp, pending));
+                }
             }
         }
         let mut made = 0;
@@ -376,6 +465,7 @@ impl GroupMetadataManager {
             .map(|(k, _)| k.clone())
             .collect();
         names.extend(by_group.keys().cloned());
+        names.extend(pending_by_group.keys().cloned());
         names.sort();
         names.dedup();
         let mut groups = lock(&self.groups);
@@ -386,7 +476,16 @@ impl GroupMetadataManager {
             } else {
                 group.current_state_timestamp = None;
             }
-            group.offsets = by_group.remove(&name).unwrap_or_default();
+            for (tp, o, position) in by_group.remove(&name).unwrap_or_default() {
+                group.commit_offset(tp, o, position);
+            }
+            for (producer_id, tp, pending) in pending_by_group.remove(&name).unwrap_or_default() {
+                group
+                    .pending_txn_offsets
+                    .entry(producer_id)
+                    .or_default()
+                    .insert(tp, pending);
+            }
             groups.insert(name, Arc::new(Mutex::new(group)));
             made += 1;
         }
@@ -435,15 +534,48 @@ fn load_group_value(group: &mut GroupMetadata, v: &GroupMetadataValue, now: Inst
     group.subscribed_topics = group.compute_subscribed_topics();
 }
 
-/// What a load read: the last value of every key (`None`: a tombstone).
+/// A group and partition: an offset's key.
+type OffsetKey = (String, TopicPartition);
+
+/// An offset as a load found it (`None`: a tombstone) and the offset of its batch.
+type LoadedOffset = (Option<OffsetAndMetadata>, i64);
+
+/// What a load read: the last value of every key (`None`: a tombstone), and the offsets of
+/// each producer's transaction not yet ended by a marker (Kafka's `doLoadGroupsAndOffsets`).
 #[derive(Debug, Default)]
 struct Loaded {
-    offsets: HashMap<(String, TopicPartition), Option<OffsetAndMetadata>>,
+    offsets: HashMap<OffsetKey, LoadedOffset>,
     groups: HashMap<String, Option<GroupMetadataValue>>,
+    pending: HashMap<i64, HashMap<OffsetKey, LoadedOffset>>,
 }
 
 impl Loaded {
-    fn apply(&mut self, key: Option<&[u8]>, value: Option<&[u8]>) -> Result<(), String> {
+    fn apply(&mut self, record: LoadedRecord<'_>) -> Result<(), String> {
+        let (key, value, producer_id, transactional, batch_offset) = match record {
+            LoadedRecord::Marker {
+                producer_id,
+                commit,
+            } => {
+                let Some(pending) = self.pending.remove(&producer_id) else {
+                    return Ok(());
+                };
+                if commit {
+                    for (k, (v, position)) in pending {
+                        if self.offsets.get(&k).is_none_or(|(_, p)| *p < position) {
+                            self.offsets.insert(k, (v, position));
+                        }
+                    }
+                }
+                return Ok(());
+            }
+            LoadedRecord::Data {
+                key,
+                value,
+                producer_id,
+                transactional,
+                batch_offset,
+            } => (key, value, producer_id, transactional, batch_offset),
+        };
         let Some(key) = key else {
             return Err("a __consumer_offsets record without a key".into());
         };
@@ -456,7 +588,12 @@ impl Loaded {
                     .map(records::read_offset_value)
                     .transpose()
                     .map_err(|e| e.to_string())?;
-                self.offsets.insert((group, topic_partition), v);
+                let offsets = if transactional {
+                    self.pending.entry(producer_id).or_default()
+                } else {
+                    &mut self.offsets
+                };
+                offsets.insert((group, topic_partition), (v, batch_offset));
             }
             OffsetsKey::GroupMetadata { group } => {
                 let v = value
@@ -522,5 +659,74 @@ pub fn store_group_error(e: ErrorCode) -> ErrorCode {
         | ErrorCode::RecordListTooLarge
         | ErrorCode::InvalidFetchSize => ErrorCode::UnknownServerError,
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offset(committed_offset: i64) -> OffsetAndMetadata {
+        OffsetAndMetadata {
+            committed_offset,
+            leader_epoch: -1,
+            metadata: String::new(),
+            commit_timestamp_ms: 0,
+            expire_timestamp_ms: None,
+        }
+    }
+
+    /// Feeds one offset record of group `g`, partition `t-0`.
+    fn data(loaded: &mut Loaded, committed: i64, producer_id: i64, batch_offset: i64) {
+        let tp = TopicPartition::new("t", 0);
+        let key = records::offset_commit_key("g", &tp).unwrap();
+        let value = records::offset_commit_value(&offset(committed)).unwrap();
+        loaded
+            .apply(LoadedRecord::Data {
+                key: Some(&key),
+                value: Some(&value),
+                producer_id,
+                transactional: producer_id >= 0,
+                batch_offset,
+            })
+            .unwrap();
+    }
+
+    fn marker(loaded: &mut Loaded, producer_id: i64, commit: bool) {
+        loaded
+            .apply(LoadedRecord::Marker {
+                producer_id,
+                commit,
+            })
+            .unwrap();
+    }
+
+    fn committed(loaded: &Loaded) -> Option<i64> {
+        let key = ("g".to_string(), TopicPartition::new("t", 0));
+        loaded
+            .offsets
+            .get(&key)
+            .and_then(|(o, _)| o.as_ref().map(|o| o.committed_offset))
+    }
+
+    #[test]
+    fn a_load_applies_committed_transactions_drops_aborted_ones_and_keeps_open_ones_pending() {
+        let mut loaded = Loaded::default();
+        data(&mut loaded, 10, -1, 0);
+        data(&mut loaded, 20, 7, 1);
+        assert_eq!(committed(&loaded), Some(10), "pending until its marker");
+        marker(&mut loaded, 7, true);
+        assert_eq!(committed(&loaded), Some(20));
+        data(&mut loaded, 30, 8, 3);
+        marker(&mut loaded, 8, false);
+        assert_eq!(committed(&loaded), Some(20), "an abort drops it");
+        // A plain commit written after a transaction's offset wins over it at the commit.
+        data(&mut loaded, 40, 9, 5);
+        data(&mut loaded, 50, -1, 6);
+        marker(&mut loaded, 9, true);
+        assert_eq!(committed(&loaded), Some(50));
+        // Open at the log end: pending.
+        data(&mut loaded, 60, 10, 8);
+        assert_eq!(loaded.pending[&10].len(), 1);
     }
 }

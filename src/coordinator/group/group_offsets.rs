@@ -51,8 +51,13 @@ pub struct MemberSummary {
 pub type GroupOverview = (String, String, &'static str);
 
 impl GroupCoordinator {
-    /// Kafka's `validateOffsetCommit` (not transactional).
-    fn validate_offset_commit(group: &GroupMetadata, p: &CommitParams) -> Option<ErrorCode> {
+    /// Kafka's `validateOffsetCommit`: a transactional commit without member information is
+    /// accepted into a group with members too.
+    pub(super) fn validate_offset_commit(
+        group: &GroupMetadata,
+        p: &CommitParams,
+        transactional: bool,
+    ) -> Option<ErrorCode> {
         if group.is(GroupState::Dead) {
             Some(ErrorCode::CoordinatorNotAvailable)
         } else if p.generation_id >= 0 || !p.member_id.is_empty() || p.group_instance_id.is_some() {
@@ -65,7 +70,7 @@ impl GroupCoordinator {
             } else {
                 None
             }
-        } else if !group.is(GroupState::Empty) {
+        } else if !transactional && !group.is(GroupState::Empty) {
             // Only members commit for a group with members.
             Some(ErrorCode::UnknownMemberId)
         } else {
@@ -91,9 +96,10 @@ impl GroupCoordinator {
             None => return all(ErrorCode::IllegalGeneration, &p),
         };
         let max = self.manager.config.metadata_max_bytes;
+        let position;
         let (mut results, pending, accepted) = {
             let mut group = lock(&shared);
-            if let Some(e) = Self::validate_offset_commit(&group, &p) {
+            if let Some(e) = Self::validate_offset_commit(&group, &p, false) {
                 return all(e, &p);
             }
             match group.state {
@@ -124,10 +130,11 @@ impl GroupCoordinator {
             if records.is_empty() {
                 return results;
             }
+            position = self.manager.log_end_offset(&p.group_id);
             match settled(self.manager.append(&p.group_id, records)) {
                 Ok(ErrorCode::None) => {
                     for (tp, o) in accepted {
-                        group.offsets.insert(tp, o);
+                        group.commit_offset(tp, o, position);
                     }
                     return results;
                 }
@@ -142,7 +149,7 @@ impl GroupCoordinator {
         if error == ErrorCode::None {
             let mut group = lock(&shared);
             for (tp, o) in accepted {
-                group.offsets.insert(tp, o);
+                group.commit_offset(tp, o, position);
             }
         } else {
             mark(&mut results, &accepted, error);

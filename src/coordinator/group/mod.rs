@@ -11,6 +11,7 @@
 //! - [`group_metadata_manager`]: the groups in memory, appends to and loads from the offsets
 //!   topic.
 //! - [`offsets_records`]: the keys and values of `__consumer_offsets` and `partitionFor`.
+//! - [`txn_offsets`]: TxnOffsetCommit, offsets pending until their transaction's marker.
 
 pub mod group_coordinator;
 pub mod group_join;
@@ -19,6 +20,7 @@ pub mod group_metadata_manager;
 pub mod group_offsets;
 pub mod member_metadata;
 pub mod offsets_records;
+pub mod txn_offsets;
 
 #[cfg(test)]
 mod coordinator_tests;

@@ -35,7 +35,9 @@ use crate::replication::{
 };
 
 use super::super::internal_topic::partition_for;
-use super::super::partition_loads::{CoordinatorPartitions, LoadState, NoLoad, read_partition};
+use super::super::partition_loads::{
+    CoordinatorPartitions, LoadState, LoadedRecord, NoLoad, read_partition,
+};
 use super::transaction_log::{self, TransactionLogEntry};
 use super::transaction_metadata::{
     NO_PRODUCER_EPOCH, NO_PRODUCER_ID, TransactionMetadata, TxnTransitMetadata,
@@ -220,7 +222,10 @@ impl TransactionStateManager {
     pub fn load(&self, index: i32, epoch: i32, load_id: u64) -> Vec<TransactionToComplete> {
         let mut entries: HashMap<String, TransactionLogEntry> = HashMap::new();
         let read = match self.txn_partition(index) {
-            Some(p) => read_partition(&p, self.config.load_buffer_size, |key, value| {
+            Some(p) => read_partition(&p, self.config.load_buffer_size, |record| {
+                let LoadedRecord::Data { key, value, .. } = record else {
+                    return Ok(());
+                };
                 let Some(key) = key else { return Ok(()) };
                 let Some(id) = transaction_log::read_key(key).map_err(|e| e.to_string())? else {
                     return Ok(());

@@ -50,6 +50,7 @@ pub mod sasl_authenticate;
 pub mod sasl_handshake;
 pub mod stop_replica;
 pub mod sync_group;
+pub mod txn_offset_commit;
 pub mod update_metadata;
 pub mod write_txn_markers;
 

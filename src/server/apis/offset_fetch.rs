@@ -2,7 +2,8 @@
 //! `/consumers/<group>/offsets/<topic>/<partition>`; v1+ ask the group coordinator; v2+ may ask
 //! for every partition (null topics) and carry a top-level error (before v2 the error goes to
 //! each partition); v8+ ask for several groups at once. A partition without a committed offset
-//! has offset -1 and empty metadata.
+//! has offset -1 and empty metadata. v7+ may require stable offsets (KIP-447): a partition an
+//! open transaction wrote an offset of is then UNSTABLE_OFFSET_COMMIT, offset -1.
 
 use crate::cluster::TopicPartition;
 use crate::coordinator::group::GroupCoordinator;
@@ -53,7 +54,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchReques
                         })
                         .collect()
                 });
-                let (e, found) = fetch_group(apis, ctx, &text(&g.group_id), tps);
+                let (e, found) = fetch_group(apis, ctx, &text(&g.group_id), tps, r.require_stable);
                 OffsetFetchResponseGroup {
                     group_id: g.group_id.clone(),
                     error_code: e.code(),
@@ -106,7 +107,13 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchReques
             fetch_from_zk(coordinator, &apis.metadata_cache, &group_id, tps).await,
         )
     } else {
-        let (e, found) = fetch_group(apis, ctx, &group_id, requested.clone());
+        let (e, found) = fetch_group(
+            apis,
+            ctx,
+            &group_id,
+            requested.clone(),
+            v >= 7 && r.require_stable,
+        );
         if e != ErrorCode::None && v < 2 {
             // No top-level error before v2: each requested partition carries it.
             let each = requested
@@ -154,6 +161,7 @@ fn fetch_group(
     ctx: &RequestContext,
     group_id: &str,
     tps: Option<Vec<TopicPartition>>,
+    require_stable: bool,
 ) -> (ErrorCode, Vec<Fetched>) {
     let auth = &apis.auth;
     if !auth.authorize(ctx, AclOperation::Describe, ResourceType::Group, group_id) {
@@ -168,10 +176,22 @@ fn fetch_group(
         None => (None, Vec::new()),
     };
     let (e, found) = apis.group_coordinator.fetch_offsets(group_id, allowed);
+    let unstable = if require_stable {
+        let asked: Vec<TopicPartition> = found.iter().map(|(tp, _)| tp.clone()).collect();
+        apis.group_coordinator.unstable_offsets(group_id, &asked)
+    } else {
+        Vec::new()
+    };
     let mut out: Vec<Fetched> = found
         .into_iter()
         .filter(|(tp, _)| may(&tp.topic))
-        .map(|(tp, o)| fetched(tp, o, ErrorCode::None))
+        .map(|(tp, o)| {
+            if unstable.contains(&tp) {
+                fetched(tp, None, ErrorCode::UnstableOffsetCommit)
+            } else {
+                fetched(tp, o, ErrorCode::None)
+            }
+        })
         .collect();
     out.extend(
         denied

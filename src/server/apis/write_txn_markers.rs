@@ -10,11 +10,13 @@
 //! UNKNOWN_TOPIC_OR_PARTITION; the leader's own checks answer NOT_LEADER_OR_FOLLOWER,
 //! INVALID_PRODUCER_EPOCH (an older producer epoch) or TRANSACTION_COORDINATOR_FENCED (an older
 //! coordinator epoch). The response, sent once every append is done, holds every producer id of
-//! the request, as a Kafka coordinator requires.
+//! the request, as a Kafka coordinator requires. The group coordinator is told of each marker
+//! written to a `__consumer_offsets` partition: the transaction's pending offsets there are
+//! committed or dropped.
 
 use bytes::Bytes;
 
-use crate::cluster::TopicPartition;
+use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TopicPartition};
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
@@ -117,11 +119,23 @@ async fn write_marker(
         ProduceResult::Ready(responses) => responses,
         ProduceResult::Delayed(delayed) => delayed.complete().await,
     };
-    answers.extend(
-        appended
-            .into_iter()
-            .zip(responses.into_iter().map(|r| r.error_code)),
-    );
+    let written: Vec<(TopicPartition, ErrorCode)> = appended
+        .into_iter()
+        .zip(responses.into_iter().map(|r| r.error_code))
+        .collect();
+    let offsets_partitions: Vec<i32> = written
+        .iter()
+        .filter(|(tp, code)| tp.topic == GROUP_METADATA_TOPIC_NAME && *code == ErrorCode::None)
+        .map(|(tp, _)| tp.partition)
+        .collect();
+    if !offsets_partitions.is_empty() {
+        apis.group_coordinator.on_transaction_completed(
+            marker.producer_id,
+            &offsets_partitions,
+            marker.transaction_result,
+        );
+    }
+    answers.extend(written);
     answers
 }
 

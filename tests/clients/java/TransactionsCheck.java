@@ -6,7 +6,10 @@
 // (each once, in order per partition) and a read_uncommitted one every record, aborted ones
 // included; the read_committed end offsets are the last stable offsets, which reach the log
 // end once every transaction is decided. An open transaction holds the read_committed end
-// offset of its partition back until it commits.
+// offset of its partition back until it commits. Offsets sent to transactions
+// (sendOffsetsToTransaction) become the group's committed offsets with a commit, not with an
+// abort, and a read_committed consumer cannot read them while their transaction is open
+// (UNSTABLE_OFFSET_COMMIT, retried until its timeout).
 //
 // Usage: TransactionsCheck BOOTSTRAP TOPIC REPLICAS MIN_ISR
 // Prints one JSON line on stdout and exits 0 when everything matches; otherwise prints one line
@@ -25,7 +28,10 @@ import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.AdminClient;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.KafkaProducer;
@@ -33,6 +39,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -108,7 +115,12 @@ public class TransactionsCheck {
   }
 
   static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String isolation) {
+    return consumer(bootstrap, isolation, null);
+  }
+
+  static KafkaConsumer<byte[], byte[]> consumer(String bootstrap, String isolation, String group) {
     Properties c = new Properties();
+    if (group != null) c.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     c.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     c.put(ConsumerConfig.CLIENT_ID_CONFIG, "kcli-java-" + isolation);
     c.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, isolation);
@@ -202,6 +214,41 @@ public class TransactionsCheck {
     check(fenced.equals("ProducerFencedException"), "the first producer was not fenced: " + fenced);
     first.close(Duration.ofSeconds(5));
     transaction(second, topic, "c4", 1, true);
+
+    // Offsets in transactions: committed with a commit, dropped with an abort, unstable while
+    // their transaction is open.
+    String group = "kcli-java-txn-group";
+    ConsumerGroupMetadata groupMetadata = new ConsumerGroupMetadata(group);
+    TopicPartition p1 = new TopicPartition(topic, 1);
+    second.beginTransaction();
+    second.sendOffsetsToTransaction(Map.of(p0, new OffsetAndMetadata(5)), groupMetadata);
+    second.commitTransaction();
+    second.beginTransaction();
+    second.sendOffsetsToTransaction(Map.of(p0, new OffsetAndMetadata(9)), groupMetadata);
+    second.abortTransaction();
+    second.beginTransaction();
+    second.sendOffsetsToTransaction(Map.of(p1, new OffsetAndMetadata(3)), groupMetadata);
+    String unstable;
+    try (KafkaConsumer<byte[], byte[]> gc = consumer(bootstrap, "read_committed", group)) {
+      try {
+        gc.committed(Set.of(p1), Duration.ofSeconds(3));
+        unstable = "stable";
+      } catch (TimeoutException e) {
+        unstable = "TimeoutException";
+      }
+    }
+    check(unstable.equals("TimeoutException"), "an open transaction's offset was read: " + unstable);
+    second.commitTransaction();
+    Map<TopicPartition, OffsetAndMetadata> groupOffsets;
+    try (KafkaConsumer<byte[], byte[]> gc = consumer(bootstrap, "read_committed", group)) {
+      groupOffsets = gc.committed(Set.of(p0, p1), Duration.ofSeconds(CALL_S));
+    }
+    check(
+        groupOffsets.get(p0) != null && groupOffsets.get(p0).offset() == 5,
+        "partition 0's offset after a commit and an abort: " + groupOffsets.get(p0));
+    check(
+        groupOffsets.get(p1) != null && groupOffsets.get(p1).offset() == 3,
+        "partition 1's offset after its transaction committed: " + groupOffsets.get(p1));
     second.close(Duration.ofSeconds(10));
 
     Map<Integer, List<String>> committed;
@@ -239,7 +286,9 @@ public class TransactionsCheck {
         + openLso
         + ",\"open_hw\":"
         + openHw
-        + ",\"fenced\":\""
+        + ",\"unstable\":\""
+        + unstable
+        + "\",\"fenced\":\""
         + fenced
         + "\",\"txn_ms\":"
         + txnMs
