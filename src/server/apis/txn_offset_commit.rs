@@ -82,7 +82,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
                     metadata: p
                         .committed_metadata
                         .as_ref()
-                        .map(|m| text(m))
+                        .map(&text)
                         .unwrap_or_default(),
                     commit_timestamp_ms: now,
                     expire_timestamp_ms: None,
@@ -105,7 +105,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
                 .group_instance_id
                 .as_ref()
                 .filter(|_| v >= 3)
-                .map(|i| text(i)),
+                .map(text),
             generation_id: if v >= 3 { r.generation_id } else { -1 },
             offsets,
         },
