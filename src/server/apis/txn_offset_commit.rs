@@ -79,11 +79,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
                 OffsetAndMetadata {
                     committed_offset: p.committed_offset,
                     leader_epoch: if v >= 2 { p.committed_leader_epoch } else { -1 },
-                    metadata: p
-                        .committed_metadata
-                        .as_ref()
-                        .map(&text)
-                        .unwrap_or_default(),
+                    metadata: p.committed_metadata.as_ref().map(&text).unwrap_or_default(),
                     commit_timestamp_ms: now,
                     expire_timestamp_ms: None,
                 },
@@ -101,11 +97,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
             } else {
                 String::new()
             },
-            group_instance_id: r
-                .group_instance_id
-                .as_ref()
-                .filter(|_| v >= 3)
-                .map(text),
+            group_instance_id: r.group_instance_id.as_ref().filter(|_| v >= 3).map(text),
             generation_id: if v >= 3 { r.generation_id } else { -1 },
             offsets,
         },

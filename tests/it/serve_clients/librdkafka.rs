@@ -1,6 +1,6 @@
 //! The rdkafka crate (librdkafka 2.12, in-process) against `kcli serve`: keys, null values and
 //! repeated headers, 32 partitions, 1 MiB records, acks=0, long polls, offset resets,
-//! LogAppendTime and fetch limits below the record size.
+//! LogAppendTime and fetch limits below the record size, transactions.
 
 use super::*;
 
@@ -458,4 +458,96 @@ fn rdkafka_small_fetch_limits_still_read_large_records() {
     for (m, v) in got.iter().zip(&values) {
         assert!(m.payload() == Some(&v[..]), "offset {}", m.offset());
     }
+}
+
+/// Every value of partition 0 of `topic` up to its end for `isolation`, read by a group-less
+/// BaseConsumer (librdkafka's own filtering of aborted transactions included).
+fn read_to_end(bootstrap: &str, topic: &str, isolation: &str) -> Vec<String> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "unused")
+        .set("isolation.level", isolation)
+        .set("enable.partition.eof", "true")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    tpl.add_partition_offset(topic, 0, Offset::Beginning)
+        .unwrap();
+    consumer.assign(&tpl).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut out = Vec::new();
+    while Instant::now() < deadline {
+        match consumer.poll(Duration::from_millis(100)) {
+            Some(Ok(m)) => {
+                out.push(String::from_utf8_lossy(m.payload().unwrap_or_default()).into_owned())
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) => return out,
+            Some(Err(e)) => panic!("{isolation} consumer: {e}"),
+            None => {}
+        }
+    }
+    panic!("{isolation} consumer did not reach the end of {topic}: {out:?}");
+}
+
+/// librdkafka's transactional producer (the rdkafka crate): commits and an abort, then a second
+/// producer with the same transactional id fences the first. A read_committed consumer
+/// (librdkafka's default) reads exactly the committed records, using the aborted transactions
+/// the broker lists; a read_uncommitted one reads them all.
+#[test]
+fn rdkafka_transactions_commit_abort_and_fence() {
+    use rdkafka::producer::{BaseProducer, BaseRecord};
+    let broker = TestBroker::start(&[]);
+    let topic = "rdtx";
+    let producer = |id: &str| -> BaseProducer {
+        ClientConfig::new()
+            .set("bootstrap.servers", broker.bootstrap())
+            .set("transactional.id", "rd-txn")
+            .set("client.id", id)
+            .create()
+            .unwrap()
+    };
+    let timeout = Duration::from_secs(30);
+    let first = producer("first");
+    first.init_transactions(timeout).unwrap();
+    for (tag, count, commit) in [("c1", 5, true), ("a1", 4, false), ("c2", 3, true)] {
+        first.begin_transaction().unwrap();
+        for i in 0..count {
+            first
+                .send(
+                    BaseRecord::<(), str>::to(topic)
+                        .partition(0)
+                        .payload(&format!("{tag}-{i}")),
+                )
+                .unwrap();
+        }
+        first.flush(timeout).unwrap();
+        if commit {
+            first.commit_transaction(timeout).unwrap();
+        } else {
+            first.abort_transaction(timeout).unwrap();
+        }
+    }
+    let second = producer("second");
+    second.init_transactions(timeout).unwrap();
+    first.begin_transaction().unwrap();
+    let _ = first.send(
+        BaseRecord::<(), str>::to(topic)
+            .partition(0)
+            .payload("zombie"),
+    );
+    let fenced = first.commit_transaction(timeout).unwrap_err();
+    assert!(
+        fenced.to_string().to_lowercase().contains("fenced"),
+        "the first producer was not fenced: {fenced}"
+    );
+    let committed = read_to_end(&broker.bootstrap(), topic, "read_committed");
+    let expected: Vec<String> = (0..5)
+        .map(|i| format!("c1-{i}"))
+        .chain((0..3).map(|i| format!("c2-{i}")))
+        .collect();
+    assert_eq!(committed, expected);
+    let all = read_to_end(&broker.bootstrap(), topic, "read_uncommitted");
+    assert_eq!(all.len(), 5 + 4 + 3, "{all:?}");
+    assert!(all.iter().all(|v| v != "zombie"), "{all:?}");
 }
