@@ -74,7 +74,9 @@ pub struct LogSnapshot {
     pub config: LogConfig,
     pub log_start_offset: i64,
     pub log_end_offset: i64,
-    pub high_watermark: i64,
+    /// Nothing at or above it is cleaned: an open transaction may still abort (Kafka cleans
+    /// below the last stable offset, which is the high watermark when none is open).
+    pub last_stable_offset: i64,
     pub segments: Vec<SegmentView>,
 }
 
@@ -138,7 +140,7 @@ impl UnifiedLog {
             config: self.config().clone(),
             log_start_offset: self.log_start_offset(),
             log_end_offset: self.log_end_offset(),
-            high_watermark: self.high_watermark(),
+            last_stable_offset: self.last_stable_offset(),
             segments,
         })
     }
@@ -345,7 +347,10 @@ mod tests {
     /// rename in turn, and reopens the log as after a crash: it holds either the old records or
     /// exactly `kept` plus the active segment's, with no temporary file left.
     fn crash_at_every_rename(new: &[(i64, &[i64])], kept: &[i64]) {
-        let steps = 3 * new.len() + 3 * 3 + 3 * new.len();
+        // Each segment's files are renamed one by one: its log and its three indexes. These
+        // segments have no `.txnindex`, so renaming it (the last of each) renames nothing.
+        let files = SegmentFile::ALL.len();
+        let steps = files * new.len() + files * 3 + files * new.len();
         let mut outcomes = Vec::new();
         for stop in 0..=steps {
             let dir = tempfile::tempdir().unwrap();
@@ -381,7 +386,9 @@ mod tests {
             )
             .unwrap();
             let after = contents(&reopened);
-            let committed = stop >= 3 * new.len();
+            // Committed once every file there is of the new segments is a `.swap`: the last
+            // step of that phase is a missing `.txnindex`'s.
+            let committed = stop >= files * new.len() - 1;
             if committed {
                 assert_eq!(after, expected_new, "stop before rename {stop}");
             } else {

@@ -451,7 +451,7 @@ pub fn cleanable_offsets(
         (checkpoint, false)
     };
     let min_lag = log.config.min_compaction_lag_ms.max(0);
-    let mut first_uncleanable = log.high_watermark.min(log.active_base_offset());
+    let mut first_uncleanable = log.last_stable_offset.min(log.active_base_offset());
     if min_lag > 0
         && let Some(young) = log
             .non_active_segments_from(first_dirty_offset)
