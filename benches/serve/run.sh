@@ -9,9 +9,12 @@
 #   recompress: 1 KiB records produced uncompressed (acks=1, 1 partition) to a broker whose
 #               compression.type is lz4 or zstd, so the broker recompresses every batch;
 #               throughput and broker CPU per GB produced (kcli and kafka only);
+#   txn:        Kafka's ProducerPerformance with a transactional id (1 KiB records, a commit
+#               every TXN_MS ms, default 100), then librdkafka's consumer reading partition 0
+#               read_committed (its default); median of RUNS_TXN runs (kcli and kafka only);
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
-#        SECTIONS="throughput rss latency recompress" (default all) picks the tables to make.
+#        SECTIONS="throughput rss latency recompress txn" (default all) picks the tables to make.
 # Needs: benches/serve/build-tools.sh, tests/install-kafka-tools. Everything on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -26,8 +29,10 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
-SECTIONS=${SECTIONS:-throughput rss latency recompress}
+SECTIONS=${SECTIONS:-throughput rss latency recompress txn}
 RUNS_RC=${RUNS_RC:-3}
+RUNS_TXN=${RUNS_TXN:-3}
+TXN_MS=${TXN_MS:-100}
 wants() { [[ " $SECTIONS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 pids=()
@@ -178,5 +183,35 @@ for target in "${targets[@]}"; do
     printf '%s\n' "${rows[@]}" | sort -t'|' -k1 -n | sed -n "$(((RUNS_RC + 1) / 2))p" |
       awk -F'|' -v t="$target" -v c="$codec" '{printf "| %s | %s | %s | %s | %s |\n", t, c, $1, $2, $3}'
   done
+done
+fi
+
+if wants txn; then
+echo
+echo "| target | commits | record | transactional produce (median of $RUNS_TXN) | read_committed consume | broker CPU s |"
+echo "|---|---|---|---|---|---|"
+cp="$root/.tools/kafka-3.9.1/*"
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  rows=()
+  for run in $(seq 1 "$RUNS_TXN"); do
+    # One node: __transaction_state with one replica (kcli's single node does so by itself).
+    "start_$target" 1 transaction.state.log.replication.factor=1 transaction.state.log.min.isr=1
+    t0=$(cpu_ticks "$BROKER_PID")
+    java -Xmx512m -cp "$cp" org.apache.kafka.tools.ProducerPerformance --topic txn \
+      --num-records "$COUNT_1K" --record-size 1024 --throughput -1 \
+      --transactional-id "bench-$run" --transaction-duration-ms "$TXN_MS" \
+      --producer-props "bootstrap.servers=$BOOTSTRAP" linger.ms=5 >"$work/txn.txt" 2>/dev/null
+    # "N records sent, X records/sec (Y MB/sec), ..." is the summary line.
+    p=$(tail -1 "$work/txn.txt" | sed -E 's/^[0-9]+ records sent, ([0-9]+)[0-9.]* records\/sec \(([0-9.]+) MB\/sec\).*/\1 msg\/s \2 MB\/s/')
+    c=$(consume_run "$BOOTSTRAP" txn "$COUNT_1K" 1)
+    t1=$(cpu_ticks "$BROKER_PID")
+    cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", (b-a)/hz}')
+    rows+=("$p|$c|$cpu")
+    echo "  run: $p | $c | $cpu" >&2
+    stop_broker
+  done
+  printf '%s\n' "${rows[@]}" | sort -n -t'|' -k1 | sed -n "$(( (RUNS_TXN + 1) / 2 ))p" |
+    awk -F'|' -v t="$target" -v ms="$TXN_MS" '{printf "| %s | every %s ms | 1 KiB | %s | %s | %s |\n", t, ms, $1, $2, $3}'
 done
 fi
