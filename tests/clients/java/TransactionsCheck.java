@@ -11,7 +11,7 @@
 // abort, and a read_committed consumer cannot read them while their transaction is open
 // (UNSTABLE_OFFSET_COMMIT, retried until its timeout).
 //
-// Usage: TransactionsCheck BOOTSTRAP TOPIC REPLICAS MIN_ISR
+// Usage: TransactionsCheck BOOTSTRAP TOPIC REPLICAS MIN_ISR (an existing TOPIC is used as it is)
 // Prints one JSON line on stdout and exits 0 when everything matches; otherwise prints one line
 // starting with "FAIL:" on stderr and exits 1 (2 on a usage error, 3 when the overall deadline
 // passes).
@@ -40,6 +40,7 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.TimeoutException;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
@@ -176,7 +177,12 @@ public class TransactionsCheck {
     try (AdminClient admin = AdminClient.create(ap)) {
       NewTopic nt = new NewTopic(topic, PARTITIONS, replicas);
       nt.configs(Map.of("min.insync.replicas", Integer.toString(minIsr)));
-      admin.createTopics(List.of(nt)).all().get(CALL_S, TimeUnit.SECONDS);
+      try {
+        admin.createTopics(List.of(nt)).all().get(CALL_S, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        // A topic the caller made with its own placement is used as it is.
+        if (!(e.getCause() instanceof TopicExistsException)) throw e;
+      }
     }
     long started = System.nanoTime();
     KafkaProducer<byte[], byte[]> first = producer(bootstrap, "kcli-java-txn-1");

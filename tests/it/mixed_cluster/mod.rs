@@ -5,7 +5,8 @@
 //! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]),
 //! Kafka's tools beside kcli's on one cluster ([`tools`]), a restarted leader of either kind
 //! truncating to a new leader of the other ([`truncation`]), a kcli broker's failed log dir
-//! handed to Kafka's controller ([`log_dirs`]), and the inter-broker requests
+//! handed to Kafka's controller ([`log_dirs`]), transactions coordinated by either kind with
+//! leaders of both ([`transactions`]), and the inter-broker requests
 //! Kafka sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
@@ -17,6 +18,7 @@ mod kcli_controller;
 mod log_dirs;
 mod migration;
 mod tools;
+mod transactions;
 mod truncation;
 
 use std::time::Duration;
