@@ -84,6 +84,25 @@ fn confluent_kafka_every_codec() {
     assert_eq!(s["produced"], s["consumed"], "{s}");
 }
 
+/// confluent-kafka's transactions (tests/clients/transactions_check.py): commits, an abort,
+/// offsets sent to transactions; read_committed reads exactly the committed records and the
+/// group's offsets are the committed transaction's.
+#[test]
+fn confluent_kafka_transactions() {
+    let python = venv_python();
+    let broker = driver_broker();
+    let mut cmd = Command::new(python);
+    cmd.arg("tests/clients/transactions_check.py").args([
+        "--bootstrap",
+        &broker.bootstrap(),
+        "--topic",
+        "cktx",
+    ]);
+    let s = run_driver(cmd, "transactions_check.py");
+    assert_eq!(s["committed"], 2 * 5, "{s}");
+    assert_eq!(s["read_uncommitted"], 2 * 7, "{s}");
+}
+
 /// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
 /// transactional producer's initTransactions, and a group-less KafkaConsumer
 /// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
@@ -181,6 +200,11 @@ fn java_transactions_check() {
 
 /// `node tests/clients/kafkajs_check.js --bootstrap B` with kafkajs from .tools/node and `args`.
 pub(super) fn kafkajs_check(broker: &TestBroker, args: &[&str]) -> Command {
+    kafkajs_driver("kafkajs_check.js", broker, args)
+}
+
+/// `node tests/clients/<script> --bootstrap B` with kafkajs from .tools/node and `args`.
+fn kafkajs_driver(script: &str, broker: &TestBroker, args: &[&str]) -> Command {
     let node_modules = repo().join(".tools/node/node_modules");
     assert!(
         repo().join(".tools/node/.complete").exists(),
@@ -190,10 +214,26 @@ pub(super) fn kafkajs_check(broker: &TestBroker, args: &[&str]) -> Command {
     let mut cmd = Command::new("node");
     cmd.env("NODE_PATH", &node_modules)
         .env("KAFKAJS_NO_PARTITIONER_WARNING", "1")
-        .arg("tests/clients/kafkajs_check.js")
+        .arg(format!("tests/clients/{script}"))
         .args(["--bootstrap", &broker.bootstrap()])
         .args(args);
     cmd
+}
+
+/// kafkajs 2.2.4's transactions (tests/clients/kafkajs_transactions_check.js): commits, an
+/// abort and sendOffsets; its read_committed consumer reads exactly the committed records.
+#[test]
+fn kafkajs_transactions() {
+    let broker = driver_broker();
+    let s = run_driver(
+        kafkajs_driver(
+            "kafkajs_transactions_check.js",
+            &broker,
+            &["--topic", "kjtx"],
+        ),
+        "kafkajs_transactions_check.js",
+    );
+    assert_eq!(s["committed"], 10, "{s}");
 }
 
 /// kafkajs 2.2.4 (tests/clients/kafkajs_check.js): admin, and the producer with and without
