@@ -52,6 +52,11 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::EndTxn, 0),
     // Offsets committed in a transaction, by the group coordinator (apis::txn_offset_commit).
     (ApiKey::TxnOffsetCommit, 0),
+    // The transactions admin APIs of KIP-664 (apis::describe_transactions, list_transactions,
+    // describe_producers).
+    (ApiKey::DescribeTransactions, 0),
+    (ApiKey::ListTransactions, 0),
+    (ApiKey::DescribeProducers, 0),
     // Coordinator-to-leader: the markers that end a transaction (apis::write_txn_markers).
     (ApiKey::WriteTxnMarkers, 0),
     // Broker-to-controller: the controller hands out producer id blocks (ZooKeeper mode, IBP
@@ -188,5 +193,16 @@ mod tests {
             advertised(ApiKey::TxnOffsetCommit),
             Some(VersionRange { min: 0, max: 4 })
         );
+        for (key, max) in [
+            (ApiKey::DescribeTransactions, 0),
+            (ApiKey::ListTransactions, 1),
+            (ApiKey::DescribeProducers, 0),
+        ] {
+            assert_eq!(
+                advertised(key),
+                Some(VersionRange { min: 0, max }),
+                "{key:?}"
+            );
+        }
     }
 }

@@ -74,6 +74,11 @@ impl KafkaApis {
             }
             RequestKind::AddOffsetsToTxn(r) => apis::add_offsets_to_txn::handle(self, ctx, r).await,
             RequestKind::EndTxn(r) => apis::end_txn::handle(self, ctx, r).await,
+            RequestKind::DescribeTransactions(r) => {
+                apis::describe_transactions::handle(self, ctx, r)
+            }
+            RequestKind::ListTransactions(r) => apis::list_transactions::handle(self, ctx, r),
+            RequestKind::DescribeProducers(r) => apis::describe_producers::handle(self, ctx, r),
             RequestKind::TxnOffsetCommit(r) => apis::txn_offset_commit::handle(self, ctx, r).await,
             RequestKind::WriteTxnMarkers(r) => apis::write_txn_markers::handle(self, ctx, r).await,
             RequestKind::AllocateProducerIds(r) => {

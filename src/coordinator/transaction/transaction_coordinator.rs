@@ -532,6 +532,51 @@ impl TransactionCoordinator {
         }
     }
 
+    /// Kafka's `handleDescribeTransactions` for one id: its state as DescribeTransactions
+    /// reports it (an unknown or expiring id: TRANSACTIONAL_ID_NOT_FOUND).
+    pub fn handle_describe_transaction(
+        &self,
+        transactional_id: &str,
+    ) -> Result<TransactionMetadata, ErrorCode> {
+        if !self.is_active() {
+            return Err(ErrorCode::CoordinatorNotAvailable);
+        }
+        if transactional_id.is_empty() {
+            return Err(ErrorCode::InvalidRequest);
+        }
+        match self.state_manager.get_transaction_state(transactional_id)? {
+            None => Err(ErrorCode::TransactionalIdNotFound),
+            Some((_, metadata)) => {
+                let m = lock(&metadata).clone();
+                if m.state == TransactionState::Dead {
+                    Err(ErrorCode::TransactionalIdNotFound)
+                } else {
+                    Ok(m)
+                }
+            }
+        }
+    }
+
+    /// Kafka's `handleListTransactions`.
+    pub fn handle_list_transactions(
+        &self,
+        producer_id_filters: &[i64],
+        state_filters: &[String],
+        duration_filter_ms: i64,
+    ) -> super::transaction_state_manager::listing::TransactionListing {
+        if !self.is_active() {
+            return super::transaction_state_manager::listing::TransactionListing {
+                error: Some(ErrorCode::CoordinatorNotAvailable),
+                ..Default::default()
+            };
+        }
+        self.state_manager.list_transaction_states(
+            producer_id_filters,
+            state_filters,
+            duration_filter_ms,
+        )
+    }
+
     /// Kafka's `abortTimedOutTransactions`: each open transaction past its timeout is aborted,
     /// its producer fenced.
     pub async fn abort_timed_out_transactions(&self) {

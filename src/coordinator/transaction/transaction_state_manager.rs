@@ -507,5 +507,6 @@ pub fn append_error(e: ErrorCode) -> ErrorCode {
 }
 
 mod expiration;
+pub mod listing;
 #[cfg(test)]
 mod tests;

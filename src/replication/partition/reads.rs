@@ -68,6 +68,16 @@ impl Partition {
         })
     }
 
+    /// Kafka's `activeProducerState` (DescribeProducers): every producer the partition's state
+    /// holds, leader or follower.
+    pub fn active_producers(&self) -> Vec<crate::storage::producer_state::ProducerStateEntry> {
+        lock(&self.log)
+            .producer_state()
+            .active_producers()
+            .cloned()
+            .collect()
+    }
+
     /// The divergence check of Kafka's `readRecords`: this leader's end of the largest epoch
     /// `<= last_fetched_epoch` (`endOffsetFor`); the fetcher diverged when that epoch is older
     /// than its own or ends below its fetch offset.

@@ -8,6 +8,7 @@
 mod dump_log;
 mod groups;
 pub mod support;
+mod transactions;
 
 use support::Session;
 
