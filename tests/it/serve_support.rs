@@ -179,7 +179,11 @@ impl TestBroker {
         }
         let child = cmd
             .env("NO_COLOR", "1")
-            .env("RUST_LOG", "warn,kcli=info")
+            // KCLI_TEST_LOG overrides the brokers' log filter when debugging a test.
+            .env(
+                "RUST_LOG",
+                std::env::var("KCLI_TEST_LOG").unwrap_or_else(|_| "warn,kcli=info".into()),
+            )
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::from(fs::File::create(&log).unwrap()))

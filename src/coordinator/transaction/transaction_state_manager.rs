@@ -4,6 +4,7 @@
 //!
 //! - A partition is loading ([`CoordinatorPartitions`]), loaded (its ids cached, with the
 //!   coordinator epoch it was loaded at: the partition's leader epoch), or not coordinated here.
+//!   Every election loads it (again), at its new epoch.
 //!   Looking an id up answers COORDINATOR_LOAD_IN_PROGRESS while its partition loads, and
 //!   NOT_COORDINATOR when it is not coordinated here.
 //! - A load reads the partition to its log end; the last value of each id wins and a tombstone
@@ -200,9 +201,14 @@ impl TransactionStateManager {
     }
 
     /// Kafka's `onElection` up to the load: marks `index` loading at coordinator epoch `epoch`;
-    /// the id of the load to run, unless the election is stale or the partition is loaded.
+    /// the id of the load to run, unless the election is stale. A partition loaded already is
+    /// loaded again, as Kafka's transaction coordinator does at every election: its ids move to
+    /// the new coordinator epoch and the markers of the transactions being completed, dropped
+    /// with the election, are sent again (a leader epoch bumped by an ISR change is such an
+    /// election).
     pub fn begin_loading(&self, index: i32, epoch: i32) -> Option<u64> {
-        match lock(&self.partitions).begin_loading(index, Some(epoch)) {
+        let mut partitions = lock(&self.partitions);
+        match partitions.begin_loading(index, Some(epoch)) {
             Ok(id) => Some(id),
             Err(NoLoad::Stale) => {
                 tracing::info!(
@@ -212,7 +218,7 @@ impl TransactionStateManager {
                 );
                 None
             }
-            Err(NoLoad::Loaded) => None,
+            Err(NoLoad::Loaded) => Some(partitions.new_load(index)),
         }
     }
 

@@ -244,7 +244,11 @@ fn markers(f: &Fixture) -> Vec<SentMarker> {
 
 async fn completed(c: &TransactionCoordinator, id: &str, to: TransactionState) {
     eventually("the transaction completes", || {
-        let m = state(c, id);
+        // A partition being loaded again answers nothing yet.
+        let Ok(Some((_, m))) = c.state_manager().get_transaction_state(id) else {
+            return false;
+        };
+        let m = lock(&m);
         m.state == to && m.pending_state.is_none()
     })
     .await;
@@ -539,4 +543,29 @@ async fn idle_ids_expire_with_a_tombstone_and_open_ones_stay() {
     assert_ne!(new_pid, pid);
     assert_eq!((new_epoch, epoch), (0, 0));
     again.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_new_leader_epoch_of_a_loaded_partition_reloads_it_and_sends_the_markers_again() {
+    let f = fixture();
+    // The leader is unknown at first: the markers wait.
+    lock(&f.leaders.destinations).insert(
+        TopicPartition::new("a", 0),
+        MarkerDestination::UnknownBroker,
+    );
+    let c = elected(&f, 1).await;
+    let (pid, epoch) = init(&c, "t").await;
+    c.handle_add_partitions_to_transaction("t", pid, epoch, &tps(&[("a", 0)]))
+        .await;
+    c.handle_end_transaction("t", pid, epoch, TransactionResult::Commit)
+        .await;
+    // An ISR change bumps the leader epoch of the coordinator's own partition: an election at
+    // epoch 2, which drops the queued markers and loads the partition again.
+    c.on_election(0, 2);
+    lock(&f.leaders.destinations).clear();
+    completed(&c, "t", TransactionState::CompleteCommit).await;
+    let sent = markers(&f);
+    assert_eq!(sent.len(), 1, "{sent:?}");
+    assert_eq!(sent[0].3, 2, "sent at the new coordinator epoch");
+    c.shutdown().await;
 }
