@@ -541,7 +541,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__dump__subcmd__segment)
-            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --offsets-decoder --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --help --version"
+            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --offsets-decoder --transaction-log-decoder --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -164,6 +164,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --print-data-log 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
             cand --skip-record-metadata 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
             cand --offsets-decoder 'Decode keys and payloads as `__consumer_offsets` records (offset commits and group metadata, as JSON), as kafka-dump-log''s --offsets-decoder; implies --print-data-log'
+            cand --transaction-log-decoder 'Decode keys and payloads as `__transaction_state` records, as kafka-dump-log''s --transaction-log-decoder; implies --print-data-log (text format only)'
             cand --verify-index-only 'For .index and .timeindex files: check every entry against the log without printing the entries'
             cand --index-sanity-check 'For .index and .timeindex files: run only the sanity check the broker runs at startup to decide whether an index must be rebuilt'
             cand --summary 'Print one summary table per file (batches, records, bytes, offset and timestamp ranges, codecs, compression ratio, invalid batches) instead of the batch lines'

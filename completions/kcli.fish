@@ -145,6 +145,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l deep-iteratio
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l print-data-log -d 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l skip-record-metadata -d 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l offsets-decoder -d 'Decode keys and payloads as `__consumer_offsets` records (offset commits and group metadata, as JSON), as kafka-dump-log\'s --offsets-decoder; implies --print-data-log'
+complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l transaction-log-decoder -d 'Decode keys and payloads as `__transaction_state` records, as kafka-dump-log\'s --transaction-log-decoder; implies --print-data-log (text format only)'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l verify-index-only -d 'For .index and .timeindex files: check every entry against the log without printing the entries'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l index-sanity-check -d 'For .index and .timeindex files: run only the sanity check the broker runs at startup to decide whether an index must be rebuilt'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l summary -d 'Print one summary table per file (batches, records, bytes, offset and timestamp ranges, codecs, compression ratio, invalid batches) instead of the batch lines'

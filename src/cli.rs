@@ -376,6 +376,10 @@ pub struct DumpSegmentArgs {
     /// metadata, as JSON), as kafka-dump-log's --offsets-decoder; implies --print-data-log.
     #[arg(long)]
     pub offsets_decoder: bool,
+    /// Decode keys and payloads as `__transaction_state` records, as kafka-dump-log's
+    /// --transaction-log-decoder; implies --print-data-log (text format only).
+    #[arg(long, conflicts_with = "offsets_decoder")]
+    pub transaction_log_decoder: bool,
     /// Read at most this many bytes of each .log file (Kafka's default: 2147483647, no limit).
     #[arg(long, value_name = "SIZE", default_value_t = i32::MAX, value_parser = clap::value_parser!(i32).range(0..))]
     pub max_bytes: i32,

@@ -72,6 +72,7 @@ pub fn dump_log(
         skip_record_metadata: d.opts.skip_record_metadata,
         print_data_log: d.opts.print_data_log,
         offsets_decoder: d.opts.offsets_decoder,
+        transaction_log_decoder: d.opts.transaction_log_decoder,
     };
     loop {
         let batch = match reader.next_batch() {

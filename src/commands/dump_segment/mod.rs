@@ -26,6 +26,7 @@ pub mod records;
 pub mod segment;
 pub mod summary;
 pub mod text;
+pub mod transaction_log_decoder;
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
@@ -46,6 +47,11 @@ pub fn run(
     err: &mut dyn Write,
 ) -> anyhow::Result<Outcome> {
     let opts = DumpOptions::from_args(args);
+    if opts.transaction_log_decoder && (opts.format == DumpFormat::Json || opts.summary) {
+        anyhow::bail!(
+            "--transaction-log-decoder prints Kafka's text lines only: drop --format json and --summary"
+        );
+    }
     let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
     // A bar on a terminal that also shows the dump would tear its lines; a summary prints only
     // at the end of each file, so the bar may share the terminal then.

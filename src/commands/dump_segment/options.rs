@@ -14,6 +14,8 @@ pub struct DumpOptions {
     pub skip_record_metadata: bool,
     /// Decode keys and payloads as `__consumer_offsets` records (implies `print_data_log`).
     pub offsets_decoder: bool,
+    /// Decode keys and payloads as `__transaction_state` records (implies `print_data_log`).
+    pub transaction_log_decoder: bool,
     /// Bytes of each .log to read; `i32::MAX` means the whole file (and enables the trailer).
     pub max_bytes: i32,
     /// Size of the log slice read at an offset-index entry's position when verifying it.
@@ -32,12 +34,14 @@ impl DumpOptions {
     /// Kafka's rule: `--print-data-log` and any decoder option turn deep iteration on; a
     /// decoder option turns data printing on.
     pub fn from_args(args: &DumpSegmentArgs) -> Self {
-        let print_data_log = args.print_data_log || args.offsets_decoder;
+        let print_data_log =
+            args.print_data_log || args.offsets_decoder || args.transaction_log_decoder;
         DumpOptions {
             deep_iteration: args.deep_iteration || print_data_log,
             print_data_log,
             skip_record_metadata: args.skip_record_metadata,
             offsets_decoder: args.offsets_decoder,
+            transaction_log_decoder: args.transaction_log_decoder,
             max_bytes: args.max_bytes,
             max_message_size: args.max_message_size,
             verify_index_only: args.verify_index_only,
@@ -60,6 +64,7 @@ impl Default for DumpOptions {
             print_data_log: false,
             skip_record_metadata: false,
             offsets_decoder: false,
+            transaction_log_decoder: false,
             max_bytes: i32::MAX,
             max_message_size: 5 * 1024 * 1024,
             verify_index_only: false,

@@ -163,6 +163,8 @@ pub struct RecordLineOptions {
     pub print_data_log: bool,
     /// Keys and payloads as `__consumer_offsets` records.
     pub offsets_decoder: bool,
+    /// Keys and payloads as `__transaction_state` records.
+    pub transaction_log_decoder: bool,
 }
 
 /// One `| offset: …` record line (with `--skip-record-metadata`, only the key and payload).
@@ -231,9 +233,13 @@ pub fn write_record_line(
             out.write_all(b"\n")?;
             return Err(e);
         }
-        if opts.offsets_decoder {
+        if opts.offsets_decoder || opts.transaction_log_decoder {
             // Kafka's tool dies on a keyless record, its line left unterminated.
-            let decoded = offsets_decoder::decode(rec.offset, rec.key, rec.value)?;
+            let decoded = if opts.offsets_decoder {
+                offsets_decoder::decode(rec.offset, rec.key, rec.value)?
+            } else {
+                super::transaction_log_decoder::decode(rec.offset, rec.key, rec.value)?
+            };
             write!(out, "{prefix}key: {}", decoded.key)?;
             if let Some(payload) = decoded.payload {
                 write!(out, " payload: {payload}")?;

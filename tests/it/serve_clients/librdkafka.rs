@@ -550,4 +550,21 @@ fn rdkafka_transactions_commit_abort_and_fence() {
     let all = read_to_end(&broker.bootstrap(), topic, "read_uncommitted");
     assert_eq!(all.len(), 5 + 4 + 3, "{all:?}");
     assert!(all.iter().all(|v| v != "zombie"), "{all:?}");
+    // The coordinator's records, decoded by kcli's dump-segment as by Kafka's DumpLogSegments.
+    let partition = kcli::coordinator::internal_topic::partition_for("rd-txn", 50);
+    let dir = broker
+        .data_dir()
+        .join(format!("__transaction_state-{partition}"));
+    let out = crate::dump_segment::support::same_as_kafka(
+        &dir,
+        &["00000000000000000000.log"],
+        &["--transaction-log-decoder"],
+    );
+    let text = crate::dump_segment::support::text(&out.stdout);
+    assert!(
+        text.contains("key: transaction_metadata::transactionalId=rd-txn payload: producerId:")
+            && text.contains("state=CompleteAbort,partitions=[]")
+            && text.contains("state=Ongoing,partitions=[rdtx-0]"),
+        "{text}"
+    );
 }
