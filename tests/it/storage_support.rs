@@ -186,3 +186,14 @@ impl Drop for SmallFs {
         let _ = Command::new("umount").arg("-l").arg(&self.mount).status();
     }
 }
+
+/// The `.txnindex` files of a partition directory, sorted.
+pub fn txn_index_files(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.ends_with(".txnindex"))
+        .collect();
+    names.sort();
+    names
+}

@@ -4,8 +4,6 @@
 //! and all of it rebuilt after a clean restart, after a crash that lost the `.txnindex`, and
 //! after a truncation.
 
-use std::path::Path;
-
 use kcli::protocol::record::builder::{
     ControlRecordType, RecordBatchBuilder, SimpleRecord, build_control_batch,
 };
@@ -18,7 +16,7 @@ use kcli::storage::transaction_index::AbortedTxn;
 use kcli::storage::unified_log::UnifiedLog;
 
 use super::dump_segment::support::{kafka, same_as_kafka, text};
-use super::storage_support::{T0, open_log, small_config};
+use super::storage_support::{T0, open_log, small_config, txn_index_files};
 
 /// A batch of `count` records from producer `pid`, transactional or not.
 fn batch(pid: i64, base_seq: i32, count: usize, transactional: bool) -> Vec<u8> {
@@ -83,16 +81,6 @@ fn two_transactions(log: &mut UnifiedLog) -> (i64, i64, i64, i64) {
     replicate(log);
     assert_eq!(log.last_stable_offset(), log.log_end_offset());
     (first7, abort7, first8, commit8)
-}
-
-fn txn_index_files(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".txnindex"))
-        .collect();
-    names.sort();
-    names
 }
 
 #[test]

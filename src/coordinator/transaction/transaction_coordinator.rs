@@ -353,9 +353,6 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &BTreeSet<TopicPartition>,
     ) -> ErrorCode {
-        if transactional_id.is_empty() {
-            return ErrorCode::InvalidRequest;
-        }
         let (coordinator_epoch, metadata) = match self.existing(transactional_id) {
             Ok(found) => found,
             Err(code) => return code,
@@ -426,8 +423,12 @@ impl TransactionCoordinator {
         .await
     }
 
-    /// The id's metadata, INVALID_PRODUCER_ID_MAPPING when it has none here.
+    /// The id's metadata: INVALID_REQUEST for an empty id, INVALID_PRODUCER_ID_MAPPING when it
+    /// has none here, or the lookup's error.
     fn existing(&self, transactional_id: &str) -> Result<(i32, SharedMetadata), ErrorCode> {
+        if transactional_id.is_empty() {
+            return Err(ErrorCode::InvalidRequest);
+        }
         self.state_manager
             .get_transaction_state(transactional_id)?
             .ok_or(ErrorCode::InvalidProducerIdMapping)
@@ -443,9 +444,6 @@ impl TransactionCoordinator {
         result: TransactionResult,
         origin: EndOrigin,
     ) -> ErrorCode {
-        if transactional_id.is_empty() {
-            return ErrorCode::InvalidRequest;
-        }
         let (coordinator_epoch, metadata) = match self.existing(transactional_id) {
             Ok(found) => found,
             Err(code) => return code,

@@ -19,13 +19,7 @@ const TOPIC: &str = "txns";
 fn aborted_transactions(
     dir: &std::path::Path,
 ) -> Vec<kcli::storage::transaction_index::AbortedTxn> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .filter_map(|e| e.ok()?.file_name().into_string().ok())
-        .filter(|n| n.ends_with(".txnindex"))
-        .collect();
-    names.sort();
-    names
+    crate::storage_support::txn_index_files(dir)
         .iter()
         .flat_map(|n| {
             TransactionIndex::open(&dir.join(n))
