@@ -81,7 +81,9 @@ impl UnifiedLog {
 
     /// Kafka's `collectAbortedTransactions`: the aborted transactions that end at or after
     /// `start_offset` and begin before `upper_bound_offset`, from the `.txnindex` of the segment
-    /// holding `start_offset` on, until an entry shows no later one can matter.
+    /// holding `start_offset` on, until an entry shows no later one can matter (its last stable
+    /// offset reached the bound). A transaction is indexed in its marker's segment, which may
+    /// begin past the bound, so segments are not cut off by their base offset.
     pub fn collect_aborted_transactions(
         &self,
         start_offset: i64,
@@ -89,10 +91,7 @@ impl UnifiedLog {
     ) -> Vec<AbortedTxn> {
         let mut aborted = Vec::new();
         let from = self.floor_base(start_offset);
-        for (base, segment) in self.segments.range(from..) {
-            if *base >= upper_bound_offset {
-                break;
-            }
+        for segment in self.segments.range(from..).map(|(_, s)| s) {
             let found = segment
                 .txn_index()
                 .collect_aborted_txns(start_offset, upper_bound_offset);

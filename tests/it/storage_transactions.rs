@@ -179,3 +179,35 @@ fn kafka_dump_log_segments_reads_the_txnindex_and_markers() {
         "{out}"
     );
 }
+
+/// An aborted transaction's `.txnindex` entry is in its marker's segment, which may begin past
+/// the last stable offset (another transaction, still open, holds it back): a read below the
+/// last stable offset still lists it, so its records there are skipped.
+#[test]
+fn an_abort_indexed_in_a_later_segment_is_listed_for_a_read_below_the_lso() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = open_log(dir.path(), small_config(), 0, true);
+    let first7 = append(&mut log, &batch(7, 0, 1, true), AppendOrigin::Client);
+    let first8 = append(&mut log, &batch(8, 0, 1, true), AppendOrigin::Client);
+    // Plain records roll the log a few segments on.
+    for i in 0..40 {
+        append(&mut log, &batch(1, i * 2, 2, false), AppendOrigin::Client);
+    }
+    let abort7 = marker(&mut log, 7, ControlRecordType::Abort);
+    replicate(&mut log);
+    let lso = log.last_stable_offset();
+    assert_eq!(lso, first8, "8's transaction is still open");
+    let marker_segment = log
+        .segment_base_offsets()
+        .into_iter()
+        .rfind(|b| *b <= abort7)
+        .unwrap();
+    assert!(
+        marker_segment > lso,
+        "the marker's segment begins past the LSO"
+    );
+    assert_eq!(
+        log.collect_aborted_transactions(first7, lso),
+        vec![aborted(7, first7, abort7, first8)]
+    );
+}
