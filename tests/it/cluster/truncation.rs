@@ -6,7 +6,7 @@
 //! leader-epoch checkpoint holds the epochs of the batches it has.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use kcli::protocol::record::batch::RecordBatchHeader;
 use kcli::storage::leader_epoch_cache::{EpochEntry, LeaderEpochFileCache};
@@ -178,6 +178,8 @@ fn a_restarted_leader_truncates_what_it_alone_had_and_matches_the_new_leader() {
         (batches(&dir(third)) == expected).then_some(())
     });
     // The restarted broker's epochs are those of its batches (each epoch from its first batch).
+    // The checkpoint is written (fsynced and renamed) after the batches land in the segment, so
+    // it may trail the log that was just read.
     let mut from_batches: Vec<EpochEntry> = Vec::new();
     for (base, epoch, _, _) in &restarted {
         if from_batches.last().is_none_or(|e| e.epoch != *epoch) {
@@ -187,9 +189,16 @@ fn a_restarted_leader_truncates_what_it_alone_had_and_matches_the_new_leader() {
             });
         }
     }
-    let checkpoint =
-        LeaderEpochFileCache::read_entries(&dir(old).join("leader-epoch-checkpoint")).unwrap();
-    assert_eq!(checkpoint, from_batches);
+    let path = dir(old).join("leader-epoch-checkpoint");
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let checkpoint = LeaderEpochFileCache::read_entries(&path).unwrap();
+        if checkpoint == from_batches || Instant::now() > deadline {
+            assert_eq!(checkpoint, from_batches);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
