@@ -93,6 +93,12 @@ def run(bootstrap, topic):
     group_consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": GROUP,
                                "enable.auto.commit": False})
     metadata = group_consumer.consumer_group_metadata()
+    # The group's coordinator up first (the first lookup creates __consumer_offsets): the
+    # producer's send_offsets_to_transaction retries a COORDINATOR_NOT_AVAILABLE lookup only
+    # twice, 100 ms apart, and then waits forever (librdkafka 2.x); the consumer's OffsetFetch
+    # retries until the coordinator answers, as against Kafka, whose coordinator also answers
+    # COORDINATOR_NOT_AVAILABLE until the topic's partitions are loaded.
+    group_consumer.committed([TopicPartition(topic, 0)], 30)
     for tag, count, commit, offset in (("c1", 3, True, None), ("a1", 2, False, 9),
                                        ("c2", 2, True, 4)):
         p.begin_transaction()
