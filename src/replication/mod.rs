@@ -34,6 +34,7 @@ pub mod replica_manager;
 /// A range of a segment file, as fetch results carry records for `sendfile(2)`.
 pub use crate::storage::file_records::FileSlice;
 pub use crate::storage::log_reads::FetchIsolation;
+pub use crate::storage::producer_state::VerificationGuard;
 pub use error::PartitionError;
 pub use leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
 pub use partition::{EpochEndOffset, LogOffsets, LogReadResult, Partition};

@@ -17,6 +17,7 @@ use crate::replication::ReplicaManager;
 
 use crate::controller::ControllerHandle;
 
+use super::add_partitions_to_txn_manager::AddPartitionsToTxnManager;
 use super::api_versions;
 use super::apis;
 use super::auth_helper::AuthHelper;
@@ -48,6 +49,9 @@ pub struct KafkaApis {
     pub group_coordinator: Arc<GroupCoordinator>,
     /// The transaction coordinator of the `__transaction_state` partitions this broker leads.
     pub txn_coordinator: Arc<TransactionCoordinator>,
+    /// Leaders' verification of transactions with their coordinators (KIP-890); none below
+    /// `inter.broker.protocol.version` 3.6.
+    pub add_partitions_to_txn_manager: Option<Arc<AddPartitionsToTxnManager>>,
     /// This broker's epoch and the newest controller epoch it obeyed.
     pub epochs: Arc<BrokerEpochManager>,
     /// This broker's controller: whether it is the active one, and its queue.
@@ -193,6 +197,8 @@ impl RequestHandler for KafkaApis {
                 return Response::CloseConnection;
             }
         };
+        tracing::trace!(peer = %request.peer, api = ?api_key, version = ctx.api_version,
+            correlation_id = ctx.correlation_id, client_id = %ctx.client_id, "request");
         self.dispatch(&ctx, body).await
     }
 }

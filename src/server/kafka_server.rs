@@ -43,6 +43,7 @@ use crate::zk::zk_data::{self, BrokerRegistration};
 use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient, recipes};
 
 use super::acl_authorizer::AclAuthorizer;
+use super::add_partitions_to_txn_manager::AddPartitionsToTxnManager;
 use super::alter_partition_manager::{AlterPartitionChannel, DefaultAlterPartitionManager};
 use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
@@ -262,6 +263,23 @@ impl KafkaServer {
             client_security.clone(),
         )
         .await?;
+        // Kafka's version-mismatch fallback, decided once: from 3.6 every broker serves
+        // AddPartitionsToTxn v4 (see the manager's module doc).
+        let add_partitions_to_txn_manager = config
+            .inter_broker_protocol_version
+            .at_least(3, 6, 0)
+            .then(|| {
+                let coordinator = Arc::clone(&txn_coordinator);
+                Arc::new(AddPartitionsToTxnManager::new(
+                    config.broker_id,
+                    config.inter_broker_listener_name(),
+                    millis(config.request_timeout_ms),
+                    Arc::clone(&metadata_cache),
+                    client_security.clone(),
+                    Box::new(move |id: &str| coordinator.partition_for(id)),
+                    tasks.clone(),
+                ))
+            });
         replica_manager.set_leadership_listener(Arc::new(CoordinatorLeadership::new(
             Arc::clone(&group_coordinator),
             Arc::clone(&txn_coordinator),
@@ -305,6 +323,7 @@ impl KafkaServer {
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
             txn_coordinator: Arc::clone(&txn_coordinator),
+            add_partitions_to_txn_manager,
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
             auth: AuthHelper::new(authorizer.clone()),

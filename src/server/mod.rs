@@ -28,6 +28,8 @@
 //!   `/latest_producer_id_block`.
 //! - [`txn_marker_channel`]: the transaction coordinator's wire to the partition leaders
 //!   (WriteTxnMarkers over the inter-broker client).
+//! - [`add_partitions_to_txn_manager`]: the leaders' wire to the transaction coordinators
+//!   (KIP-890's verification of a transaction's first batch in a partition).
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`remote_leader_end_point`]: the replica fetchers' `LeaderEndPoint` over the inter-broker
@@ -50,6 +52,7 @@
 //! Layering: the server sits above every other module but `commands`.
 
 pub mod acl_authorizer;
+pub mod add_partitions_to_txn_manager;
 pub mod alter_partition_manager;
 pub mod api_versions;
 pub mod apis;

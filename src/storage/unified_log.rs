@@ -23,10 +23,10 @@ use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
 use super::log_validator::{self, AppendOrigin, ValidationContext};
-use super::producer_state::CompletedTxn;
 use super::producer_state::{
     self, DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
 };
+use super::producer_state::{CompletedTxn, VerificationGuard};
 
 mod follower_append;
 mod truncation;
@@ -273,6 +273,21 @@ impl UnifiedLog {
         origin: AppendOrigin,
         now_ms: i64,
     ) -> Result<LogAppendInfo, StorageError> {
+        self.append_as_leader_verified(records, leader_epoch, origin, None, now_ms)
+    }
+
+    /// [`append_as_leader`](Self::append_as_leader) with transaction verification on
+    /// (KIP-890): with `verification` set, a transactional batch that opens its producer's
+    /// transaction here is refused (INVALID_TXN_STATE) unless it is the producer's current
+    /// guard (see [`maybe_start_transaction_verification`](Self::maybe_start_transaction_verification)).
+    pub fn append_as_leader_verified(
+        &mut self,
+        records: &[u8],
+        leader_epoch: i32,
+        origin: AppendOrigin,
+        verification: Option<VerificationGuard>,
+        now_ms: i64,
+    ) -> Result<LogAppendInfo, StorageError> {
         let ctx = ValidationContext {
             origin,
             compacted: self.config.cleanup_policy.compact,
@@ -309,7 +324,7 @@ impl UnifiedLog {
         };
         if has_producer_id
             && let LeaderBatchCheck::Duplicate(duplicate) =
-                self.check_producer_batch(&b.header, origin, marker)?
+                self.check_producer_batch(&b.header, origin, marker, verification)?
         {
             return Ok(self.duplicate_append_info(&duplicate));
         }

@@ -31,6 +31,7 @@ mod serve_sasl_clients;
 mod serve_stress;
 mod serve_support;
 mod serve_tls;
+mod serve_txn_verification;
 mod storage_compaction;
 mod storage_disk_full;
 mod storage_follower_append;

@@ -424,7 +424,7 @@ fn run_script_on_kcli(dir: &Path, script: &str) -> Vec<String> {
                     AppendOrigin::Replication
                 };
                 let last = next + i64::from(count) - 1;
-                match m.check_leader_batch(&header, next, origin, None) {
+                match m.check_leader_batch(&header, next, origin, None, None) {
                     Ok(LeaderBatchCheck::Duplicate(b)) => {
                         out.push(format!("dup {} {}", b.first_offset(), b.last_offset))
                     }

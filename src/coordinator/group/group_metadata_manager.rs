@@ -37,7 +37,7 @@ use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
 use crate::replication::{
     AppendEntry, AppendParams, DelayedProduce, Partition, PartitionResponse, ProduceResult,
-    ReplicaManager,
+    ReplicaManager, VerificationGuard,
 };
 
 use super::super::partition_loads::{
@@ -212,7 +212,7 @@ impl GroupMetadataManager {
     /// coordinator at acks=-1 waiting up to `offsets.commit.timeout.ms` (Kafka's
     /// `appendForGroup`): the answer now, or the wait for the ISR. Errors are the partition's.
     pub fn append(&self, group_id: &str, records: Vec<SimpleRecord>) -> ProduceResult {
-        self.append_batch(group_id, records, None)
+        self.append_batch(group_id, records, None, None)
     }
 
     /// Appends offset records of a producer's transaction (TxnOffsetCommit): a transactional
@@ -223,8 +223,14 @@ impl GroupMetadataManager {
         records: Vec<SimpleRecord>,
         producer_id: i64,
         producer_epoch: i16,
+        verification_guard: Option<VerificationGuard>,
     ) -> ProduceResult {
-        self.append_batch(group_id, records, Some((producer_id, producer_epoch)))
+        self.append_batch(
+            group_id,
+            records,
+            Some((producer_id, producer_epoch)),
+            verification_guard,
+        )
     }
 
     /// Where the group's offsets partition ends now: at or below the offset of the next batch
@@ -269,6 +275,7 @@ impl GroupMetadataManager {
         group_id: &str,
         records: Vec<SimpleRecord>,
         producer: Option<(i64, i16)>,
+        verification_guard: Option<VerificationGuard>,
     ) -> ProduceResult {
         let mut builder = RecordBatchBuilder::new(self.config.compression);
         builder.records = records;
@@ -293,6 +300,7 @@ impl GroupMetadataManager {
                 self.partition_for(group_id),
             ),
             records: Bytes::from(batch),
+            verification_guard,
         };
         self.replica_manager.append_records(
             AppendParams::coordinator(

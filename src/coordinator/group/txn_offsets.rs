@@ -13,6 +13,7 @@ use crate::cluster::TopicPartition;
 use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::builder::SimpleRecord;
+use crate::replication::VerificationGuard;
 
 use super::group_coordinator::{GroupApi, GroupCoordinator};
 use super::group_metadata::PendingTxnOffset;
@@ -26,6 +27,9 @@ pub struct TxnCommitParams {
     pub commit: CommitParams,
     pub producer_id: i64,
     pub producer_epoch: i16,
+    /// With transaction verification on (KIP-890): the guard the offsets partition gave when
+    /// its verification started, or the sentinel (the transaction is open there already).
+    pub verification_guard: Option<VerificationGuard>,
 }
 
 impl GroupCoordinator {
@@ -92,6 +96,7 @@ impl GroupCoordinator {
                 records,
                 p.producer_id,
                 p.producer_epoch,
+                p.verification_guard,
             );
             (results, written, (position, settled(appended)))
         };

@@ -421,6 +421,7 @@ impl TransactionStateManager {
                 self.partition_for(transactional_id),
             ),
             records: Bytes::from(batch),
+            verification_guard: None,
         };
         Ok(self.replica_manager.append_records(
             AppendParams::coordinator(transit.txn_timeout_ms),

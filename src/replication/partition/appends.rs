@@ -6,6 +6,7 @@ use std::sync::atomic::Ordering;
 use crate::cluster::sync::lock;
 use crate::protocol::errors::ErrorCode;
 use crate::storage::log_validator::AppendOrigin;
+use crate::storage::producer_state::VerificationGuard;
 use crate::storage::records_source::RecordsSource;
 use crate::storage::unified_log::{LogAppendInfo, UnifiedLog};
 
@@ -122,11 +123,14 @@ impl Partition {
     /// Kafka's `appendRecordsToLeader`: validates and appends one produced batch with the
     /// current leader epoch. acks=all is refused when the ISR is smaller than the effective min
     /// ISR (`min.insync.replicas` capped at the replica count), before anything is written.
+    /// With `verification` set (KIP-890 on), a transaction's first batch here must bring its
+    /// producer's guard (see [`maybe_start_transaction_verification`](Self::maybe_start_transaction_verification)).
     pub fn append_records_to_leader(
         &self,
         records: &[u8],
         origin: AppendOrigin,
         required_acks: i16,
+        verification: Option<VerificationGuard>,
         now_ms: i64,
     ) -> Result<(LogAppendInfo, LeaderAppend), PartitionError> {
         let state = self.leader_state(-1)?;
@@ -141,7 +145,13 @@ impl Partition {
                     min_isr,
                 });
             }
-            let appended = log.append_as_leader(records, leadership.leader_epoch, origin, now_ms);
+            let appended = log.append_as_leader_verified(
+                records,
+                leadership.leader_epoch,
+                origin,
+                verification,
+                now_ms,
+            );
             self.checked(&log, appended)?
         };
         // With the log's lock released: the state's lock comes first.
@@ -152,5 +162,24 @@ impl Partition {
             required_offset: info.last_offset + 1,
         };
         Ok((info, append))
+    }
+
+    /// Kafka's `Partition.maybeStartTransactionVerification`, on the leader only: the guard a
+    /// producer's transactional batch must bring (the sentinel when its transaction is already
+    /// open here, so nothing needs verifying).
+    pub fn maybe_start_transaction_verification(
+        &self,
+        producer_id: i64,
+        sequence: i32,
+        epoch: i16,
+        now_ms: i64,
+    ) -> Result<VerificationGuard, PartitionError> {
+        self.leader_state(-1)?;
+        Ok(lock(&self.log).maybe_start_transaction_verification(
+            producer_id,
+            sequence,
+            epoch,
+            now_ms,
+        ))
     }
 }

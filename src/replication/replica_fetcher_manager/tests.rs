@@ -84,6 +84,7 @@ fn produce(b: &Broker, acks: i16, records: Bytes) -> ProduceResult {
         vec![AppendEntry {
             topic_partition: tp(),
             records,
+            verification_guard: None,
         }],
     )
 }
@@ -473,6 +474,7 @@ fn produce_to(b: &Broker, tp: &TopicPartition, records: Bytes) {
         vec![AppendEntry {
             topic_partition: tp.clone(),
             records,
+            verification_guard: None,
         }],
     ) else {
         panic!("acks=1 answers at once");

@@ -23,6 +23,7 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::record::batch::NO_TIMESTAMP;
 use crate::storage::StorageError;
 pub use crate::storage::log_validator::AppendOrigin;
+use crate::storage::producer_state::VerificationGuard;
 
 use super::super::delayed::PartitionWatch;
 use super::super::error::PartitionError;
@@ -35,6 +36,20 @@ pub struct AppendEntry {
     pub topic_partition: TopicPartition,
     /// Magic-2 batches, a slice of the request frame.
     pub records: Bytes,
+    /// Set when transaction verification is on (KIP-890): the guard the partition's
+    /// [`ReplicaManager::maybe_start_transaction_verification`] gave, or the sentinel.
+    pub verification_guard: Option<VerificationGuard>,
+}
+
+impl AppendEntry {
+    /// Records to append without transaction verification.
+    pub fn new(topic_partition: TopicPartition, records: Bytes) -> Self {
+        AppendEntry {
+            topic_partition,
+            records,
+            verification_guard: None,
+        }
+    }
 }
 
 /// One partition's answer (Kafka's `ProduceResponse.PartitionResponse`).
@@ -183,6 +198,29 @@ impl ReplicaManager {
         }
     }
 
+    /// Kafka's `maybeStartTransactionVerificationForPartition`, before a producer's
+    /// transactional batch: the guard to append it with (the sentinel when its transaction is
+    /// open here already), or the partition's error (not the leader, not hosted, offline).
+    pub fn maybe_start_transaction_verification(
+        &self,
+        tp: &TopicPartition,
+        producer_id: i64,
+        sequence: i32,
+        epoch: i16,
+    ) -> Result<VerificationGuard, PartitionResponse> {
+        let partition = self
+            .get_partition_or_error(tp)
+            .map_err(|e| failed(&e, -1))?;
+        partition
+            .maybe_start_transaction_verification(
+                producer_id,
+                sequence,
+                epoch,
+                self.time().milliseconds(),
+            )
+            .map_err(|e| failed(&e, -1))
+    }
+
     fn append_to_local_log(
         &self,
         entry: &AppendEntry,
@@ -203,6 +241,7 @@ impl ReplicaManager {
             &entry.records,
             params.origin,
             params.required_acks,
+            entry.verification_guard,
             now_ms,
         ) {
             Ok((info, append)) => {

@@ -67,6 +67,7 @@ fn entry() -> Vec<AppendEntry> {
     vec![AppendEntry {
         topic_partition: tp(),
         records: Bytes::from(b.build().unwrap()),
+        verification_guard: None,
     }]
 }
 
@@ -356,7 +357,13 @@ fn an_append_checked_after_a_follower_spell_is_not_acknowledged_even_as_leader_a
     let partition = host(&f, vec![0, 1], leadership(0, 3, vec![0, 1]), 1);
     let records = entry().remove(0).records;
     let (_, append) = partition
-        .append_records_to_leader(&records, AppendOrigin::Client, -1, f.time.milliseconds())
+        .append_records_to_leader(
+            &records,
+            AppendOrigin::Client,
+            -1,
+            None,
+            f.time.milliseconds(),
+        )
         .unwrap();
     partition.update_leader_and_isr(vec![0, 1], leadership(0, 4, vec![0, 1]));
     assert_eq!(

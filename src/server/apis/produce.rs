@@ -16,8 +16,12 @@
 //! TRANSACTIONAL_ID_AUTHORIZATION_FAILED (`RequestUtils.hasTransactionalRecords`); a topic the
 //! principal may not Write is TOPIC_AUTHORIZATION_FAILED for each of its partitions, before any
 //! other check of them. Transactional batches then go to the leaders' producer state, which
-//! tracks the transaction until its marker (KIP-890's verification with the coordinator is not
-//! made).
+//! tracks the transaction until its marker; a transaction's first batch in a partition is first
+//! verified with its coordinator (KIP-890, `verification`).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 
 use bytes::Bytes;
 
@@ -33,13 +37,19 @@ use crate::protocol::messages::produce_response::{
 use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::convert::message_set_to_batch;
-use crate::replication::{AppendEntry, AppendParams, PartitionResponse, ProduceResult};
+use crate::replication::{
+    AppendEntry, AppendParams, PartitionResponse, ProduceResult, ReplicaManager,
+};
 use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
 use super::super::request_context::RequestContext;
 use super::partition_error;
+
+mod verification;
+
+use verification::Verification;
 
 /// The client id of Kafka's admin client, the one producer allowed to write to internal topics.
 const ADMIN_CLIENT_ID: &str = "__admin_client";
@@ -85,10 +95,7 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
             } else {
                 match records_of(ctx, data.records.clone()) {
                     Ok(records) => {
-                        entries.push(AppendEntry {
-                            topic_partition: tp,
-                            records,
-                        });
+                        entries.push(AppendEntry::new(tp, records));
                         Slot::Appended(entries.len() - 1)
                     }
                     Err(refused) => Slot::Refused(refused),
@@ -103,20 +110,122 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
         internal_topics_allowed: ctx.client_id == ADMIN_CLIENT_ID,
         ..AppendParams::client(request.timeout_ms, acks)
     };
-    let result = apis.replica_manager.append_records(params, entries);
-    let answers = match result {
-        ProduceResult::Ready(answers) => answers,
-        ProduceResult::Delayed(delayed) => {
-            let ctx = ctx.clone();
-            let metadata_cache = std::sync::Arc::clone(&apis.metadata_cache);
-            return Response::Deferred(Box::pin(async move {
-                let answers = delayed.complete().await;
-                let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
-                ctx.respond(ResponseKind::Produce(response))
-            }));
+    let mut refused = vec![None; entries.len()];
+    let transactional_id = request
+        .transactional_id
+        .as_ref()
+        .map(|id| id.to_string_lossy().into_owned());
+    let manager = apis.add_partitions_to_txn_manager.clone();
+    let verifying = manager.is_some()
+        && apis
+            .dynamic_config
+            .current()
+            .transaction_partition_verification_enable;
+    let question = match verification::start(
+        &apis.replica_manager,
+        transactional_id.as_deref(),
+        ctx.api_version,
+        verifying,
+        &mut entries,
+        &mut refused,
+    ) {
+        Verification::Refused(code) => {
+            let answers = vec![PartitionResponse::error(code); entries.len()];
+            let layout = refuse_all(layout, code);
+            let response = response_of(ctx, &apis.metadata_cache, &request, layout, answers);
+            return respond(ctx, acks, response);
         }
+        Verification::Append => None,
+        Verification::Ask(question) => Some(question),
     };
-    let response = response_of(ctx, &apis.metadata_cache, &request, layout, answers);
+    let (Some(question), Some(manager)) = (question, manager) else {
+        return match append(&apis.replica_manager, params, entries, refused) {
+            Appended::Ready(answers) => {
+                let response = response_of(ctx, &apis.metadata_cache, &request, layout, answers);
+                respond(ctx, acks, response)
+            }
+            Appended::Delayed(answers) => {
+                let ctx = ctx.clone();
+                let metadata_cache = Arc::clone(&apis.metadata_cache);
+                Response::Deferred(Box::pin(async move {
+                    let answers = answers.await;
+                    let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
+                    ctx.respond(ResponseKind::Produce(response))
+                }))
+            }
+        };
+    };
+    // The coordinator's answer comes over the network: wait on the connection's task, not on
+    // an I/O handler.
+    let ctx = ctx.clone();
+    let metadata_cache = Arc::clone(&apis.metadata_cache);
+    let replica_manager = Arc::clone(&apis.replica_manager);
+    Response::Deferred(Box::pin(async move {
+        let errors = manager.verify_transaction(question).await;
+        verification::apply_errors(&errors, &entries, &mut refused);
+        let answers = match append(&replica_manager, params, entries, refused) {
+            Appended::Ready(answers) => answers,
+            Appended::Delayed(answers) => answers.await,
+        };
+        let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
+        respond(&ctx, acks, response)
+    }))
+}
+
+/// The answers of an append, in entry order: now, or once acks=-1's wait ends.
+enum Appended {
+    Ready(Vec<PartitionResponse>),
+    Delayed(Pin<Box<dyn Future<Output = Vec<PartitionResponse>> + Send>>),
+}
+
+/// Appends the entries not `refused` and answers every entry, the refused with their refusal.
+fn append(
+    replica_manager: &ReplicaManager,
+    params: AppendParams,
+    entries: Vec<AppendEntry>,
+    refused: Vec<Option<PartitionResponse>>,
+) -> Appended {
+    let to_append: Vec<AppendEntry> = entries
+        .into_iter()
+        .zip(&refused)
+        .filter(|(_, r)| r.is_none())
+        .map(|(e, _)| e)
+        .collect();
+    let merge = move |answers: Vec<PartitionResponse>| -> Vec<PartitionResponse> {
+        let mut answers = answers.into_iter();
+        refused
+            .into_iter()
+            .map(|r| {
+                r.or_else(|| answers.next())
+                    .unwrap_or_else(|| PartitionResponse::error(ErrorCode::UnknownServerError))
+            })
+            .collect()
+    };
+    match replica_manager.append_records(params, to_append) {
+        ProduceResult::Ready(answers) => Appended::Ready(merge(answers)),
+        ProduceResult::Delayed(delayed) => {
+            Appended::Delayed(Box::pin(async move { merge(delayed.complete().await) }))
+        }
+    }
+}
+
+/// Every partition of the request fails with `code` (Kafka's error response to a request
+/// that failed as a whole).
+fn refuse_all(layout: Vec<Vec<Slot>>, code: ErrorCode) -> Vec<Vec<Slot>> {
+    layout
+        .into_iter()
+        .map(|slots| {
+            slots
+                .into_iter()
+                .map(|_| Slot::Refused(PartitionResponse::error(code)))
+                .collect()
+        })
+        .collect()
+}
+
+/// The response on the wire; with acks=0 nothing, or the connection closed if any partition
+/// failed (the only way to tell such a client).
+fn respond(ctx: &RequestContext, acks: i16, response: ProduceResponse) -> Response {
     if acks == 0 {
         let any_error = response
             .responses

@@ -5,13 +5,17 @@
 //! partition gets TRANSACTIONAL_ID_AUTHORIZATION_FAILED), READ on the group (else
 //! GROUP_AUTHORIZATION_FAILED) and READ on each topic (TOPIC_AUTHORIZATION_FAILED); an unknown
 //! partition is UNKNOWN_TOPIC_OR_PARTITION. v3+ carry the member's generation, id and instance
-//! id (KIP-447). Before v2, COORDINATOR_LOAD_IN_PROGRESS is answered as
+//! id (KIP-447). With `transaction.partition.verification.enable`, the group's
+//! `__consumer_offsets` partition is verified with the transaction coordinator first, as a
+//! produce's partitions are (KIP-890). Before v2, COORDINATOR_LOAD_IN_PROGRESS is answered as
 //! COORDINATOR_NOT_AVAILABLE, which those clients retry.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use crate::cluster::TopicPartition;
+use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TopicPartition};
+use crate::coordinator::group::GroupCoordinator;
+use crate::coordinator::group::group_coordinator::GroupApi;
 use crate::coordinator::group::group_offsets::CommitParams;
 use crate::coordinator::group::offsets_records::OffsetAndMetadata;
 use crate::coordinator::group::txn_offsets::TxnCommitParams;
@@ -23,8 +27,11 @@ use crate::protocol::messages::txn_offset_commit_request::TxnOffsetCommitRequest
 use crate::protocol::messages::txn_offset_commit_response::{
     TxnOffsetCommitResponse, TxnOffsetCommitResponsePartition, TxnOffsetCommitResponseTopic,
 };
+use crate::protocol::record::batch::NO_SEQUENCE;
+use crate::replication::{ReplicaManager, VerificationGuard};
 use crate::security::acl::{AclOperation, ResourceType};
 
+use super::super::add_partitions_to_txn_manager::{AddPartitionsToTxnManager, TxnVerification};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
@@ -103,10 +110,38 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
         },
         producer_id: r.producer_id,
         producer_epoch: r.producer_epoch,
+        verification_guard: None,
     };
     let coordinator = Arc::clone(&apis.group_coordinator);
+    let verifier = apis
+        .add_partitions_to_txn_manager
+        .clone()
+        .filter(|_| {
+            apis.dynamic_config
+                .current()
+                .transaction_partition_verification_enable
+        })
+        .map(|manager| Verifier {
+            manager,
+            replica_manager: Arc::clone(&apis.replica_manager),
+        });
     let ctx = ctx.clone();
     Response::Deferred(Box::pin(async move {
+        let mut params = params;
+        if let Some(verifier) = verifier {
+            let verified = verifier
+                .verify(&coordinator, &text(&r.transactional_id), &params, v)
+                .await;
+            match verified {
+                Ok(guard) => params.verification_guard = Some(guard),
+                Err(e) => {
+                    for (tp, _) in &params.commit.offsets {
+                        errors.insert(tp.clone(), e);
+                    }
+                    return ctx.respond(ResponseKind::TxnOffsetCommit(response(&r, &errors)));
+                }
+            }
+        }
         for (tp, e) in coordinator.commit_transactional_offsets(params).await {
             let e = if v < 2 && e == ErrorCode::CoordinatorLoadInProgress {
                 ErrorCode::CoordinatorNotAvailable
@@ -117,6 +152,78 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRe
         }
         ctx.respond(ResponseKind::TxnOffsetCommit(response(&r, &errors)))
     }))
+}
+
+/// KIP-890's verification of the group's `__consumer_offsets` partition (Kafka's
+/// `handleTxnCommitOffsets` before `doTxnCommitOffsets`).
+struct Verifier {
+    manager: Arc<AddPartitionsToTxnManager>,
+    replica_manager: Arc<ReplicaManager>,
+}
+
+impl Verifier {
+    /// The guard to append the offsets with, or the error every partition gets: the group's
+    /// status first, then the offsets partition's verification, whose failures become
+    /// offset-commit errors (`maybeConvertOffsetCommitError`).
+    async fn verify(
+        &self,
+        coordinator: &GroupCoordinator,
+        transactional_id: &str,
+        params: &TxnCommitParams,
+        version: i16,
+    ) -> Result<VerificationGuard, ErrorCode> {
+        let group_id = &params.commit.group_id;
+        if let Some(e) = coordinator.validate_group_status(group_id, GroupApi::OffsetCommit) {
+            return Err(e);
+        }
+        let tp = TopicPartition::new(
+            GROUP_METADATA_TOPIC_NAME,
+            coordinator.manager.partition_for(group_id),
+        );
+        let guard = self
+            .replica_manager
+            .maybe_start_transaction_verification(
+                &tp,
+                params.producer_id,
+                NO_SEQUENCE,
+                params.producer_epoch,
+            )
+            .map_err(|r| convert_offset_commit_error(r.error_code))?;
+        if guard == VerificationGuard::SENTINEL {
+            return Ok(guard);
+        }
+        let question = TxnVerification {
+            transactional_id: transactional_id.to_string(),
+            producer_id: params.producer_id,
+            producer_epoch: params.producer_epoch,
+            partitions: vec![tp.clone()],
+            // Kafka 3.9 picks the generic error (TRANSACTION_ABORTABLE answered as
+            // INVALID_TXN_STATE) for v4+ and keeps TRANSACTION_ABORTABLE below v4, the reverse
+            // of its produce path; what its clients see is reproduced.
+            supports_transaction_abortable: version < 4,
+        };
+        match self.manager.verify_transaction(question).await.get(&tp) {
+            Some(e) => Err(convert_offset_commit_error(*e)),
+            None => Ok(guard),
+        }
+    }
+}
+
+/// Kafka's `GroupMetadataManager.maybeConvertOffsetCommitError`: a verification's or an
+/// append's error as an offset commit answers it.
+fn convert_offset_commit_error(error: ErrorCode) -> ErrorCode {
+    match error {
+        // Retried by every client without looking the coordinator up again.
+        ErrorCode::NetworkException => ErrorCode::CoordinatorLoadInProgress,
+        ErrorCode::UnknownTopicOrPartition
+        | ErrorCode::NotEnoughReplicas
+        | ErrorCode::NotEnoughReplicasAfterAppend => ErrorCode::CoordinatorNotAvailable,
+        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
+        ErrorCode::MessageTooLarge
+        | ErrorCode::RecordListTooLarge
+        | ErrorCode::InvalidFetchSize => ErrorCode::InvalidCommitOffsetSize,
+        other => other,
+    }
 }
 
 /// The answer in the request's order.

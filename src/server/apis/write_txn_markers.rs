@@ -101,6 +101,7 @@ async fn write_marker(
             Ok(batch) => entries.push(AppendEntry {
                 topic_partition: tp,
                 records: Bytes::from(batch),
+                verification_guard: None,
             }),
             Err(e) => {
                 tracing::error!(%e, "cannot build a transaction marker");

@@ -10,6 +10,7 @@ use super::super::log_validator::AppendOrigin;
 use super::super::unified_log::{LogAppendInfo, UnifiedLog};
 use super::manager::{LeaderBatchCheck, ProducerStateManager};
 use super::rebuild::rebuild_producer_state;
+use super::verification::VerificationGuard;
 
 impl UnifiedLog {
     /// The partition's producer state.
@@ -23,10 +24,40 @@ impl UnifiedLog {
         header: &RecordBatchHeader,
         origin: AppendOrigin,
         marker: Option<EndTxnMarker>,
+        verification: Option<VerificationGuard>,
     ) -> Result<LeaderBatchCheck, StorageError> {
-        Ok(self
+        Ok(self.producer_state.check_leader_batch(
+            header,
+            self.log_end_offset(),
+            origin,
+            marker,
+            verification,
+        )?)
+    }
+
+    /// Kafka's `maybeStartTransactionVerification`: the sentinel when the producer's
+    /// transaction is already open here (its coordinator knows of this partition), else the
+    /// guard of its verification, made now if none is in progress.
+    pub fn maybe_start_transaction_verification(
+        &mut self,
+        producer_id: i64,
+        sequence: i32,
+        epoch: i16,
+        now_ms: i64,
+    ) -> VerificationGuard {
+        let ongoing = self
             .producer_state
-            .check_leader_batch(header, self.log_end_offset(), origin, marker)?)
+            .last_entry(producer_id)
+            .is_some_and(|e| e.current_txn_first_offset.is_some());
+        if ongoing {
+            return VerificationGuard::SENTINEL;
+        }
+        self.producer_state.maybe_create_verification_state_entry(
+            producer_id,
+            sequence,
+            epoch,
+            now_ms,
+        )
     }
 
     /// What a leader answers for a retried batch: its original offsets. Kafka 3.9 also reports

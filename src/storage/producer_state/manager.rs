@@ -21,7 +21,7 @@
 //! marker's: `TRANSACTION_COORDINATOR_FENCED`, Kafka's `appendEndTxnMarker`); it ends the
 //! producer's transaction and records the coordinator epoch.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use crate::protocol::record::batch::{NO_PRODUCER_EPOCH, RecordBatchHeader};
@@ -33,6 +33,7 @@ use super::super::log_validator::AppendOrigin;
 use super::entry::{BatchMetadata, ProducerStateEntry};
 use super::snapshot::{self, ProducerSnapshotEntry};
 use super::transactions::{CompletedTxn, Transactions};
+use super::verification::{VerificationGuard, VerificationStateEntry};
 
 /// Kafka's default `producer.id.expiration.ms`: one day.
 pub const DEFAULT_PRODUCER_ID_EXPIRATION_MS: i64 = 86_400_000;
@@ -75,6 +76,8 @@ pub struct ProducerStateManager {
     last_snap_offset: i64,
     producer_id_expiration_ms: i64,
     transactions: Transactions,
+    /// Verifications in progress, by producer id (in memory only, as in Kafka).
+    verification_states: HashMap<i64, VerificationStateEntry>,
 }
 
 /// `nextSeq` follows `lastSeq`, wrapping from `i32::MAX` to 0.
@@ -99,7 +102,16 @@ impl ProducerStateManager {
             last_snap_offset: 0,
             producer_id_expiration_ms,
             transactions: Transactions::default(),
+            verification_states: HashMap::new(),
         })
+    }
+
+    pub(super) fn verification_states(&self) -> &HashMap<i64, VerificationStateEntry> {
+        &self.verification_states
+    }
+
+    pub(super) fn verification_states_mut(&mut self) -> &mut HashMap<i64, VerificationStateEntry> {
+        &mut self.verification_states
     }
 
     pub fn topic_partition(&self) -> &str {
@@ -157,6 +169,7 @@ impl ProducerStateManager {
         first_offset: i64,
         origin: AppendOrigin,
         marker: Option<EndTxnMarker>,
+        verification: Option<VerificationGuard>,
     ) -> Result<LeaderBatchCheck, ProducerStateError> {
         let producer_id = header.producer_id;
         let epoch = header.producer_epoch;
@@ -183,6 +196,19 @@ impl ProducerStateManager {
         {
             return Ok(LeaderBatchCheck::Duplicate(duplicate));
         }
+        // KIP-890: a transactional batch that opens the producer's transaction here must bring
+        // the guard its verification with the coordinator was made under (see `verification`).
+        if let Some(request_guard) = verification
+            && origin != AppendOrigin::Replication
+            && header.is_transactional()
+            && !header.is_control()
+            && current.is_none_or(|e| e.current_txn_first_offset.is_none())
+            && !self.verification_guard(producer_id).verify(request_guard)
+        {
+            return Err(ProducerStateError::InvalidTxnState {
+                message: "Record was not part of an ongoing transaction".to_string(),
+            });
+        }
         let current_epoch = current.map_or(NO_PRODUCER_EPOCH, |e| e.producer_epoch);
         if epoch < current_epoch && origin != AppendOrigin::Replication {
             return Err(ProducerStateError::InvalidProducerEpoch {
@@ -194,6 +220,16 @@ impl ProducerStateManager {
         }
         if origin != AppendOrigin::Client {
             return Ok(LeaderBatchCheck::Append);
+        }
+        if let Some(verifying) = self.verification_states.get(&producer_id)
+            && first_seq > verifying.lowest_sequence
+        {
+            return Err(ProducerStateError::OutOfOrderSequence {
+                message: format!(
+                    "Out of order sequence number for producer {producer_id} at offset {first_offset} in partition {}: {first_seq} (incoming seq. number), {} (earliest seen sequence)",
+                    self.topic_partition, verifying.lowest_sequence
+                ),
+            });
         }
         if epoch != current_epoch {
             if first_seq != 0 && current_epoch == NO_PRODUCER_EPOCH {
@@ -276,6 +312,10 @@ impl ProducerStateManager {
         last_offset: i64,
         marker: Option<EndTxnMarker>,
     ) -> Option<CompletedTxn> {
+        if header.is_transactional() {
+            // The transaction is open here now, or complete: either way verified.
+            self.verification_states.remove(&header.producer_id);
+        }
         let entry = self
             .producers
             .entry(header.producer_id)
@@ -359,6 +399,7 @@ impl ProducerStateManager {
     pub fn remove_expired_producers(&mut self, now_ms: i64) -> usize {
         let before = self.producers.len();
         let expiration = self.producer_id_expiration_ms;
+        self.remove_expired_verification_states(now_ms, expiration);
         self.producers.retain(|_, e| {
             !(e.current_txn_first_offset.is_none()
                 && now_ms.saturating_sub(e.last_timestamp) >= expiration)

@@ -32,7 +32,7 @@ fn leader_append(
     h: RecordBatchHeader,
     next_offset: &mut i64,
 ) -> Result<LeaderBatchCheck, ProducerStateError> {
-    let check = m.check_leader_batch(&h, *next_offset, AppendOrigin::Client, None)?;
+    let check = m.check_leader_batch(&h, *next_offset, AppendOrigin::Client, None, None)?;
     if check == LeaderBatchCheck::Append {
         let first = *next_offset;
         let last = first + i64::from(h.last_offset_delta);
@@ -167,13 +167,13 @@ fn a_plain_batch_during_the_producers_transaction_is_refused() {
     let mut h = header(7, 0, 0, 1);
     h.attributes |= TRANSACTIONAL_FLAG_MASK;
     assert_eq!(
-        m.check_leader_batch(&h, 0, AppendOrigin::Client, None),
+        m.check_leader_batch(&h, 0, AppendOrigin::Client, None, None),
         Ok(LeaderBatchCheck::Append)
     );
     m.apply_batch(&h, 0, 0, None);
     assert_eq!(m.first_unstable_offset(), Some(0));
     assert!(matches!(
-        m.check_leader_batch(&header(7, 0, 1, 1), 1, AppendOrigin::Client, None),
+        m.check_leader_batch(&header(7, 0, 1, 1), 1, AppendOrigin::Client, None, None),
         Err(ProducerStateError::InvalidTxnState { .. })
     ));
 }
@@ -197,25 +197,25 @@ fn a_marker_ends_the_transaction_and_one_from_an_older_coordinator_or_producer_i
         })
     };
     assert_eq!(
-        m.check_leader_batch(&control, 1, AppendOrigin::Coordinator, marker(5)),
+        m.check_leader_batch(&control, 1, AppendOrigin::Coordinator, marker(5), None),
         Ok(LeaderBatchCheck::Append)
     );
     m.apply_batch(&control, 1, 1, marker(5));
     let e = m.last_entry(7).unwrap();
     assert_eq!((e.current_txn_first_offset, e.coordinator_epoch), (None, 5));
     assert!(matches!(
-        m.check_leader_batch(&control, 2, AppendOrigin::Coordinator, marker(4)),
+        m.check_leader_batch(&control, 2, AppendOrigin::Coordinator, marker(4), None),
         Err(ProducerStateError::CoordinatorFenced { .. })
     ));
     let mut older = control;
     older.producer_epoch = 0;
     assert!(matches!(
-        m.check_leader_batch(&older, 2, AppendOrigin::Coordinator, marker(5)),
+        m.check_leader_batch(&older, 2, AppendOrigin::Coordinator, marker(5), None),
         Err(ProducerStateError::InvalidProducerEpoch { .. })
     ));
     // A follower takes what its leader wrote.
     assert_eq!(
-        m.check_leader_batch(&older, 2, AppendOrigin::Replication, marker(4)),
+        m.check_leader_batch(&older, 2, AppendOrigin::Replication, marker(4), None),
         Ok(LeaderBatchCheck::Append)
     );
 }
@@ -230,7 +230,13 @@ fn followers_apply_without_checks() {
     let e = m.last_entry(7).unwrap();
     assert_eq!((e.producer_epoch, e.last_seq()), (2, 51));
     assert_eq!(
-        m.check_leader_batch(&header(7, 1, 0, 1), 3, AppendOrigin::Replication, None),
+        m.check_leader_batch(
+            &header(7, 1, 0, 1),
+            3,
+            AppendOrigin::Replication,
+            None,
+            None
+        ),
         Ok(LeaderBatchCheck::Append)
     );
 }
@@ -282,7 +288,7 @@ fn snapshots_are_written_only_past_the_last_one_and_reload() {
     let mut again = manager(dir.path());
     again.truncate_and_reload(0, 5, 2000).unwrap();
     assert_eq!(again.map_end_offset(), 5);
-    match again.check_leader_batch(&header(7, 1, 0, 4), 5, AppendOrigin::Client, None) {
+    match again.check_leader_batch(&header(7, 1, 0, 4), 5, AppendOrigin::Client, None, None) {
         Ok(LeaderBatchCheck::Duplicate(b)) => assert_eq!((b.first_offset(), b.last_offset), (0, 3)),
         other => panic!("{other:?}"),
     }
@@ -330,4 +336,63 @@ fn stray_snapshots_and_deletion_before_an_offset() {
     m.truncate_fully_and_start_at(100).unwrap();
     assert!(list_snapshots(dir.path()).unwrap().is_empty());
     assert_eq!(m.map_end_offset(), 100);
+}
+
+#[test]
+fn with_verification_a_transactions_first_batch_needs_the_producers_current_guard() {
+    use crate::protocol::record::builder::ControlRecordType;
+    use crate::protocol::record::control::EndTxnMarker;
+    use crate::storage::producer_state::VerificationGuard;
+    let dir = tempfile::tempdir().unwrap();
+    let mut m = manager(dir.path());
+    let txn = |seq| {
+        let mut h = header(7, 0, seq, 1);
+        h.attributes |= TRANSACTIONAL_FLAG_MASK;
+        h
+    };
+    let check = |m: &ProducerStateManager, h: &RecordBatchHeader, guard| {
+        m.check_leader_batch(h, 0, AppendOrigin::Client, None, Some(guard))
+    };
+    let not_in_txn = |r| matches!(r, Err(ProducerStateError::InvalidTxnState { ref message }) if message == "Record was not part of an ongoing transaction");
+    // Unverified (no entry, or the sentinel): refused. Without verification on: appended.
+    assert!(not_in_txn(check(&m, &txn(0), VerificationGuard::SENTINEL)));
+    assert_eq!(
+        m.check_leader_batch(&txn(0), 0, AppendOrigin::Client, None, None),
+        Ok(LeaderBatchCheck::Append)
+    );
+    let guard = m.maybe_create_verification_state_entry(7, 0, 0, 0);
+    assert!(not_in_txn(check(&m, &txn(0), VerificationGuard::SENTINEL)));
+    assert_eq!(check(&m, &txn(0), guard), Ok(LeaderBatchCheck::Append));
+    // A higher sequence than the lowest seen while verifying is out of order.
+    assert!(matches!(
+        check(&m, &txn(1), guard),
+        Err(ProducerStateError::OutOfOrderSequence { .. })
+    ));
+    // The append clears the entry; the open transaction needs no guard from then on.
+    m.apply_batch(&txn(0), 0, 0, None);
+    assert!(m.verification_state_entry(7).is_none());
+    assert_eq!(
+        check(&m, &txn(1), VerificationGuard::SENTINEL),
+        Ok(LeaderBatchCheck::Append)
+    );
+    m.apply_batch(&txn(1), 1, 1, None);
+    let mut control = header(7, 0, -1, 1);
+    control.attributes |= TRANSACTIONAL_FLAG_MASK | CONTROL_FLAG_MASK;
+    let marker = |kind| {
+        Some(EndTxnMarker {
+            kind,
+            coordinator_epoch: 0,
+        })
+    };
+    m.apply_batch(&control, 2, 2, marker(ControlRecordType::Commit));
+    // ABA: the next transaction is verified, then aborted (its marker lands) before the
+    // append: the late append's guard went with the marker.
+    let guard = m.maybe_create_verification_state_entry(7, 2, 0, 0);
+    m.apply_batch(&control, 3, 3, marker(ControlRecordType::Abort));
+    assert!(not_in_txn(check(&m, &txn(2), guard)));
+    // A follower takes what its leader wrote.
+    assert_eq!(
+        m.check_leader_batch(&txn(2), 4, AppendOrigin::Replication, None, Some(guard)),
+        Ok(LeaderBatchCheck::Append)
+    );
 }

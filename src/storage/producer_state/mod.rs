@@ -9,6 +9,7 @@
 //! - [`rebuild`]: loading and replaying at log load and after truncation.
 //! - [`transactions`]: the open and not yet replicated transactions, the first unstable
 //!   offset, and what an aborted one's `.txnindex` entry records.
+//! - [`verification`]: KIP-890's verification guards for a transaction's first batch.
 //! - `log_ops`: the `UnifiedLog` side: checks on leader appends, updates on follower appends,
 //!   snapshots at roll and close, expiration, snapshot retention.
 //!
@@ -20,12 +21,14 @@ pub mod manager;
 pub mod rebuild;
 pub mod snapshot;
 pub mod transactions;
+pub mod verification;
 
 pub use entry::{BatchMetadata, NUM_BATCHES_TO_RETAIN, ProducerStateEntry};
 pub use manager::{
     DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateError, ProducerStateManager,
 };
 pub use transactions::CompletedTxn;
+pub use verification::{VerificationGuard, VerificationStateEntry};
 
 use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::control::{ControlRecord, EndTxnMarker, read_control_record};

@@ -117,6 +117,7 @@ impl TransactionStateManager {
         let entry = AppendEntry {
             topic_partition: TopicPartition::new(TRANSACTION_STATE_TOPIC_NAME, index),
             records: Bytes::from(bytes),
+            verification_guard: None,
         };
         let result = self.replica_manager.append_records(
             AppendParams::coordinator(self.config.request_timeout_ms),

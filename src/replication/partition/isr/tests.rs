@@ -127,6 +127,7 @@ fn produce(f: &Fixture, n: usize) {
     let entry = AppendEntry {
         topic_partition: tp(),
         records: Bytes::from(b.build().unwrap()),
+        verification_guard: None,
     };
     let ProduceResult::Ready(answers) =
         f.rm.append_records(AppendParams::client(1_000, 1), vec![entry])

@@ -65,6 +65,7 @@ fn produce(rm: &ReplicaManager, seed: u8) {
         vec![AppendEntry {
             topic_partition: tp(),
             records: Bytes::from(b.build().unwrap()),
+            verification_guard: None,
         }],
     ) else {
         panic!("acks=1 answers at once");
