@@ -54,8 +54,8 @@ pub struct SegmentView {
     /// The first batch's max timestamp, `i64::MAX` when none.
     pub first_batch_timestamp: i64,
     pub last_modified_ms: i64,
-    /// The segment's `.txnindex` entries: the cleaned segment that replaces it carries them
-    /// (the markers and aborted records stay).
+    /// The segment's `.txnindex` entries: where the cleaner finds the aborted transactions of
+    /// what it cleans.
     pub aborted_txns: Vec<AbortedTxn>,
 }
 

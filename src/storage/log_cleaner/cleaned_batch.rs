@@ -13,6 +13,7 @@
 //!   first kept record's timestamp; its max timestamp the kept records' largest (the original
 //!   one under `LogAppendTime`). A tombstone kept in a batch that had no horizon sets it to
 //!   `now + delete.retention.ms`; a later cleaning past the horizon drops the tombstone;
+//! - a transaction marker whose transaction has no data left gets a delete horizon the same way;
 //! - nothing kept: the batch is dropped, except that a batch the producer state still needs
 //!   (`RetainEmpty`) keeps a 61-byte header with no records (Kafka's `writeEmptyHeader`).
 
@@ -69,6 +70,9 @@ pub struct FilterParams {
     pub now_ms: i64,
     pub delete_retention_ms: i64,
     pub max_decompressed_bytes: usize,
+    /// A marker whose transaction has no data left (Kafka's `containsMarkerForEmptyTxn`): kept
+    /// now, it gets a delete horizon as a kept tombstone does, and goes once that passes.
+    pub contains_marker_for_empty_txn: bool,
 }
 
 /// What filtering read and kept.
@@ -135,7 +139,8 @@ pub fn filter_batch<'a>(
         };
         return Ok((outcome, counts));
     }
-    let need_delete_horizon = contains_tombstones && !header.has_delete_horizon();
+    let need_delete_horizon = (contains_tombstones || params.contains_marker_for_empty_txn)
+        && !header.has_delete_horizon();
     if kept.len() == counts.records_read && !need_delete_horizon {
         return Ok((Filtered::Original(batch), counts));
     }
@@ -263,6 +268,7 @@ mod tests {
             now_ms: 10_000,
             delete_retention_ms: 500,
             max_decompressed_bytes: 1 << 20,
+            contains_marker_for_empty_txn: false,
         }
     }
 

@@ -4,10 +4,12 @@
 //!
 //! A record is kept when it is above the map's last offset (not deduplicated this round), or
 //! when it is its key's latest record and has a value or is a tombstone whose batch's delete
-//! horizon has not passed. Records without a key are dropped. Control batches are kept, and the
-//! replaced segments' aborted transactions are indexed in the cleaned one (aborted records are
-//! compacted as any others; Kafka's removal of aborted data and of markers is not done yet).
-//! Legacy (magic 0/1) entries are copied as they are.
+//! horizon has not passed. Records without a key are dropped. Transactions as Kafka's cleaner
+//! treats them (`cleaned_transactions`): aborted data never enters the offset map and is
+//! dropped; a marker stays while data of its transaction does (an abort's `.txnindex` entry
+//! moving to the cleaned segment with it), and once none does it gets a delete horizon and goes
+//! after it. A producer's last batch keeps at least its header. Legacy (magic 0/1) entries are
+//! copied as they are.
 //!
 //! The log's lock is taken twice per group at most: for the snapshot of its segments at the
 //! start, and for the swap. Reading the sealed segments and writing the cleaned ones happen
@@ -24,6 +26,7 @@ use crate::protocol::record::batch::{MAGIC_V2, RecordBatchHeader};
 use crate::protocol::record::records::{batch_records, for_each_record};
 
 use super::cleaned_batch::{BatchRetention, FilterParams, Filtered, RecordView, filter_batch};
+use super::cleaned_transactions::{CleanedTransactionMetadata, collect_aborted_transactions};
 use super::cleaner_manager::LogToClean;
 use super::offset_map::SkimpyOffsetMap;
 use super::throttler::Throttler;
@@ -152,6 +155,8 @@ impl Cleaner {
     ) -> Result<(), StorageError> {
         self.offset_map.clear();
         let max_desired = (self.offset_map.slots() as f64 * self.dup_buffer_load_factor) as usize;
+        let mut transactions =
+            CleanedTransactionMetadata::new(collect_aborted_transactions(log, start, end));
         for segment in log.segments_in(start, end) {
             check_done()?;
             let mut scanner = segment.records.scanner(0, self.io_buffer_size);
@@ -161,7 +166,14 @@ impl Cleaner {
                 let last_offset = entry.last_offset();
                 if entry.magic >= MAGIC_V2 {
                     let header = RecordBatchHeader::parse(entry.bytes)?;
-                    if !header.is_control() {
+                    let aborted = if header.is_control() {
+                        transactions.on_control_batch_read(entry.bytes, &header)?;
+                        true
+                    } else {
+                        // An aborted record must not make a committed one look outdated.
+                        transactions.on_batch_read(&header)
+                    };
+                    if !aborted {
                         let records =
                             batch_records(entry.bytes, &header, MAX_DECOMPRESSED_BATCH_BYTES)?;
                         let mut full = false;
@@ -218,12 +230,25 @@ impl Cleaner {
                 now_ms,
             )?);
             let mut next_offset = first.base_offset;
+            let upper = log
+                .segments
+                .iter()
+                .find(|s| s.base_offset > last.base_offset)
+                .map_or(log.log_end_offset, |s| s.base_offset);
+            let mut transactions = CleanedTransactionMetadata::new(collect_aborted_transactions(
+                log,
+                first.base_offset,
+                upper,
+            ));
             for segment in group {
                 check_done()?;
                 let cleaned = &mut created[0];
-                if let Some(n) =
-                    self.clean_into(log, segment, cleaned, producers, now_ms, stats, check_done)?
-                {
+                let into = CleanInto {
+                    producers,
+                    transactions: &mut transactions,
+                    now_ms,
+                };
+                if let Some(n) = self.clean_into(log, segment, cleaned, into, stats, check_done)? {
                     next_offset = n;
                 }
             }
@@ -237,10 +262,9 @@ impl Cleaner {
                     now_ms,
                 )?);
             }
-            // The aborted transactions of the replaced segments stay indexed: their markers are
-            // kept, and so are their records (this cleaner does not drop aborted data).
-            for txn in group.iter().flat_map(|g| &g.aborted_txns) {
-                created[0].txn_index_mut().append(*txn)?;
+            // The aborted transactions whose markers stay, with some of their data.
+            for txn in transactions.take_cleaned_index() {
+                created[0].txn_index_mut().append(txn)?;
             }
             for segment in &mut created {
                 segment.on_become_inactive_segment()?;
@@ -270,17 +294,20 @@ impl Cleaner {
 
     /// Kafka's `cleanInto`: the kept part of `source`, batch by batch, appended to `dest`.
     /// Returns the offset after the last batch written, if any.
-    #[allow(clippy::too_many_arguments)]
     fn clean_into(
         &mut self,
         log: &LogSnapshot,
         source: &SegmentView,
         dest: &mut LogSegment,
-        producers: &HashMap<i64, LastRecord>,
-        now_ms: i64,
+        into: CleanInto<'_>,
         stats: &mut CleanerStats,
         check_done: CheckDone<'_>,
     ) -> Result<Option<i64>, StorageError> {
+        let CleanInto {
+            producers,
+            transactions,
+            now_ms,
+        } = into;
         let mut scanner = source.records.scanner(0, self.io_buffer_size);
         let mut next_offset = None;
         let latest = self.offset_map.latest_offset();
@@ -292,9 +319,23 @@ impl Cleaner {
                 Filtered::Original(entry.bytes)
             } else {
                 let header = RecordBatchHeader::parse(entry.bytes)?;
+                // Kafka's `checkBatchRetention`: markers piggy-back on the tombstones' delete
+                // horizon, and none goes before all of its transaction's data has.
+                let can_discard = if header.is_control() {
+                    transactions.on_control_batch_read(entry.bytes, &header)?
+                } else {
+                    transactions.on_batch_read(&header)
+                };
+                let discard_records = if header.is_control() {
+                    can_discard && header.has_delete_horizon() && header.base_timestamp <= now_ms
+                } else {
+                    can_discard
+                };
                 let retention =
                     if header.has_producer_id() && is_last_of_producer(&header, producers) {
                         BatchRetention::RetainEmpty
+                    } else if discard_records {
+                        BatchRetention::Delete
                     } else {
                         BatchRetention::DeleteEmpty
                     };
@@ -303,12 +344,21 @@ impl Cleaner {
                     now_ms,
                     delete_retention_ms: log.config.delete_retention_ms,
                     max_decompressed_bytes: MAX_DECOMPRESSED_BATCH_BYTES,
+                    contains_marker_for_empty_txn: can_discard && header.is_control(),
                 };
                 let map = &mut self.offset_map;
                 let mut invalid = 0u64;
                 let (out, counts) = filter_batch(entry.bytes, &header, params, |record| {
-                    header.is_control()
-                        || should_retain_record(map, latest, &header, record, now_ms, &mut invalid)
+                    !discard_records
+                        && (header.is_control()
+                            || should_retain_record(
+                                map,
+                                latest,
+                                &header,
+                                record,
+                                now_ms,
+                                &mut invalid,
+                            ))
                 })?;
                 stats.invalid_messages += invalid;
                 stats.messages_read += counts.records_read as u64;
@@ -344,6 +394,13 @@ impl Cleaner {
         }
         Ok(next_offset)
     }
+}
+
+/// What `clean_into` decides with beside the offset map.
+struct CleanInto<'a> {
+    producers: &'a HashMap<i64, LastRecord>,
+    transactions: &'a mut CleanedTransactionMetadata,
+    now_ms: i64,
 }
 
 /// A fresh `<base>.log.cleaned` with its indexes, stale ones from an earlier attempt removed.

@@ -9,11 +9,13 @@
 //!
 //! - [`offset_map`]: key hash → latest offset, bounded by `log.cleaner.dedupe.buffer.size`.
 //! - [`cleaned_batch`]: one batch filtered and rebuilt with Kafka's batch semantics.
+//! - [`cleaned_transactions`]: aborted data and removable markers, from the `.txnindex` files.
 //! - [`cleaner`]: building the map, grouping segments, writing cleaned segments, the swap.
 //! - [`cleaner_manager`]: choosing the log, the cleaning states, `cleaner-offset-checkpoint`.
 //! - [`throttler`]: the `log.cleaner.io.max.bytes.per.second` limit.
 
 pub mod cleaned_batch;
+pub mod cleaned_transactions;
 pub mod cleaner;
 pub mod cleaner_manager;
 pub mod offset_map;
