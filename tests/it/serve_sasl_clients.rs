@@ -35,7 +35,7 @@ pub(crate) const SCRAM_JAAS: &str =
 
 /// A PLAINTEXT listener on `{port}` and a SASL_PLAINTEXT one on `{port2}` with PLAIN (the JAAS
 /// config's users) and SCRAM-SHA-512 (the users in `/config/users`).
-fn sasl_overrides() -> Vec<(&'static str, &'static str)> {
+pub(crate) fn sasl_overrides() -> Vec<(&'static str, &'static str)> {
     vec![
         (
             "listeners",
@@ -149,15 +149,26 @@ pub(crate) fn sasl_check(broker: &TestBroker, client: &str, args: &[&str]) -> se
 /// A SCRAM-SHA-512 login over a raw connection to `port`, with kcli's own client state machine;
 /// the authenticated connection, or the broker's error message (the connection was closed).
 pub(crate) fn scram_connect(port: u16, user: &str, password: &str) -> Result<KafkaConn, String> {
+    sasl_connect(port, "SCRAM-SHA-512", user, password)
+}
+
+/// A raw connection to the SASL listener on `port`, authenticated as `user` with `mechanism`
+/// (SaslHandshake v1, then SaslAuthenticate); the broker's message when it refuses.
+pub(crate) fn sasl_connect(
+    port: u16,
+    mechanism: &str,
+    user: &str,
+    password: &str,
+) -> Result<KafkaConn, String> {
     let mut conn = KafkaConn::connect(port);
     let handshake = RequestKind::SaslHandshake(SaslHandshakeRequest {
-        mechanism: StrBytes::from("SCRAM-SHA-512"),
+        mechanism: StrBytes::from(mechanism.to_string()),
     });
     let ResponseKind::SaslHandshake(answer) = conn.call(&handshake, 1) else {
         panic!("no SaslHandshake response");
     };
     assert_eq!(answer.error_code, 0);
-    let mut client = new_sasl_client("SCRAM-SHA-512", user, password).unwrap();
+    let mut client = new_sasl_client(mechanism, user, password).unwrap();
     let mut token = client.initial_response().unwrap();
     loop {
         let request = RequestKind::SaslAuthenticate(SaslAuthenticateRequest {

@@ -9,6 +9,7 @@ mod cluster;
 mod raw;
 mod sasl;
 mod tls;
+mod transactions;
 
 use std::process::Command;
 use std::time::Duration;
