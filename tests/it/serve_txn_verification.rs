@@ -43,7 +43,7 @@ const LATEST: i64 = -1;
 
 /// Retries `call` while the coordinator is loading or busy (COORDINATOR_LOAD_IN_PROGRESS,
 /// COORDINATOR_NOT_AVAILABLE, NOT_COORDINATOR, CONCURRENT_TRANSACTIONS); its last answer.
-fn settled<T>(what: &str, mut call: impl FnMut() -> (i16, T)) -> T {
+pub(crate) fn settled<T>(what: &str, mut call: impl FnMut() -> (i16, T)) -> T {
     wait_until(what, Duration::from_secs(30), || {
         let (code, value) = call();
         match code {
@@ -54,7 +54,7 @@ fn settled<T>(what: &str, mut call: impl FnMut() -> (i16, T)) -> T {
     })
 }
 
-fn find_coordinator(conn: &mut KafkaConn, key: &str, key_type: i8) -> i16 {
+pub(crate) fn find_coordinator(conn: &mut KafkaConn, key: &str, key_type: i8) -> i16 {
     let request = RequestKind::FindCoordinator(FindCoordinatorRequest {
         key: StrBytes::from(key),
         key_type,
@@ -67,13 +67,24 @@ fn find_coordinator(conn: &mut KafkaConn, key: &str, key_type: i8) -> i16 {
 }
 
 fn transactional_batch(pid: i64, epoch: i16, seq: i32, value: &str) -> Vec<u8> {
+    transactional_batch_at(pid, epoch, seq, value, now_ms())
+}
+
+/// A transactional batch of one record stamped `timestamp`.
+pub(crate) fn transactional_batch_at(
+    pid: i64,
+    epoch: i16,
+    seq: i32,
+    value: &str,
+    timestamp: i64,
+) -> Vec<u8> {
     let mut b = RecordBatchBuilder::new(CompressionType::None);
     b.producer_id = pid;
     b.producer_epoch = epoch;
     b.base_sequence = seq;
     b.is_transactional = true;
     b.records = vec![SimpleRecord::new(
-        now_ms(),
+        timestamp,
         None,
         Some(value.as_bytes().to_vec()),
     )];
@@ -82,9 +93,20 @@ fn transactional_batch(pid: i64, epoch: i16, seq: i32, value: &str) -> Vec<u8> {
 
 /// A Produce of one batch under `transactional_id` at `version`: (error code, base offset,
 /// message).
-fn produce(
+pub(crate) fn produce(
     conn: &mut KafkaConn,
     version: i16,
+    transactional_id: &str,
+    batch: Vec<u8>,
+) -> (i16, i64, Option<String>) {
+    produce_to(conn, version, TOPIC, transactional_id, batch)
+}
+
+/// [`produce`] to partition 0 of `topic`.
+pub(crate) fn produce_to(
+    conn: &mut KafkaConn,
+    version: i16,
+    topic: &str,
     transactional_id: &str,
     batch: Vec<u8>,
 ) -> (i16, i64, Option<String>) {
@@ -93,7 +115,7 @@ fn produce(
         acks: -1,
         timeout_ms: 10_000,
         topic_data: vec![TopicProduceData {
-            name: StrBytes::from(TOPIC),
+            name: StrBytes::from(topic.to_string()),
             partition_data: vec![PartitionProduceData {
                 index: 0,
                 records: Some(Bytes::from(batch)),
@@ -164,7 +186,7 @@ fn ends(conn: &mut KafkaConn) -> (i64, i64) {
     (latest(conn, 0), latest(conn, 1))
 }
 
-fn init_producer_id(conn: &mut KafkaConn, transactional_id: &str) -> (i64, i16) {
+pub(crate) fn init_producer_id(conn: &mut KafkaConn, transactional_id: &str) -> (i64, i16) {
     settled("InitProducerId", || {
         let request = RequestKind::InitProducerId(InitProducerIdRequest {
             transactional_id: Some(StrBytes::from(transactional_id)),

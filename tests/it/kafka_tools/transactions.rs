@@ -4,7 +4,9 @@
 //! FindCoordinator, DescribeTransactions), `describe-producers` shows its open transaction's
 //! start offset on the partition (DescribeProducers), and `abort --start-offset` writes an ABORT
 //! marker there (WriteTxnMarkers from the admin client): the partition's last stable offset
-//! moves to its end and a read_committed consumer reads nothing of it.
+//! moves to its end and a read_committed consumer reads nothing of it. `find-hanging` finds a
+//! transaction its coordinator does not know (written with verification off, 20 minutes old),
+//! and `abort` releases it.
 
 use std::time::{Duration, Instant};
 
@@ -119,4 +121,81 @@ fn kafka_transactions_tool_lists_describes_and_aborts_a_hanging_transaction() {
         std::thread::sleep(Duration::from_millis(50));
     }
     drop(producer);
+}
+
+/// A transaction only its partition knows: with `transaction.partition.verification.enable`
+/// off, a batch under a transactional id whose coordinator never heard of the partition opens
+/// it, and nothing will ever end it. `find-hanging` reports it once it is older than the
+/// longest transaction timeout (its records are stamped 20 minutes ago; the default bound is
+/// 15 minutes) and `abort` ends it.
+#[test]
+fn kafka_transactions_tool_finds_and_aborts_a_transaction_its_coordinator_does_not_know() {
+    use crate::serve_txn_verification::{
+        find_coordinator, init_producer_id, produce_to, settled, transactional_batch_at,
+    };
+    let mut overrides = support::BROKER.to_vec();
+    overrides.push(("transaction.partition.verification.enable", "false"));
+    let broker = TestBroker::start(&overrides);
+    let mut conn = KafkaConn::connect(broker.port());
+    crate::serve_support::auto_create_topic(&mut conn, TOPIC);
+    settled("the coordinator", || {
+        (find_coordinator(&mut conn, "ghost", 1), ())
+    });
+    let (pid, epoch) = init_producer_id(&mut conn, "ghost");
+    let twenty_minutes_ago = crate::serve_support::now_ms() - 20 * 60_000;
+    let batch = transactional_batch_at(pid, epoch, 0, "lost", twenty_minutes_ago);
+    assert_eq!(produce_to(&mut conn, 11, TOPIC, "ghost", batch).0, 0);
+    assert_eq!(
+        read_committed_end(&broker),
+        0,
+        "pinned by the hanging transaction"
+    );
+
+    let out = tool(&broker, &["find-hanging", "--broker-id", "0"]);
+    // Topic Partition ProducerId ProducerEpoch CoordinatorEpoch StartOffset LastTimestamp
+    // Duration(min)
+    let rows: Vec<Vec<&str>> = out
+        .lines()
+        .skip(1)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), 1, "{out}");
+    assert_eq!(rows[0][..3], [TOPIC, "0", &pid.to_string()], "{out}");
+    assert_eq!(rows[0][5], "0", "start offset: {out}");
+    assert_eq!(rows[0][7], "20", "minutes open: {out}");
+    // Within a longer bound it is not yet suspect.
+    let out = tool(
+        &broker,
+        &[
+            "find-hanging",
+            "--broker-id",
+            "0",
+            "--max-transaction-timeout",
+            "30",
+        ],
+    );
+    assert_eq!(out.lines().count(), 1, "only the header: {out}");
+
+    tool(
+        &broker,
+        &[
+            "abort",
+            "--topic",
+            TOPIC,
+            "--partition",
+            "0",
+            "--start-offset",
+            "0",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while read_committed_end(&broker) != 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the abort did not release the partition"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = tool(&broker, &["find-hanging", "--broker-id", "0"]);
+    assert_eq!(out.lines().count(), 1, "nothing hangs any more: {out}");
 }
