@@ -237,6 +237,15 @@ fn topic_response(
     include_ops: bool,
 ) -> MetadataResponseTopic {
     let alive = apis.metadata_cache.alive_broker_ids();
+    // The live brokers this listener reaches: a leader without an endpoint here is as good as
+    // none to this client.
+    let reachable: Vec<i32> = apis
+        .metadata_cache
+        .alive_brokers()
+        .into_iter()
+        .filter(|b| b.endpoint(&ctx.listener_name).is_some())
+        .map(|b| b.id)
+        .collect();
     let partitions = t
         .partitions
         .iter()
@@ -247,15 +256,25 @@ fn topic_response(
                 .copied()
                 .filter(|r| !alive.contains(r) || p.offline_replicas.contains(r))
                 .collect();
-            let error = if p.leader == -1 || !alive.contains(&p.leader) {
-                ErrorCode::LeaderNotAvailable
+            // Kafka's `getPartitionMetadata`: a leader that is not alive, or has no endpoint
+            // on this listener, is answered as none (-1), so clients wait for the next one
+            // instead of connecting to a dead broker.
+            let (error, leader_id) = if p.leader == -1 || !alive.contains(&p.leader) {
+                (ErrorCode::LeaderNotAvailable, -1)
+            } else if !reachable.contains(&p.leader) {
+                let error = if ctx.api_version >= 6 {
+                    ErrorCode::ListenerNotFound
+                } else {
+                    ErrorCode::LeaderNotAvailable
+                };
+                (error, -1)
             } else {
-                ErrorCode::None
+                (ErrorCode::None, p.leader)
             };
             MetadataResponsePartition {
                 error_code: error.code(),
                 partition_index: *index,
-                leader_id: p.leader,
+                leader_id,
                 leader_epoch: p.leader_epoch,
                 replica_nodes: p.replicas.clone(),
                 isr_nodes: p.isr.clone(),

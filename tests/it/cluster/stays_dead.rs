@@ -3,13 +3,14 @@
 //! and accepts the other leaders' ISR shrinks (AlterPartition at the partition epoch they hold),
 //! so the dead broker leaves every ISR in ZooKeeper and idempotent acks=all writes go on through
 //! the live brokers. With two of three dead and `min.insync.replicas=2`, acks=all is refused with
-//! NOT_ENOUGH_REPLICAS, and served again once one of them returns. Each case runs on kcli's
+//! NOT_ENOUGH_REPLICAS, and served again once one of them returns. A partition whose only
+//! replica died is answered by every live broker with no leader, not the dead one. Each case runs on kcli's
 //! brokers ([`kcli`]) and on Kafka 3.9.1's ([`kafka`]) with the same schedule and checks.
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use super::create_topic;
+use super::{create_topic, create_topic_assigned};
 use crate::serve_support::{KafkaConn, batch_of, produce_request, produce_result};
 use crate::support::availability::time_until_writable;
 use crate::support::cluster::{SESSION_TIMEOUT, TestCluster, metadata_at, wait_until};
@@ -21,6 +22,9 @@ const PROBE: &str = "probe";
 const PARTITIONS: i32 = 6;
 const PARTITION_COUNT: usize = 6;
 const NOT_ENOUGH_REPLICAS: i16 = 19;
+const LEADER_NOT_AVAILABLE: i16 = 5;
+/// A one-replica topic on the broker killed for good.
+const SOLO: &str = "solo";
 
 /// Three kcli brokers or three Kafka brokers with these settings.
 type Start = fn(&[(&str, &str)]) -> TestCluster;
@@ -173,6 +177,12 @@ fn broker_killed_for_good(brokers: Start) {
         led > 0 && led < PARTITION_COUNT,
         "broker {dead} leads {led}"
     );
+    // A partition with no replica but the victim: nobody can lead it.
+    create_topic_assigned(&cluster, SOLO, &[&[dead]]);
+    wait_until("the solo partition led", recovery_limit(), || {
+        let view = metadata_at(cluster.addr(controller))?;
+        (view.topics.get(SOLO)?.1.get(&0)?.leader == dead).then_some(())
+    });
     let killed = Instant::now();
     cluster.kill9(dead);
 
@@ -180,6 +190,15 @@ fn broker_killed_for_good(brokers: Start) {
     wait_for_isrs_of(&cluster, &alive);
     assert_eq!(cluster.controller_id(), Some(controller));
     assert_acks_all_goes_on(&cluster, &alive);
+    // Every live broker answers it with no leader (-1, LEADER_NOT_AVAILABLE), never the dead
+    // broker's id, which clients would keep connecting to.
+    for id in &alive {
+        wait_until("the solo partition leaderless", recovery_limit(), || {
+            let view = metadata_at(cluster.addr(*id))?;
+            let p = view.topics.get(SOLO)?.1.get(&0)?.clone();
+            (p.leader == -1 && p.error_code == LEADER_NOT_AVAILABLE).then_some(())
+        });
+    }
 }
 
 /// `(error code, base offset)` of one acks=-1 produce of `value` to the broker at `at`.
