@@ -11,7 +11,9 @@
 //! listener on SASL_PLAINTEXT with SCRAM-SHA-512 ([`sasl`]); a broker's failed log dir handed to
 //! the controller ([`log_dirs`]); a broker out of file descriptors refusing its replicas of a
 //! topic, which go offline once ([`open_files`]); transactions committed, aborted and fenced
-//! across brokers, their markers and aborts replicated ([`transactions`]). The load and its check are in
+//! across brokers, their markers and aborts replicated ([`transactions`]); a Kafka Streams
+//! application with exactly_once_v2 counting exactly once through the kill -9 of one of its
+//! instances and of a transaction coordinator ([`streams_eos`]). The load and its check are in
 //! `support::produce_load`.
 
 mod coordinator;
@@ -29,6 +31,7 @@ mod replication;
 mod sasl;
 mod slow_links;
 mod stays_dead;
+mod streams_eos;
 mod tls;
 mod transactions;
 mod truncation;

@@ -65,7 +65,7 @@ fn java_transactions_on_three_brokers_replicate_their_markers_and_aborts() {
 }
 
 /// The transaction coordinator of `id` as broker `addr` answers FindCoordinator (key type 1).
-fn coordinator_of(addr: std::net::SocketAddr, id: &str) -> Option<i32> {
+pub(super) fn coordinator_of(addr: std::net::SocketAddr, id: &str) -> Option<i32> {
     use kcli::protocol::codec::StrBytes;
     use kcli::protocol::messages::find_coordinator_request::FindCoordinatorRequest;
     use kcli::protocol::messages::{RequestKind, ResponseKind};

@@ -103,12 +103,9 @@ fn confluent_kafka_transactions() {
     assert_eq!(s["read_uncommitted"], 2 * 7, "{s}");
 }
 
-/// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
-/// transactional producer's initTransactions, and a group-less KafkaConsumer
-/// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
-/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch` and runs
-/// it with `args`; returns its summary, which must say ok.
-pub(crate) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> serde_json::Value {
+/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch`; returns
+/// the classpath that runs it.
+pub(crate) fn compile_java_driver(class: &str, scratch: &Path) -> String {
     let jars = repo().join(".tools/kafka-3.9.1");
     assert!(
         jars.join(".complete").exists(),
@@ -124,19 +121,61 @@ pub(crate) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> ser
         .arg(repo().join(format!("tests/clients/java/{class}.java")));
     let (code, _, err) = run_within(javac, b"", CLIENT_LIMIT);
     assert_eq!(code, 0, "javac {class}: {err}");
+    format!("{}:{classpath}", classes.display())
+}
+
+/// `java` running `class` on `classpath` with `args`, with a small heap and the quick compiler.
+pub(crate) fn java_command(classpath: &str, class: &str, args: &[&str]) -> Command {
     let mut java = Command::new("java");
     java.args([
         "-XX:+UseSerialGC",
         "-XX:TieredStopAtLevel=1",
         "-Xmx256m",
         "-cp",
+        classpath,
+        class,
     ])
-    .arg(format!("{}:{classpath}", classes.display()))
-    .arg(class)
-    .args(args);
-    run_driver(java, class)
+    .args(args)
+    .current_dir(repo());
+    java
 }
 
+/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch` and runs
+/// it with `args`; returns its summary, which must say ok.
+pub(crate) fn run_java_driver(class: &str, args: &[&str], scratch: &Path) -> serde_json::Value {
+    let classpath = compile_java_driver(class, scratch);
+    run_driver(java_command(&classpath, class, args), class)
+}
+
+/// Starts a Java driver that runs until it is killed (one compiled by [`compile_java_driver`]),
+/// the caller killing it by its PID. Its stdout and stderr are appended to `dir`/java.log, so a
+/// restart keeps what the killed one said, and RocksDB unpacks its native library into `dir`
+/// rather than /tmp, where a killed JVM would leave it.
+pub(crate) fn spawn_java_driver(
+    classpath: &str,
+    class: &str,
+    args: &[&str],
+    dir: &Path,
+) -> std::process::Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("java.log"))
+        .unwrap();
+    java_command(classpath, class, args)
+        .env("ROCKSDB_SHAREDLIB_DIR", dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| {
+            panic!("java {class}: {e} (tests/run installs the tools the tests run)")
+        })
+}
+
+/// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
+/// transactional producer's initTransactions, and a group-less KafkaConsumer
+/// (tests/clients/java/ClientCheck.java, compiled here against Kafka's jars).
 #[test]
 fn java_client_check() {
     let broker = driver_broker();
