@@ -9,8 +9,8 @@
 //   is counted once and written once however instances and brokers die: COUNT equals SEQ in every
 //   committed output record. Internal topics get 3 replicas; the state dir, which holds the
 //   instance's process id (and so its transactional id, APP_ID-PROCESS_ID-1) across restarts, is
-//   STATE_DIR. State changes go to stderr; an uncaught exception halts with 1, for an instance
-//   must survive a broker's death.
+//   STATE_DIR. State changes go to stderr, with the time; an uncaught exception halts with 1,
+//   for an instance must survive a broker's death.
 //
 // StreamsEosCheck read BOOTSTRAP TOPIC...
 //   Waits until no transaction is open on any partition of each TOPIC (its read_committed end
@@ -22,8 +22,8 @@
 // Prints one JSON line on stdout and exits 0 (read), or prints one line starting with "FAIL:" on
 // stderr and exits 1 (2 on a usage error, 3 when the overall deadline passes).
 
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -162,7 +162,7 @@ public class StreamsEosCheck {
     KafkaStreams streams = new KafkaStreams(builder.build(), p);
     streams.setStateListener(
         (now, before) -> {
-          System.err.println("state " + before + " -> " + now);
+          System.err.println(Instant.now() + " state " + before + " -> " + now);
           System.err.flush();
         });
     streams.setUncaughtExceptionHandler(

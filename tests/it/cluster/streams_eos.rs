@@ -439,11 +439,13 @@ fn assert_values(topic: &str, key: &str, got: &[String], want: &[String]) {
         .count();
     panic!(
         "{topic} {key}: {} values, {} expected; first difference at index {first:?} \
-         ({:?} for {:?}); {missing} missing; doubled: {doubled:?}",
+         ({:?} for {:?}); {missing} missing; {} doubled, the first {:?}",
         got.len(),
         want.len(),
         first.map(|i| &got[i]),
         first.map(|i| &want[i]),
+        doubled.len(),
+        &doubled[..doubled.len().min(10)],
     );
 }
 
