@@ -12,9 +12,13 @@
 #   txn:        Kafka's ProducerPerformance with a transactional id (1 KiB records, a commit
 #               every TXN_MS ms, default 100), then librdkafka's consumer reading partition 0
 #               read_committed (its default); median of RUNS_TXN runs (kcli and kafka only);
+#   txncommit:  benches/serve/TxnBench.java (kafka-clients 3.9.1): TXN_RECORDS 1 KiB records in
+#               transactions of TXN_PER_COMMIT (default 1000) with commitTransaction() timed,
+#               then TXN_VISIBLE one-record transactions timed from commit until read_committed
+#               ListOffsets sees them; median of RUNS_TXN runs (kcli and kafka only);
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
-#        SECTIONS="throughput rss latency recompress txn" (default all) picks the tables to make.
+#        SECTIONS="throughput rss latency recompress txn txncommit" (default all) picks the tables.
 # Needs: benches/serve/build-tools.sh, tests/install-kafka-tools. Everything on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,10 +33,13 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
-SECTIONS=${SECTIONS:-throughput rss latency recompress txn}
+SECTIONS=${SECTIONS:-throughput rss latency recompress txn txncommit}
 RUNS_RC=${RUNS_RC:-3}
 RUNS_TXN=${RUNS_TXN:-3}
 TXN_MS=${TXN_MS:-100}
+TXN_RECORDS=${TXN_RECORDS:-200000}
+TXN_PER_COMMIT=${TXN_PER_COMMIT:-1000}
+TXN_VISIBLE=${TXN_VISIBLE:-300}
 wants() { [[ " $SECTIONS " == *" $1 "* ]]; }
 work=$(mktemp -d)
 pids=()
@@ -213,5 +220,32 @@ for target in "${targets[@]}"; do
   done
   printf '%s\n' "${rows[@]}" | sort -n -t'|' -k1 | sed -n "$(( (RUNS_TXN + 1) / 2 ))p" |
     awk -F'|' -v t="$target" -v ms="$TXN_MS" '{printf "| %s | every %s ms | 1 KiB | %s | %s | %s |\n", t, ms, $1, $2, $3}'
+done
+fi
+
+if wants txncommit; then
+echo
+echo "| target | commits | record | transactional produce (median of $RUNS_TXN) | commitTransaction p50 / p99 | commit to read_committed p50 / p99 | broker CPU s |"
+echo "|---|---|---|---|---|---|---|"
+cp="$root/.tools/kafka-3.9.1/*"
+mkdir -p "$work/classes"
+javac -nowarn -cp "$cp" -d "$work/classes" "$root/benches/serve/TxnBench.java"
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  rows=()
+  for run in $(seq 1 "$RUNS_TXN"); do
+    "start_$target" 1 transaction.state.log.replication.factor=1 transaction.state.log.min.isr=1
+    t0=$(cpu_ticks "$BROKER_PID")
+    out=$(java -Xmx512m -cp "$work/classes:$cp" TxnBench "$BOOTSTRAP" txnc "$TXN_RECORDS" \
+      "$TXN_PER_COMMIT" "$TXN_VISIBLE" 2>/dev/null | tail -1)
+    t1=$(cpu_ticks "$BROKER_PID")
+    cpu=$(awk -v a="$t0" -v b="$t1" -v hz="$(getconf CLK_TCK)" 'BEGIN{printf "%.1f", (b-a)/hz}')
+    row=$(python3 -c 'import json,sys; d=json.loads(sys.argv[1]); print("%d msg/s|%.1f / %.1f ms|%.1f / %.1f ms" % (d["msgs_per_s"], d["commit_ms_p50"], d["commit_ms_p99"], d["visible_ms_p50"], d["visible_ms_p99"]))' "$out")
+    rows+=("$row|$cpu")
+    echo "  run: $row | $cpu" >&2
+    stop_broker
+  done
+  printf '%s\n' "${rows[@]}" | sort -n -t'|' -k1 | sed -n "$(( (RUNS_TXN + 1) / 2 ))p" |
+    awk -F'|' -v t="$target" -v n="$TXN_PER_COMMIT" '{printf "| %s | every %s records | 1 KiB | %s | %s | %s | %s |\n", t, n, $1, $2, $3, $4}'
 done
 fi
