@@ -25,7 +25,7 @@
 //! broker of the cluster serves v4. Unlike Kafka, each question keeps its own client's view of
 //! TRANSACTION_ABORTABLE (Kafka takes it from whichever question opened the batch).
 //!
-//! Lock order: `nodes`, then `clients`; neither is held across an await.
+//! `nodes` is never held across an await.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -36,7 +36,7 @@ use tokio_util::task::TaskTracker;
 
 use crate::cluster::sync::lock;
 use crate::cluster::{BrokerId, TRANSACTION_STATE_TOPIC_NAME, TopicPartition};
-use crate::network::{ClientSecurity, NetworkClient, NetworkClientConfig};
+use crate::network::ClientSecurity;
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::add_partitions_to_txn_request::{
@@ -45,6 +45,7 @@ use crate::protocol::messages::add_partitions_to_txn_request::{
 use crate::protocol::messages::add_partitions_to_txn_response::AddPartitionsToTxnResponse;
 use crate::protocol::messages::{RequestKind, ResponseKind};
 
+use super::inter_broker_clients::InterBrokerClients;
 use super::metadata_cache::MetadataCache;
 
 /// The first AddPartitionsToTxn version with `VerifyOnly` (brokers only).
@@ -82,23 +83,17 @@ struct NodeQueue {
 
 /// See the module doc.
 pub struct AddPartitionsToTxnManager {
-    broker_id: BrokerId,
-    listener: String,
-    request_timeout: Duration,
-    metadata_cache: Arc<MetadataCache>,
-    security: ClientSecurity,
+    brokers: InterBrokerClients,
     /// The transactional id's `__transaction_state` partition (the coordinator's hashing).
     partition_for: Box<dyn Fn(&str) -> i32 + Send + Sync>,
     tasks: TaskTracker,
     nodes: Mutex<HashMap<BrokerId, NodeQueue>>,
-    clients: Mutex<HashMap<String, Arc<NetworkClient>>>,
 }
 
 impl std::fmt::Debug for AddPartitionsToTxnManager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AddPartitionsToTxnManager")
-            .field("broker_id", &self.broker_id)
-            .field("listener", &self.listener)
+            .field("brokers", &self.brokers)
             .finish_non_exhaustive()
     }
 }
@@ -114,15 +109,16 @@ impl AddPartitionsToTxnManager {
         tasks: TaskTracker,
     ) -> Self {
         AddPartitionsToTxnManager {
-            broker_id,
-            listener: listener.into(),
-            request_timeout,
-            metadata_cache,
-            security,
+            brokers: InterBrokerClients::new(
+                format!("broker-{broker_id}-add-partitions-to-txn-manager"),
+                listener,
+                request_timeout,
+                metadata_cache,
+                security,
+            ),
             partition_for,
             tasks,
             nodes: Mutex::new(HashMap::new()),
-            clients: Mutex::new(HashMap::new()),
         }
     }
 
@@ -183,10 +179,11 @@ impl AddPartitionsToTxnManager {
     fn transaction_coordinator(&self, transactional_id: &str) -> Option<BrokerId> {
         let partition = (self.partition_for)(transactional_id);
         let leader = self
-            .metadata_cache
+            .brokers
+            .metadata_cache()
             .partition(TRANSACTION_STATE_TOPIC_NAME, partition)?
             .leader;
-        self.address(leader).map(|_| leader)
+        self.brokers.is_reachable(leader).then_some(leader)
     }
 
     /// Sends the waiting questions for `coordinator`, a batch at a time, until none waits.
@@ -226,14 +223,14 @@ impl AddPartitionsToTxnManager {
         coordinator: BrokerId,
         batch: &[Waiting],
     ) -> Result<AddPartitionsToTxnResponse, ErrorCode> {
-        let Some(address) = self.address(coordinator) else {
+        let Some(address) = self.brokers.address(coordinator) else {
             return Err(ErrorCode::CoordinatorNotAvailable);
         };
         let request = AddPartitionsToTxnRequest {
             transactions: batch.iter().map(|w| transaction_of(&w.question)).collect(),
             ..AddPartitionsToTxnRequest::default()
         };
-        let client = self.client(&address);
+        let client = self.brokers.client(&address);
         match client
             .send(
                 &RequestKind::AddPartitionsToTxn(request),
@@ -252,32 +249,6 @@ impl AddPartitionsToTxnManager {
                 Err(ErrorCode::NetworkException)
             }
         }
-    }
-
-    /// The address of `broker`'s inter-broker listener, if it is alive.
-    fn address(&self, broker: BrokerId) -> Option<String> {
-        let node = self
-            .metadata_cache
-            .alive_brokers()
-            .into_iter()
-            .find(|b| b.id == broker)?;
-        let endpoint = node.endpoint(&self.listener)?;
-        Some(format!("{}:{}", endpoint.host, endpoint.port))
-    }
-
-    fn client(&self, address: &str) -> Arc<NetworkClient> {
-        let mut clients = lock(&self.clients);
-        let client = clients.entry(address.to_string()).or_insert_with(|| {
-            let config = NetworkClientConfig {
-                client_id: format!("broker-{}-add-partitions-to-txn-manager", self.broker_id),
-                request_timeout: self.request_timeout,
-                authenticator: self.security.authenticator.clone(),
-                tls: self.security.tls.clone(),
-                ..NetworkClientConfig::default()
-            };
-            Arc::new(NetworkClient::new(address, config))
-        });
-        Arc::clone(client)
     }
 }
 

@@ -30,6 +30,7 @@
 //!   (WriteTxnMarkers over the inter-broker client).
 //! - [`add_partitions_to_txn_manager`]: the leaders' wire to the transaction coordinators
 //!   (KIP-890's verification of a transaction's first batch in a partition).
+//! - [`inter_broker_clients`]: the clients both of these use, one per broker address.
 //! - [`log_dir_failure_handler`]: a failed log dir's partitions offline; the halt when none is left.
 //! - [`metadata_cache`]: brokers, controller and topics as this broker knows them.
 //! - [`remote_leader_end_point`]: the replica fetchers' `LeaderEndPoint` over the inter-broker
@@ -69,6 +70,7 @@ pub mod coordinators;
 pub mod credential_provider;
 pub mod dynamic_broker_config;
 pub mod error;
+pub mod inter_broker_clients;
 pub mod kafka_apis;
 pub mod kafka_server;
 pub mod log_dir_failure_handler;

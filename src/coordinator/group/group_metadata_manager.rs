@@ -641,9 +641,13 @@ fn first_error(responses: &[PartitionResponse]) -> ErrorCode {
         .map_or(ErrorCode::UnknownServerError, |r| r.error_code)
 }
 
-/// Kafka's mapping of an append error for offset commits (`storeOffsets`' callback).
+/// Kafka's mapping of an append's or a transaction verification's error for offset commits
+/// (`maybeConvertOffsetCommitError`).
 pub fn commit_error(e: ErrorCode) -> ErrorCode {
     match e {
+        // A verification's retriable error, which every client retries without looking the
+        // coordinator up again.
+        ErrorCode::NetworkException => ErrorCode::CoordinatorLoadInProgress,
         ErrorCode::UnknownTopicOrPartition
         | ErrorCode::NotEnoughReplicas
         | ErrorCode::NotEnoughReplicasAfterAppend => ErrorCode::CoordinatorNotAvailable,

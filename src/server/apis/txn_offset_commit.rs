@@ -16,6 +16,7 @@ use std::sync::Arc;
 use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TopicPartition};
 use crate::coordinator::group::GroupCoordinator;
 use crate::coordinator::group::group_coordinator::GroupApi;
+use crate::coordinator::group::group_metadata_manager::commit_error;
 use crate::coordinator::group::group_offsets::CommitParams;
 use crate::coordinator::group::offsets_records::OffsetAndMetadata;
 use crate::coordinator::group::txn_offsets::TxnCommitParams;
@@ -188,7 +189,7 @@ impl Verifier {
                 NO_SEQUENCE,
                 params.producer_epoch,
             )
-            .map_err(|r| convert_offset_commit_error(r.error_code))?;
+            .map_err(|r| commit_error(r.error_code))?;
         if guard == VerificationGuard::SENTINEL {
             return Ok(guard);
         }
@@ -203,26 +204,9 @@ impl Verifier {
             supports_transaction_abortable: version < 4,
         };
         match self.manager.verify_transaction(question).await.get(&tp) {
-            Some(e) => Err(convert_offset_commit_error(*e)),
+            Some(e) => Err(commit_error(*e)),
             None => Ok(guard),
         }
-    }
-}
-
-/// Kafka's `GroupMetadataManager.maybeConvertOffsetCommitError`: a verification's or an
-/// append's error as an offset commit answers it.
-fn convert_offset_commit_error(error: ErrorCode) -> ErrorCode {
-    match error {
-        // Retried by every client without looking the coordinator up again.
-        ErrorCode::NetworkException => ErrorCode::CoordinatorLoadInProgress,
-        ErrorCode::UnknownTopicOrPartition
-        | ErrorCode::NotEnoughReplicas
-        | ErrorCode::NotEnoughReplicasAfterAppend => ErrorCode::CoordinatorNotAvailable,
-        ErrorCode::NotLeaderOrFollower | ErrorCode::KafkaStorageError => ErrorCode::NotCoordinator,
-        ErrorCode::MessageTooLarge
-        | ErrorCode::RecordListTooLarge
-        | ErrorCode::InvalidFetchSize => ErrorCode::InvalidCommitOffsetSize,
-        other => other,
     }
 }
 
