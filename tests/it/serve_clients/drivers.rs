@@ -103,16 +103,21 @@ fn confluent_kafka_transactions() {
     assert_eq!(s["read_uncommitted"], 2 * 7, "{s}");
 }
 
-/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch`; returns
-/// the classpath that runs it.
-pub(crate) fn compile_java_driver(class: &str, scratch: &Path) -> String {
+/// Kafka 3.9.1's jars as a classpath, or a failure saying how to get them.
+fn kafka_jars_classpath() -> String {
     let jars = repo().join(".tools/kafka-3.9.1");
     assert!(
         jars.join(".complete").exists(),
         "Kafka 3.9.1's jars are missing from {}: run tests/install-kafka-tools",
         jars.display()
     );
-    let classpath = format!("{}/*", jars.display());
+    format!("{}/*", jars.display())
+}
+
+/// Compiles tests/clients/java/`class`.java against Kafka 3.9.1's jars into `scratch`; returns
+/// the classpath that runs it.
+pub(crate) fn compile_java_driver(class: &str, scratch: &Path) -> String {
+    let classpath = kafka_jars_classpath();
     let classes = scratch.join("classes");
     let mut javac = Command::new("javac");
     javac
@@ -171,6 +176,24 @@ pub(crate) fn spawn_java_driver(
         .unwrap_or_else(|e| {
             panic!("java {class}: {e} (tests/run installs the tools the tests run)")
         })
+}
+
+/// Starts `class` from Kafka 3.9.1's jars (a tool such as
+/// `org.apache.kafka.tools.TransactionalMessageCopier`) with `args` in a JVM of its own, its
+/// stdout piped and its stderr appended to `stderr`, and returns it running, for a test that
+/// reads it as it goes and kills it (SIGKILL by its PID) mid-work. The caller waits for it.
+pub(crate) fn spawn_java(class: &str, args: &[&str], stderr: &Path) -> std::process::Child {
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(stderr)
+        .unwrap();
+    java_command(&kafka_jars_classpath(), class, args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .unwrap_or_else(|e| panic!("java {class}: {e}"))
 }
 
 /// kafka-clients 3.9.1: AdminClient, KafkaProducer with default settings (idempotent), a
