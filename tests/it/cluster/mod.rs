@@ -13,10 +13,12 @@
 //! topic, which go offline once ([`open_files`]); transactions committed, aborted and fenced
 //! across brokers, their markers and aborts replicated ([`transactions`]); a Kafka Streams
 //! application with exactly_once_v2 counting exactly once through the kill -9 of one of its
-//! instances and of a transaction coordinator ([`streams_eos`]). The load and its check are in
-//! `support::produce_load`.
+//! instances and of a transaction coordinator ([`streams_eos`]); Kafka's transactional copier
+//! test, exactly once through kill -9 of the copiers and of the brokers ([`copier`]). The load
+//! and its check are in `support::produce_load`.
 
 mod coordinator;
+mod copier;
 mod durability;
 mod failover;
 mod isr;
