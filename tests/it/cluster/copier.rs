@@ -674,7 +674,23 @@ fn copy_through_kills(mut cluster: TestCluster) {
         "copiers copying again, left to copy {:?}",
         remaining(&copiers)
     ));
+    let mut left = remaining(&copiers);
     for id in cluster.ids() {
+        // A transaction must not span two bounces: each stalls it for a session timeout and an
+        // election, and two of them on a loaded machine outlast the transaction timeout, whose
+        // abort fences the copier for good (as Kafka's coordinator would). So every copier
+        // still copying commits once after a bounce before the next one.
+        for (copier, before) in copiers.iter_mut().zip(&left) {
+            wait_until(
+                &format!("copier-{} committing after a bounce", copier.partition),
+                PHASE_LIMIT,
+                || {
+                    copier.check_alive();
+                    let now = copier.progress();
+                    (now.finished || now.remaining < *before).then_some(())
+                },
+            );
+        }
         assert!(
             copiers.iter().any(|c| !c.progress().finished),
             "the copy ended before broker {id} was killed"
@@ -694,10 +710,8 @@ fn copy_through_kills(mut cluster: TestCluster) {
             );
             std::thread::sleep(Duration::from_millis(200));
         }
-        lap(&format!(
-            "broker {id} bounced, left to copy {:?}",
-            remaining(&copiers)
-        ));
+        left = remaining(&copiers);
+        lap(&format!("broker {id} bounced, left to copy {left:?}"));
     }
 
     for copier in &mut copiers {
