@@ -6,6 +6,13 @@
 //! replaced by Kafka again on the dir kcli wrote. The controller moves from Kafka to kcli and
 //! back on the way. Nothing acknowledged is lost, the group sees every record, and at the end
 //! the replicas of every partition are one log.
+//!
+//! A transactional producer (kafka-clients 3.9.1, tests/clients/java/TransactionalLoad.java)
+//! writes to another RF-3 topic all along, committing three transactions of four and aborting
+//! the fourth, its `__transaction_state` partition moving between the kinds with the brokers
+//! (each loading what the other wrote) and its markers written by leaders of both kinds: read
+//! committed at the end, every partition holds exactly the committed transactions, each once,
+//! in order.
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
@@ -18,6 +25,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 
 use super::{create_topic, finish_and_check};
+use crate::serve_clients::drivers::{compile_java_driver, java_command};
 use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
 use crate::support::produce_load::ProduceLoad;
@@ -25,6 +33,8 @@ use crate::support::produce_load::ProduceLoad;
 const TOPIC: &str = "migrating";
 const ASSIGNMENT: &[&[i32]] = &[&[1, 2, 3], &[2, 3, 1], &[3, 1, 2]];
 const OFFSETS_TOPIC: &str = "__consumer_offsets";
+const TXN_TOPIC: &str = "migrating-txns";
+const TXN_STATE: &str = "__transaction_state";
 
 /// A consumer group member reading `TOPIC` in a thread (committing as librdkafka does by
 /// default, here every 500 ms) until stopped; what it read, as (partition, offset).
@@ -87,7 +97,7 @@ fn wait_for_whole_isrs(cluster: &MixedCluster) {
     loop {
         let whole =
             |topic: &str| (0..3).all(|p| cluster.isr(topic, p).is_some_and(|isr| isr.len() == 3));
-        if whole(TOPIC) && whole(OFFSETS_TOPIC) {
+        if whole(TOPIC) && whole(OFFSETS_TOPIC) && whole(TXN_TOPIC) && whole(TXN_STATE) {
             return;
         }
         assert!(
@@ -101,13 +111,47 @@ fn wait_for_whole_isrs(cluster: &MixedCluster) {
 
 #[test]
 fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
-    let mut cluster = MixedCluster::start(&[1, 2, 3], &[], &[]);
+    let mut cluster = MixedCluster::start(
+        &[1, 2, 3],
+        &[],
+        &[
+            ("transaction.state.log.num.partitions", "3"),
+            ("transaction.state.log.replication.factor", "3"),
+            ("transaction.state.log.min.isr", "2"),
+        ],
+    );
     create_topic(&cluster, TOPIC, ASSIGNMENT, &[("min.insync.replicas", "2")]);
+    create_topic(
+        &cluster,
+        TXN_TOPIC,
+        ASSIGNMENT,
+        &[("min.insync.replicas", "2")],
+    );
     let load = ProduceLoad::start(&cluster.bootstrap(), TOPIC, 3);
     let group = GroupReader::start(&cluster.bootstrap());
+    let scratch = tempfile::tempdir().unwrap();
+    let stop = scratch.path().join("stop");
+    let classpath = compile_java_driver("TransactionalLoad", scratch.path());
+    let mut transactions = java_command(
+        &classpath,
+        "TransactionalLoad",
+        &[
+            &cluster.bootstrap(),
+            TXN_TOPIC,
+            "3",
+            &stop.display().to_string(),
+        ],
+    );
+    transactions
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let transactions = transactions.spawn().unwrap();
     load.wait_for_more_acks(500, Duration::from_secs(60));
     wait_until("the group's offsets topic", Duration::from_secs(60), || {
         cluster.isr(OFFSETS_TOPIC, 2).map(|_| ())
+    });
+    wait_until("the transaction log", Duration::from_secs(60), || {
+        cluster.isr(TXN_STATE, 2).map(|_| ())
     });
     wait_for_whole_isrs(&cluster);
 
@@ -131,6 +175,31 @@ fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
         );
     }
 
+    std::fs::write(&stop, b"").unwrap();
+    let out = transactions.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "TransactionalLoad: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let summary: serde_json::Value =
+        serde_json::from_str(stdout.lines().last().unwrap_or_default()).unwrap();
+    let committed: Vec<String> = summary["committed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.to_string())
+        .collect();
+    assert!(committed.len() >= 30, "{summary}");
+    let read = read_committed(&cluster.bootstrap(), TXN_TOPIC, 3);
+    for (partition, values) in read.iter().enumerate() {
+        assert_eq!(
+            values, &committed,
+            "partition {partition} read committed: exactly the committed transactions"
+        );
+    }
+
     let acked = finish_and_check(&cluster, load, TOPIC, 3, &[1, 2, 3]);
     let records: BTreeSet<(i32, i64)> = acked
         .iter()
@@ -141,4 +210,60 @@ fn a_kafka_cluster_migrates_to_kcli_and_back_one_broker_at_a_time() {
         Duration::from_secs(120),
         || group.has_seen(&records).then_some(()),
     );
+}
+
+/// Every value of each of `topic`'s `partitions` partitions, read with read_committed from the
+/// start to the end.
+fn read_committed(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Vec<String>> {
+    let consumer: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "migration-txn-reader")
+        .set("isolation.level", "read_committed")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut assignment = rdkafka::TopicPartitionList::new();
+    for p in 0..partitions {
+        assignment
+            .add_partition_offset(topic, p, rdkafka::Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&assignment).unwrap();
+    let ends: Vec<i64> = (0..partitions)
+        .map(|p| {
+            consumer
+                .fetch_watermarks(topic, p, Duration::from_secs(30))
+                .unwrap()
+                .1
+        })
+        .collect();
+    let mut out = vec![Vec::new(); usize::try_from(partitions).unwrap()];
+    let mut positions = vec![0i64; out.len()];
+    let start = Instant::now();
+    while positions.iter().zip(&ends).any(|(at, end)| at < end) {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "read_committed to {ends:?} within 60 s: at {positions:?}"
+        );
+        if let Some(message) = consumer.poll(Duration::from_millis(200)) {
+            let message = message.unwrap();
+            let p = usize::try_from(message.partition()).unwrap();
+            positions[p] = positions[p].max(message.offset() + 1);
+            out[p]
+                .push(String::from_utf8_lossy(message.payload().unwrap_or_default()).into_owned());
+        }
+        // Markers and aborted records take offsets a read_committed consumer never gets: its
+        // position moves past them.
+        let list = consumer.position().unwrap();
+        for (p, at) in positions.iter_mut().enumerate() {
+            let partition = i32::try_from(p).unwrap();
+            if let Some(position) = list
+                .find_partition(topic, partition)
+                .and_then(|e| e.offset().to_raw())
+            {
+                *at = (*at).max(position);
+            }
+        }
+    }
+    out
 }
