@@ -4,13 +4,19 @@
 #   create:   CreateTopics of `bench` (PARTITIONS partitions, RF 3), sent to the controller,
 #             until every broker's own Metadata shows every partition with a leader;
 #   failover: kill -9 of the controller until every surviving broker's Metadata shows every
-#             partition of `bench` led by a live broker (neither -1 nor the killed id).
+#             partition of `bench` led by a live broker (neither -1 nor the killed id);
+#   MODE=txn: instead, benches/serve/TxnBench.java (kafka-clients 3.9.1) on the three brokers:
+#             an RF-3 topic (min.insync.replicas 2), TXN_RECORDS 1 KiB records in transactions
+#             of TXN_PER_COMMIT, commitTransaction() timed, then TXN_VISIBLE one-record commits
+#             timed until read_committed sees them (`__transaction_state` with its defaults:
+#             50 partitions, RF 3, min ISR 2).
 # Each run gets a fresh ZooKeeper (Debian's) and three fresh brokers; the median of RUNS runs is
 # reported. Brokers use zookeeper.session.timeout.ms=$SESSION_MS: after a kill -9 nothing
 # happens until ZooKeeper expires the dead broker's session, so the failover time is that
 # timeout plus the election and the metadata propagation.
 # Usage: benches/cluster/run.sh [targets...]   (targets: kafka kcli; default both)
 #        RUNS=3 PARTITIONS=1000 SESSION_MS=6000 WAIT_S=300 (the deadline of every wait)
+#        MODE=txn TXN_RECORDS=200000 TXN_PER_COMMIT=1000 TXN_VISIBLE=300
 #        SKIP_BUILD=1 skips `cargo build --release --bin kcli`.
 # Needs: tests/install-kafka-tools (Kafka 3.9.1's jars), Debian's zookeeper package, python3.
 set -euo pipefail
@@ -22,6 +28,10 @@ RUNS=${RUNS:-3}
 PARTITIONS=${PARTITIONS:-1000}
 SESSION_MS=${SESSION_MS:-6000}
 WAIT_S=${WAIT_S:-300}
+MODE=${MODE:-metadata}
+TXN_RECORDS=${TXN_RECORDS:-200000}
+TXN_PER_COMMIT=${TXN_PER_COMMIT:-1000}
+TXN_VISIBLE=${TXN_VISIBLE:-300}
 KAFKA_HEAP_OPTS=${KAFKA_HEAP_OPTS:--Xmx512m -Xms512m}
 zk_jar=/usr/share/java/zookeeper.jar
 kafka_cp="$root/.tools/kafka-3.9.1/*"
@@ -141,6 +151,20 @@ one_run() {
     }
   done
   local specs_csv; specs_csv=$(IFS=,; echo "${specs[*]}")
+  if [ "$MODE" = txn ]; then
+    local bootstrap="" spec out
+    for spec in "${specs[@]}"; do bootstrap+="${bootstrap:+,}127.0.0.1:$(echo "$spec" | cut -d: -f2)"; done
+    if ! out=$(timeout $((WAIT_S * 2)) java -Xmx512m -cp "$work/classes:$kafka_cp" TxnBench \
+        "$bootstrap" txnc "$TXN_RECORDS" "$TXN_PER_COMMIT" "$TXN_VISIBLE" 3 2>"$dir/bench.err" | tail -1); then
+      tail -20 "$dir/bench.err" >&2
+      die "$target txn run $run failed"
+    fi
+    echo "$out" >>"$work/$target.jsonl"
+    echo "  $target run $run: $out" >&2
+    cleanup
+    rm -rf "$dir"
+    return
+  fi
   if ! timeout $((WAIT_S * 4)) "${measure[@]}" run --brokers "$specs_csv" \
       --partitions "$PARTITIONS" --rf 3 --timeout "$WAIT_S" >>"$work/$target.jsonl"; then
     for id in 1 2 3; do echo "--- broker $id log tail" >&2; tail -15 "$dir/broker-$id/broker.log" >&2; done
@@ -150,6 +174,28 @@ one_run() {
   cleanup
   rm -rf "$dir"
 }
+
+if [ "$MODE" = txn ]; then
+  mkdir -p "$work/classes"
+  javac -nowarn -cp "$kafka_cp" -d "$work/classes" "$root/benches/serve/TxnBench.java"
+  echo
+  echo "| target | commits | transactional produce (median of $RUNS) | commitTransaction p50 / p99 | commit to read_committed p50 / p99 |"
+  echo "|---|---|---|---|---|"
+  for target in "${targets[@]}"; do
+    : >"$work/$target.jsonl"
+    for run in $(seq 1 "$RUNS"); do one_run "$target" "$run"; done
+    python3 - "$target" "$TXN_PER_COMMIT" "$work/$target.jsonl" <<'PY'
+import json, sys
+target, per_commit, path = sys.argv[1:4]
+runs = sorted((json.loads(l) for l in open(path) if l.strip()), key=lambda d: d["msgs_per_s"])
+d = runs[len(runs) // 2]
+print("| %s | every %s records | %d msg/s | %.1f / %.1f ms | %.1f / %.1f ms |" % (
+    target, per_commit, d["msgs_per_s"], d["commit_ms_p50"], d["commit_ms_p99"],
+    d["visible_ms_p50"], d["visible_ms_p99"]))
+PY
+  done
+  exit 0
+fi
 
 rows=()
 for target in "${targets[@]}"; do

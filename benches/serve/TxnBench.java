@@ -1,7 +1,10 @@
 // Transactional producer benchmark for benches/serve/run.sh (section txn): kafka-clients 3.9.1
 // against one broker, one partition, 1 KiB records.
 //
-//   java -cp 'classes:.tools/kafka-3.9.1/*' TxnBench BOOTSTRAP TOPIC RECORDS PER_COMMIT COMMITS_B
+//   java -cp 'classes:.tools/kafka-3.9.1/*' TxnBench BOOTSTRAP TOPIC RECORDS PER_COMMIT COMMITS_B [RF]
+//
+// With RF, TOPIC is created first (one partition, RF replicas, min.insync.replicas RF-1 at least
+// 1), for a cluster without automatic topic creation (benches/cluster/run.sh, MODE=txn).
 //
 // Phase A (throughput): RECORDS records in transactions of PER_COMMIT each, acks=all; each
 // transaction's records are flushed, then commitTransaction() is timed alone (EndTxn: the
@@ -20,6 +23,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ListOffsetsOptions;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -48,6 +52,16 @@ public class TxnBench {
         int perCommit = Integer.parseInt(args[3]);
         int commitsB = Integer.parseInt(args[4]);
         TopicPartition tp = new TopicPartition(topic, 0);
+        if (args.length > 5) {
+            short rf = Short.parseShort(args[5]);
+            Properties create = new Properties();
+            create.put("bootstrap.servers", bootstrap);
+            try (Admin admin = Admin.create(create)) {
+                NewTopic newTopic = new NewTopic(topic, 1, rf)
+                    .configs(Map.of("min.insync.replicas", Integer.toString(Math.max(1, rf - 1))));
+                admin.createTopics(List.of(newTopic)).all().get();
+            }
+        }
 
         Properties props = new Properties();
         props.put("bootstrap.servers", bootstrap);
