@@ -15,8 +15,9 @@
 //! sent) or not older than the partition's, else FENCED_LEADER_EPOCH and the partition stays.
 //!
 //! The [`LeadershipListener`] (the coordinators, Kafka's `onLeadershipChange`) hears, once per
-//! request, of every partition this broker came to lead and every one it follows or stopped
-//! hosting, with the leader epochs: a coordinator loads the first and unloads the others.
+//! request, of every partition this broker came to lead and every one it now follows under
+//! another leader or stopped hosting, with the leader epochs: a coordinator loads the first and
+//! unloads the others. A new leader epoch under the same leader is not heard of, as in Kafka.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -112,18 +113,24 @@ impl ReplicaManager {
         let mut change = LeadershipChange::default();
         let mut errors = Vec::with_capacity(states.len());
         for state in states {
+            let previous_leader = self
+                .get_partition(&state.topic_partition)
+                .map(|p| p.leader_and_isr().leader);
             let (error, changed) = if admission.refuses(self, state) {
                 (ErrorCode::KafkaStorageError, false)
             } else {
                 self.apply_partition_state(state, broker_epoch, configs, &mut admission)
                     .await
             };
-            // Only a new leader epoch changes leadership: an answer of NONE at the partition's
-            // own epoch (a topic id given) tells the coordinators nothing, as in Kafka.
-            if changed {
+            // Only a new leader changes leadership, as Kafka's `makeLeader`/`makeFollower`
+            // report it: a new leader epoch with the same leader (the controller took a dead
+            // replica out of the ISR) is no election, so a coordinator keeps its epoch and what
+            // it is doing; an answer of NONE at the partition's own epoch tells nothing either.
+            let leader = state.leader_and_isr.leader;
+            if changed && previous_leader != Some(leader) {
                 let epoch = state.leader_and_isr.leader_epoch;
                 let tp = state.topic_partition.clone();
-                if state.leader_and_isr.leader == self.local_broker_id {
+                if leader == self.local_broker_id {
                     change.leaders.push((tp, epoch));
                 } else {
                     change.resigned.push((tp, Some(epoch)));

@@ -504,10 +504,31 @@ async fn leadership_changes_are_applied_checked_and_reported_once_per_request() 
         vec![ErrorCode::StaleControllerEpoch, ErrorCode::None],
         "a follower told of no id at its epoch is answered NONE"
     );
+    // A new leader epoch under the same leaders (a replica left the ISR) is applied and heard
+    // of by no one: no coordinator reloads for it.
+    let bumped =
+        f.rm.become_leader_or_follower_all(
+            1,
+            5,
+            &[
+                leadership_of(0, leadership(0, 2, vec![0])),
+                leadership_of(1, leadership(1, 2, vec![1])),
+            ],
+            &DefaultConfigs,
+        )
+        .await;
+    assert_eq!(bumped, vec![ErrorCode::None, ErrorCode::None]);
+    assert_eq!(
+        f.rm.get_partition(&TopicPartition::new("t", 0))
+            .unwrap()
+            .leader_and_isr()
+            .leader_epoch,
+        2
+    );
     let stopped = f.rm.stop_replicas(&[
         StopPartition {
             topic_partition: TopicPartition::new("t", 0),
-            leader_epoch: 0,
+            leader_epoch: 1,
             delete: false,
         },
         StopPartition {
@@ -526,7 +547,7 @@ async fn leadership_changes_are_applied_checked_and_reported_once_per_request() 
                 leaders: vec![(t(0), 1)],
                 resigned: vec![(t(1), Some(1))],
             },
-            // Nothing from the second request: no leader epoch moved.
+            // Nothing from the second and third requests: no leader moved.
             LeadershipChange {
                 leaders: Vec::new(),
                 resigned: vec![(t(1), Some(2))],
