@@ -186,19 +186,30 @@ fn ends(conn: &mut KafkaConn) -> (i64, i64) {
     (latest(conn, 0), latest(conn, 1))
 }
 
+/// InitProducerId v4 for `transactional_id` (`None`: an idempotent producer), answered once:
+/// (error code, producer id, epoch).
+pub(crate) fn init_producer_id_answer(
+    conn: &mut KafkaConn,
+    transactional_id: Option<&str>,
+) -> (i16, i64, i16) {
+    let request = RequestKind::InitProducerId(InitProducerIdRequest {
+        transactional_id: transactional_id.map(|id| StrBytes::from(id.to_string())),
+        transaction_timeout_ms: 60_000,
+        producer_id: -1,
+        producer_epoch: -1,
+        ..Default::default()
+    });
+    let ResponseKind::InitProducerId(r) = conn.call(&request, 4) else {
+        unreachable!()
+    };
+    (r.error_code, r.producer_id, r.producer_epoch)
+}
+
+/// The producer id and epoch of `transactional_id`, once its coordinator answers.
 pub(crate) fn init_producer_id(conn: &mut KafkaConn, transactional_id: &str) -> (i64, i16) {
     settled("InitProducerId", || {
-        let request = RequestKind::InitProducerId(InitProducerIdRequest {
-            transactional_id: Some(StrBytes::from(transactional_id)),
-            transaction_timeout_ms: 60_000,
-            producer_id: -1,
-            producer_epoch: -1,
-            ..Default::default()
-        });
-        let ResponseKind::InitProducerId(r) = conn.call(&request, 4) else {
-            unreachable!()
-        };
-        (r.error_code, (r.producer_id, r.producer_epoch))
+        let (code, pid, epoch) = init_producer_id_answer(conn, Some(transactional_id));
+        (code, (pid, epoch))
     })
 }
 

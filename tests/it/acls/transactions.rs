@@ -21,7 +21,6 @@ use kcli::protocol::messages::add_partitions_to_txn_request::{
 };
 use kcli::protocol::messages::describe_transactions_request::DescribeTransactionsRequest;
 use kcli::protocol::messages::find_coordinator_request::FindCoordinatorRequest;
-use kcli::protocol::messages::init_producer_id_request::InitProducerIdRequest;
 use kcli::protocol::messages::list_transactions_request::ListTransactionsRequest;
 use kcli::protocol::messages::produce_request::{
     PartitionProduceData, ProduceRequest, TopicProduceData,
@@ -33,6 +32,7 @@ use kcli::protocol::record::compression::CompressionType;
 use super::{ACL_AUTHORIZER, acls_ok};
 use crate::serve_sasl_clients::{sasl_connect, sasl_overrides};
 use crate::serve_support::{KafkaConn, TestBroker, auto_create_topic, now_ms};
+use crate::serve_txn_verification::init_producer_id_answer;
 use crate::support::cluster::wait_until;
 
 const TOPIC: &str = "tx-acl";
@@ -57,21 +57,6 @@ fn find_coordinator(conn: &mut KafkaConn, id: &str) -> i16 {
         unreachable!()
     };
     r.error_code
-}
-
-/// InitProducerId for `id` (or an idempotent producer): (error code, producer id, epoch).
-fn init_producer_id(conn: &mut KafkaConn, id: Option<&str>) -> (i16, i64, i16) {
-    let request = RequestKind::InitProducerId(InitProducerIdRequest {
-        transactional_id: id.map(|id| StrBytes::from(id.to_string())),
-        transaction_timeout_ms: 60_000,
-        producer_id: -1,
-        producer_epoch: -1,
-        ..Default::default()
-    });
-    let ResponseKind::InitProducerId(r) = conn.call(&request, 4) else {
-        unreachable!()
-    };
-    (r.error_code, r.producer_id, r.producer_epoch)
 }
 
 fn produce(conn: &mut KafkaConn, id: &str, pid: i64, epoch: i16) -> i16 {
@@ -149,7 +134,7 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
         (find_coordinator(&mut super_user, "admin-txn") == 0).then_some(())
     });
     let (code, ..) = wait_until("the admin's id", PROPAGATION, || {
-        let answer = init_producer_id(&mut super_user, Some("admin-txn"));
+        let answer = init_producer_id_answer(&mut super_user, Some("admin-txn"));
         (answer.0 != 15 && answer.0 != 14).then_some(answer)
     });
     assert_eq!(code, 0);
@@ -162,7 +147,7 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
         TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     );
     assert_eq!(
-        init_producer_id(&mut carol, Some(TXN_ID)).0,
+        init_producer_id_answer(&mut carol, Some(TXN_ID)).0,
         TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     );
     assert_eq!(
@@ -171,7 +156,7 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
     );
     // Nor is an idempotent producer id.
     assert_eq!(
-        init_producer_id(&mut carol, None).0,
+        init_producer_id_answer(&mut carol, None).0,
         CLUSTER_AUTHORIZATION_FAILED
     );
 
@@ -191,7 +176,7 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
         (find_coordinator(&mut carol, TXN_ID) == 0).then_some(())
     });
     assert_eq!(
-        init_producer_id(&mut carol, Some(TXN_ID)).0,
+        init_producer_id_answer(&mut carol, Some(TXN_ID)).0,
         TRANSACTIONAL_ID_AUTHORIZATION_FAILED
     );
 
@@ -221,7 +206,7 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
         ],
     );
     let (pid, epoch) = wait_until("Write applied", PROPAGATION, || {
-        let (code, pid, epoch) = init_producer_id(&mut carol, Some(TXN_ID));
+        let (code, pid, epoch) = init_producer_id_answer(&mut carol, Some(TXN_ID));
         (code == 0).then_some((pid, epoch))
     });
     let request = RequestKind::AddPartitionsToTxn(AddPartitionsToTxnRequest {
@@ -264,9 +249,9 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
 
     // KIP-679: Write on a topic is enough for an idempotent producer; dave, with neither that
     // nor IdempotentWrite, is refused until he gets the latter.
-    assert_eq!(init_producer_id(&mut carol, None).0, 0);
+    assert_eq!(init_producer_id_answer(&mut carol, None).0, 0);
     assert_eq!(
-        init_producer_id(&mut dave, None).0,
+        init_producer_id_answer(&mut dave, None).0,
         CLUSTER_AUTHORIZATION_FAILED
     );
     acl(
@@ -280,6 +265,6 @@ fn transactional_ids_and_idempotent_producers_need_their_acls() {
         ],
     );
     wait_until("IdempotentWrite applied", PROPAGATION, || {
-        (init_producer_id(&mut dave, None).0 == 0).then_some(())
+        (init_producer_id_answer(&mut dave, None).0 == 0).then_some(())
     });
 }

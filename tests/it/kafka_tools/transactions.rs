@@ -44,6 +44,31 @@ fn read_committed_end(broker: &TestBroker) -> i64 {
     high
 }
 
+/// `abort --start-offset 0` on partition 0, then a wait until its read_committed end is `end`
+/// (the ABORT marker written and the partition released).
+fn abort_at_start_and_wait(broker: &TestBroker, end: i64) {
+    tool(
+        broker,
+        &[
+            "abort",
+            "--topic",
+            TOPIC,
+            "--partition",
+            "0",
+            "--start-offset",
+            "0",
+        ],
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while read_committed_end(broker) != end {
+        assert!(
+            Instant::now() < deadline,
+            "the abort marker did not release the partition"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
 #[test]
 fn kafka_transactions_tool_lists_describes_and_aborts_a_hanging_transaction() {
     let broker = TestBroker::start(support::BROKER);
@@ -100,26 +125,7 @@ fn kafka_transactions_tool_lists_describes_and_aborts_a_hanging_transaction() {
         0,
         "held back by the open transaction"
     );
-    tool(
-        &broker,
-        &[
-            "abort",
-            "--topic",
-            TOPIC,
-            "--partition",
-            "0",
-            "--start-offset",
-            "0",
-        ],
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while read_committed_end(&broker) != 4 {
-        assert!(
-            Instant::now() < deadline,
-            "the abort marker did not release the partition"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    abort_at_start_and_wait(&broker, 4);
     drop(producer);
 }
 
@@ -176,26 +182,7 @@ fn kafka_transactions_tool_finds_and_aborts_a_transaction_its_coordinator_does_n
     );
     assert_eq!(out.lines().count(), 1, "only the header: {out}");
 
-    tool(
-        &broker,
-        &[
-            "abort",
-            "--topic",
-            TOPIC,
-            "--partition",
-            "0",
-            "--start-offset",
-            "0",
-        ],
-    );
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while read_committed_end(&broker) != 2 {
-        assert!(
-            Instant::now() < deadline,
-            "the abort did not release the partition"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    abort_at_start_and_wait(&broker, 2);
     let out = tool(&broker, &["find-hanging", "--broker-id", "0"]);
     assert_eq!(out.lines().count(), 1, "nothing hangs any more: {out}");
 }
