@@ -53,6 +53,11 @@ pub(super) fn start(
     entries: &mut [AppendEntry],
     refused: &mut [Option<PartitionResponse>],
 ) -> Verification {
+    // Without a transactional id, transactional batches were refused already: plain and
+    // idempotent produce pays nothing here (no header is parsed).
+    let Some(transactional_id) = transactional_id else {
+        return Verification::Append;
+    };
     let batches: Vec<Option<TransactionalBatch>> =
         entries.iter().map(transactional_batch).collect();
     let producers: BTreeSet<(i64, i16)> = batches
@@ -63,9 +68,7 @@ pub(super) fn start(
     if producers.len() > 1 {
         return Verification::Refused(ErrorCode::InvalidProducerIdMapping);
     }
-    let (Some(&(producer_id, producer_epoch)), Some(transactional_id), true) =
-        (producers.first(), transactional_id, enabled)
-    else {
+    let (Some(&(producer_id, producer_epoch)), true) = (producers.first(), enabled) else {
         return Verification::Append;
     };
     let mut partitions = Vec::new();
