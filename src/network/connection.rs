@@ -1,8 +1,11 @@
 //! One task per connection: reads 4-byte size-prefixed frames, puts each on the request queue,
 //! waits for its response and writes it before reading the next frame. So a connection has at
 //! most one request in processing, as in Kafka (which mutes the channel while a request is out),
-//! and its responses keep request order.
+//! and its responses keep request order. The one exception: a request answered
+//! [`Response::Pipelined`] is done but for its answer, and the connection reads on while up to
+//! [`MAX_PIPELINED_RESPONSES`] such answers are outstanding, writing them in request order.
 
+use std::collections::VecDeque;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -18,7 +21,7 @@ use tracing::{debug, info, warn};
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
 use super::connection_quotas::{ConnectionQuotas, ConnectionSlot};
 use super::memory_pool::PooledBytes;
-use super::request::{ConnectionId, Request, Response};
+use super::request::{ConnectionId, DeferredResponse, MAX_PIPELINED_RESPONSES, Request, Response};
 use super::stream::ConnectionStream;
 use super::tls::{ListenerTls, accept_tls};
 use super::transmit::{TlsStaging, write_parts};
@@ -237,21 +240,41 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             }
         }
     };
+    // Pipelined answers not written yet, oldest first, each with its frame's pool bytes.
+    let mut outstanding: VecDeque<(DeferredResponse, PooledBytes)> = VecDeque::new();
     let reason = loop {
-        let frame = tokio::select! {
+        // Idle time counts only while nothing is outstanding; a pipelined answer resolves
+        // within its request's own timeout.
+        let idle = if outstanding.is_empty() {
+            ctx.connections_max_idle
+        } else {
+            Duration::MAX
+        };
+        let event = tokio::select! {
             biased;
-            () = ctx.shutdown.cancelled() => break "shutdown",
+            () = ctx.shutdown.cancelled(), if outstanding.is_empty() => break "shutdown",
+            answer = oldest_answer(&mut outstanding) => Event::Answer(answer),
             frame = tokio::time::timeout(
-                ctx.connections_max_idle,
+                idle,
                 read_pooled_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes, &ctx.quotas),
-            ) => frame,
+            ), if outstanding.len() < MAX_PIPELINED_RESPONSES => Event::Frame(frame),
+        };
+        let frame = match event {
+            Event::Answer(answer) => {
+                outstanding.pop_front();
+                match write_response(&mut stream, &mut staging, answer).await {
+                    Ok(()) => continue,
+                    Err(reason) => break reason,
+                }
+            }
+            Event::Frame(frame) => frame,
         };
         let frame = match frame {
             Err(_elapsed) => break "idle longer than connections.max.idle.ms",
             Ok(frame) => frame,
         };
         // The frame's bytes are the pool's until its response is written.
-        let (frame, _pooled) = match frame {
+        let (frame, pooled) = match frame {
             Ok(Some(frame)) => frame,
             Ok(None) => break "closed by peer",
             Err(FrameError::Io(error)) => {
@@ -287,26 +310,69 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         {
             break "request queue closed";
         }
-        let mut response = match response.await {
+        let response = match response.await {
+            Ok(Response::Pipelined(answer)) => {
+                outstanding.push_back((answer, pooled));
+                continue;
+            }
             Ok(response) => response,
             Err(_) => break "request handler failed",
         };
-        while let Response::Deferred(later) = response {
-            response = later.await;
-        }
-        match response {
-            Response::Send(parts) => {
-                if let Err(error) = write_parts(&mut stream, &parts, &mut staging).await {
-                    debug!(%error, "write failed");
-                    break "write error";
-                }
+        // Answers keep request order: the pipelined ones before this go out first.
+        let mut written = Ok(());
+        while let Some((answer, _pooled)) = outstanding.pop_front() {
+            written = write_response(&mut stream, &mut staging, answer.await).await;
+            if written.is_err() {
+                break;
             }
-            Response::NoOp => {}
-            Response::CloseConnection => break "closed by the request handler",
-            Response::Deferred(_) => {} // unreachable: resolved above
         }
+        if let Err(reason) = written {
+            break reason;
+        }
+        if let Err(reason) = write_response(&mut stream, &mut staging, response).await {
+            break reason;
+        }
+        drop(pooled);
     };
     debug!(reason, "connection closed");
+}
+
+/// What woke a connection's loop.
+enum Event<F> {
+    /// The oldest pipelined answer resolved.
+    Answer(Response),
+    /// A frame was read (or the read ended).
+    Frame(F),
+}
+
+/// The oldest outstanding pipelined answer, once it resolves; never, while none is outstanding.
+async fn oldest_answer(outstanding: &mut VecDeque<(DeferredResponse, PooledBytes)>) -> Response {
+    match outstanding.front_mut() {
+        Some((answer, _)) => answer.as_mut().await,
+        None => std::future::pending().await,
+    }
+}
+
+/// Writes `response` once it is ready (a deferred or pipelined one is awaited first). `Err`
+/// carries why the connection ends.
+async fn write_response(
+    stream: &mut ConnectionStream,
+    staging: &mut TlsStaging,
+    mut response: Response,
+) -> Result<(), &'static str> {
+    loop {
+        response = match response {
+            Response::Deferred(later) | Response::Pipelined(later) => later.await,
+            Response::Send(parts) => {
+                return write_parts(stream, &parts, staging).await.map_err(|error| {
+                    debug!(%error, "write failed");
+                    "write error"
+                });
+            }
+            Response::NoOp => return Ok(()),
+            Response::CloseConnection => return Err("closed by the request handler"),
+        };
+    }
 }
 
 #[cfg(test)]

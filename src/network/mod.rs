@@ -49,7 +49,8 @@ pub use connection::FrameError;
 pub use connection_quotas::ConnectionLimits;
 pub use network_client::{ClientSecurity, NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
-    ConnectionId, DeferredResponse, FileRange, Request, RequestHandler, Response, ResponsePart,
+    ConnectionId, DeferredResponse, FileRange, MAX_PIPELINED_RESPONSES, Request, RequestHandler,
+    Response, ResponsePart,
 };
 pub use socket_server::{BoundEndPoint, EndPoint, NetworkError, SocketServer, SocketServerConfig};
 pub use stream::ConnectionStream;

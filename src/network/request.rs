@@ -117,7 +117,23 @@ pub enum Response {
     /// request does not hold one of the `num.io.threads` handlers; the connection still reads
     /// nothing more until it resolves and is written.
     Deferred(DeferredResponse),
+    /// The request's effects are done and only its answer waits (an acks=all produce whose
+    /// batches are in the log, waiting for the followers): the connection goes on reading and
+    /// handing over its next requests while this resolves, up to
+    /// [`MAX_PIPELINED_RESPONSES`] answers outstanding, and writes every answer in request
+    /// order. Each later request is still handed over only once the handling of the one before
+    /// it has returned, so effects keep request order; only the answers overlap.
+    ///
+    /// Kafka mutes the channel until each response is sent, so a producer's five requests in
+    /// flight reach one partition's log one replication round trip apart; pipelined, the
+    /// followers fetch them together. Appends still happen one request at a time, in order.
+    Pipelined(DeferredResponse),
 }
+
+/// How many [`Response::Pipelined`] answers a connection holds outstanding before it stops
+/// reading: the Java producer's default `max.in.flight.requests.per.connection`, the most an
+/// idempotent producer may have.
+pub const MAX_PIPELINED_RESPONSES: usize = 5;
 
 impl Response {
     /// A response written from one buffer (size prefix included).
@@ -133,6 +149,7 @@ impl fmt::Debug for Response {
             Response::NoOp => f.write_str("NoOp"),
             Response::CloseConnection => f.write_str("CloseConnection"),
             Response::Deferred(_) => f.write_str("Deferred(..)"),
+            Response::Pipelined(_) => f.write_str("Pipelined(..)"),
         }
     }
 }

@@ -147,7 +147,9 @@ pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequ
             Appended::Delayed(answers) => {
                 let ctx = ctx.clone();
                 let metadata_cache = Arc::clone(&apis.metadata_cache);
-                Response::Deferred(Box::pin(async move {
+                // The batches are in the log: the connection reads the producer's next
+                // requests while the followers catch up (see `Response::Pipelined`).
+                Response::Pipelined(Box::pin(async move {
                     let answers = answers.await;
                     let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
                     ctx.respond(ResponseKind::Produce(response))
