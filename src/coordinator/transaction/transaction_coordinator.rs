@@ -39,6 +39,16 @@ use super::transaction_metadata::{NO_PRODUCER_EPOCH, NO_PRODUCER_ID, Transaction
 use super::transaction_state::TransactionState;
 use super::transaction_state_manager::{SharedMetadata, TransactionStateManager};
 
+/// How long AddPartitionsToTxn (and AddOffsetsToTxn) waits on an id that is busy, before it
+/// answers CONCURRENT_TRANSACTIONS. Kafka answers at once; its clients then back off (the Java
+/// producer 20 ms for the first partition of a transaction, which is exactly the case of a
+/// producer starting its next transaction while the last one's markers are written). A marker
+/// round here takes a few milliseconds (the markers' append and the completion's, each one
+/// replication round trip), so waiting for it starts the next transaction that much sooner;
+/// past this bound the markers wait on a leader that is down, and the client's own retries are
+/// the better wait.
+const BUSY_ID_WAIT: Duration = Duration::from_millis(50);
+
 /// Where new producer ids come from (the broker's block of ids from the controller).
 pub trait ProducerIdGenerator: Send + Sync + fmt::Debug {
     /// The next id, or the error to answer (COORDINATOR_LOAD_IN_PROGRESS while a block is
@@ -353,18 +363,34 @@ impl TransactionCoordinator {
         producer_epoch: i16,
         partitions: &BTreeSet<TopicPartition>,
     ) -> ErrorCode {
-        let (coordinator_epoch, metadata) = match self.existing(transactional_id) {
-            Ok(found) => found,
-            Err(code) => return code,
+        let deadline = tokio::time::Instant::now() + BUSY_ID_WAIT;
+        let (coordinator_epoch, decision) = loop {
+            let moved = self.state_manager.moved();
+            tokio::pin!(moved);
+            moved.as_mut().enable();
+            let (coordinator_epoch, metadata) = match self.existing(transactional_id) {
+                Ok(found) => found,
+                Err(code) => return code,
+            };
+            let now_ms = self.state_manager.now_ms();
+            let decision = prepare_add_partitions(
+                &mut lock(&metadata),
+                producer_id,
+                producer_epoch,
+                partitions,
+                now_ms,
+            );
+            if decision != Ok(AddDecision::Answer(ErrorCode::ConcurrentTransactions)) {
+                break (coordinator_epoch, decision);
+            }
+            // The previous transaction's markers are out (or another move is): look again
+            // when a move finishes rather than send the producer into its retry backoff.
+            tokio::select! {
+                () = moved => {}
+                () = tokio::time::sleep_until(deadline) => break (coordinator_epoch, decision),
+                () = self.shutdown.cancelled() => break (coordinator_epoch, decision),
+            }
         };
-        let now_ms = self.state_manager.now_ms();
-        let decision = prepare_add_partitions(
-            &mut lock(&metadata),
-            producer_id,
-            producer_epoch,
-            partitions,
-            now_ms,
-        );
         match decision {
             Err(e) => {
                 tracing::error!(%e, "AddPartitionsToTxn found an impossible transaction state");

@@ -24,6 +24,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use bytes::Bytes;
+use tokio::sync::Notify;
+use tokio::sync::futures::Notified;
 use tokio_util::sync::CancellationToken;
 
 use crate::cluster::sync::lock;
@@ -83,6 +85,8 @@ pub struct TransactionStateManager {
     replica_manager: Arc<ReplicaManager>,
     partitions: Mutex<CoordinatorPartitions>,
     cache: Mutex<HashMap<i32, TxnPartitionCache>>,
+    /// Notified as each append of a move finishes; see [`moved`](Self::moved).
+    moved: Notify,
 }
 
 impl TransactionStateManager {
@@ -92,6 +96,7 @@ impl TransactionStateManager {
             replica_manager,
             partitions: Mutex::new(CoordinatorPartitions::default()),
             cache: Mutex::new(HashMap::new()),
+            moved: Notify::new(),
         }
     }
 
@@ -354,32 +359,26 @@ impl TransactionStateManager {
         retry_on: fn(ErrorCode) -> bool,
         shutdown: &CancellationToken,
     ) -> ErrorCode {
-        let result = match self.append(transactional_id, transit) {
-            Ok(result) => result,
-            Err(code) => {
-                return self.finish_append(
-                    transactional_id,
-                    coordinator_epoch,
-                    transit,
-                    code,
-                    retry_on,
-                );
-            }
+        let code = match self.append(transactional_id, transit) {
+            Ok(result) => append_error(match result {
+                ProduceResult::Ready(responses) => first_error(&responses),
+                ProduceResult::Delayed(delayed) => tokio::select! {
+                    responses = delayed.complete() => first_error(&responses),
+                    _ = shutdown.cancelled() => ErrorCode::NotCoordinator,
+                },
+            }),
+            Err(code) => code,
         };
-        let code = match result {
-            ProduceResult::Ready(responses) => first_error(&responses),
-            ProduceResult::Delayed(delayed) => tokio::select! {
-                responses = delayed.complete() => first_error(&responses),
-                _ = shutdown.cancelled() => ErrorCode::NotCoordinator,
-            },
-        };
-        self.finish_append(
-            transactional_id,
-            coordinator_epoch,
-            transit,
-            append_error(code),
-            retry_on,
-        )
+        let code = self.finish_append(transactional_id, coordinator_epoch, transit, code, retry_on);
+        self.moved.notify_waiters();
+        code
+    }
+
+    /// Resolves after the next append of a move finishes (installed or not), for a request that
+    /// found its id busy and waits to look again. Create it, `enable` it, then look: a move
+    /// finishing in between still wakes it.
+    pub fn moved(&self) -> Notified<'_> {
+        self.moved.notified()
     }
 
     /// Builds and appends the move's record.

@@ -29,6 +29,8 @@ enum Answer {
     Errors(Vec<(TopicPartition, ErrorCode)>),
     /// No response (a lost connection).
     Lost,
+    /// No error, once the semaphore gives a permit (markers a leader is slow to write).
+    Held(Arc<tokio::sync::Semaphore>),
 }
 
 /// The partition leaders: every partition led by broker 1 unless told otherwise.
@@ -60,6 +62,10 @@ impl TxnMarkerChannel for FakeLeaders {
             .unwrap_or(Answer::Errors(Vec::new()));
         Box::pin(async move {
             let errors = match answer {
+                Answer::Held(gate) => {
+                    gate.acquire().await.map(|p| p.forget()).ok();
+                    Vec::new()
+                }
                 Answer::Lost => {
                     return Err(MarkerSendError {
                         broker,
@@ -567,5 +573,73 @@ async fn a_new_leader_epoch_of_a_loaded_partition_reloads_it_and_sends_the_marke
     let sent = markers(&f);
     assert_eq!(sent.len(), 1, "{sent:?}");
     assert_eq!(sent[0].3, 2, "sent at the new coordinator epoch");
+    c.shutdown().await;
+}
+
+/// Starts a transaction on ("a", 0) and commits it with its markers held at the leader until the
+/// returned gate opens; the id is left in PrepareCommit.
+async fn committed_with_markers_held(
+    f: &Fixture,
+    c: &TransactionCoordinator,
+) -> (i64, i16, Arc<tokio::sync::Semaphore>) {
+    let (pid, epoch) = init(c, "t").await;
+    let gate = Arc::new(tokio::sync::Semaphore::new(0));
+    lock(&f.leaders.answers).push_back(Answer::Held(Arc::clone(&gate)));
+    assert_eq!(
+        c.handle_add_partitions_to_transaction("t", pid, epoch, &tps(&[("a", 0)]))
+            .await,
+        ErrorCode::None
+    );
+    assert_eq!(
+        c.handle_end_transaction("t", pid, epoch, TransactionResult::Commit)
+            .await,
+        ErrorCode::None
+    );
+    assert_eq!(state(c, "t").state, TransactionState::PrepareCommit);
+    (pid, epoch, gate)
+}
+
+#[tokio::test]
+async fn the_next_transaction_waits_for_the_last_ones_markers_instead_of_being_refused() {
+    let f = fixture();
+    let c = elected(&f, 1).await;
+    let (pid, epoch, gate) = committed_with_markers_held(&f, &c).await;
+    // The producer's next transaction starts while the markers are out: its add waits for
+    // the completion and succeeds, where Kafka answers CONCURRENT_TRANSACTIONS.
+    let add = tokio::spawn({
+        let c = Arc::clone(&c);
+        async move {
+            c.handle_add_partitions_to_transaction("t", pid, epoch, &tps(&[("a", 1)]))
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(10)).await;
+    assert!(
+        !add.is_finished(),
+        "the add waits while the markers are out"
+    );
+    gate.add_permits(1);
+    assert_eq!(add.await.unwrap(), ErrorCode::None);
+    let m = state(&c, "t");
+    assert_eq!(m.state, TransactionState::Ongoing);
+    assert_eq!(m.partitions, tps(&[("a", 1)]));
+    c.shutdown().await;
+}
+
+#[tokio::test]
+async fn markers_held_past_the_wait_answer_concurrent_transactions() {
+    let f = fixture();
+    let c = elected(&f, 1).await;
+    let (pid, epoch, gate) = committed_with_markers_held(&f, &c).await;
+    let started = tokio::time::Instant::now();
+    assert_eq!(
+        c.handle_add_partitions_to_transaction("t", pid, epoch, &tps(&[("a", 1)]))
+            .await,
+        ErrorCode::ConcurrentTransactions
+    );
+    assert!(started.elapsed() >= BUSY_ID_WAIT);
+    assert_eq!(state(&c, "t").state, TransactionState::PrepareCommit);
+    gate.add_permits(1);
+    completed(&c, "t", TransactionState::CompleteCommit).await;
     c.shutdown().await;
 }
