@@ -143,15 +143,6 @@ impl Balance {
         let (lo, hi) = range(self.racks.iter().map(|r| r.leaders));
         hi - lo
     }
-
-    /// Replicas on brokers that are not among those given.
-    pub fn replicas_elsewhere(&self) -> usize {
-        self.brokers
-            .iter()
-            .filter(|b| !b.known)
-            .map(|b| b.replicas)
-            .sum()
-    }
 }
 
 #[cfg(test)]
@@ -175,7 +166,6 @@ mod tests {
         assert!(!row(9).known && row(9).leaders == 1);
         assert_eq!(b.replica_range(), (0, 3));
         assert_eq!(b.leader_skew(), 1);
-        assert_eq!(b.replicas_elsewhere(), 1);
         assert_eq!(
             b.racks,
             [

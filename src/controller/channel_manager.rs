@@ -156,10 +156,6 @@ impl ControllerChannelManager {
         }
     }
 
-    pub fn contains_broker(&self, id: BrokerId) -> bool {
-        self.brokers.contains_key(&id)
-    }
-
     /// Queues `request` for `broker`; `false` when the broker has no queue.
     pub fn send(&self, broker: BrokerId, request: ControllerRequest) -> bool {
         match self.brokers.get(&broker) {

@@ -249,11 +249,6 @@ impl SocketServer {
             .map_or(0, |q| q.max_capacity() - q.capacity())
     }
 
-    /// The token that stops this server; cancel it to start a shutdown from elsewhere.
-    pub fn shutdown_token(&self) -> CancellationToken {
-        self.shutdown.clone()
-    }
-
     /// Graceful shutdown: stops accepting, closes idle connections, lets every request already
     /// read be handled and its response written, then closes those connections too. Returns when
     /// every task of the server has finished. Safe to call more than once.

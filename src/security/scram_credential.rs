@@ -47,14 +47,6 @@ impl ScramMechanism {
         ScramMechanism::for_mechanism_name(name).is_some()
     }
 
-    /// The hash's Java name: `SHA-256` or `SHA-512`.
-    pub fn hash_algorithm(self) -> &'static str {
-        match self {
-            ScramMechanism::ScramSha256 => "SHA-256",
-            ScramMechanism::ScramSha512 => "SHA-512",
-        }
-    }
-
     /// Kafka's wire identifier of the mechanism: 1 for SHA-256, 2 for SHA-512 (0 is UNKNOWN).
     pub fn mechanism_type(self) -> i8 {
         match self {

@@ -3,7 +3,6 @@
 //! and the KIP-430 authorized-operations fields list every operation the resource type
 //! supports, as Kafka's do.
 
-use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::security::acl::{AclOperation, CLUSTER_NAME, ResourcePattern, ResourceType};
@@ -54,24 +53,6 @@ impl AuthHelper {
     /// `authorize(request, op, CLUSTER, CLUSTER_NAME)`.
     pub fn authorize_cluster(&self, ctx: &RequestContext, op: AclOperation) -> bool {
         self.authorize(ctx, op, ResourceType::Cluster, CLUSTER_NAME)
-    }
-
-    /// `filterByAuthorized`: the names among `names` the request may perform `op` on.
-    pub fn filter_by_authorized<'a>(
-        &self,
-        ctx: &RequestContext,
-        op: AclOperation,
-        resource_type: ResourceType,
-        names: impl IntoIterator<Item = &'a str>,
-    ) -> HashSet<String> {
-        let mut seen = HashSet::new();
-        let mut allowed = HashSet::new();
-        for name in names {
-            if seen.insert(name) && self.authorize(ctx, op, resource_type, name) {
-                allowed.insert(name.to_string());
-            }
-        }
-        allowed
     }
 
     /// `authorizeByResourceType`: may the request perform `op` on some resource of the type.

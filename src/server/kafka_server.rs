@@ -469,10 +469,6 @@ impl KafkaServer {
         &self.config
     }
 
-    pub fn apis(&self) -> &Arc<KafkaApis> {
-        &self.apis
-    }
-
     /// Waits until the broker must halt (every log dir failed) and returns why; Kafka halts
     /// the process without a shutdown then.
     pub async fn fatal_error(&self) -> String {

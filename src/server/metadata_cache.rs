@@ -115,10 +115,6 @@ impl MetadataCache {
         self.read().controller_id
     }
 
-    pub fn set_controller_id(&self, id: Option<BrokerId>) {
-        self.write().controller_id = id;
-    }
-
     /// Live brokers in id order.
     pub fn alive_brokers(&self) -> Vec<BrokerMetadata> {
         self.read().brokers.values().cloned().collect()
@@ -178,13 +174,6 @@ impl MetadataCache {
         }
         s.topic_names.insert(topic.topic_id, topic.name.clone());
         s.topics.insert(topic.name.clone(), topic);
-    }
-
-    /// Replaces one partition of a known topic.
-    pub fn update_partition(&self, topic: &str, partition: i32, metadata: PartitionMetadata) {
-        if let Some(t) = self.write().topics.get_mut(topic) {
-            t.partitions.insert(partition, metadata);
-        }
     }
 
     /// Applies an UpdateMetadata (Kafka's `ZkMetadataCache.updateMetadata`): the live brokers

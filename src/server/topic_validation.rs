@@ -38,17 +38,6 @@ fn unify_collision_chars(name: &str) -> String {
     name.replace('.', "_")
 }
 
-/// The existing topic `name` would collide with, if any (`Topic.hasCollision`).
-pub fn find_collision<'a>(
-    name: &str,
-    existing: impl IntoIterator<Item = &'a String>,
-) -> Option<&'a String> {
-    let unified = unify_collision_chars(name);
-    existing
-        .into_iter()
-        .find(|other| other.as_str() != name && unify_collision_chars(other) == unified)
-}
-
 /// Every existing topic `name` would collide with, in the order given (Kafka's
 /// `validateTopicCreate` lists them all).
 pub fn find_collisions<'a>(
@@ -78,11 +67,8 @@ mod tests {
             "Topic name \"a b\" is illegal, it contains a character other than ASCII alphanumerics, '.', '_' and '-'"
         );
         let existing = ["a_b".to_string(), "c".to_string()];
-        assert_eq!(
-            find_collision("a.b", &existing).map(String::as_str),
-            Some("a_b")
-        );
-        assert_eq!(find_collision("a_b", &existing), None);
+        assert_eq!(find_collisions("a.b", &existing), vec!["a_b"]);
+        assert_eq!(find_collisions("a_b", &existing), Vec::<&String>::new());
         let more = ["a_b".to_string(), "a.b".to_string(), "ab".to_string()];
         assert_eq!(find_collisions("a_b", &more), vec!["a.b"]);
         assert_eq!(find_collisions("a-b", &more), Vec::<&String>::new());

@@ -212,10 +212,6 @@ impl IndexFile {
         self.max_entries
     }
 
-    pub fn entry_size(&self) -> usize {
-        self.entry_size
-    }
-
     /// The file's length in bytes (preallocated space included).
     pub fn length(&self) -> usize {
         self.length
@@ -223,10 +219,6 @@ impl IndexFile {
 
     pub fn max_index_size(&self) -> usize {
         self.max_index_size
-    }
-
-    pub fn is_writable(&self) -> bool {
-        self.writable
     }
 
     /// Bytes used by entries: `entries * entry_size`.

@@ -120,17 +120,6 @@ impl LeaderEpochFileCache {
         Ok(())
     }
 
-    /// Assigns several entries, writing the file once.
-    pub fn assign_all(&mut self, entries: &[EpochEntry]) -> Result<(), StorageError> {
-        for entry in entries {
-            self.assign_entry(*entry)?;
-        }
-        if !entries.is_empty() {
-            self.write_to_file()?;
-        }
-        Ok(())
-    }
-
     fn assign_entry(&mut self, entry: EpochEntry) -> Result<bool, StorageError> {
         if entry.epoch < 0 || entry.start_offset < 0 {
             return Err(StorageError::InvalidArgument {
@@ -157,10 +146,6 @@ impl LeaderEpochFileCache {
         Ok(true)
     }
 
-    pub fn non_empty(&self) -> bool {
-        !self.epochs.is_empty()
-    }
-
     pub fn latest_entry(&self) -> Option<EpochEntry> {
         self.epochs.last().copied()
     }
@@ -168,37 +153,6 @@ impl LeaderEpochFileCache {
     /// The latest epoch with messages assigned to it.
     pub fn latest_epoch(&self) -> Option<i32> {
         self.latest_entry().map(|e| e.epoch)
-    }
-
-    pub fn earliest_entry(&self) -> Option<EpochEntry> {
-        self.epochs.first().copied()
-    }
-
-    /// The epoch before the latest one.
-    pub fn previous_epoch(&self) -> Option<i32> {
-        let n = self.epochs.len();
-        (n >= 2).then(|| self.epochs[n - 2].epoch)
-    }
-
-    /// The greatest cached epoch below `epoch`.
-    pub fn previous_epoch_of(&self, epoch: i32) -> Option<i32> {
-        self.epochs
-            .iter()
-            .rev()
-            .find(|e| e.epoch < epoch)
-            .map(|e| e.epoch)
-    }
-
-    /// The smallest cached epoch above `epoch`.
-    pub fn next_epoch(&self, epoch: i32) -> Option<i32> {
-        self.epochs
-            .iter()
-            .find(|e| e.epoch > epoch)
-            .map(|e| e.epoch)
-    }
-
-    pub fn epoch_entry(&self, epoch: i32) -> Option<EpochEntry> {
-        self.epochs.iter().find(|e| e.epoch == epoch).copied()
     }
 
     /// The epoch of the entry whose range holds `offset` (Kafka's `epochForOffset`).
@@ -291,16 +245,6 @@ impl LeaderEpochFileCache {
             }],
         );
         true
-    }
-
-    /// The entries clipped to `[start_offset, end_offset)` (Kafka's `epochEntriesInRange`).
-    pub fn epoch_entries_in_range(&self, start_offset: i64, end_offset: i64) -> Vec<EpochEntry> {
-        let mut copy = self.epochs.clone();
-        if start_offset >= 0 {
-            Self::truncate_from_start_of(&mut copy, start_offset);
-        }
-        Self::truncate_from_end_of(&mut copy, end_offset);
-        copy
     }
 
     /// Removes every entry and writes the empty checkpoint.

@@ -54,10 +54,6 @@ impl TopicId {
         (self.0 >> 64) as i64
     }
 
-    pub fn least_significant_bits(self) -> i64 {
-        self.0 as i64
-    }
-
     pub fn from_bits(most: i64, least: i64) -> Self {
         TopicId((u128::from(most as u64) << 64) | u128::from(least as u64))
     }

@@ -190,10 +190,6 @@ impl UnifiedLog {
         self.log_end_offset.message_offset
     }
 
-    pub fn log_end_offset_metadata(&self) -> LogOffsetMetadata {
-        self.log_end_offset
-    }
-
     pub fn high_watermark(&self) -> i64 {
         self.high_watermark.message_offset
     }

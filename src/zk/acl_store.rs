@@ -25,8 +25,6 @@ use super::zk_data::ZkDataError;
 
 /// Literal patterns' root.
 pub const ACL_PATH: &str = "/kafka-acl";
-/// The root of the other pattern types' stores.
-pub const EXTENDED_ACL_PATH: &str = "/kafka-acl-extended";
 /// Prefixed patterns' root (`ExtendedAclStore(PREFIXED)`: the pattern type in lower case).
 pub const PREFIXED_ACL_PATH: &str = "/kafka-acl-extended/prefixed";
 /// Literal patterns' change notifications.

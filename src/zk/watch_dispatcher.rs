@@ -132,10 +132,6 @@ impl WatchDispatcher {
         lock(&self.handlers.node).insert(handler.path().to_string(), handler);
     }
 
-    pub fn unregister_znode_change_handler(&self, path: &str) {
-        lock(&self.handlers.node).remove(path);
-    }
-
     pub fn register_znode_child_change_handler(&self, handler: Arc<dyn ZNodeChildChangeHandler>) {
         lock(&self.handlers.child).insert(handler.path().to_string(), handler);
     }

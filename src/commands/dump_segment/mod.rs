@@ -359,14 +359,6 @@ pub fn push_report(map: &mut Vec<(String, Vec<(i64, i64)>)>, file: &str, pair: (
 }
 
 impl Reports {
-    pub fn is_empty(&self) -> bool {
-        self.index_mismatches.is_empty()
-            && self.time_mismatches.is_empty()
-            && self.time_out_of_order.is_empty()
-            && self.time_not_found.is_empty()
-            && self.non_consecutive.is_empty()
-    }
-
     /// Kafka's order: index mismatches, time-index errors, non-consecutive offsets.
     pub fn print(&self, err: &mut dyn Write) -> std::io::Result<()> {
         for (file, list) in &self.index_mismatches {

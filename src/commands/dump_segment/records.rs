@@ -69,11 +69,6 @@ impl<'a> RecordView<'a> {
             Some((key, value))
         })
     }
-
-    /// Number of headers.
-    pub fn header_count(&self) -> usize {
-        self.header_count
-    }
 }
 
 /// Calls `f` for each record of `batch` in order, with Kafka's failure points: an uncompressed

@@ -79,11 +79,6 @@ impl<R: Read + Seek> BatchReader<R> {
         }
     }
 
-    /// The position after the last entry returned.
-    pub fn position(&self) -> u64 {
-        self.position
-    }
-
     /// The next entry, `None` at the end of the valid data.
     pub fn next_batch(&mut self) -> Result<Option<Batch<'_>>, SegmentError> {
         if self.position + HEADER_SIZE_UP_TO_MAGIC >= self.end {

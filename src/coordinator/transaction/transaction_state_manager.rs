@@ -163,19 +163,6 @@ impl TransactionStateManager {
         Ok((loaded.coordinator_epoch, Arc::clone(shared)))
     }
 
-    /// Every cached id, with its partition's coordinator epoch (for the timers and the admin
-    /// APIs).
-    pub fn all_transactions(&self) -> Vec<(i32, SharedMetadata)> {
-        lock(&self.cache)
-            .values()
-            .flat_map(|p| {
-                p.ids
-                    .values()
-                    .map(move |m| (p.coordinator_epoch, Arc::clone(m)))
-            })
-            .collect()
-    }
-
     /// Kafka's `timedOutTransactions`: the open transactions, with nothing pending, whose
     /// timeout ran out by `now_ms` (counted from their first partition), as (id, producer id).
     pub fn timed_out_transactions(&self, now_ms: i64) -> Vec<(String, i64)> {

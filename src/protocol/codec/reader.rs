@@ -26,19 +26,9 @@ impl Reader {
         self.buf.len()
     }
 
-    /// The unread bytes, consuming the reader.
-    pub fn into_rest(self) -> Bytes {
-        self.buf
-    }
-
     /// An error about the field being read.
     pub fn error(&self, kind: DecodeErrorKind) -> DecodeError {
         DecodeError::new(self.field, kind)
-    }
-
-    /// Notes the field being read, for error messages.
-    pub fn set_field(&mut self, field: &'static str) {
-        self.field = field;
     }
 
     fn need(&self, n: usize) -> Result<(), DecodeError> {

@@ -58,7 +58,6 @@ pub enum Filtered<'a> {
 #[derive(Debug, Clone, Copy)]
 pub struct RecordView<'r> {
     pub offset: i64,
-    pub timestamp: i64,
     pub key: Option<&'r [u8]>,
     pub has_value: bool,
 }
@@ -115,7 +114,6 @@ pub fn filter_batch<'a>(
         };
         let view = RecordView {
             offset: record.offset(header.base_offset),
-            timestamp,
             key: record.key,
             has_value: record.value.is_some(),
         };

@@ -386,14 +386,6 @@ impl LogCleanerManager {
             .insert(tp.clone());
     }
 
-    pub fn uncleanable_partitions(&self, log_dir: &Path) -> HashSet<TopicPartition> {
-        lock(&self.state)
-            .uncleanable
-            .get(log_dir)
-            .cloned()
-            .unwrap_or_default()
-    }
-
     /// Forgets uncleanable partitions that no longer exist.
     pub fn maintain_uncleanable_partitions(&self, live: &HashSet<TopicPartition>) {
         let mut state = lock(&self.state);

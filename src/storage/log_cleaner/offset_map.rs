@@ -76,15 +76,6 @@ impl SkimpyOffsetMap {
         }
     }
 
-    /// Probes per lookup beyond the first.
-    pub fn collision_rate(&self) -> f64 {
-        if self.lookups == 0 {
-            0.0
-        } else {
-            (self.probes - self.lookups) as f64 / self.lookups as f64
-        }
-    }
-
     /// Empties the map: its block is released, and a fresh zeroed one taken at the next use
     /// (cheaper than writing zeros over the touched pages).
     pub fn clear(&mut self) {

@@ -75,11 +75,6 @@ impl LogManager {
         &self.failure_channel
     }
 
-    /// Every configured log dir, in `log.dirs` order.
-    pub fn log_dir_paths(&self) -> Vec<PathBuf> {
-        self.log_dirs.iter().map(|d| d.path.clone()).collect()
-    }
-
     /// The configured log dir whose absolute path is `path` (Kafka compares absolute paths as
     /// strings), if any.
     pub fn find_log_dir(&self, path: &str) -> Option<PathBuf> {

@@ -52,18 +52,6 @@ impl LogSegment {
         }
     }
 
-    /// Renames all of the segment's files from `old_suffix` to `new_suffix`.
-    pub fn change_file_suffixes(
-        &mut self,
-        old_suffix: &str,
-        new_suffix: &str,
-    ) -> Result<(), StorageError> {
-        for file in SegmentFile::ALL {
-            self.change_file_suffix(file, old_suffix, new_suffix)?;
-        }
-        Ok(())
-    }
-
     /// The paths of the segment's files, as they are named now.
     pub fn file_paths(&self) -> Vec<PathBuf> {
         vec![

@@ -384,11 +384,6 @@ impl ProducerStateManager {
         self.transactions.first_unstable_offset()
     }
 
-    /// The open transactions, by first offset.
-    pub fn ongoing_transactions(&self) -> impl Iterator<Item = &super::transactions::TxnMetadata> {
-        self.transactions.ongoing()
-    }
-
     fn is_producer_expired(&self, now_ms: i64, entry: &ProducerStateEntry) -> bool {
         entry.current_txn_first_offset.is_none()
             && now_ms.saturating_sub(entry.last_timestamp) >= self.producer_id_expiration_ms

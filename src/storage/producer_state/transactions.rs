@@ -106,11 +106,6 @@ impl Transactions {
         }
     }
 
-    /// The open transactions, by first offset.
-    pub fn ongoing(&self) -> impl Iterator<Item = &TxnMetadata> {
-        self.ongoing.values()
-    }
-
     pub fn clear(&mut self) {
         self.ongoing.clear();
         self.unreplicated.clear();
