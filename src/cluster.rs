@@ -1,6 +1,6 @@
 //! Shared vocabulary of the cluster: the names every layer uses for topics, partitions, brokers,
-//! epochs and a partition's leadership ([`LeaderAndIsr`]); the broker's clock ([`time`]), the
-//! poison-tolerant lock helpers ([`sync`]) and UTC dates for printing times. Nothing here does
+//! epochs and a partition's leadership ([`LeaderAndIsr`]); the broker's clock (`time`), the
+//! poison-tolerant lock helpers (`sync`) and UTC dates for printing times. Nothing here does
 //! I/O.
 
 use std::fmt;
@@ -16,11 +16,11 @@ pub fn is_internal_topic(name: &str) -> bool {
     name == GROUP_METADATA_TOPIC_NAME || name == TRANSACTION_STATE_TOPIC_NAME
 }
 
-pub mod inter_broker_protocol;
+pub(crate) mod inter_broker_protocol;
 pub mod kafka_principal;
-pub mod sync;
-pub mod time;
-pub mod utc;
+pub(crate) mod sync;
+pub(crate) mod time;
+pub(crate) mod utc;
 
 /// A broker's `broker.id`.
 pub type BrokerId = i32;

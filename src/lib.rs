@@ -36,6 +36,10 @@
 //! `server` wires everything; `commands` sits on top. The rule is
 //! enforced by `tests/it/tidy.rs`, which reads the sources.
 
+// `pub` means used outside the crate (main.rs, tests/it, benches); the rest is `pub(crate)` or
+// private. Here rather than in Cargo.toml so that the test binary's helpers are not held to it.
+#![warn(unreachable_pub)]
+
 pub mod admin;
 pub mod cli;
 pub mod cluster;

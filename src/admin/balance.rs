@@ -12,7 +12,7 @@ use super::replica_assignment::BrokerMetadata;
 
 /// One broker's load.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrokerLoad {
+pub(crate) struct BrokerLoad {
     pub id: BrokerId,
     /// `None` for a broker without a rack, and for one the assignment names that is not among
     /// the brokers given (a replica on a broker being left).
@@ -25,7 +25,7 @@ pub struct BrokerLoad {
 
 /// One rack's load.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RackLoad {
+pub(crate) struct RackLoad {
     pub rack: String,
     pub brokers: usize,
     pub replicas: usize,
@@ -35,13 +35,13 @@ pub struct RackLoad {
 /// The load of an assignment. `brokers` holds every broker given (with 0 when unused) and every
 /// other broker the assignment names, by id; `racks` every rack of the brokers given, by name.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Balance {
+pub(crate) struct Balance {
     pub brokers: Vec<BrokerLoad>,
     pub racks: Vec<RackLoad>,
 }
 
 /// The smallest and largest of some counts, `(0, 0)` when there are none.
-pub fn range(counts: impl Iterator<Item = usize>) -> (usize, usize) {
+pub(crate) fn range(counts: impl Iterator<Item = usize>) -> (usize, usize) {
     counts
         .fold(None, |acc: Option<(usize, usize)>, c| match acc {
             None => Some((c, c)),
@@ -52,7 +52,7 @@ pub fn range(counts: impl Iterator<Item = usize>) -> (usize, usize) {
 
 impl Balance {
     /// The load `replica_lists` (one per partition) put on `brokers`.
-    pub fn of<'a>(
+    pub(crate) fn of<'a>(
         replica_lists: impl IntoIterator<Item = &'a Vec<BrokerId>>,
         brokers: &[BrokerMetadata],
     ) -> Balance {
@@ -111,35 +111,35 @@ impl Balance {
     }
 
     /// Least and most replicas on one of the brokers given.
-    pub fn replica_range(&self) -> (usize, usize) {
+    pub(crate) fn replica_range(&self) -> (usize, usize) {
         range(self.known().map(|b| b.replicas))
     }
 
     /// Least and most leaders on one of the brokers given.
-    pub fn leader_range(&self) -> (usize, usize) {
+    pub(crate) fn leader_range(&self) -> (usize, usize) {
         range(self.known().map(|b| b.leaders))
     }
 
     /// Most minus least replicas over the brokers given.
-    pub fn replica_skew(&self) -> usize {
+    pub(crate) fn replica_skew(&self) -> usize {
         let (lo, hi) = self.replica_range();
         hi - lo
     }
 
     /// Most minus least leaders over the brokers given.
-    pub fn leader_skew(&self) -> usize {
+    pub(crate) fn leader_skew(&self) -> usize {
         let (lo, hi) = self.leader_range();
         hi - lo
     }
 
     /// Most minus least replicas over the racks (0 without racks).
-    pub fn rack_replica_skew(&self) -> usize {
+    pub(crate) fn rack_replica_skew(&self) -> usize {
         let (lo, hi) = range(self.racks.iter().map(|r| r.replicas));
         hi - lo
     }
 
     /// Most minus least leaders over the racks (0 without racks).
-    pub fn rack_leader_skew(&self) -> usize {
+    pub(crate) fn rack_leader_skew(&self) -> usize {
         let (lo, hi) = range(self.racks.iter().map(|r| r.leaders));
         hi - lo
     }

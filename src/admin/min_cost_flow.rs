@@ -20,7 +20,7 @@ struct Edge {
 
 /// The network. Edge `e` and its reverse are `e` and `e ^ 1`.
 #[derive(Debug, Clone, Default)]
-pub struct MinCostFlow {
+pub(super) struct MinCostFlow {
     edges: Vec<Edge>,
     adjacency: Vec<Vec<usize>>,
     potential: Vec<i64>,
@@ -29,7 +29,7 @@ pub struct MinCostFlow {
 const UNREACHED: i64 = i64::MAX;
 
 impl MinCostFlow {
-    pub fn new(nodes: usize) -> Self {
+    pub(super) fn new(nodes: usize) -> Self {
         MinCostFlow {
             edges: Vec::new(),
             adjacency: vec![Vec::new(); nodes],
@@ -38,7 +38,7 @@ impl MinCostFlow {
     }
 
     /// Adds an edge (`cost >= 0`) and returns its id.
-    pub fn add_edge(&mut self, from: usize, to: usize, cap: i64, cost: i64) -> usize {
+    pub(super) fn add_edge(&mut self, from: usize, to: usize, cap: i64, cost: i64) -> usize {
         let id = self.edges.len();
         self.edges.push(Edge { to, cap, cost });
         self.edges.push(Edge {
@@ -52,18 +52,18 @@ impl MinCostFlow {
     }
 
     /// The flow on edge `id`.
-    pub fn flow(&self, id: usize) -> i64 {
+    pub(super) fn flow(&self, id: usize) -> i64 {
         self.edges[id ^ 1].cap
     }
 
     /// Whether edge `id` has capacity left.
-    pub fn residual(&self, id: usize) -> i64 {
+    pub(super) fn residual(&self, id: usize) -> i64 {
         self.edges[id].cap
     }
 
     /// Pushes one unit along `path` (edge ids) before solving; every edge must cost 0 and have
     /// capacity left, else nothing is pushed and `false` returned.
-    pub fn push_initial(&mut self, path: &[usize]) -> bool {
+    pub(super) fn push_initial(&mut self, path: &[usize]) -> bool {
         if path
             .iter()
             .any(|e| self.edges[*e].cap < 1 || self.edges[*e].cost != 0)
@@ -78,7 +78,7 @@ impl MinCostFlow {
     }
 
     /// Sends up to `want` more units from `s` to `t` at the least cost; returns the units sent.
-    pub fn run(&mut self, s: usize, t: usize, want: i64) -> i64 {
+    pub(super) fn run(&mut self, s: usize, t: usize, want: i64) -> i64 {
         let mut sent = 0;
         while sent < want {
             if !self.update_potentials(s, t) {

@@ -4,7 +4,7 @@
 //! - [`replica_assignment`]: Kafka's `AdminUtils.assignReplicasToBrokers`, `BrokerMetadata`.
 //! - [`rack_aware`]: its rack-aware half (`getRackAlternatedBrokerList`) and `RackAwareMode`.
 //! - [`random`]: the seedable random source of its two draws (start index, replica shift).
-//! - [`balance`]: replicas and leaders per broker and per rack, and the skew.
+//! - `balance`: replicas and leaders per broker and per rack, and the skew.
 //! - [`minimize_movement`]: a proposal meeting Kafka's constraints with the fewest moves,
 //!   over the min-cost flow solver of `min_cost_flow`.
 //! - [`reassignment_json`]: Kafka's reassignment JSON and topics-to-move JSON.
@@ -13,7 +13,7 @@
 
 #[cfg(test)]
 mod assignment_properties;
-pub mod balance;
+pub(crate) mod balance;
 mod min_cost_flow;
 pub mod minimize_movement;
 mod movement_flows;

@@ -7,6 +7,7 @@
 
 use std::fmt::Debug;
 use std::sync::Arc;
+#[cfg(test)]
 use std::sync::atomic::{AtomicI64, Ordering};
 
 /// A source of wall-clock time in milliseconds since the Unix epoch.
@@ -16,7 +17,7 @@ pub trait Time: Debug + Send + Sync {
 
 /// The system clock. A clock before 1970 reads 0; one past `i64::MAX` ms saturates.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct SystemTime;
+pub(crate) struct SystemTime;
 
 impl Time for SystemTime {
     fn milliseconds(&self) -> i64 {
@@ -28,33 +29,36 @@ impl Time for SystemTime {
 }
 
 /// The shared system clock, as components take it.
-pub fn system() -> Arc<dyn Time> {
+pub(crate) fn system() -> Arc<dyn Time> {
     Arc::new(SystemTime)
 }
 
 /// A manual clock for tests: it reads what it was set to.
+#[cfg(test)]
 #[derive(Debug, Default)]
-pub struct MockTime {
+pub(crate) struct MockTime {
     now_ms: AtomicI64,
 }
 
+#[cfg(test)]
 impl MockTime {
-    pub fn new(now_ms: i64) -> Self {
+    pub(crate) fn new(now_ms: i64) -> Self {
         MockTime {
             now_ms: AtomicI64::new(now_ms),
         }
     }
 
     /// Moves the clock forward by `ms` (Kafka's `MockTime.sleep`).
-    pub fn sleep(&self, ms: i64) {
+    pub(crate) fn sleep(&self, ms: i64) {
         self.now_ms.fetch_add(ms, Ordering::SeqCst);
     }
 
-    pub fn set(&self, now_ms: i64) {
+    pub(crate) fn set(&self, now_ms: i64) {
         self.now_ms.store(now_ms, Ordering::SeqCst);
     }
 }
 
+#[cfg(test)]
 impl Time for MockTime {
     fn milliseconds(&self) -> i64 {
         self.now_ms.load(Ordering::SeqCst)

@@ -4,7 +4,7 @@
 
 /// A moment in UTC, split into its proleptic Gregorian calendar fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct UtcDateTime {
+pub(crate) struct UtcDateTime {
     pub year: i64,
     /// 1..=12.
     pub month: u32,
@@ -20,7 +20,7 @@ pub struct UtcDateTime {
 
 impl UtcDateTime {
     /// The moment `ms` milliseconds after (or, negative, before) 1970-01-01T00:00:00Z.
-    pub fn from_unix_ms(ms: i64) -> UtcDateTime {
+    pub(crate) fn from_unix_ms(ms: i64) -> UtcDateTime {
         let secs = ms.div_euclid(1000);
         let days = secs.div_euclid(86_400);
         let rem = secs.rem_euclid(86_400);
@@ -47,7 +47,7 @@ impl UtcDateTime {
     }
 
     /// ISO 8601 with milliseconds: `2023-11-14T22:13:20.000Z`.
-    pub fn to_iso8601(&self) -> String {
+    pub(crate) fn to_iso8601(self) -> String {
         format!(
             "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
             self.year, self.month, self.day, self.hour, self.minute, self.second, self.millisecond
@@ -55,7 +55,7 @@ impl UtcDateTime {
     }
 
     /// Java's `Date.toString()` in UTC: `EEE MMM dd HH:mm:ss zzz yyyy`.
-    pub fn to_java_date(&self) -> String {
+    pub(crate) fn to_java_date(self) -> String {
         const WEEKDAYS: [&str; 7] = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];
         const MONTHS: [&str; 12] = [
             "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",

@@ -1,15 +1,15 @@
 //! One module per subcommand. Each turns its parsed arguments into library calls and renders the
 //! result to a writer passed in, so tests capture output without a process.
 
-pub mod acls;
-pub mod assign;
+pub(crate) mod acls;
+pub(crate) mod assign;
 mod completions;
-pub mod describe_cluster;
-pub mod dump_segment;
-pub mod rebuild_index;
-pub mod serve;
-pub mod users;
-pub mod zookeeper;
+pub(crate) mod describe_cluster;
+pub(crate) mod dump_segment;
+pub(crate) mod rebuild_index;
+pub(crate) mod serve;
+pub(crate) mod users;
+pub(crate) mod zookeeper;
 
 use crate::cli::{Cli, Command};
 

@@ -13,7 +13,7 @@ use crate::server::KafkaServer;
 
 use super::Outcome;
 
-pub fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
+pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
     let mut overrides = args.overrides.clone();
     if let Some(connect) = &args.zookeeper {
         overrides.push(format!("zookeeper.connect={connect}"));

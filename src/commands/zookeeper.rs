@@ -10,7 +10,7 @@ use crate::zk::{ZkClient, ZooKeeperClient};
 
 /// Connects to `connect` within `timeout`; a chroot in `connect` that does not exist is an
 /// error (Kafka's tools would silently work on an empty tree).
-pub async fn connect(connect: &str, timeout: Duration) -> anyhow::Result<Arc<dyn ZkClient>> {
+pub(crate) async fn connect(connect: &str, timeout: Duration) -> anyhow::Result<Arc<dyn ZkClient>> {
     // A session timeout below ZooKeeper's minimum is raised by the server.
     let session_timeout = timeout.max(Duration::from_secs(4));
     let client =

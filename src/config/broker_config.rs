@@ -21,8 +21,6 @@ use crate::storage::log_config_values::{
 
 mod validate;
 
-pub use validate::ACL_AUTHORIZER_CLASS;
-
 const MS_PER_MINUTE: i64 = 60 * 1000;
 const MS_PER_HOUR: i64 = 60 * MS_PER_MINUTE;
 

@@ -8,7 +8,7 @@ use crate::storage::log_config_values::{java_double_string, parse_java_double};
 
 /// One broker config key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ConfigDef {
+pub(crate) struct ConfigDef {
     /// Kafka's key, e.g. `log.segment.bytes`.
     pub name: &'static str,
     /// Kafka's default as text; `None` where Kafka's default is `null`.
@@ -21,7 +21,7 @@ pub struct ConfigDef {
 
 /// Kafka's `ConfigDef.Type`s that kcli's keys use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
+pub(crate) enum Kind {
     Int,
     Long,
     Short,
@@ -51,13 +51,13 @@ impl ConfigDef {
     /// A valid value as Kafka's `ConfigDef.convertToString` renders the parsed value (what
     /// `DescribeConfigs` reports): numbers in canonical form, booleans lower case, lists joined
     /// with `,`, strings trimmed. A value that does not parse comes back trimmed.
-    pub fn canonical(&self, value: &str) -> String {
+    pub(crate) fn canonical(&self, value: &str) -> String {
         canonical_value(self.kind, value)
     }
 }
 
 /// [`ConfigDef::canonical`] for a value of type `kind` (topic configs use it too).
-pub fn canonical_value(kind: Kind, value: &str) -> String {
+pub(crate) fn canonical_value(kind: Kind, value: &str) -> String {
     let trimmed = value.trim();
     match kind {
         Kind::Int | Kind::Long | Kind::Short => trimmed
@@ -76,7 +76,7 @@ pub fn canonical_value(kind: Kind, value: &str) -> String {
 const LONG_MAX: &str = "9223372036854775807";
 
 /// Every key kcli reads, sorted by name (the order `DescribeConfigs` lists them in).
-pub const CONFIG_DEFS: &[ConfigDef] = &[
+pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
     def("advertised.listeners", None, true, Kind::Str),
     def(
         "allow.everyone.if.no.acl.found",
@@ -505,7 +505,7 @@ pub const CONFIG_DEFS: &[ConfigDef] = &[
 ];
 
 /// The definition of `name`, if kcli knows the key.
-pub fn find(name: &str) -> Option<&'static ConfigDef> {
+pub(crate) fn find(name: &str) -> Option<&'static ConfigDef> {
     CONFIG_DEFS
         .binary_search_by(|d| d.name.cmp(name))
         .ok()
@@ -513,10 +513,10 @@ pub fn find(name: &str) -> Option<&'static ConfigDef> {
 }
 
 /// A value that failed to parse: why, in Kafka's words where it has them.
-pub type Reason = String;
+pub(crate) type Reason = String;
 
 /// `ConfigDef.Type.INT` with `Range.atLeast(min)` (use `i32::MIN` for no bound).
-pub fn int_at_least(value: &str, min: i32) -> Result<i32, Reason> {
+pub(crate) fn int_at_least(value: &str, min: i32) -> Result<i32, Reason> {
     let n: i32 = value
         .trim()
         .parse()
@@ -528,7 +528,7 @@ pub fn int_at_least(value: &str, min: i32) -> Result<i32, Reason> {
 }
 
 /// `ConfigDef.Type.LONG` with `Range.atLeast(min)` (use `i64::MIN` for no bound).
-pub fn long_at_least(value: &str, min: i64) -> Result<i64, Reason> {
+pub(crate) fn long_at_least(value: &str, min: i64) -> Result<i64, Reason> {
     let n: i64 = value
         .trim()
         .parse()
@@ -540,7 +540,7 @@ pub fn long_at_least(value: &str, min: i64) -> Result<i64, Reason> {
 }
 
 /// `ConfigDef.Type.SHORT` with `Range.atLeast(min)`.
-pub fn short_at_least(value: &str, min: i16) -> Result<i16, Reason> {
+pub(crate) fn short_at_least(value: &str, min: i16) -> Result<i16, Reason> {
     let n: i16 = value
         .trim()
         .parse()
@@ -552,7 +552,7 @@ pub fn short_at_least(value: &str, min: i16) -> Result<i16, Reason> {
 }
 
 /// `ConfigDef.Type.BOOLEAN`: `true` or `false`, any case.
-pub fn boolean(value: &str) -> Result<bool, Reason> {
+pub(crate) fn boolean(value: &str) -> Result<bool, Reason> {
     match value.trim().to_ascii_lowercase().as_str() {
         "true" => Ok(true),
         "false" => Ok(false),
@@ -561,12 +561,12 @@ pub fn boolean(value: &str) -> Result<bool, Reason> {
 }
 
 /// `ConfigDef.Type.STRING`: trimmed.
-pub fn string(value: &str) -> String {
+pub(crate) fn string(value: &str) -> String {
     value.trim().to_string()
 }
 
 /// `ConfigDef.Type.LIST`: comma-separated, items trimmed, an empty value is the empty list.
-pub fn list(value: &str) -> Vec<String> {
+pub(crate) fn list(value: &str) -> Vec<String> {
     let value = value.trim();
     if value.is_empty() {
         return Vec::new();

@@ -45,10 +45,10 @@ impl SecurityProtocol {
 }
 
 /// `listener.security.protocol.map`: listener name (upper case) → security protocol.
-pub type SecurityProtocolMap = BTreeMap<String, SecurityProtocol>;
+pub(crate) type SecurityProtocolMap = BTreeMap<String, SecurityProtocol>;
 
 /// Kafka's default map: each protocol's name is a listener name for it.
-pub fn default_security_protocol_map() -> SecurityProtocolMap {
+pub(crate) fn default_security_protocol_map() -> SecurityProtocolMap {
     [
         SecurityProtocol::Plaintext,
         SecurityProtocol::Ssl,
@@ -63,7 +63,7 @@ pub fn default_security_protocol_map() -> SecurityProtocolMap {
 /// Parses `listener.security.protocol.map` as Kafka's `Csv.parseCsvMap` and
 /// `getSecurityProtocol` do: comma-separated `name:protocol` entries split at the last `:`,
 /// names normalised to upper case, protocols by their exact name. The error says why.
-pub fn parse_security_protocol_map(value: &str) -> Result<SecurityProtocolMap, String> {
+pub(crate) fn parse_security_protocol_map(value: &str) -> Result<SecurityProtocolMap, String> {
     let mut map = SecurityProtocolMap::new();
     for entry in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let (name, protocol) = entry.rsplit_once(':').ok_or_else(|| {
@@ -82,7 +82,7 @@ pub fn parse_security_protocol_map(value: &str) -> Result<SecurityProtocolMap, S
 
 /// Gives each endpoint the protocol `map` names for its listener; the error is Kafka's for a
 /// listener the map does not name.
-pub fn resolve_security_protocols(
+pub(crate) fn resolve_security_protocols(
     endpoints: &mut [EndPoint],
     map: &SecurityProtocolMap,
 ) -> Result<(), String> {
@@ -125,7 +125,7 @@ impl fmt::Display for EndPoint {
 /// `advertised.listeners`). The error says why, for the caller to name the key. Each endpoint's
 /// protocol is the default map's, PLAINTEXT for a name that map lacks, until
 /// [`resolve_security_protocols`] applies the configured map.
-pub fn parse_listeners(value: &str, distinct_ports: bool) -> Result<Vec<EndPoint>, String> {
+pub(crate) fn parse_listeners(value: &str, distinct_ports: bool) -> Result<Vec<EndPoint>, String> {
     let mut endpoints: Vec<EndPoint> = Vec::new();
     for item in value.split(',').map(str::trim).filter(|s| !s.is_empty()) {
         let endpoint = parse_endpoint(item)?;

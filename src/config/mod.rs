@@ -2,13 +2,13 @@
 //! three layers with the precedence defaults < file < `--override key=value`, as `kafka.Kafka`
 //! does. See docs/configuration.md for the supported keys.
 //!
-//! - [`defs`]: the key table (names, default strings, dynamic or read-only) and value parsers.
-//! - [`broker_config`]: the typed [`Settings`], validation and the derived values.
-//! - [`listeners`]: `NAME://host:port` endpoint lists.
-//! - [`log_defaults`]: the topic defaults the broker's keys give, and Kafka's checks of them.
-//! - [`synonyms`]: broker keys that set the same value, and the broker defaults of topic keys.
-//! - [`sasl_config`]: the SASL keys, their `listener.name.<listener>.` forms, SASL listener checks.
-//! - [`ssl_configs`]: the `ssl.*` keys and their `listener.name.<l>.` overrides, per listener.
+//! - `defs`: the key table (names, default strings, dynamic or read-only) and value parsers.
+//! - `broker_config`: the typed [`Settings`], validation and the derived values.
+//! - `listeners`: `NAME://host:port` endpoint lists.
+//! - `log_defaults`: the topic defaults the broker's keys give, and Kafka's checks of them.
+//! - `synonyms`: broker keys that set the same value, and the broker defaults of topic keys.
+//! - `sasl_config`: the SASL keys, their `listener.name.<listener>.` forms, SASL listener checks.
+//! - `ssl_configs`: the `ssl.*` keys and their `listener.name.<l>.` overrides, per listener.
 //!
 //! Keys with a listener prefix (`listener.name.<listener>.<key>`) are kept as given, for the
 //! listener's components to read (Kafka's `valuesWithPrefixOverride`); they are not unknown.
@@ -16,14 +16,14 @@
 //! isn't a known config.", the loader collects them for the caller to report. A bad value of a
 //! known key is an error naming the key, the value and why.
 
-pub mod broker_config;
-pub mod defs;
-pub mod listeners;
-pub mod log_defaults;
+pub(crate) mod broker_config;
+pub(crate) mod defs;
+pub(crate) mod listeners;
+pub(crate) mod log_defaults;
 mod properties;
-pub mod sasl_config;
-pub mod ssl_configs;
-pub mod synonyms;
+pub(crate) mod sasl_config;
+pub(crate) mod ssl_configs;
+pub(crate) mod synonyms;
 
 use std::collections::BTreeMap;
 use std::ops::Deref;

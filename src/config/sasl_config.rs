@@ -23,10 +23,10 @@ use super::listeners::{EndPoint, SecurityProtocol};
 
 /// The mechanisms kcli's SASL servers implement (security::sasl::new_sasl_server), in Kafka's
 /// names. Config names nothing in `security`, so the list is repeated here.
-pub const SUPPORTED_MECHANISMS: [&str; 3] = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
+pub(crate) const SUPPORTED_MECHANISMS: [&str; 3] = ["PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"];
 
 /// The prefix of listener-specific keys (Kafka's `ListenerName.configPrefix` without the name).
-pub const LISTENER_PREFIX: &str = "listener.name.";
+pub(crate) const LISTENER_PREFIX: &str = "listener.name.";
 
 /// The SASL settings, unprefixed and per listener. `Debug` hides every value that may hold a
 /// password (the JAAS configs and all listener-prefixed values).
@@ -226,7 +226,7 @@ fn parse_long(key: &str, value: &str) -> Result<i64, ConfigError> {
 }
 
 /// Whether a listener of this protocol authenticates with SASL.
-pub fn is_sasl(protocol: SecurityProtocol) -> bool {
+pub(crate) fn is_sasl(protocol: SecurityProtocol) -> bool {
     matches!(
         protocol,
         SecurityProtocol::SaslPlaintext | SecurityProtocol::SaslSsl
@@ -237,7 +237,7 @@ pub fn is_sasl(protocol: SecurityProtocol) -> bool {
 /// at least one mechanism and only ones kcli has (GSSAPI, Kafka's default, is refused naming
 /// the key); and, when the inter-broker listener is a SASL one, Kafka's check that
 /// `sasl.mechanism.inter.broker.protocol` is among its enabled mechanisms.
-pub fn validate_sasl(
+pub(crate) fn validate_sasl(
     sasl: &SaslSettings,
     listeners: &[EndPoint],
     inter_broker_listener: &str,

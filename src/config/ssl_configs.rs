@@ -14,7 +14,7 @@ use super::{BrokerConfig, ConfigError, SecurityProtocol};
 use crate::security::ssl::{Found, SslConfig, SslConfigError};
 
 /// Whether `key` is one of these: `ssl.*` or `listener.name.<listener>.ssl.*`.
-pub fn is_ssl_key(key: &str) -> bool {
+pub(crate) fn is_ssl_key(key: &str) -> bool {
     if key.starts_with("ssl.") {
         return true;
     }
@@ -25,16 +25,16 @@ pub fn is_ssl_key(key: &str) -> bool {
 
 /// The `ssl.*` values as given, by key.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct SslValues(pub BTreeMap<String, String>);
+pub(crate) struct SslValues(pub BTreeMap<String, String>);
 
 impl SslValues {
     /// Keeps `key`'s value (a later one replaces it).
-    pub fn insert(&mut self, key: &str, value: &str) {
+    pub(crate) fn insert(&mut self, key: &str, value: &str) {
         self.0.insert(key.to_string(), value.to_string());
     }
 
     /// The checked TLS configuration of `listener_name` (any case).
-    pub fn for_listener(&self, listener_name: &str) -> Result<SslConfig, ConfigError> {
+    pub(crate) fn for_listener(&self, listener_name: &str) -> Result<SslConfig, ConfigError> {
         let prefix = format!("listener.name.{}.", listener_name.to_ascii_lowercase());
         SslConfig::from_lookup(&|key| {
             let prefixed = format!("{prefix}{key}");

@@ -12,7 +12,7 @@ use super::defs::Kind;
 /// (`LogConfig.CONFIGS_WITH_NO_SERVER_DEFAULTS`): the throttled replica lists and the
 /// remote-log switches.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TopicConfigDef {
+pub(crate) struct TopicConfigDef {
     pub name: &'static str,
     pub kind: Kind,
     pub synonyms: &'static [&'static str],
@@ -31,7 +31,7 @@ const fn topic(
 }
 
 /// Every topic config, sorted by name: the names of `LogConfig::set` (a test checks it).
-pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
+pub(crate) const TOPIC_CONFIGS: &[TopicConfigDef] = &[
     topic("cleanup.policy", Kind::List, &["log.cleanup.policy"]),
     topic(
         "compression.gzip.level",
@@ -167,7 +167,7 @@ pub const TOPIC_CONFIGS: &[TopicConfigDef] = &[
 ];
 
 /// The definition of topic config `name`, if it is one.
-pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
+pub(crate) fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
     TOPIC_CONFIGS
         .binary_search_by(|d| d.name.cmp(name))
         .ok()
@@ -177,7 +177,7 @@ pub fn topic_config(name: &str) -> Option<&'static TopicConfigDef> {
 /// Kafka's `brokerConfigSynonyms`: the keys that give the value of broker config `name`,
 /// highest precedence first (`name` alone for most). With `match_listener_override`, a
 /// `listener.name.<listener>.<config>` key also names its base `<config>`.
-pub fn broker_config_synonyms(name: &str, match_listener_override: bool) -> Vec<&str> {
+pub(crate) fn broker_config_synonyms(name: &str, match_listener_override: bool) -> Vec<&str> {
     const ROLL: &[&str] = &["log.roll.ms", "log.roll.hours"];
     const JITTER: &[&str] = &["log.roll.jitter.ms", "log.roll.jitter.hours"];
     const FLUSH: &[&str] = &["log.flush.interval.ms", "log.flush.scheduler.interval.ms"];

@@ -10,11 +10,11 @@
 use std::collections::BTreeSet;
 
 use crate::cluster::BrokerId;
-pub use crate::cluster::LeaderRecoveryState;
+pub(crate) use crate::cluster::LeaderRecoveryState;
 
 /// A partition's current leadership as the election sees it.
 #[derive(Debug, Clone, Copy)]
-pub struct ElectionInput<'a> {
+pub(crate) struct ElectionInput<'a> {
     /// The replica list in assignment order; its head is the preferred leader.
     pub assignment: &'a [BrokerId],
     /// The in-sync replicas, in the order the state znode lists them.
@@ -32,7 +32,7 @@ impl ElectionInput<'_> {
 /// The outcome of an election: the new leader and ISR. The caller bumps the leader epoch, as
 /// every controller-driven leadership change does (`LeaderAndIsr.newLeaderAndIsr`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ElectedLeader {
+pub(crate) struct ElectedLeader {
     pub leader: BrokerId,
     pub isr: Vec<BrokerId>,
     pub leader_recovery_state: LeaderRecoveryState,
@@ -40,7 +40,10 @@ pub struct ElectedLeader {
 
 /// `offlinePartitionLeaderElection`: the first replica in assignment order that is live and in
 /// the ISR; failing that, when unclean election is allowed, the first live replica at all.
-pub fn offline_partition_leader(input: &ElectionInput<'_>, unclean: bool) -> Option<BrokerId> {
+pub(crate) fn offline_partition_leader(
+    input: &ElectionInput<'_>,
+    unclean: bool,
+) -> Option<BrokerId> {
     input
         .assignment
         .iter()
@@ -63,7 +66,10 @@ pub fn offline_partition_leader(input: &ElectionInput<'_>, unclean: bool) -> Opt
 /// leader keeps the live part of the ISR; an unclean one starts a new ISR of itself alone and is
 /// RECOVERING (from IBP 3.2, which every version kcli speaks is). `None`: no replica can lead, and
 /// the partition stays offline.
-pub fn leader_for_offline(input: &ElectionInput<'_>, unclean: bool) -> Option<ElectedLeader> {
+pub(crate) fn leader_for_offline(
+    input: &ElectionInput<'_>,
+    unclean: bool,
+) -> Option<ElectedLeader> {
     let leader = offline_partition_leader(input, unclean)?;
     Some(if input.isr.contains(&leader) {
         ElectedLeader {
@@ -82,7 +88,7 @@ pub fn leader_for_offline(input: &ElectionInput<'_>, unclean: bool) -> Option<El
 
 /// `reassignPartitionLeaderElection`: the first replica of the *target* replica set that is live
 /// and in the ISR. The ISR keeps its live members.
-pub fn leader_for_reassignment(
+pub(crate) fn leader_for_reassignment(
     target: &[BrokerId],
     input: &ElectionInput<'_>,
 ) -> Option<ElectedLeader> {
@@ -99,7 +105,7 @@ pub fn leader_for_reassignment(
 
 /// `preferredReplicaPartitionLeaderElection`: the head of the assignment, only if it is live and
 /// in the ISR; the ISR is unchanged.
-pub fn leader_for_preferred_replica(input: &ElectionInput<'_>) -> Option<ElectedLeader> {
+pub(crate) fn leader_for_preferred_replica(input: &ElectionInput<'_>) -> Option<ElectedLeader> {
     let leader = input
         .assignment
         .first()
@@ -114,7 +120,7 @@ pub fn leader_for_preferred_replica(input: &ElectionInput<'_>) -> Option<Elected
 
 /// `controlledShutdownPartitionLeaderElection`: the first assigned replica that is live, in the
 /// ISR and not shutting down. The new ISR drops the brokers shutting down.
-pub fn leader_for_controlled_shutdown(
+pub(crate) fn leader_for_controlled_shutdown(
     input: &ElectionInput<'_>,
     shutting_down: &BTreeSet<BrokerId>,
 ) -> Option<ElectedLeader> {
@@ -137,7 +143,7 @@ pub fn leader_for_controlled_shutdown(
 
 /// The leader and ISR of a brand-new partition (`initializeLeaderAndIsrForPartitions`): the
 /// live replicas form the ISR, in assignment order, and the first of them leads.
-pub fn leader_for_new_partition(
+pub(crate) fn leader_for_new_partition(
     assignment: &[BrokerId],
     live: &BTreeSet<BrokerId>,
 ) -> Option<ElectedLeader> {
@@ -156,7 +162,7 @@ pub fn leader_for_new_partition(
 /// The ISR once a replica goes offline (`ReplicaStateMachine`'s `removeReplicasFromIsr`): the
 /// replica leaves it, unless it is the last member, because the ISR is never made empty: its
 /// last members are the only clean leaders the partition can come back with.
-pub fn isr_without_replica(isr: &[BrokerId], replica: BrokerId) -> Vec<BrokerId> {
+pub(crate) fn isr_without_replica(isr: &[BrokerId], replica: BrokerId) -> Vec<BrokerId> {
     if isr.len() == 1 && isr[0] == replica {
         return isr.to_vec();
     }

@@ -4,7 +4,7 @@
 use crate::zk::kafka_zk_client::KafkaZkError;
 
 #[derive(Debug, thiserror::Error)]
-pub enum ControllerError {
+pub(crate) enum ControllerError {
     /// A fenced write found `/controller_epoch` moved on, or a state znode carries a newer
     /// controller epoch than this controller's.
     #[error("controller moved: epoch {controller_epoch} is no longer the active controller's")]

@@ -3,7 +3,7 @@
 //! choose them (no ApiVersions exchange between brokers: the operator's IBP is the contract, so
 //! a rolling upgrade can hold every broker to the oldest).
 
-pub use crate::cluster::inter_broker_protocol::{IbpError, InterBrokerProtocolVersion};
+pub(crate) use crate::cluster::inter_broker_protocol::InterBrokerProtocolVersion;
 
 /// The request versions the controller sends at one IBP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,7 +42,7 @@ impl ControllerRequestVersions {
 /// The versions of the replica fetchers' requests at one IBP (Kafka's `MetadataVersion
 /// .fetchRequestVersion` and `listOffsetRequestVersion`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplicaFetcherRequestVersions {
+pub(crate) struct ReplicaFetcherRequestVersions {
     pub fetch: i16,
     pub list_offsets: i16,
 }
@@ -50,7 +50,7 @@ pub struct ReplicaFetcherRequestVersions {
 impl ReplicaFetcherRequestVersions {
     /// Fetch 17 from 3.9-IV0, 16 from 3.7-IV4, 15 from 3.5-IV1, 14 from 3.5-IV0, 13 from
     /// 3.1-IV0, else 12; ListOffsets 9 from 3.9-IV0, 8 from 3.5-IV0, else 7.
-    pub fn for_ibp(ibp: InterBrokerProtocolVersion) -> Self {
+    pub(crate) fn for_ibp(ibp: InterBrokerProtocolVersion) -> Self {
         let fetch = [
             ((3, 9, 0), 17),
             ((3, 7, 4), 16),

@@ -155,7 +155,7 @@ impl KafkaController {
 
 /// The per-partition error codes of a LeaderAndIsr answer, named by topic: v5+ answers name
 /// topics by id, which the request maps back to names (ids it does not know are dropped).
-pub fn leader_and_isr_partition_errors(
+pub(super) fn leader_and_isr_partition_errors(
     request: &LeaderAndIsrRequest,
     response: &LeaderAndIsrResponse,
 ) -> Vec<(TopicPartition, i16)> {

@@ -62,7 +62,7 @@ impl PartitionState {
 
 /// How an Online transition of an existing partition picks its leader.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PartitionLeaderElectionStrategy {
+pub(crate) enum PartitionLeaderElectionStrategy {
     /// The leader is gone: the first live ISR member in assignment order; unclean when the
     /// strategy or the topic's `unclean.leader.election.enable` allows it.
     Offline { allow_unclean: bool },
@@ -77,7 +77,7 @@ pub enum PartitionLeaderElectionStrategy {
 /// The partition state machine over one decision: the context, the fenced ZooKeeper client and
 /// the batch the decision's requests collect in.
 #[derive(Debug)]
-pub struct PartitionStateMachine<'a> {
+pub(crate) struct PartitionStateMachine<'a> {
     pub ctx: &'a mut ControllerContext,
     pub zk: &'a KafkaZkClient,
     pub batch: &'a mut ControllerBrokerRequestBatch,
@@ -88,7 +88,7 @@ pub struct PartitionStateMachine<'a> {
 impl PartitionStateMachine<'_> {
     /// Kafka's `initializePartitionState`: the state of every known partition from its
     /// leadership: none yet → New, a live leader → Online, else Offline.
-    pub fn initialize_partition_states(&mut self) {
+    pub(crate) fn initialize_partition_states(&mut self) {
         for tp in self.ctx.all_partitions() {
             let state = match self.ctx.leadership.get(&tp) {
                 None => PartitionState::New,
@@ -103,7 +103,7 @@ impl PartitionStateMachine<'_> {
 
     /// Kafka's `triggerOnlinePartitionStateChange`: every New or Offline partition of a topic not
     /// being deleted goes Online if a leader can be found. Returns the partitions that did.
-    pub async fn trigger_online_partition_state_change(
+    pub(crate) async fn trigger_online_partition_state_change(
         &mut self,
     ) -> Result<Vec<TopicPartition>, ControllerError> {
         let partitions: Vec<TopicPartition> = self
@@ -128,7 +128,7 @@ impl PartitionStateMachine<'_> {
 
     /// Moves `partitions` to `target`; returns those that got there. Invalid transitions are
     /// logged and skipped, as Kafka does.
-    pub async fn handle_state_changes(
+    pub(crate) async fn handle_state_changes(
         &mut self,
         partitions: &[TopicPartition],
         target: PartitionState,
@@ -373,7 +373,7 @@ impl PartitionStateMachine<'_> {
 /// The partitions whose leader is not live (`partitionsWithOfflineLeader`; a broker in
 /// controlled shutdown counts as gone, and so does a leader whose replica is on a failed log
 /// dir), topics being deleted excepted.
-pub fn partitions_with_offline_leader(ctx: &ControllerContext) -> Vec<TopicPartition> {
+pub(crate) fn partitions_with_offline_leader(ctx: &ControllerContext) -> Vec<TopicPartition> {
     let live: BTreeSet<BrokerId> = ctx.live_broker_ids_not_shutting_down();
     ctx.leadership
         .iter()

@@ -42,13 +42,13 @@ use super::replica_state_machine::ReplicaState;
 
 /// One partition's answer to a reassignment request: started (or cancelled), or an error code
 /// with an optional message.
-pub type ReassignmentResult = Result<(), (ErrorCode, Option<String>)>;
+pub(crate) type ReassignmentResult = Result<(), (ErrorCode, Option<String>)>;
 
 /// The answer per partition.
-pub type ReassignmentResults = BTreeMap<TopicPartition, ReassignmentResult>;
+pub(crate) type ReassignmentResults = BTreeMap<TopicPartition, ReassignmentResult>;
 
 /// A partition being reassigned, as ListPartitionReassignments reports it.
-pub type OngoingReassignments = Vec<(TopicPartition, ReplicaAssignment)>;
+pub(crate) type OngoingReassignments = Vec<(TopicPartition, ReplicaAssignment)>;
 
 fn no_such_partition() -> (ErrorCode, Option<String>) {
     (

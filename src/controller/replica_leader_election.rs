@@ -300,7 +300,7 @@ fn not_available(election_type: ElectionType) -> ErrorCode {
 
 /// One preferred broker's standing in the imbalance check.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct LeaderImbalance {
+pub(crate) struct LeaderImbalance {
     /// The partitions it is the preferred replica of but does not lead.
     pub led_elsewhere: Vec<TopicPartition>,
     /// How many partitions it is the preferred replica of.
@@ -309,7 +309,7 @@ pub struct LeaderImbalance {
 
 impl LeaderImbalance {
     /// Kafka's imbalance ratio: the share of its preferred partitions led elsewhere.
-    pub fn ratio(&self) -> f64 {
+    pub(crate) fn ratio(&self) -> f64 {
         if self.preferred == 0 {
             return 0.0;
         }
@@ -320,7 +320,7 @@ impl LeaderImbalance {
 /// Per preferred broker (the head of each assignment), the partitions it prefers and those of
 /// them another broker leads; topics being deleted are left out. A partition without a known
 /// leadership counts as preferred but not as led elsewhere, as in Kafka.
-pub fn leader_imbalance(ctx: &ControllerContext) -> BTreeMap<BrokerId, LeaderImbalance> {
+pub(crate) fn leader_imbalance(ctx: &ControllerContext) -> BTreeMap<BrokerId, LeaderImbalance> {
     let mut out: BTreeMap<BrokerId, LeaderImbalance> = BTreeMap::new();
     for tp in ctx.all_partitions() {
         if ctx.is_topic_queued_for_deletion(&tp.topic) {

@@ -66,7 +66,7 @@ impl ReplicaState {
 
 /// The replica state machine over one decision.
 #[derive(Debug)]
-pub struct ReplicaStateMachine<'a> {
+pub(crate) struct ReplicaStateMachine<'a> {
     pub ctx: &'a mut ControllerContext,
     pub zk: &'a KafkaZkClient,
     pub batch: &'a mut ControllerBrokerRequestBatch,
@@ -75,7 +75,7 @@ pub struct ReplicaStateMachine<'a> {
 impl ReplicaStateMachine<'_> {
     /// Kafka's `initializeReplicaState`: a replica on a live broker is Online, else
     /// DeletionIneligible when its topic is being deleted, else Offline.
-    pub fn initialize_replica_states(&mut self) {
+    pub(crate) fn initialize_replica_states(&mut self) {
         for tp in self.ctx.all_partitions() {
             for replica in self.ctx.replicas(&tp).to_vec() {
                 let state = if self.ctx.is_replica_online(replica, &tp) {
@@ -91,7 +91,7 @@ impl ReplicaStateMachine<'_> {
     }
 
     /// Moves `replicas` to `target`; invalid transitions are logged and skipped.
-    pub async fn handle_state_changes(
+    pub(crate) async fn handle_state_changes(
         &mut self,
         replicas: &[(TopicPartition, BrokerId)],
         target: ReplicaState,

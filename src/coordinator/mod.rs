@@ -4,11 +4,11 @@
 //! manager, waiting for them to replicate.
 //!
 //! - [`group`]: the classic group coordinator and `__consumer_offsets`.
-//! - [`transaction`]: the transaction coordinator and `__transaction_state`, being built.
+//! - `transaction`: the transaction coordinator and `__transaction_state`, being built.
 //! - [`internal_topic`]: the partition of an internal topic a key maps to.
-//! - [`partition_loads`]: which partitions of its internal topic a coordinator has loaded or is
+//! - `partition_loads`: which partitions of its internal topic a coordinator has loaded or is
 //!   loading, at which coordinator epochs, and the read of one from its log.
-//! - [`leadership_listener`]: the replica manager's leadership changes, dispatched to the
+//! - `leadership_listener`: the replica manager's leadership changes, dispatched to the
 //!   coordinator of each internal topic, which loads or unloads its partitions.
 //!
 //! Layering: uses `replication` (appends, reads and the partitions' leadership), `protocol` (the
@@ -17,8 +17,8 @@
 
 pub mod group;
 pub mod internal_topic;
-pub mod leadership_listener;
-pub mod partition_loads;
-pub mod transaction;
+pub(crate) mod leadership_listener;
+pub(crate) mod partition_loads;
+pub(crate) mod transaction;
 
 pub use leadership_listener::CoordinatorLeadership;

@@ -18,7 +18,7 @@ use crate::replication::{FetchIsolation, Partition};
 
 /// Whether a partition's state is in memory.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoadState {
+pub(crate) enum LoadState {
     Loading,
     Loaded,
 }
@@ -33,7 +33,7 @@ struct PartitionLoad {
 
 /// Why an election starts no load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NoLoad {
+pub(crate) enum NoLoad {
     /// Its epoch is older than the partition's newest.
     Stale,
     /// The partition is loaded already (an owned partition is not loaded twice).
@@ -42,7 +42,7 @@ pub enum NoLoad {
 
 /// The partitions of one coordinator; see the module doc.
 #[derive(Debug, Default)]
-pub struct CoordinatorPartitions {
+pub(crate) struct CoordinatorPartitions {
     /// Partitions loading or loaded here; absent: not coordinated here.
     loads: HashMap<i32, PartitionLoad>,
     /// The newest leader epoch an election or resignation of each partition carried.
@@ -51,11 +51,11 @@ pub struct CoordinatorPartitions {
 }
 
 impl CoordinatorPartitions {
-    pub fn state(&self, index: i32) -> Option<LoadState> {
+    pub(crate) fn state(&self, index: i32) -> Option<LoadState> {
         self.loads.get(&index).map(|l| l.state)
     }
 
-    pub fn any_loading(&self) -> bool {
+    pub(crate) fn any_loading(&self) -> bool {
         self.loads.values().any(|l| l.state == LoadState::Loading)
     }
 
@@ -72,7 +72,7 @@ impl CoordinatorPartitions {
     }
 
     /// An election at `epoch`: marks the partition loading, and the id of the load to run.
-    pub fn begin_loading(&mut self, index: i32, epoch: Option<i32>) -> Result<u64, NoLoad> {
+    pub(crate) fn begin_loading(&mut self, index: i32, epoch: Option<i32>) -> Result<u64, NoLoad> {
         if !self.maybe_update_coordinator_epoch(index, epoch) {
             return Err(NoLoad::Stale);
         }
@@ -83,7 +83,7 @@ impl CoordinatorPartitions {
     }
 
     /// A load of the partition whatever its state (a fresh load at no epoch): its id.
-    pub fn new_load(&mut self, index: i32) -> u64 {
+    pub(crate) fn new_load(&mut self, index: i32) -> u64 {
         self.last_load_id += 1;
         let id = self.last_load_id;
         self.loads.insert(
@@ -98,7 +98,7 @@ impl CoordinatorPartitions {
 
     /// A resignation at `epoch`: the partition is no longer loading or loaded here; false (and
     /// nothing changes) when the epoch is stale.
-    pub fn resign(&mut self, index: i32, epoch: Option<i32>) -> bool {
+    pub(crate) fn resign(&mut self, index: i32, epoch: Option<i32>) -> bool {
         if !self.maybe_update_coordinator_epoch(index, epoch) {
             return false;
         }
@@ -107,12 +107,12 @@ impl CoordinatorPartitions {
     }
 
     /// Forgets a partition this broker will not coordinate.
-    pub fn forget(&mut self, index: i32) {
+    pub(crate) fn forget(&mut self, index: i32) {
         self.loads.remove(&index);
     }
 
     /// Marks a partition loading with no load running yet.
-    pub fn mark_loading(&mut self, index: i32) {
+    pub(crate) fn mark_loading(&mut self, index: i32) {
         self.loads.insert(
             index,
             PartitionLoad {
@@ -123,14 +123,14 @@ impl CoordinatorPartitions {
     }
 
     /// [`CoordinatorPartitions::mark_loading`] unless its state is known already.
-    pub fn mark_loading_if_unknown(&mut self, index: i32) {
+    pub(crate) fn mark_loading_if_unknown(&mut self, index: i32) {
         if self.state(index).is_none() {
             self.mark_loading(index);
         }
     }
 
     /// Whether load `load_id` is still the partition's: nothing overtook it.
-    pub fn is_current(&self, index: i32, load_id: u64) -> bool {
+    pub(crate) fn is_current(&self, index: i32, load_id: u64) -> bool {
         self.loads.get(&index).copied()
             == Some(PartitionLoad {
                 state: LoadState::Loading,
@@ -139,7 +139,7 @@ impl CoordinatorPartitions {
     }
 
     /// Load `load_id` installed what it read.
-    pub fn finish(&mut self, index: i32, load_id: u64) {
+    pub(crate) fn finish(&mut self, index: i32, load_id: u64) {
         self.loads.insert(
             index,
             PartitionLoad {
@@ -152,7 +152,7 @@ impl CoordinatorPartitions {
 
 /// One thing a load reads from an internal topic's partition, in log order.
 #[derive(Debug, Clone, Copy)]
-pub enum LoadedRecord<'a> {
+pub(crate) enum LoadedRecord<'a> {
     /// A record of a data batch: its key and value (`None` for null), and its batch's producer
     /// id, whether the batch is transactional, and its base offset.
     Data {
@@ -174,7 +174,7 @@ pub enum LoadedRecord<'a> {
 /// To the log end, as Kafka's loads read: a new leader's high watermark may lag the old
 /// leader's, and what the old leader acknowledged may lie above it; the followers will take
 /// this log as it is.
-pub fn read_partition(
+pub(crate) fn read_partition(
     partition: &Partition,
     buffer_size: usize,
     mut apply: impl FnMut(LoadedRecord<'_>) -> Result<(), String>,

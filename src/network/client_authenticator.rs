@@ -95,7 +95,7 @@ impl ClientAuthenticationIo<'_> {
 }
 
 /// The future a [`ClientAuthenticator`] returns.
-pub type ClientAuthenticationFuture<'a> =
+pub(crate) type ClientAuthenticationFuture<'a> =
     Pin<Box<dyn Future<Output = Result<(), ClientAuthenticationError>> + Send + 'a>>;
 
 /// Authenticates each connection the client makes (the server layer's SASL client).

@@ -42,13 +42,13 @@ use super::network_client::ExchangeError;
 use parse::{At, Event, parse_stretch};
 
 /// The first Fetch version with compact fields and tagged fields.
-pub const FIRST_STREAMED_VERSION: i16 = 12;
+pub(crate) const FIRST_STREAMED_VERSION: i16 = 12;
 
 /// The first peek of a stretch between two records fields; doubled until it parses.
 const FIRST_PEEK: usize = 512;
 
 /// The largest peek: a socket's receive buffer holds at least this much on any Linux default.
-pub const MAX_PEEK: usize = 64 * 1024;
+pub(crate) const MAX_PEEK: usize = 64 * 1024;
 
 /// How long a read timeout set to the time left stays in force before it is set again.
 const REARM_AFTER: Duration = Duration::from_millis(100);
@@ -63,7 +63,7 @@ const TIMEOUT_SLACK: Duration = Duration::from_millis(20);
 
 /// A pipe that holds (part of) one partition's records at a time. Its capacity counts pages.
 #[derive(Debug)]
-pub struct Pipe {
+pub(crate) struct Pipe {
     read: OwnedFd,
     write: OwnedFd,
     capacity: usize,
@@ -72,7 +72,7 @@ pub struct Pipe {
 impl Pipe {
     /// A pipe of `wanted` bytes, or of the most this process may have
     /// (`/proc/sys/fs/pipe-max-size` without `CAP_SYS_RESOURCE`).
-    pub fn new(wanted: usize) -> io::Result<Pipe> {
+    pub(crate) fn new(wanted: usize) -> io::Result<Pipe> {
         let (read, write) = nix::unistd::pipe2(OFlag::O_CLOEXEC)?;
         let wanted = i32::try_from(wanted).unwrap_or(i32::MAX);
         let capacity = fcntl(&write, FcntlArg::F_SETPIPE_SZ(wanted))
@@ -85,7 +85,7 @@ impl Pipe {
         })
     }
 
-    pub fn capacity(&self) -> usize {
+    pub(crate) fn capacity(&self) -> usize {
         self.capacity
     }
 
@@ -113,20 +113,20 @@ impl Pipe {
 }
 
 /// How many pipes one partition's records may take before they go to memory.
-pub const MAX_PIPES: usize = 4;
+pub(crate) const MAX_PIPES: usize = 4;
 
 /// The pipes a response's records wait in, one partition at a time: a partition's records fill
 /// the first and go on in the next when its pages run out (a pipe counts pages, and a socket's
 /// pages are not always full). Made on first use, [`MAX_PIPES`] at most.
 #[derive(Debug)]
-pub struct Pipes {
+pub(crate) struct Pipes {
     pipes: Vec<Pipe>,
     wanted: usize,
 }
 
 impl Pipes {
     /// Pipes of `wanted` bytes each (see [`Pipe::new`]); the first is made here.
-    pub fn new(wanted: usize) -> io::Result<Pipes> {
+    pub(crate) fn new(wanted: usize) -> io::Result<Pipes> {
         Ok(Pipes {
             pipes: vec![Pipe::new(wanted)?],
             wanted,
@@ -238,7 +238,7 @@ pub struct FetchResponseHead {
 
 /// Hands a response decoded in memory to `handler`, partition by partition, as
 /// `read_fetch_response` would.
-pub fn deliver_decoded(
+pub(crate) fn deliver_decoded(
     response: FetchResponse,
     handler: &mut dyn FetchResponseHandler,
 ) -> FetchResponseHead {

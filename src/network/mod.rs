@@ -6,36 +6,36 @@
 //! each [`Request`] frame into a [`Response`]. It uses only `protocol` and `cluster`, never
 //! `storage` or `server`.
 //!
-//! - [`socket_server`]: listeners, acceptors, the request queue and handler tasks, shutdown.
+//! - `socket_server`: listeners, acceptors, the request queue and handler tasks, shutdown.
 //! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
 //!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
-//! - [`connection_quotas`]: `max.connections`, `max.connections.per.ip`, and the request memory
+//! - `connection_quotas`: `max.connections`, `max.connections.per.ip`, and the request memory
 //!   of `queued.max.request.bytes`.
 //! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
-//! - [`stream`]: the byte stream under a connection, plain TCP or TLS.
-//! - [`tls`]: TLS handshakes (rustls) on listeners and at connect; the SSL principal seam.
+//! - `stream`: the byte stream under a connection, plain TCP or TLS.
+//! - `tls`: TLS handshakes (rustls) on listeners and at connect; the SSL principal seam.
 //! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
-//! - [`request`]: the types passed between this layer and the handler.
-//! - [`network_client`]: the outbound side, a client of one other broker (Kafka's
+//! - `request`: the types passed between this layer and the handler.
+//! - `network_client`: the outbound side, a client of one other broker (Kafka's
 //!   `NetworkClient` under the controller's channel and the replica fetchers); its
 //!   `streaming_fetch` hands a follower's Fetch response over partition by partition.
-//! - [`fetch_response_reader`]: a Fetch response read off the socket as it arrives, each
+//! - `fetch_response_reader`: a Fetch response read off the socket as it arrives, each
 //!   partition's records spliced into a pipe for the follower to splice into its log.
-//! - [`client_authenticator`]: the seam where that client authenticates a new connection
+//! - `client_authenticator`: the seam where that client authenticates a new connection
 //!   (SASL toward a SASL inter-broker listener) before its first request.
 
 pub mod authenticator;
-pub mod client_authenticator;
+pub(crate) mod client_authenticator;
 mod connection;
-pub mod connection_quotas;
-pub mod fetch_response_reader;
+pub(crate) mod connection_quotas;
+pub(crate) mod fetch_response_reader;
 pub(crate) mod memory_pool;
-pub mod network_client;
-pub mod request;
-pub mod socket_server;
-pub mod stream;
-pub mod tls;
+pub(crate) mod network_client;
+pub(crate) mod request;
+pub(crate) mod socket_server;
+pub(crate) mod stream;
+pub(crate) mod tls;
 mod transmit;
 
 pub use authenticator::{

@@ -37,7 +37,7 @@ use super::replica_manager::ReplicaManager;
 
 /// The most bytes one copy step reads from the current log (Kafka's `replica.fetch.max.bytes`
 /// default).
-pub const COPY_CHUNK_BYTES: usize = 1 << 20;
+pub(crate) const COPY_CHUNK_BYTES: usize = 1 << 20;
 
 /// How long a mover that caught up waits for an append before checking again.
 const IDLE_WAIT: Duration = Duration::from_millis(500);

@@ -28,10 +28,10 @@ pub struct AlterPartitionItem {
 /// The controller's answer for one partition: the state now in ZooKeeper (its partition epoch
 /// bumped) or the partition's error code. A top-level error (STALE_BROKER_EPOCH,
 /// NOT_CONTROLLER) or a lost connection is not an answer: the manager sends again.
-pub type AlterPartitionResult = Result<LeaderAndIsr, ErrorCode>;
+pub(crate) type AlterPartitionResult = Result<LeaderAndIsr, ErrorCode>;
 
 /// Called once with the answer, on the manager's task; it must not block.
-pub type AlterPartitionCallback = Box<dyn FnOnce(AlterPartitionResult) + Send>;
+pub(crate) type AlterPartitionCallback = Box<dyn FnOnce(AlterPartitionResult) + Send>;
 
 /// Queues proposals for the controller; see the module doc.
 pub trait AlterPartitionManager: Send + Sync + std::fmt::Debug {
@@ -49,7 +49,7 @@ pub trait ReplicaEligibility: Send + Sync + std::fmt::Debug {
 
 /// Every broker eligible: for a broker that knows no others (tools, tests).
 #[derive(Debug, Default)]
-pub struct AllEligible;
+pub(crate) struct AllEligible;
 
 impl ReplicaEligibility for AllEligible {
     fn is_replica_isr_eligible(&self, _broker_id: BrokerId) -> bool {
@@ -61,7 +61,7 @@ impl ReplicaEligibility for AllEligible {
 /// tools and tests that never change an ISR): every proposal is refused with
 /// OPERATION_NOT_ATTEMPTED, so the partition keeps its committed ISR.
 #[derive(Debug, Default)]
-pub struct NoAlterPartitionManager;
+pub(crate) struct NoAlterPartitionManager;
 
 impl AlterPartitionManager for NoAlterPartitionManager {
     fn submit(&self, _item: AlterPartitionItem, callback: AlterPartitionCallback) {

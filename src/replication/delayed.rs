@@ -14,13 +14,13 @@ use super::partition::Partition;
 
 /// A registration on a set of partitions, made before the condition is checked.
 #[derive(Debug)]
-pub struct PartitionWatch {
+pub(crate) struct PartitionWatch {
     notify: Arc<Notify>,
 }
 
 impl PartitionWatch {
     /// Watches `partitions` for their next change of log end or high watermark.
-    pub fn register<'a>(partitions: impl IntoIterator<Item = &'a Arc<Partition>>) -> Self {
+    pub(crate) fn register<'a>(partitions: impl IntoIterator<Item = &'a Arc<Partition>>) -> Self {
         let notify = Arc::new(Notify::new());
         for p in partitions {
             p.register_waiter(&notify);
@@ -31,7 +31,7 @@ impl PartitionWatch {
     /// Waits for a change on any watched partition; `false` when `deadline` passed first or the
     /// broker is shutting down (`shutdown` cancelled), so that a delayed operation completes
     /// with what it has instead of holding the shutdown up for its whole timeout.
-    pub async fn wait(self, deadline: Instant, shutdown: &CancellationToken) -> bool {
+    pub(crate) async fn wait(self, deadline: Instant, shutdown: &CancellationToken) -> bool {
         tokio::select! {
             _ = self.notify.notified() => true,
             _ = tokio::time::sleep_until(deadline) => false,

@@ -84,7 +84,7 @@ impl PartitionError {
 
 /// Kafka's mapping of log failures to error codes (`ReplicaManager.appendToLocalLog` and
 /// `readFromLog`'s exception handlers).
-pub fn storage_error_code(e: &StorageError) -> ErrorCode {
+pub(crate) fn storage_error_code(e: &StorageError) -> ErrorCode {
     match e {
         StorageError::Validation(v) => v.error_code(),
         StorageError::Record(_) | StorageError::CorruptBatch { .. } => ErrorCode::CorruptMessage,

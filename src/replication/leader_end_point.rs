@@ -78,7 +78,7 @@ pub enum LeaderEndPointError {
 }
 
 /// A fetch's answers, one per partition the leader answered, keyed by partition.
-pub type FetchFuture<'a> = Pin<
+pub(crate) type FetchFuture<'a> = Pin<
     Box<
         dyn Future<
                 Output = Result<Vec<(TopicPartition, FetchPartitionResult)>, LeaderEndPointError>,
@@ -88,7 +88,7 @@ pub type FetchFuture<'a> = Pin<
 >;
 
 /// A fetch whose answers went to a [`FetchAnswerHandler`].
-pub type FetchIntoFuture<'a> =
+pub(crate) type FetchIntoFuture<'a> =
     Pin<Box<dyn Future<Output = Result<(), LeaderEndPointError>> + Send + 'a>>;
 
 /// What a fetcher does with each partition's answer, as the answer is read: on a blocking
@@ -106,7 +106,7 @@ pub trait FetchAnswerHandler: Send {
 }
 
 /// An offset the leader reported.
-pub type OffsetFuture<'a> =
+pub(crate) type OffsetFuture<'a> =
     Pin<Box<dyn Future<Output = Result<i64, LeaderEndPointError>> + Send + 'a>>;
 
 /// The leader of some partitions, as one fetcher reaches it.

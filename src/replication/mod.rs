@@ -2,18 +2,18 @@
 //! `ReplicaManager`), and the waits of its purgatory (an acks=all produce waiting for the high
 //! watermark, a long-poll fetch waiting for data).
 //!
-//! - [`partition`]: one partition's leadership state (leader epoch, replicas, ISR), its log, the
+//! - `partition`: one partition's leadership state (leader epoch, replicas, ISR), its log, the
 //!   high watermark, and the waiters woken when either log offset moves.
-//! - [`replica_manager`]: every partition of the broker; leadership changes; the produce path
+//! - `replica_manager`: every partition of the broker; leadership changes; the produce path
 //!   (`append_records`, the acks=-1 wait) and the fetch path (`fetch_messages`, the long poll).
-//! - [`leader_end_point`]: the `LeaderEndPoint` trait a fetcher reaches its leader through
+//! - `leader_end_point`: the `LeaderEndPoint` trait a fetcher reaches its leader through
 //!   (implemented by `server` over the inter-broker client).
-//! - [`replica_fetcher_manager`], [`replica_fetcher`]: the follower side, one fetcher task per
+//! - `replica_fetcher_manager`, `replica_fetcher`: the follower side, one fetcher task per
 //!   leader broker appending the leader's batches unchanged, and truncating where the leader
 //!   answers that the logs diverged.
-//! - [`alter_partition`]: the seam through which leaders propose ISR changes to the controller.
-//! - [`alter_log_dirs`]: moving a partition's log to another log dir while it serves.
-//! - [`error`]: per-partition failures, each with its Kafka error code.
+//! - `alter_partition`: the seam through which leaders propose ISR changes to the controller.
+//! - `alter_log_dirs`: moving a partition's log to another log dir while it serves.
+//! - `error`: per-partition failures, each with its Kafka error code.
 //!
 //! Layering: uses `storage`, `protocol` (error codes) and `cluster` only.
 //!
@@ -21,15 +21,15 @@
 //! `.await`. The replica manager's map lock is never held while a partition's lock is taken.
 //! The fetcher manager's map, then a fetcher's partition map, come before both.
 
-pub mod alter_log_dirs;
-pub mod alter_partition;
-pub mod delayed;
-pub mod error;
-pub mod leader_end_point;
-pub mod partition;
-pub mod replica_fetcher;
-pub mod replica_fetcher_manager;
-pub mod replica_manager;
+pub(crate) mod alter_log_dirs;
+pub(crate) mod alter_partition;
+pub(crate) mod delayed;
+pub(crate) mod error;
+pub(crate) mod leader_end_point;
+pub(crate) mod partition;
+pub(crate) mod replica_fetcher;
+pub(crate) mod replica_fetcher_manager;
+pub(crate) mod replica_manager;
 
 /// A range of a segment file, as fetch results carry records for `sendfile(2)`.
 pub use crate::storage::file_records::FileSlice;

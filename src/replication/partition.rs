@@ -53,10 +53,10 @@ use super::error::PartitionError;
 mod appends;
 mod isr;
 mod reads;
-pub mod replica;
+pub(crate) mod replica;
 
-pub use appends::FollowerRecords;
-pub use isr::PendingIsrChange;
+pub(crate) use appends::FollowerRecords;
+pub(crate) use isr::PendingIsrChange;
 use replica::Replica;
 
 /// What every partition of a broker shares: the clock and settings its ISR is managed with,

@@ -55,7 +55,7 @@ use super::leader_end_point::{
 use super::partition::{EpochEndOffset, FollowerRecords, Partition};
 use crate::storage::records_source::RecordsSource;
 
-pub mod truncation;
+pub(crate) mod truncation;
 
 use truncation::offset_truncation_state;
 
@@ -101,7 +101,7 @@ struct FetcherPartitions {
 
 /// The handle of a running fetcher task for one leader.
 #[derive(Debug)]
-pub struct ReplicaFetcher {
+pub(crate) struct ReplicaFetcher {
     end_point: Arc<dyn LeaderEndPoint>,
     partitions: Arc<FetcherPartitions>,
     stop: CancellationToken,
@@ -121,7 +121,7 @@ struct FetcherContext {
 
 impl ReplicaFetcher {
     /// Starts the task on `runtime`, tracked by `tracker`; it ends when `stop` is cancelled.
-    pub fn start(
+    pub(crate) fn start(
         end_point: Arc<dyn LeaderEndPoint>,
         config: ReplicaFetcherConfig,
         log_manager: Arc<LogManager>,
@@ -148,12 +148,12 @@ impl ReplicaFetcher {
         }
     }
 
-    pub fn end_point(&self) -> &Arc<dyn LeaderEndPoint> {
+    pub(crate) fn end_point(&self) -> &Arc<dyn LeaderEndPoint> {
         &self.end_point
     }
 
     /// Fetches `partition` from now on at `leader_epoch` (replacing an earlier state of it).
-    pub fn add_partition(&self, partition: Arc<Partition>, leader_epoch: i32) {
+    pub(crate) fn add_partition(&self, partition: Arc<Partition>, leader_epoch: i32) {
         let tp = partition.topic_partition().clone();
         lock(&self.partitions.map).insert(
             tp,
@@ -168,7 +168,7 @@ impl ReplicaFetcher {
 
     /// Stops fetching `tps`; waits for a round's answers being applied. Returns the removed
     /// partitions with their leader epochs, for a fetcher taking them over.
-    pub fn remove_partitions(&self, tps: &[TopicPartition]) -> Vec<(Arc<Partition>, i32)> {
+    pub(crate) fn remove_partitions(&self, tps: &[TopicPartition]) -> Vec<(Arc<Partition>, i32)> {
         let mut map = lock(&self.partitions.map);
         tps.iter()
             .filter_map(|tp| map.remove(tp))
@@ -177,26 +177,26 @@ impl ReplicaFetcher {
     }
 
     /// Every partition, for moving them to a fetcher of the leader's new address.
-    pub fn remove_all(&self) -> Vec<(Arc<Partition>, i32)> {
+    pub(crate) fn remove_all(&self) -> Vec<(Arc<Partition>, i32)> {
         lock(&self.partitions.map)
             .drain()
             .map(|(_, s)| (s.partition, s.current_leader_epoch))
             .collect()
     }
 
-    pub fn partition_count(&self) -> usize {
+    pub(crate) fn partition_count(&self) -> usize {
         lock(&self.partitions.map).len()
     }
 
     /// The partitions fetched, sorted.
-    pub fn topic_partitions(&self) -> Vec<TopicPartition> {
+    pub(crate) fn topic_partitions(&self) -> Vec<TopicPartition> {
         let mut tps: Vec<_> = lock(&self.partitions.map).keys().cloned().collect();
         tps.sort();
         tps
     }
 
     /// Ends the task (at its next await).
-    pub fn stop(&self) {
+    pub(crate) fn stop(&self) {
         self.stop.cancel();
     }
 }

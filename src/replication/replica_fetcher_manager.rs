@@ -55,7 +55,7 @@ fn java_string_hash(s: &str) -> i32 {
 /// Kafka's `AbstractFetcherManager.getFetcherId`: `Utils.abs(31 * topic.hashCode + partition) %
 /// num_fetchers`, where `Utils.abs` maps `Integer.MIN_VALUE` to 0. `num_fetchers` below 1
 /// counts as 1.
-pub fn fetcher_id(tp: &TopicPartition, num_fetchers: i32) -> i32 {
+pub(crate) fn fetcher_id(tp: &TopicPartition, num_fetchers: i32) -> i32 {
     let h = java_string_hash(&tp.topic)
         .wrapping_mul(31)
         .wrapping_add(tp.partition);

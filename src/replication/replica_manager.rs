@@ -25,16 +25,16 @@ use crate::storage::log_config::LogConfig;
 use crate::storage::log_manager::{LogManager, OfflineLogs};
 use crate::storage::partition_metadata::TopicId;
 
-pub mod append;
-pub mod fetch;
-pub mod leadership;
+pub(crate) mod append;
+pub(crate) mod fetch;
+pub(crate) mod leadership;
 mod new_logs;
 
 pub use append::{
     AppendEntry, AppendOrigin, AppendParams, DelayedProduce, PartitionResponse, ProduceResult,
 };
 pub use fetch::{DelayedFetch, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult};
-pub use leadership::{
+pub(crate) use leadership::{
     LeadershipChange, LeadershipListener, LogConfigFuture, PartitionLeadership, StopPartition,
     TopicConfigRepository,
 };
@@ -71,7 +71,7 @@ pub struct ReplicaManager {
 }
 
 /// `replica.lag.time.max.ms`'s default (Kafka 2.5+).
-pub const DEFAULT_REPLICA_LAG_TIME_MAX_MS: i64 = 30_000;
+pub(crate) const DEFAULT_REPLICA_LAG_TIME_MAX_MS: i64 = 30_000;
 
 impl ReplicaManager {
     /// A replica manager on the system clock.
@@ -79,7 +79,7 @@ impl ReplicaManager {
         Self::with_time(local_broker_id, log_manager, time::system())
     }
 
-    /// A replica manager on `time` (a [`MockTime`](crate::cluster::time::MockTime) in tests).
+    /// A replica manager on `time` (a `MockTime` in tests).
     pub fn with_time(
         local_broker_id: BrokerId,
         log_manager: Arc<LogManager>,
@@ -157,7 +157,7 @@ impl ReplicaManager {
         self.replica_fetcher_manager.set_end_point_factory(factory);
     }
 
-    /// The replica fetchers (stopped at shutdown with [`ReplicaFetcherManager::shutdown`]).
+    /// The replica fetchers (stopped at shutdown with `ReplicaFetcherManager::shutdown`).
     pub fn replica_fetcher_manager(&self) -> &ReplicaFetcherManager {
         &self.replica_fetcher_manager
     }

@@ -24,15 +24,18 @@ use std::iter::Peekable;
 use std::str::Chars;
 
 /// Kafka's `PlainLoginModule` class, whose `user_<name>` options are the PLAIN users.
-pub const PLAIN_LOGIN_MODULE: &str = "org.apache.kafka.common.security.plain.PlainLoginModule";
+pub(crate) const PLAIN_LOGIN_MODULE: &str =
+    "org.apache.kafka.common.security.plain.PlainLoginModule";
 /// Kafka's `ScramLoginModule` class.
-pub const SCRAM_LOGIN_MODULE: &str = "org.apache.kafka.common.security.scram.ScramLoginModule";
+#[cfg(test)]
+pub(crate) const SCRAM_LOGIN_MODULE: &str =
+    "org.apache.kafka.common.security.scram.ScramLoginModule";
 /// The option prefix of PLAIN users: `user_alice="alice-secret"`.
-pub const PLAIN_USER_PREFIX: &str = "user_";
+pub(crate) const PLAIN_USER_PREFIX: &str = "user_";
 
 /// JAAS's `LoginModuleControlFlag`; read case-insensitively.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum LoginModuleControlFlag {
+pub(crate) enum LoginModuleControlFlag {
     Required,
     Requisite,
     Sufficient,
@@ -43,7 +46,7 @@ pub enum LoginModuleControlFlag {
 /// keeps its last value, as Kafka's map does). `Debug` shows option names, not values, since
 /// they hold passwords.
 #[derive(Clone, PartialEq, Eq)]
-pub struct AppConfigurationEntry {
+pub(crate) struct AppConfigurationEntry {
     pub login_module_name: String,
     pub control_flag: LoginModuleControlFlag,
     pub options: BTreeMap<String, String>,
@@ -51,17 +54,17 @@ pub struct AppConfigurationEntry {
 
 impl AppConfigurationEntry {
     /// The option `key`.
-    pub fn option(&self, key: &str) -> Option<&str> {
+    pub(crate) fn option(&self, key: &str) -> Option<&str> {
         self.options.get(key).map(String::as_str)
     }
 
     /// `username`: the broker's own user when it is the SASL client (inter-broker).
-    pub fn username(&self) -> Option<&str> {
+    pub(crate) fn username(&self) -> Option<&str> {
         self.option("username")
     }
 
     /// `password`: the broker's own password when it is the SASL client (inter-broker).
-    pub fn password(&self) -> Option<&str> {
+    pub(crate) fn password(&self) -> Option<&str> {
         self.option("password")
     }
 }
@@ -78,13 +81,13 @@ impl fmt::Debug for AppConfigurationEntry {
 
 /// A parsed JAAS config value: at least one entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct JaasConfig {
+pub(crate) struct JaasConfig {
     entries: Vec<AppConfigurationEntry>,
 }
 
 impl JaasConfig {
     /// Parses a `sasl.jaas.config` value (Kafka's `new JaasConfig(name, value)`).
-    pub fn parse(text: &str) -> Result<JaasConfig, JaasError> {
+    pub(crate) fn parse(text: &str) -> Result<JaasConfig, JaasError> {
         let mut tokens = Tokenizer::new(text);
         let mut entries = Vec::new();
         loop {
@@ -100,13 +103,14 @@ impl JaasConfig {
         Ok(JaasConfig { entries })
     }
 
-    pub fn entries(&self) -> &[AppConfigurationEntry] {
+    #[cfg(test)]
+    pub(crate) fn entries(&self) -> &[AppConfigurationEntry] {
         &self.entries
     }
 
     /// The single login module a broker's `sasl.jaas.config` must hold (Kafka's
     /// `JaasContext.load`).
-    pub fn single_entry(&self) -> Result<&AppConfigurationEntry, JaasError> {
+    pub(crate) fn single_entry(&self) -> Result<&AppConfigurationEntry, JaasError> {
         match self.entries.as_slice() {
             [entry] => Ok(entry),
             entries => Err(JaasError::NotOneLoginModule {
@@ -117,7 +121,12 @@ impl JaasConfig {
 
     /// Kafka's `JaasContext.configEntryOption`: `key` from the first entry that has it, among
     /// the entries of class `login_module` when one is given.
-    pub fn config_entry_option(&self, key: &str, login_module: Option<&str>) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn config_entry_option(
+        &self,
+        key: &str,
+        login_module: Option<&str>,
+    ) -> Option<&str> {
         self.entries
             .iter()
             .filter(|e| login_module.is_none_or(|m| e.login_module_name == m))
@@ -126,14 +135,16 @@ impl JaasConfig {
 
     /// The PLAIN password of `user`: option `user_<user>` of a `PlainLoginModule` entry, as
     /// Kafka's `PlainServerCallbackHandler` looks it up.
-    pub fn plain_password(&self, user: &str) -> Option<&str> {
+    #[cfg(test)]
+    pub(crate) fn plain_password(&self, user: &str) -> Option<&str> {
         let key = format!("{PLAIN_USER_PREFIX}{user}");
         self.config_entry_option(&key, Some(PLAIN_LOGIN_MODULE))
     }
 
     /// Every PLAIN user and password (`user_<name>` options of `PlainLoginModule` entries; the
     /// first entry wins for a name in several).
-    pub fn plain_users(&self) -> BTreeMap<&str, &str> {
+    #[cfg(test)]
+    pub(crate) fn plain_users(&self) -> BTreeMap<&str, &str> {
         let mut users = BTreeMap::new();
         let plain = self
             .entries

@@ -5,12 +5,12 @@
 //!   the client side ([`sasl::client`]) a broker authenticates to other brokers with.
 //! - [`scram_credential`]: SCRAM mechanisms, the stored credential (salt, StoredKey, ServerKey,
 //!   iterations) in Kafka's ZooKeeper string form, and its derivation from a password.
-//! - [`jaas`]: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
+//! - `jaas`: the `sasl.jaas.config` value parsed as Kafka's `JaasConfig` does, with the
 //!   `PlainLoginModule` and `ScramLoginModule` options the broker reads.
-//! - [`ssl`]: TLS: the `ssl.*` keys, PEM/PKCS12 stores, rustls configurations, and the principal
+//! - `ssl`: TLS: the `ssl.*` keys, PEM/PKCS12 stores, rustls configurations, and the principal
 //!   of a client certificate (RFC 2253 subject, `ssl.principal.mapping.rules`).
 //!
-//! - [`acl`]: the ACL model and the `AclAuthorizer` decision (authorization).
+//! - `acl`: the ACL model and the `AclAuthorizer` decision (authorization).
 //!
 //! Bytes in, bytes out: the network layer frames SaslHandshake/SaslAuthenticate and feeds the
 //! tokens here; ZooKeeper's `/config/users` and the JAAS config are read elsewhere and offered
@@ -18,11 +18,11 @@
 //!
 //! Layering: names nothing else in the crate.
 
-pub mod acl;
-pub mod jaas;
+pub(crate) mod acl;
+pub(crate) mod jaas;
 pub mod sasl;
 pub mod scram_credential;
-pub mod ssl;
+pub(crate) mod ssl;
 
 use base64::alphabet;
 use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};

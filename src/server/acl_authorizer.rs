@@ -36,7 +36,7 @@ use crate::zk::watch_dispatcher::{WatchDispatcher, ZNodeChildChangeHandler};
 use crate::zk::{ZkClient, ZkError};
 
 /// Kafka's `ZkNodeChangeNotificationListener` default `changeExpirationMs`: 15 minutes.
-pub const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
+pub(crate) const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
 
 /// `maxUpdateRetries`.
 const MAX_UPDATE_RETRIES: u32 = 10;
@@ -77,7 +77,7 @@ impl std::fmt::Debug for AclAuthorizer {
 /// `InetAddress.getHostAddress` of a client address, the host ACLs name: dotted IPv4 (also
 /// for an IPv4-mapped IPv6 address, which Java turns into an `Inet4Address`), IPv6 as eight
 /// hex groups without zero compression.
-pub fn host_address(ip: IpAddr) -> String {
+pub(crate) fn host_address(ip: IpAddr) -> String {
     match ip {
         IpAddr::V4(v4) => v4.to_string(),
         IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
@@ -154,7 +154,7 @@ fn validate_binding(binding: &AclBinding) -> Result<(), String> {
 
 /// One filter's outcome in [`AclAuthorizer::delete_acls`]: each deleted binding, with the
 /// error that kept it if its resource's update failed.
-pub type DeleteResult = Vec<(AclBinding, Option<String>)>;
+pub(crate) type DeleteResult = Vec<(AclBinding, Option<String>)>;
 
 impl AclAuthorizer {
     /// An authorizer over `zk` with an empty cache; [`AclAuthorizer::startup`] loads it.

@@ -5,7 +5,8 @@
 
 use std::time::Instant;
 
-use crate::security::acl::{AccessControlEntryFilter, ResourcePatternFilter, WILDCARD_PRINCIPAL};
+use crate::security::acl::binding::WILDCARD_PRINCIPAL;
+use crate::security::acl::{AccessControlEntryFilter, ResourcePatternFilter};
 use crate::zk::EmbeddedStore;
 
 use super::*;

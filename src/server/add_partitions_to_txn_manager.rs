@@ -52,7 +52,7 @@ use super::metadata_cache::MetadataCache;
 const VERIFY_ONLY_VERSION: i16 = 4;
 
 /// The partitions that did not verify, with why (an empty map: all verified).
-pub type VerificationErrors = HashMap<TopicPartition, ErrorCode>;
+pub(crate) type VerificationErrors = HashMap<TopicPartition, ErrorCode>;
 
 /// One producer's question.
 #[derive(Debug, Clone)]

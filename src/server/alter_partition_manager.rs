@@ -54,7 +54,7 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(100);
 const BY_NAME_VERSION: i16 = 1;
 
 /// How the manager reaches the controller; the channel manager in a broker, a fake in tests.
-pub trait AlterPartitionChannel: Send + Sync + std::fmt::Debug {
+pub(crate) trait AlterPartitionChannel: Send + Sync + std::fmt::Debug {
     fn send(
         &self,
         request: AlterPartitionRequest,
@@ -77,7 +77,7 @@ impl AlterPartitionChannel for BrokerToControllerChannelManager {
 type Queued = (AlterPartitionItem, i64, AlterPartitionCallback);
 
 /// The broker's AlterPartition sender; see the module doc.
-pub struct DefaultAlterPartitionManager {
+pub(crate) struct DefaultAlterPartitionManager {
     broker_id: BrokerId,
     epochs: Arc<BrokerEpochManager>,
     channel: Arc<dyn AlterPartitionChannel>,
@@ -116,7 +116,7 @@ impl AlterPartitionManager for DefaultAlterPartitionManager {
 }
 
 impl DefaultAlterPartitionManager {
-    pub fn new(
+    pub(crate) fn new(
         broker_id: BrokerId,
         epochs: Arc<BrokerEpochManager>,
         channel: Arc<dyn AlterPartitionChannel>,
@@ -131,7 +131,7 @@ impl DefaultAlterPartitionManager {
     }
 
     /// Sends the queued proposals until `stop`, one request at a time.
-    pub async fn run(self: Arc<Self>, stop: CancellationToken) {
+    pub(crate) async fn run(self: Arc<Self>, stop: CancellationToken) {
         loop {
             let wait = tokio::select! {
                 _ = stop.cancelled() => return,

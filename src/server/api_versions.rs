@@ -92,7 +92,7 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
 ];
 
 /// The advertised range of `key`, or `None` when it is not advertised.
-pub fn advertised(key: ApiKey) -> Option<VersionRange> {
+pub(crate) fn advertised(key: ApiKey) -> Option<VersionRange> {
     let (_, min) = IMPLEMENTED.iter().find(|(k, _)| *k == key)?;
     let info = key.info();
     Some(VersionRange {
@@ -102,7 +102,7 @@ pub fn advertised(key: ApiKey) -> Option<VersionRange> {
 }
 
 /// Every advertised API, ordered by key as Kafka lists them.
-pub fn all_advertised() -> Vec<(ApiKey, VersionRange)> {
+pub(crate) fn all_advertised() -> Vec<(ApiKey, VersionRange)> {
     let mut out: Vec<(ApiKey, VersionRange)> = IMPLEMENTED
         .iter()
         .filter_map(|(k, _)| advertised(*k).map(|r| (*k, r)))

@@ -26,7 +26,7 @@ use super::broker_epoch_manager::BrokerEpochManager;
 use super::error::ServerError;
 
 /// Kafka's `getOrGenerateBrokerId` over the log dirs' `meta.properties` and ZooKeeper.
-pub async fn get_or_generate_broker_id(
+pub(crate) async fn get_or_generate_broker_id(
     configured: BrokerId,
     generation_enable: bool,
     reserved_broker_max_id: i32,
@@ -100,7 +100,7 @@ async fn generate_broker_sequence_id(zk: &dyn ZkClient) -> Result<i32, ZkError> 
 /// Creates `/brokers/ids/<id>` holding `registration`; returns the broker epoch (its czxid). A
 /// node of this session (a retried create, or a re-registration) is success; another session's
 /// node is [`ServerError::BrokerIdRegistered`], naming the path, as Kafka's startup fails.
-pub async fn register_broker(
+pub(crate) async fn register_broker(
     zk: &dyn ZkClient,
     broker_id: BrokerId,
     registration: &BrokerRegistration,
@@ -114,7 +114,7 @@ pub async fn register_broker(
 }
 
 /// Re-registers the broker and re-runs the election around every new session after an expiry.
-pub struct SessionExpiryHandler {
+pub(crate) struct SessionExpiryHandler {
     pub zk: Weak<dyn ZkClient>,
     pub broker_id: BrokerId,
     pub registration: BrokerRegistration,
@@ -132,7 +132,7 @@ impl std::fmt::Debug for SessionExpiryHandler {
 
 impl SessionExpiryHandler {
     /// Its name in the session's handler registry.
-    pub const NAME: &'static str = "broker-registration";
+    pub(crate) const NAME: &'static str = "broker-registration";
 }
 
 impl StateChangeHandler for SessionExpiryHandler {

@@ -44,11 +44,11 @@ const ALLOCATE_PRODUCER_IDS_VERSION: i16 = 0;
 /// AlterPartition v3 (KIP-903: the new ISR with broker epochs, by topic id), which Kafka 3.9's
 /// brokers send at every IBP kcli accepts (topic ids came at 2.8) while every topic in the
 /// request has an id.
-pub const ALTER_PARTITION_VERSION: i16 = 3;
+pub(crate) const ALTER_PARTITION_VERSION: i16 = 3;
 
 /// ControlledShutdown v3, which Kafka 3.9's brokers send from IBP 2.4-IV1 (below every IBP kcli
 /// accepts).
-pub const CONTROLLED_SHUTDOWN_VERSION: i16 = 3;
+pub(crate) const CONTROLLED_SHUTDOWN_VERSION: i16 = 3;
 
 /// Why a request reached no controller (an error code in a response is not an error here).
 #[derive(Debug, thiserror::Error)]
@@ -74,7 +74,7 @@ pub enum BrokerToControllerError {
 }
 
 /// A boxed, sendable future of the controller's answer.
-pub type ControllerFuture<'a, T = AllocateProducerIdsResponse> =
+pub(crate) type ControllerFuture<'a, T = AllocateProducerIdsResponse> =
     Pin<Box<dyn Future<Output = Result<T, BrokerToControllerError>> + Send + 'a>>;
 
 /// The broker's channel to the active controller.
@@ -88,7 +88,7 @@ type ClientSlot = Option<(BrokerId, String, Arc<NetworkClient>)>;
 
 /// The real channel; see the module doc.
 #[derive(Debug)]
-pub struct BrokerToControllerChannelManager {
+pub(crate) struct BrokerToControllerChannelManager {
     broker_id: BrokerId,
     inter_broker_listener: String,
     metadata_cache: Arc<MetadataCache>,
@@ -101,7 +101,7 @@ pub struct BrokerToControllerChannelManager {
 }
 
 impl BrokerToControllerChannelManager {
-    pub fn new(
+    pub(crate) fn new(
         broker_id: BrokerId,
         inter_broker_listener: String,
         metadata_cache: Arc<MetadataCache>,
@@ -120,7 +120,7 @@ impl BrokerToControllerChannelManager {
     }
 
     /// The same, securing its connections to other brokers with `security`.
-    pub fn with_client_security(mut self, security: ClientSecurity) -> Self {
+    pub(crate) fn with_client_security(mut self, security: ClientSecurity) -> Self {
         self.security = security;
         self
     }
@@ -153,7 +153,7 @@ impl BrokerToControllerChannelManager {
 
     /// Sends AlterPartition at `version` ([`ALTER_PARTITION_VERSION`], or 1 for a topic
     /// without an id) to the controller.
-    pub async fn alter_partition(
+    pub(crate) async fn alter_partition(
         &self,
         request: AlterPartitionRequest,
         version: i16,
@@ -179,7 +179,7 @@ impl BrokerToControllerChannelManager {
 
     /// Sends ControlledShutdown (v[`CONTROLLED_SHUTDOWN_VERSION`]) for this broker at
     /// `broker_epoch` to the controller.
-    pub async fn controlled_shutdown(
+    pub(crate) async fn controlled_shutdown(
         &self,
         broker_epoch: i64,
     ) -> Result<ControlledShutdownResponse, BrokerToControllerError> {

@@ -44,7 +44,7 @@ use super::dynamic_broker_config::{DEFAULT_ENTITY, DynamicBrokerConfig, DynamicL
 use super::topic_manager::TopicManager;
 
 /// Kafka's `ZkConfigManager` `changeExpirationMs`: 15 minutes.
-pub const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
+pub(crate) const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
 
 /// The name every notification has before its sequence number.
 const CHANGE_PREFIX: &str = "config_change_";
@@ -53,7 +53,7 @@ const CHANGE_PREFIX: &str = "config_change_";
 const RETRY_BACKOFF: Duration = Duration::from_secs(1);
 
 /// Kafka's `ConfigHandler`: applies one entity type's changed configs.
-pub trait ConfigHandler: Send + Sync {
+pub(crate) trait ConfigHandler: Send + Sync {
     /// `props` is what `/config/<type>/<entity_name>` holds now (empty when it is gone).
     fn process_config_changes<'a>(
         &'a self,
@@ -66,7 +66,7 @@ pub trait ConfigHandler: Send + Sync {
 /// allows unclean leader election has its offline partitions elected by the controller (when
 /// this broker is the active one).
 #[derive(Debug)]
-pub struct TopicConfigHandler {
+pub(crate) struct TopicConfigHandler {
     pub topic_manager: Arc<TopicManager>,
     pub controller: ControllerHandle,
 }
@@ -95,7 +95,7 @@ const UNCLEAN_LEADER_ELECTION_ENABLE: &str = "unclean.leader.election.enable";
 
 /// Kafka's `BrokerConfigHandler`: the cluster defaults and this broker's own layer.
 #[derive(Debug)]
-pub struct BrokerConfigHandler {
+pub(crate) struct BrokerConfigHandler {
     pub broker_id: BrokerId,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
 }
@@ -122,7 +122,7 @@ impl ConfigHandler for BrokerConfigHandler {
 }
 
 /// The sequence number of a notification's name, `config_change_0000000042` → 42.
-pub fn change_number(name: &str) -> Option<i64> {
+pub(crate) fn change_number(name: &str) -> Option<i64> {
     name.strip_prefix(CHANGE_PREFIX)?.parse().ok()
 }
 
@@ -137,7 +137,11 @@ struct Inner {
 }
 
 /// The listener; dropping it does not stop the task (the `stop` token does).
-pub struct ConfigChangeListener {
+pub(crate) struct ConfigChangeListener {
+    #[cfg_attr(
+        not(test),
+        expect(dead_code, reason = "read only by the tests' `wake`")
+    )]
     inner: Arc<Inner>,
 }
 
@@ -152,7 +156,7 @@ impl ConfigChangeListener {
     /// Registers the watch handler on `watches` and the state change handler on its client,
     /// and starts the task (tracked by `tasks`, ended by `stop`), which makes a first pass at
     /// once. `now_ms` is the clock notifications' ages are measured with.
-    pub fn start(
+    pub(crate) fn start(
         watches: &WatchDispatcher,
         handlers: Vec<(&'static str, Arc<dyn ConfigHandler>)>,
         now_ms: fn() -> i64,
@@ -173,8 +177,9 @@ impl ConfigChangeListener {
         ConfigChangeListener { inner }
     }
 
-    /// Asks for a pass now (as a fired watch does).
-    pub fn wake(&self) {
+    /// Asks for a pass now (as a fired watch does); the tests' way to force a pass.
+    #[cfg(test)]
+    pub(crate) fn wake(&self) {
         self.inner.wake.notify_one();
     }
 }

@@ -19,15 +19,15 @@ use crate::storage::log_config::LogConfig;
 use super::dynamic_broker_config::DynamicLayers;
 
 /// `DescribeConfigsResponse.ConfigSource` ids.
-pub const DYNAMIC_TOPIC_CONFIG: i8 = 1;
-pub const DYNAMIC_BROKER_CONFIG: i8 = 2;
-pub const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
-pub const STATIC_BROKER_CONFIG: i8 = 4;
-pub const DEFAULT_CONFIG: i8 = 5;
+pub(crate) const DYNAMIC_TOPIC_CONFIG: i8 = 1;
+pub(crate) const DYNAMIC_BROKER_CONFIG: i8 = 2;
+pub(crate) const DYNAMIC_DEFAULT_BROKER_CONFIG: i8 = 3;
+pub(crate) const STATIC_BROKER_CONFIG: i8 = 4;
+pub(crate) const DEFAULT_CONFIG: i8 = 5;
 
 /// One synonym: a key, its value at one level, and the level.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Synonym {
+pub(crate) struct Synonym {
     pub name: String,
     pub value: Option<String>,
     pub source: i8,
@@ -35,7 +35,7 @@ pub struct Synonym {
 
 /// One described config.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Entry {
+pub(crate) struct Entry {
     pub name: String,
     pub value: Option<String>,
     pub source: i8,
@@ -48,7 +48,7 @@ pub struct Entry {
 }
 
 /// `DescribeConfigsResponse.ConfigType` of a `ConfigDef.Type`; 0 (`UNKNOWN`) for none.
-pub fn config_type_id(kind: Option<Kind>) -> i8 {
+pub(crate) fn config_type_id(kind: Option<Kind>) -> i8 {
     match kind {
         None => 0,
         Some(Kind::Bool) => 1,
@@ -64,7 +64,7 @@ pub fn config_type_id(kind: Option<Kind>) -> i8 {
 
 /// The four broker levels a synonym can come from.
 #[derive(Debug)]
-pub struct BrokerLevels<'a> {
+pub(crate) struct BrokerLevels<'a> {
     pub static_config: &'a BrokerConfig,
     pub layers: &'a DynamicLayers,
 }
@@ -88,7 +88,7 @@ impl BrokerLevels<'_> {
 
     /// Kafka's `configSynonyms(name, synonyms)`: every level's value of every synonym, levels
     /// in precedence order, then everything before `name`'s first appearance dropped.
-    pub fn config_synonyms(&self, name: &str, synonyms: &[&str]) -> Vec<Synonym> {
+    pub(crate) fn config_synonyms(&self, name: &str, synonyms: &[&str]) -> Vec<Synonym> {
         let mut all = Vec::new();
         let mut add = |s: &str, value: Option<String>, source: i8| {
             if let Some(value) = value {
@@ -127,7 +127,7 @@ impl BrokerLevels<'_> {
 
     /// This broker's entries (a `BROKER` resource named by its id): every key kcli knows, with
     /// the value in force, and the keys kcli does not know that a dynamic layer set.
-    pub fn broker_entries(&self) -> Vec<Entry> {
+    pub(crate) fn broker_entries(&self) -> Vec<Entry> {
         let mut out: Vec<Entry> = self
             .layers
             .current
@@ -177,7 +177,7 @@ impl BrokerLevels<'_> {
 
     /// The cluster-wide defaults (a `BROKER` resource named `""`): only the keys that layer
     /// sets, with synonyms from that layer alone.
-    pub fn cluster_default_entries(&self) -> Vec<Entry> {
+    pub(crate) fn cluster_default_entries(&self) -> Vec<Entry> {
         self.layers
             .cluster_default
             .iter()
@@ -211,7 +211,7 @@ impl BrokerLevels<'_> {
     /// Kafka's `createTopicConfigEntry`: topic config `def` of a topic whose effective config is
     /// `config` and whose overrides are `overrides`. A config without broker synonyms has only
     /// its topic override as a synonym, or `DEFAULT_CONFIG` as its source.
-    pub fn topic_entry(
+    pub(crate) fn topic_entry(
         &self,
         def: &TopicConfigDef,
         config: &LogConfig,
@@ -254,7 +254,7 @@ impl BrokerLevels<'_> {
     }
 
     /// Every topic config of a topic, by name.
-    pub fn topic_entries(
+    pub(crate) fn topic_entries(
         &self,
         config: &LogConfig,
         overrides: &BTreeMap<String, String>,

@@ -7,13 +7,13 @@
 use std::collections::{BTreeMap, HashSet};
 
 /// `ConfigResource.Type` ids.
-pub const RESOURCE_TOPIC: i8 = 2;
-pub const RESOURCE_BROKER: i8 = 4;
-pub const RESOURCE_BROKER_LOGGER: i8 = 8;
-pub const RESOURCE_CLIENT_METRICS: i8 = 16;
+pub(crate) const RESOURCE_TOPIC: i8 = 2;
+pub(crate) const RESOURCE_BROKER: i8 = 4;
+pub(crate) const RESOURCE_BROKER_LOGGER: i8 = 8;
+pub(crate) const RESOURCE_CLIENT_METRICS: i8 = 16;
 
 /// `ConfigResource.Type`'s name of a resource type id, as Kafka's messages print it.
-pub fn resource_type_name(id: i8) -> &'static str {
+pub(crate) fn resource_type_name(id: i8) -> &'static str {
     match id {
         RESOURCE_TOPIC => "TOPIC",
         RESOURCE_BROKER => "BROKER",
@@ -25,7 +25,7 @@ pub fn resource_type_name(id: i8) -> &'static str {
 
 /// Indexes of resources that appear more than once (by type and name): Kafka answers each of
 /// them `INVALID_REQUEST` "Each resource must appear at most once.".
-pub fn duplicate_resources<'a>(
+pub(crate) fn duplicate_resources<'a>(
     resources: impl IntoIterator<Item = (i8, &'a [u8])>,
 ) -> HashSet<usize> {
     let mut first: BTreeMap<(i8, &[u8]), usize> = BTreeMap::new();
@@ -42,7 +42,7 @@ pub fn duplicate_resources<'a>(
 /// Kafka's per-resource preprocessing checks, in its order; the message of the
 /// `INVALID_REQUEST` a resource gets. `needs_value` says which entries must carry a value
 /// (all of them in AlterConfigs, all but DELETE in IncrementalAlterConfigs).
-pub fn check_entries(
+pub(crate) fn check_entries(
     entries: impl IntoIterator<Item = (String, bool, bool)>,
 ) -> Result<(), String> {
     let entries: Vec<(String, bool, bool)> = entries.into_iter().collect();
@@ -69,7 +69,7 @@ pub fn check_entries(
 
 /// `AlterConfigOp.OpType`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpType {
+pub(crate) enum OpType {
     Set,
     Delete,
     Append,
@@ -77,7 +77,7 @@ pub enum OpType {
 }
 
 impl OpType {
-    pub fn from_id(id: i8) -> Option<OpType> {
+    pub(crate) fn from_id(id: i8) -> Option<OpType> {
         match id {
             0 => Some(OpType::Set),
             1 => Some(OpType::Delete),
@@ -90,7 +90,7 @@ impl OpType {
 
 /// One incremental operation.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct AlterConfigOp {
+pub(crate) struct AlterConfigOp {
     pub name: String,
     pub op: OpType,
     /// `None` only for DELETE (preprocessing refuses a null value elsewhere).
@@ -99,7 +99,7 @@ pub struct AlterConfigOp {
 
 /// Why an incremental operation cannot apply.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum OpError {
+pub(crate) enum OpError {
     /// APPEND or SUBTRACT on a key the broker has no definition of (Kafka fails looking the
     /// key up and answers `UNKNOWN_SERVER_ERROR`).
     #[error("key not found: {0}")]
@@ -111,7 +111,7 @@ pub enum OpError {
 
 /// What an operation needs to know of a key: whether it is a list, and its default as text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct KeyInfo {
+pub(crate) struct KeyInfo {
     pub is_list: bool,
     pub default: Option<String>,
 }
@@ -130,7 +130,7 @@ fn java_split(s: &str) -> Vec<String> {
 
 /// Kafka's `prepareIncrementalConfigs`: applies `ops` in order to `props` (the stored
 /// overrides). `key_info` describes a key, `None` when it is unknown.
-pub fn prepare_incremental_configs(
+pub(crate) fn prepare_incremental_configs(
     ops: &[AlterConfigOp],
     props: &mut BTreeMap<String, String>,
     key_info: impl Fn(&str) -> Option<KeyInfo>,

@@ -17,14 +17,17 @@ use super::broker_to_controller_channel::BrokerToControllerError;
 /// `controlled.shutdown.max.retries` and `controlled.shutdown.retry.backoff.ms`, and how long
 /// one attempt may wait for its answer (`controller.socket.timeout.ms`).
 #[derive(Debug, Clone, Copy)]
-pub struct ControlledShutdownSettings {
+pub(crate) struct ControlledShutdownSettings {
     pub max_retries: i32,
     pub retry_backoff: Duration,
     pub attempt_timeout: Duration,
 }
 
 /// Runs the attempts with `send`; whether the controller moved every leadership.
-pub async fn controlled_shutdown<F, Fut>(settings: ControlledShutdownSettings, mut send: F) -> bool
+pub(crate) async fn controlled_shutdown<F, Fut>(
+    settings: ControlledShutdownSettings,
+    mut send: F,
+) -> bool
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = Result<ControlledShutdownResponse, BrokerToControllerError>>,

@@ -44,7 +44,7 @@ async fn partition_count(
 }
 
 /// The group coordinator with the `group.*` and `offsets.*` settings.
-pub async fn new_group_coordinator(
+pub(crate) async fn new_group_coordinator(
     config: &BrokerConfig,
     replica_manager: &Arc<ReplicaManager>,
     zk: &Arc<dyn ZkClient>,
@@ -82,7 +82,7 @@ pub async fn new_group_coordinator(
 
 /// The transaction coordinator with the `transaction.*` and `transactional.id.*` settings,
 /// sending its markers over the inter-broker listener.
-pub async fn new_transaction_coordinator(
+pub(crate) async fn new_transaction_coordinator(
     config: &BrokerConfig,
     replica_manager: &Arc<ReplicaManager>,
     zk: &Arc<dyn ZkClient>,

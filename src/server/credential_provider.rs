@@ -15,14 +15,14 @@ use crate::security::scram_credential::{ScramCredential, ScramMechanism};
 use super::scram_credential_cache::ScramCredentialCache;
 
 /// One listener's users. `Debug` shows the PLAIN user names, not their passwords.
-pub struct BrokerCredentialProvider {
+pub(crate) struct BrokerCredentialProvider {
     /// From the listener's PLAIN JAAS config; empty when PLAIN is not enabled there.
     plain_users: BTreeMap<String, String>,
     scram: Arc<ScramCredentialCache>,
 }
 
 impl BrokerCredentialProvider {
-    pub fn new(
+    pub(crate) fn new(
         plain_users: BTreeMap<String, String>,
         scram: Arc<ScramCredentialCache>,
     ) -> BrokerCredentialProvider {

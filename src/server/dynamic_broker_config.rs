@@ -29,7 +29,7 @@ use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 use super::topic_manager::TopicManager;
 
 /// Kafka's `ZooKeeperInternals.DEFAULT_STRING`: the entity name of cluster-wide defaults.
-pub const DEFAULT_ENTITY: &str = "<default>";
+pub(crate) const DEFAULT_ENTITY: &str = "<default>";
 
 /// Kafka's dynamic keys that kcli cannot apply to a running broker.
 const NOT_UPDATABLE_HERE: &[&str] = &[
@@ -103,7 +103,7 @@ impl DynamicLayers {
 
 /// Whether kcli lets `name` change at runtime: a dynamic key it can apply, or one it does not
 /// know (stored for plugins, as Kafka does).
-pub fn is_updatable(name: &str) -> bool {
+pub(crate) fn is_updatable(name: &str) -> bool {
     match defs::find(name) {
         Some(def) => def.dynamic && !NOT_UPDATABLE_HERE.contains(&def.name),
         None => true,
@@ -112,7 +112,7 @@ pub fn is_updatable(name: &str) -> bool {
 
 /// Kafka's `fromPersistentProps`: what was stored minus keys that are not dynamic and values
 /// that do not parse, each logged.
-pub fn from_persistent_props(
+pub(crate) fn from_persistent_props(
     props: &BTreeMap<String, String>,
     level: DynamicLevel,
 ) -> BTreeMap<String, String> {
@@ -142,7 +142,7 @@ fn parse_one(key: &str, value: &str) -> Result<(), ConfigError> {
 }
 
 /// A config error as Kafka's `ConfigException` words it.
-pub fn kafka_message(err: &ConfigError) -> String {
+pub(crate) fn kafka_message(err: &ConfigError) -> String {
     match err {
         ConfigError::InvalidValue { key, value, reason } => {
             let mut chars = reason.chars();

@@ -15,7 +15,7 @@ use super::metadata_cache::MetadataCache;
 
 /// See the module doc.
 #[derive(Debug)]
-pub struct InterBrokerClients {
+pub(crate) struct InterBrokerClients {
     /// Every request's client id.
     client_id: String,
     listener: String,
@@ -26,7 +26,7 @@ pub struct InterBrokerClients {
 }
 
 impl InterBrokerClients {
-    pub fn new(
+    pub(crate) fn new(
         client_id: String,
         listener: impl Into<String>,
         request_timeout: Duration,
@@ -43,17 +43,17 @@ impl InterBrokerClients {
         }
     }
 
-    pub fn metadata_cache(&self) -> &MetadataCache {
+    pub(crate) fn metadata_cache(&self) -> &MetadataCache {
         &self.metadata_cache
     }
 
     /// Whether `broker` is alive with an endpoint on the inter-broker listener.
-    pub fn is_reachable(&self, broker: BrokerId) -> bool {
+    pub(crate) fn is_reachable(&self, broker: BrokerId) -> bool {
         self.address(broker).is_some()
     }
 
     /// The address of `broker`'s inter-broker listener, if it is alive.
-    pub fn address(&self, broker: BrokerId) -> Option<String> {
+    pub(crate) fn address(&self, broker: BrokerId) -> Option<String> {
         let node = self
             .metadata_cache
             .alive_brokers()
@@ -64,7 +64,7 @@ impl InterBrokerClients {
     }
 
     /// The client of `address`, made on first use.
-    pub fn client(&self, address: &str) -> Arc<NetworkClient> {
+    pub(crate) fn client(&self, address: &str) -> Arc<NetworkClient> {
         let mut clients = lock(&self.clients);
         let client = clients.entry(address.to_string()).or_insert_with(|| {
             let config = NetworkClientConfig {

@@ -23,7 +23,7 @@ use crate::zk::kafka_zk_client::KafkaZkClient;
 
 /// What the handler needs.
 #[derive(Debug, Clone)]
-pub struct LogDirFailureHandler {
+pub(crate) struct LogDirFailureHandler {
     pub broker_id: BrokerId,
     pub replica_manager: Arc<ReplicaManager>,
     pub zk: Arc<dyn ZkClient>,
@@ -36,7 +36,7 @@ const NOTIFY_RETRY_BACKOFF: Duration = Duration::from_secs(1);
 
 impl LogDirFailureHandler {
     /// Handles failed dirs until `shutdown`.
-    pub fn spawn(self, tracker: &TaskTracker, shutdown: CancellationToken) {
+    pub(crate) fn spawn(self, tracker: &TaskTracker, shutdown: CancellationToken) {
         tracker.spawn(async move {
             let channel = Arc::clone(self.replica_manager.log_manager().failure_channel());
             loop {

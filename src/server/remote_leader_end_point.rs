@@ -63,7 +63,7 @@ const LATEST_TIMESTAMP: i64 = -1;
 /// The fetch request's settings (Kafka's `replica.fetch.*`, `replica.socket.timeout.ms` and
 /// `request.timeout.ms`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ReplicaFetchSettings {
+pub(crate) struct ReplicaFetchSettings {
     /// `replica.fetch.wait.max.ms`.
     pub max_wait_ms: i32,
     /// `replica.fetch.min.bytes`.
@@ -107,7 +107,7 @@ struct Local {
 
 /// The factory the replica manager resolves leaders with.
 #[derive(Debug)]
-pub struct RemoteLeaderEndPoints {
+pub(crate) struct RemoteLeaderEndPoints {
     local: Arc<Local>,
     /// The listener whose address other brokers are reached at.
     inter_broker_listener: String,
@@ -118,7 +118,7 @@ pub struct RemoteLeaderEndPoints {
 }
 
 impl RemoteLeaderEndPoints {
-    pub fn new(
+    pub(crate) fn new(
         broker_id: BrokerId,
         inter_broker_listener: impl Into<String>,
         ibp: InterBrokerProtocolVersion,
@@ -141,7 +141,7 @@ impl RemoteLeaderEndPoints {
     }
 
     /// The same, securing its connections to other brokers with `security`.
-    pub fn with_client_security(mut self, security: ClientSecurity) -> Self {
+    pub(crate) fn with_client_security(mut self, security: ClientSecurity) -> Self {
         self.security = security;
         self
     }
@@ -186,7 +186,7 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
 
 /// One leader, reached over the wire.
 #[derive(Debug)]
-pub struct RemoteLeaderEndPoint {
+pub(crate) struct RemoteLeaderEndPoint {
     broker: BrokerId,
     address: String,
     client: Arc<NetworkClient>,

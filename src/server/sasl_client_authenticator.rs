@@ -26,7 +26,7 @@ const SASL_HANDSHAKE_VERSION: i16 = 1;
 const SASL_AUTHENTICATE_VERSION: i16 = 2;
 
 /// The broker's own credentials toward other brokers. `Debug` hides the password.
-pub struct SaslClientAuthenticator {
+pub(crate) struct SaslClientAuthenticator {
     pub mechanism: String,
     pub username: String,
     pub password: String,

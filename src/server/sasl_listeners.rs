@@ -57,7 +57,7 @@ pub enum SaslSetupError {
 
 /// The SASL parts of the listeners and the inter-broker client.
 #[derive(Debug, Default)]
-pub struct SaslListeners {
+pub(crate) struct SaslListeners {
     /// Shared by every listener; loaded from `/config/users` and kept current by the config
     /// change listener.
     pub scram_cache: Arc<ScramCredentialCache>,
@@ -91,7 +91,7 @@ fn jaas_entry(
 
 impl SaslListeners {
     /// Builds every SASL listener's parts; empty when there is none.
-    pub fn from_config(config: &BrokerConfig) -> Result<SaslListeners, SaslSetupError> {
+    pub(crate) fn from_config(config: &BrokerConfig) -> Result<SaslListeners, SaslSetupError> {
         let sasl = &config.sasl;
         let listeners: Vec<&str> = config
             .listeners

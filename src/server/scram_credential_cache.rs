@@ -29,18 +29,20 @@ use super::config_change_listener::ConfigHandler;
 const DEFAULT_ENTITY: &str = "<default>";
 
 /// The entity type of users under `/config`.
-pub const USERS_ENTITY_TYPE: &str = "users";
+pub(crate) const USERS_ENTITY_TYPE: &str = "users";
 
 /// Users' SCRAM credentials by mechanism, for the mechanisms some listener enables.
 #[derive(Debug, Default)]
-pub struct ScramCredentialCache {
+pub(crate) struct ScramCredentialCache {
     mechanisms: BTreeSet<ScramMechanism>,
     credentials: RwLock<HashMap<(ScramMechanism, String), ScramCredential>>,
 }
 
 impl ScramCredentialCache {
     /// An empty cache of `mechanisms` (the SCRAM ones among the listeners' enabled mechanisms).
-    pub fn new(mechanisms: impl IntoIterator<Item = ScramMechanism>) -> ScramCredentialCache {
+    pub(crate) fn new(
+        mechanisms: impl IntoIterator<Item = ScramMechanism>,
+    ) -> ScramCredentialCache {
         ScramCredentialCache {
             mechanisms: mechanisms.into_iter().collect(),
             credentials: RwLock::default(),
@@ -48,7 +50,7 @@ impl ScramCredentialCache {
     }
 
     /// The cached credential of `user` for `mechanism`.
-    pub fn get(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
+    pub(crate) fn get(&self, mechanism: ScramMechanism, user: &str) -> Option<ScramCredential> {
         read(&self.credentials)
             .get(&(mechanism, user.to_string()))
             .cloned()
@@ -56,7 +58,7 @@ impl ScramCredentialCache {
 
     /// Kafka's `CredentialProvider.updateCredentials`: `user`'s entries from `config` (the
     /// `config` map of its znode; empty when the znode is gone).
-    pub fn update_credentials(&self, user: &str, config: &BTreeMap<String, String>) {
+    pub(crate) fn update_credentials(&self, user: &str, config: &BTreeMap<String, String>) {
         let mut credentials = write(&self.credentials);
         for &mechanism in &self.mechanisms {
             let key = (mechanism, user.to_string());
@@ -79,7 +81,7 @@ impl ScramCredentialCache {
     }
 
     /// Reads every `/config/users/<user>` (Kafka's `ZkConfigManager.startup` for users).
-    pub async fn load_all(&self, zk: &dyn ZkClient) -> Result<usize, ZkError> {
+    pub(crate) async fn load_all(&self, zk: &dyn ZkClient) -> Result<usize, ZkError> {
         if self.mechanisms.is_empty() {
             return Ok(0);
         }
@@ -111,7 +113,7 @@ impl ScramCredentialCache {
 }
 
 /// The user a `/config/users` entity names, or `None` for `<default>` and client entities.
-pub fn user_of_entity(sanitized: &str) -> Option<String> {
+pub(crate) fn user_of_entity(sanitized: &str) -> Option<String> {
     if sanitized == DEFAULT_ENTITY || sanitized.contains('/') {
         return None;
     }
@@ -120,7 +122,7 @@ pub fn user_of_entity(sanitized: &str) -> Option<String> {
 
 /// Kafka's `Sanitizer.desanitize` (Java's `URLDecoder.decode` in UTF-8): `%XX` decoded, `+` a
 /// space. A malformed escape is kept as it is.
-pub fn desanitize(name: &str) -> String {
+pub(crate) fn desanitize(name: &str) -> String {
     let bytes = name.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;
@@ -145,7 +147,7 @@ pub fn desanitize(name: &str) -> String {
 
 /// Kafka's `UserConfigHandler`, credentials only (kcli has no quotas).
 #[derive(Debug)]
-pub struct UserConfigHandler {
+pub(crate) struct UserConfigHandler {
     pub cache: Arc<ScramCredentialCache>,
 }
 

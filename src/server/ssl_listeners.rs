@@ -47,7 +47,7 @@ fn store_error(e: SslConfigError) -> ConfigError {
 }
 
 /// The TLS of `listener`, `None` for a PLAINTEXT or SASL_PLAINTEXT one.
-pub fn listener_tls(
+pub(crate) fn listener_tls(
     config: &BrokerConfig,
     listener: &EndPoint,
 ) -> Result<Option<ListenerTls>, ConfigError> {
@@ -63,7 +63,7 @@ pub fn listener_tls(
 }
 
 /// The inter-broker client's TLS, `None` when the inter-broker listener is not TLS.
-pub fn inter_broker_client_tls(
+pub(crate) fn inter_broker_client_tls(
     config: &BrokerConfig,
 ) -> Result<Option<Arc<rustls::ClientConfig>>, ConfigError> {
     let name = config.inter_broker_listener_name();

@@ -12,7 +12,7 @@ use super::topic_manager::TopicError;
 /// The checks `validateTopicCreate` makes of a new topic's assignment: one replication factor,
 /// no broker twice in a partition, partition ids `0..n` (Kafka checks that the non-negative ids
 /// sum to `n(n-1)/2`, ids being unique).
-pub fn validate_create_assignment(
+pub(crate) fn validate_create_assignment(
     assignment: &BTreeMap<i32, Vec<BrokerId>>,
 ) -> Result<(), TopicError> {
     let mut factors: Vec<usize> = assignment.values().map(Vec::len).collect();
@@ -47,7 +47,7 @@ pub fn validate_create_assignment(
 /// `first`: known brokers, one entry per new partition, then per partition a replica at
 /// least, no broker twice, and partition 0's replication factor `rf`. Returns the new
 /// partitions by id.
-pub fn validate_new_partitions(
+pub(crate) fn validate_new_partitions(
     assignments: &[Vec<BrokerId>],
     increment: i64,
     first: i32,

@@ -117,11 +117,11 @@ impl From<AssignmentError> for TopicError {
 /// The most partitions one request may have the broker lay out. ZooKeeper-mode Kafka has no
 /// bound and would try to allocate whatever count a client names; kcli takes KRaft's
 /// (`MAX_RECORDS_PER_USER_OP`) and its answer, so a request cannot exhaust the broker's memory.
-pub const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
+pub(crate) const MAX_PARTITIONS_PER_REQUEST: i64 = 10_000;
 
 /// How long an admin request waits for the controller's decision to reach this broker: Kafka's
 /// default `request.timeout.ms` of its admin client.
-pub const ADMIN_WAIT: Duration = Duration::from_secs(30);
+pub(crate) const ADMIN_WAIT: Duration = Duration::from_secs(30);
 
 fn check_partition_count(count: i64) -> Result<(), TopicError> {
     if count > MAX_PARTITIONS_PER_REQUEST {

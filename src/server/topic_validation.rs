@@ -2,13 +2,11 @@
 //! length, the reserved `.`/`..`, internal topics, and the `.`/`_` collision rule (the two map to
 //! the same metric name, so Kafka refuses a topic that differs from another only there).
 
-pub use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME};
-
 /// Kafka's `Topic.MAX_NAME_LENGTH`.
-pub const MAX_NAME_LENGTH: usize = 249;
+pub(crate) const MAX_NAME_LENGTH: usize = 249;
 
 /// Kafka's `Topic.validate`; the message is Kafka's (`InvalidTopicException`).
-pub fn validate_topic_name(name: &str) -> Result<(), String> {
+pub(crate) fn validate_topic_name(name: &str) -> Result<(), String> {
     if name.is_empty() {
         return Err("Topic name is illegal, it can't be empty".into());
     }
@@ -31,7 +29,7 @@ pub fn validate_topic_name(name: &str) -> Result<(), String> {
     Ok(())
 }
 
-pub use crate::cluster::is_internal_topic as is_internal;
+pub(crate) use crate::cluster::is_internal_topic as is_internal;
 
 /// `Topic.unifyCollisionChars`: `.` and `_` are the same in metric names.
 fn unify_collision_chars(name: &str) -> String {
@@ -40,7 +38,7 @@ fn unify_collision_chars(name: &str) -> String {
 
 /// Every existing topic `name` would collide with, in the order given (Kafka's
 /// `validateTopicCreate` lists them all).
-pub fn find_collisions<'a>(
+pub(crate) fn find_collisions<'a>(
     name: &str,
     existing: impl IntoIterator<Item = &'a String>,
 ) -> Vec<&'a String> {

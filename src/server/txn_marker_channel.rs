@@ -25,13 +25,13 @@ use super::metadata_cache::MetadataCache;
 
 /// The channel; see the module doc.
 #[derive(Debug)]
-pub struct TxnMarkerSender {
+pub(crate) struct TxnMarkerSender {
     version: i16,
     brokers: InterBrokerClients,
 }
 
 impl TxnMarkerSender {
-    pub fn new(
+    pub(crate) fn new(
         broker_id: BrokerId,
         listener: impl Into<String>,
         ibp: InterBrokerProtocolVersion,

@@ -25,7 +25,7 @@ use crate::zk::sanitizer::{desanitize, sanitize};
 use crate::zk::user_configs;
 
 /// Kafka's upper bound on iterations for a credential set through the API.
-pub const MAX_ITERATIONS: i32 = 16384;
+pub(crate) const MAX_ITERATIONS: i32 = 16384;
 
 const USERNAME_EMPTY: &str = "Username must not be empty";
 const UNKNOWN_MECHANISM: &str = "Unknown SCRAM mechanism";

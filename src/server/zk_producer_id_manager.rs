@@ -24,7 +24,7 @@ use crate::zk::zk_data::{
 use crate::zk::{CreateMode, ZkClient, ZkError};
 
 /// `ProducerIdsBlock.PRODUCER_ID_BLOCK_SIZE`.
-pub const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
+pub(crate) const PRODUCER_ID_BLOCK_SIZE: i64 = 1000;
 
 /// Why no producer id could be handed out.
 #[derive(Debug, thiserror::Error)]
@@ -115,7 +115,7 @@ impl ZkProducerIdManager {
 }
 
 /// `ZkProducerIdManager.getNewProducerIdBlock`: claims the block after the one in the znode.
-pub async fn get_new_producer_id_block(
+pub(crate) async fn get_new_producer_id_block(
     broker_id: BrokerId,
     zk: &dyn ZkClient,
 ) -> Result<ProducerIdBlock, ProducerIdError> {

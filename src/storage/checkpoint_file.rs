@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use crate::storage::StorageError;
 
 /// Turns one entry into its line and back (Kafka's `CheckpointFile.EntryFormatter`).
-pub trait EntryFormatter {
+pub(crate) trait EntryFormatter {
     type Entry;
     /// The entry's line, without the line terminator.
     fn to_line(&self, entry: &Self::Entry) -> String;
@@ -33,14 +33,14 @@ pub trait EntryFormatter {
 /// the count; anything else is [`StorageError::MalformedFile`] naming the offending line. A
 /// missing or empty file reads as no entries (Kafka creates it empty when it opens a checkpoint).
 #[derive(Debug, Clone)]
-pub struct CheckpointFile<F> {
+pub(crate) struct CheckpointFile<F> {
     path: PathBuf,
     version: i32,
     formatter: F,
 }
 
 impl<F: EntryFormatter> CheckpointFile<F> {
-    pub fn new(path: PathBuf, version: i32, formatter: F) -> Self {
+    pub(crate) fn new(path: PathBuf, version: i32, formatter: F) -> Self {
         Self {
             path,
             version,
@@ -48,12 +48,12 @@ impl<F: EntryFormatter> CheckpointFile<F> {
         }
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
     /// Replaces the file's contents with `entries`, atomically and durably.
-    pub fn write<'a>(
+    pub(crate) fn write<'a>(
         &self,
         entries: impl ExactSizeIterator<Item = &'a F::Entry>,
     ) -> Result<(), StorageError>
@@ -69,7 +69,7 @@ impl<F: EntryFormatter> CheckpointFile<F> {
     }
 
     /// The entries, in file order.
-    pub fn read(&self) -> Result<Vec<F::Entry>, StorageError> {
+    pub(crate) fn read(&self) -> Result<Vec<F::Entry>, StorageError> {
         let bytes = match std::fs::read(&self.path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == ErrorKind::NotFound => return Ok(Vec::new()),
@@ -120,7 +120,7 @@ impl<F: EntryFormatter> CheckpointFile<F> {
 
 /// Lines as Java's `BufferedReader.readLine` yields them: terminated by `\n`, `\r` or `\r\n`; a
 /// final line without a terminator counts, an empty tail does not.
-pub fn java_lines(text: &str) -> impl Iterator<Item = &str> {
+pub(crate) fn java_lines(text: &str) -> impl Iterator<Item = &str> {
     let mut rest = text;
     std::iter::from_fn(move || {
         if rest.is_empty() {
@@ -144,7 +144,7 @@ pub fn java_lines(text: &str) -> impl Iterator<Item = &str> {
 
 /// Fields as Java's `line.split("\\s+")` yields them: separated by runs of ` \t\n\x0B\f\r`; a
 /// leading separator gives an empty first field and trailing empty fields are dropped.
-pub fn java_split_whitespace(line: &str) -> Vec<&str> {
+pub(crate) fn java_split_whitespace(line: &str) -> Vec<&str> {
     let is_space = |c: char| matches!(c, ' ' | '\t' | '\n' | '\u{b}' | '\u{c}' | '\r');
     if !line.contains(is_space) {
         return vec![line];
@@ -161,7 +161,7 @@ pub fn java_split_whitespace(line: &str) -> Vec<&str> {
 
 /// Writes `contents` to `<path>.tmp`, fsyncs it, renames it over `path` and fsyncs the
 /// directory: after a crash the file holds either the old or the new contents, never a mix.
-pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StorageError> {
+pub(crate) fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StorageError> {
     let mut tmp_name = path.as_os_str().to_owned();
     tmp_name.push(".tmp");
     let tmp = PathBuf::from(tmp_name);
@@ -180,7 +180,7 @@ pub fn write_atomically(path: &Path, contents: &[u8]) -> Result<(), StorageError
 }
 
 /// Fsyncs the directory holding `path`, making a create, rename or delete in it durable.
-pub fn flush_parent_dir(path: &Path) -> Result<(), StorageError> {
+pub(crate) fn flush_parent_dir(path: &Path) -> Result<(), StorageError> {
     let parent = match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

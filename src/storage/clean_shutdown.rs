@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use crate::storage::StorageError;
 
 /// The marker's name inside a log dir.
-pub const CLEAN_SHUTDOWN_FILENAME: &str = ".kafka_cleanshutdown";
+pub(crate) const CLEAN_SHUTDOWN_FILENAME: &str = ".kafka_cleanshutdown";
 /// The content version Kafka 3.9 writes.
-pub const CLEAN_SHUTDOWN_VERSION: i32 = 0;
+pub(crate) const CLEAN_SHUTDOWN_VERSION: i32 = 0;
 
 /// The marker a broker writes into each log dir when it shuts down cleanly, so the next start
 /// skips recovery. Its presence is what matters; since Kafka 3.7 it also carries the broker
@@ -23,20 +23,20 @@ pub const CLEAN_SHUTDOWN_VERSION: i32 = 0;
 /// Older brokers wrote an empty file. The file is written in place and fsynced (not renamed);
 /// it is deleted once the broker has loaded its logs.
 #[derive(Debug, Clone)]
-pub struct CleanShutdownFile {
+pub(crate) struct CleanShutdownFile {
     path: PathBuf,
 }
 
 impl CleanShutdownFile {
     /// The marker of log dir `dir`.
-    pub fn new(dir: &Path) -> Self {
+    pub(crate) fn new(dir: &Path) -> Self {
         Self {
             path: dir.join(CLEAN_SHUTDOWN_FILENAME),
         }
     }
 
     /// Writes the marker with `broker_epoch` and fsyncs it.
-    pub fn write(&self, broker_epoch: i64) -> Result<(), StorageError> {
+    pub(crate) fn write(&self, broker_epoch: i64) -> Result<(), StorageError> {
         let text =
             format!("{{\"version\":{CLEAN_SHUTDOWN_VERSION},\"brokerEpoch\":{broker_epoch}}}");
         let mut file = OpenOptions::new()
@@ -50,12 +50,12 @@ impl CleanShutdownFile {
             .map_err(|e| StorageError::io(&self.path, e))
     }
 
-    pub fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         self.path.exists()
     }
 
     /// Removes the marker; a missing marker is fine.
-    pub fn delete(&self) -> Result<(), StorageError> {
+    pub(crate) fn delete(&self) -> Result<(), StorageError> {
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(()),
             Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),

@@ -21,27 +21,27 @@ use super::StorageError;
 
 /// The descriptors an empty log holds while open: its active segment's `.log`, `.index` and
 /// `.timeindex` files.
-pub const DESCRIPTORS_PER_LOG: u64 = 3;
+pub(crate) const DESCRIPTORS_PER_LOG: u64 = 3;
 
 /// The fewest descriptors kept free for everything but new logs.
 const MIN_RESERVE: u64 = 64;
 
 /// Whether `err` is the descriptor table being full: EMFILE (this process's `ulimit -n`) or
 /// ENFILE (the system-wide `fs.file-max`).
-pub fn is_exhaustion(err: &std::io::Error) -> bool {
+pub(crate) fn is_exhaustion(err: &std::io::Error) -> bool {
     use nix::errno::Errno;
     matches!(err.raw_os_error(), Some(code) if code == Errno::EMFILE as i32 || code == Errno::ENFILE as i32)
 }
 
 /// The soft and hard `RLIMIT_NOFILE`; `None` when it cannot be read.
-pub fn open_file_limits() -> Option<(u64, u64)> {
+pub(crate) fn open_file_limits() -> Option<(u64, u64)> {
     getrlimit(Resource::RLIMIT_NOFILE).ok()
 }
 
 /// Raises the soft `RLIMIT_NOFILE` to the hard one (what a broker should be able to use without
 /// the operator's `ulimit -n` in the unit file or shell). Returns (soft, hard) as they are
 /// after the call.
-pub fn raise_open_file_limit() -> Result<(u64, u64), nix::Error> {
+pub(crate) fn raise_open_file_limit() -> Result<(u64, u64), nix::Error> {
     let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE)?;
     if soft < hard {
         setrlimit(Resource::RLIMIT_NOFILE, hard, hard)?;
@@ -51,13 +51,13 @@ pub fn raise_open_file_limit() -> Result<(u64, u64), nix::Error> {
 
 /// How many descriptors stay free for what is not a new log: client connections, the
 /// checkpoint files' temp copies, segment rolls, ZooKeeper. A tenth of the limit, at least 64.
-pub fn reserve_for(soft_limit: u64) -> u64 {
+pub(crate) fn reserve_for(soft_limit: u64) -> u64 {
     (soft_limit / 10).max(MIN_RESERVE)
 }
 
 /// The descriptors this process has open; `None` when `/proc/self/fd` cannot be read for a
 /// reason other than the table being full (which counts as every descriptor open).
-pub fn open_descriptors(soft_limit: u64) -> Option<u64> {
+pub(crate) fn open_descriptors(soft_limit: u64) -> Option<u64> {
     match std::fs::read_dir("/proc/self/fd") {
         // The directory's own descriptor is in the listing.
         Ok(entries) => Some((entries.count() as u64).saturating_sub(1)),

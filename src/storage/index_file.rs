@@ -31,7 +31,7 @@ const ZERO_SLOT: [u8; 16] = [0; 16];
 /// offset of an offset index or the timestamp of a time index; the value is the position or the
 /// offset.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IndexSearchType {
+pub(crate) enum IndexSearchType {
     Key,
     Value,
 }
@@ -72,7 +72,7 @@ enum Map {
 ///   and a SIGBUS when the file system is full. An index left preallocated by an unclean
 ///   shutdown is mostly hole.
 #[derive(Debug)]
-pub struct IndexFile {
+pub(crate) struct IndexFile {
     path: PathBuf,
     base_offset: i64,
     max_index_size: usize,
@@ -104,7 +104,7 @@ pub(crate) fn round_down_to_exact_multiple(number: usize, factor: usize) -> usiz
 impl IndexFile {
     /// Opens `path` for reading and appending, creating and preallocating it when it does not
     /// exist.
-    pub fn open(
+    pub(crate) fn open(
         path: PathBuf,
         base_offset: i64,
         max_index_size: usize,
@@ -155,7 +155,7 @@ impl IndexFile {
 
     /// Opens an existing index without ever modifying it (Kafka's `writable = false`, used by
     /// `DumpLogSegments`): every mutation returns [`StorageError::InvalidArgument`].
-    pub fn open_read_only(
+    pub(crate) fn open_read_only(
         path: PathBuf,
         base_offset: i64,
         entry_size: usize,
@@ -196,39 +196,39 @@ impl IndexFile {
         })
     }
 
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.path
     }
 
-    pub fn base_offset(&self) -> i64 {
+    pub(crate) fn base_offset(&self) -> i64 {
         self.base_offset
     }
 
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.entries
     }
 
-    pub fn max_entries(&self) -> usize {
+    pub(crate) fn max_entries(&self) -> usize {
         self.max_entries
     }
 
     /// The file's length in bytes (preallocated space included).
-    pub fn length(&self) -> usize {
+    pub(crate) fn length(&self) -> usize {
         self.length
     }
 
-    pub fn max_index_size(&self) -> usize {
+    pub(crate) fn max_index_size(&self) -> usize {
         self.max_index_size
     }
 
     /// Bytes used by entries: `entries * entry_size`.
-    pub fn size_in_bytes(&self) -> usize {
+    pub(crate) fn size_in_bytes(&self) -> usize {
         self.entries * self.entry_size
     }
 
     /// Points the index at `parent_dir/<same file name>` after its directory was renamed
     /// (Kafka's `updateParentDir`).
-    pub fn update_parent_dir(&mut self, parent_dir: &Path) {
+    pub(crate) fn update_parent_dir(&mut self, parent_dir: &Path) {
         if let Some(name) = self.path.file_name() {
             self.path = parent_dir.join(name);
         }
@@ -243,7 +243,7 @@ impl IndexFile {
     }
 
     /// The bytes of slot `n` (zeros in a hole), or `None` past the end of the map.
-    pub fn slot(&self, n: usize) -> Option<&[u8]> {
+    pub(crate) fn slot(&self, n: usize) -> Option<&[u8]> {
         let start = n.checked_mul(self.entry_size)?;
         let end = start.checked_add(self.entry_size)?;
         let bytes = self.bytes();
@@ -258,12 +258,12 @@ impl IndexFile {
 
     /// The big-endian `i32` at `at` bytes into slot `n`; 0 past the end of the map (which the
     /// invariant `entries <= max_entries` keeps callers from reaching).
-    pub fn read_i32(&self, n: usize, at: usize) -> i32 {
+    pub(crate) fn read_i32(&self, n: usize, at: usize) -> i32 {
         self.slot(n).map_or(0, |s| i32_at(s, at))
     }
 
     /// The big-endian `i64` at `at` bytes into slot `n`; 0 past the end of the map.
-    pub fn read_i64(&self, n: usize, at: usize) -> i64 {
+    pub(crate) fn read_i64(&self, n: usize, at: usize) -> i64 {
         self.slot(n).map_or(0, |s| i64_at(s, at))
     }
 
@@ -278,7 +278,7 @@ impl IndexFile {
     }
 
     /// Writes `entry` into the next free slot. The caller has checked fullness and ordering.
-    pub fn push_entry(&mut self, entry: &[u8]) -> Result<(), StorageError> {
+    pub(crate) fn push_entry(&mut self, entry: &[u8]) -> Result<(), StorageError> {
         self.check_writable()?;
         let start = self.entries * self.entry_size;
         let full = StorageError::IndexFull {
@@ -330,13 +330,13 @@ impl IndexFile {
 
     /// Keeps the first `entries` slots (the position moves back; the bytes stay until
     /// overwritten, as in Kafka).
-    pub fn truncate_to_entries(&mut self, entries: usize) {
+    pub(crate) fn truncate_to_entries(&mut self, entries: usize) {
         self.entries = entries.min(self.max_entries);
     }
 
     /// `offset - base_offset` as the 4-byte relative offset, or
     /// [`StorageError::IndexOffsetOverflow`] when it is negative or above `i32::MAX`.
-    pub fn relative_offset(&self, offset: i64) -> Result<i32, StorageError> {
+    pub(crate) fn relative_offset(&self, offset: i64) -> Result<i32, StorageError> {
         self.to_relative(offset)
             .ok_or_else(|| StorageError::IndexOffsetOverflow {
                 path: self.path.clone(),
@@ -345,7 +345,7 @@ impl IndexFile {
     }
 
     /// Whether `offset` can be stored relative to the base offset (Kafka's `canAppendOffset`).
-    pub fn can_append_offset(&self, offset: i64) -> bool {
+    pub(crate) fn can_append_offset(&self, offset: i64) -> bool {
         self.to_relative(offset).is_some()
     }
 
@@ -359,7 +359,7 @@ impl IndexFile {
     /// Resizes the file and the map to `round_down(new_size, entry_size)` bytes, keeping the
     /// entries; returns whether anything changed (Kafka's `resize`). Used to trim on roll/close
     /// and to grow the active segment's indexes back to the maximum after load.
-    pub fn resize(&mut self, new_size: usize) -> Result<bool, StorageError> {
+    pub(crate) fn resize(&mut self, new_size: usize) -> Result<bool, StorageError> {
         self.check_writable()?;
         let rounded = round_down_to_exact_multiple(new_size, self.entry_size);
         if rounded == self.length {
@@ -399,7 +399,7 @@ impl IndexFile {
     }
 
     /// Shrinks the file to exactly its entries (Kafka's `trimToValidSize`).
-    pub fn trim_to_valid_size(&mut self) -> Result<(), StorageError> {
+    pub(crate) fn trim_to_valid_size(&mut self) -> Result<(), StorageError> {
         if matches!(self.map, Map::None) {
             return Ok(());
         }
@@ -407,7 +407,7 @@ impl IndexFile {
     }
 
     /// Writes dirty pages of the map to disk (`msync`, Kafka's `mmap.force()`).
-    pub fn flush(&self) -> Result<(), StorageError> {
+    pub(crate) fn flush(&self) -> Result<(), StorageError> {
         match &self.map {
             Map::ReadWrite(m) => m.flush().map_err(|e| StorageError::io(&self.path, e)),
             Map::ReadOnly(_) | Map::None => Ok(()),
@@ -416,7 +416,7 @@ impl IndexFile {
 
     /// Renames the file; the index follows the new name even when the rename fails, as in
     /// Kafka's `renameTo`. The map stays valid: it belongs to the inode, not the name.
-    pub fn rename_to(&mut self, new_path: PathBuf) -> Result<(), StorageError> {
+    pub(crate) fn rename_to(&mut self, new_path: PathBuf) -> Result<(), StorageError> {
         let result = std::fs::rename(&self.path, &new_path);
         let old = std::mem::replace(&mut self.path, new_path);
         result.map_err(|e| StorageError::io(old, e))
@@ -424,7 +424,7 @@ impl IndexFile {
 
     /// Unmaps and deletes the file; a file already gone is not an error (Kafka's
     /// `deleteIfExists`). Returns whether a file was deleted.
-    pub fn delete(mut self) -> Result<bool, StorageError> {
+    pub(crate) fn delete(mut self) -> Result<bool, StorageError> {
         self.map = Map::None;
         match std::fs::remove_file(&self.path) {
             Ok(()) => Ok(true),
@@ -434,7 +434,7 @@ impl IndexFile {
     }
 
     /// Trims a writable index to its entries, then unmaps it (Kafka's `close`).
-    pub fn close(mut self) -> Result<(), StorageError> {
+    pub(crate) fn close(mut self) -> Result<(), StorageError> {
         if self.writable {
             self.trim_to_valid_size()?;
         }
@@ -444,7 +444,7 @@ impl IndexFile {
 
     /// The slot of the greatest entry `<= target` (by key or value), or `None` when every entry
     /// is above it or the index is empty (Kafka's `largestLowerBoundSlotFor`).
-    pub fn largest_lower_bound_slot_for(
+    pub(crate) fn largest_lower_bound_slot_for(
         &self,
         target: i64,
         search: IndexSearchType,
@@ -456,7 +456,7 @@ impl IndexFile {
     /// The slot of an entry `>= target` — the smallest, except that a target equal to the first
     /// entry answers slot 1 as in Kafka, whose search never compares its first slot — or `None`
     /// (Kafka's `smallestUpperBoundSlotFor`).
-    pub fn smallest_upper_bound_slot_for(
+    pub(crate) fn smallest_upper_bound_slot_for(
         &self,
         target: i64,
         search: IndexSearchType,

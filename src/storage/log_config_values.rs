@@ -67,17 +67,17 @@ impl fmt::Display for BrokerCompressionType {
 }
 
 /// `compression.gzip.level`'s default: `Deflater.DEFAULT_COMPRESSION`.
-pub const GZIP_DEFAULT_LEVEL: i32 = -1;
+pub(crate) const GZIP_DEFAULT_LEVEL: i32 = -1;
 /// `compression.lz4.level`'s default and range (lz4-java's `LZ4Constants`).
-pub const LZ4_DEFAULT_LEVEL: i32 = 9;
-pub const LZ4_LEVELS: (i32, i32) = (1, 17);
+pub(crate) const LZ4_DEFAULT_LEVEL: i32 = 9;
+pub(crate) const LZ4_LEVELS: (i32, i32) = (1, 17);
 /// `compression.zstd.level`'s default and range (`ZSTD_CLEVEL_DEFAULT`, `ZSTD_minCLevel`,
 /// `ZSTD_MAX_CLEVEL`).
-pub const ZSTD_DEFAULT_LEVEL: i32 = 3;
-pub const ZSTD_LEVELS: (i32, i32) = (-131_072, 22);
+pub(crate) const ZSTD_DEFAULT_LEVEL: i32 = 3;
+pub(crate) const ZSTD_LEVELS: (i32, i32) = (-131_072, 22);
 
 /// `CompressionType.GZIP.levelValidator()`: 1 to 9, or -1 for zlib's default.
-pub fn check_gzip_level(level: i32) -> Result<(), String> {
+pub(crate) fn check_gzip_level(level: i32) -> Result<(), String> {
     if level > 9 || (level < 1 && level != GZIP_DEFAULT_LEVEL) {
         return Err(format!(
             "Value must be between 1 and 9 or equal to {GZIP_DEFAULT_LEVEL}"
@@ -88,7 +88,7 @@ pub fn check_gzip_level(level: i32) -> Result<(), String> {
 
 /// `Range.between(min, max)` on a number, with Kafka's two messages. A NaN passes, as in Java,
 /// where every comparison with it is false.
-pub fn check_between(n: f64, min: i64, max: i64) -> Result<(), String> {
+pub(crate) fn check_between(n: f64, min: i64, max: i64) -> Result<(), String> {
     // The bounds kcli uses are small integers, exactly representable as f64.
     let (lo, hi) = (min as f64, max as f64);
     if n < lo {
@@ -168,12 +168,12 @@ const UNRELEASED: &str = "4.0";
 
 /// `message.format.version`'s default (`IBP_3_0_IV1`), also the value every topic has in force,
 /// since Kafka 3.x ignores the key (inter-broker protocol 3.0 or later always writes v2 batches).
-pub const DEFAULT_MESSAGE_FORMAT_VERSION: &str = "3.0-IV1";
+pub(crate) const DEFAULT_MESSAGE_FORMAT_VERSION: &str = "3.0-IV1";
 
 /// `MetadataVersionValidator`: `MetadataVersion.fromVersionString` must know the version.
 /// Kafka looks up the first three dot-separated parts of a `0.x` version and the first two of
 /// any other (so `2.8.1` is `2.8`), among the version strings and the production releases.
-pub fn check_metadata_version(value: &str) -> Result<(), String> {
+pub(crate) fn check_metadata_version(value: &str) -> Result<(), String> {
     let invalid = || format!("Version {value} is not a valid version");
     // Java's `String.split`: trailing empty parts are dropped, but "" is one empty part.
     let mut parts: Vec<&str> = value.split('.').collect();
@@ -200,7 +200,7 @@ pub fn check_metadata_version(value: &str) -> Result<(), String> {
 /// Java's `Double.parseDouble` of a trimmed value: decimal notation with an optional exponent
 /// and an optional `f`/`d` suffix, or `NaN`, `Infinity` with an optional sign. (Hexadecimal
 /// floats, which Java also takes, are refused.)
-pub fn parse_java_double(value: &str) -> Option<f64> {
+pub(crate) fn parse_java_double(value: &str) -> Option<f64> {
     let s = value.trim();
     let unsigned = s.strip_prefix(['+', '-']).unwrap_or(s);
     let negative = s.starts_with('-');
@@ -223,7 +223,7 @@ pub fn parse_java_double(value: &str) -> Option<f64> {
 
 /// Java's `Double.toString`: the shortest digits that read back as the same double, in plain
 /// notation with at least one fraction digit from 10^-3 up to 10^7, else as `d.dddE±n`.
-pub fn java_double_string(d: f64) -> String {
+pub(crate) fn java_double_string(d: f64) -> String {
     if d.is_nan() {
         return "NaN".into();
     }
@@ -251,7 +251,7 @@ pub fn java_double_string(d: f64) -> String {
 
 /// `ThrottledReplicaListValidator`: every item (trimmed) is empty or `partition:broker` in
 /// decimal digits, or the items together are the literal `*`. The reason names the key.
-pub fn check_throttled_replicas(key: &str, items: &[String]) -> Result<(), String> {
+pub(crate) fn check_throttled_replicas(key: &str, items: &[String]) -> Result<(), String> {
     let replica = |s: &str| {
         s.is_empty()
             || s.split_once(':').is_some_and(|(p, b)| {

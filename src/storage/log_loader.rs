@@ -27,7 +27,7 @@ use super::producer_state::rebuild::{rebuild_producer_state, replay_segment};
 
 /// What [`load`] needs.
 #[derive(Debug)]
-pub struct LoadParams<'a> {
+pub(crate) struct LoadParams<'a> {
     pub dir: &'a Path,
     pub config: &'a LogConfig,
     /// From `recovery-point-offset-checkpoint`: everything below was fsynced.
@@ -44,7 +44,7 @@ pub struct LoadParams<'a> {
 
 /// A loaded partition: at least one segment, the last one active with full-size indexes.
 #[derive(Debug)]
-pub struct LoadedLog {
+pub(crate) struct LoadedLog {
     pub segments: BTreeMap<i64, LogSegment>,
     pub log_start_offset: i64,
     pub recovery_point: i64,
@@ -52,7 +52,7 @@ pub struct LoadedLog {
 }
 
 /// Loads and, when needed, recovers the partition directory `params.dir`.
-pub fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
+pub(crate) fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
     let LoadParams {
         dir,
         config,
@@ -161,7 +161,7 @@ fn remove_temp_files_and_orphan_indexes(dir: &Path) -> Result<(), StorageError> 
 ///    is `max(next offset, base + 1)`: every other segment file in that range is one the swap
 ///    replaces, and is deleted.
 /// 3. Every `.swap` file is renamed to its final name.
-pub fn complete_interrupted_swaps(dir: &Path) -> Result<(), StorageError> {
+pub(crate) fn complete_interrupted_swaps(dir: &Path) -> Result<(), StorageError> {
     let names = list_file_names(dir)?;
     let mut swaps = Vec::new();
     let mut cleaned = Vec::new();

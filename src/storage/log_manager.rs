@@ -145,7 +145,7 @@ pub struct LogManager {
 }
 
 /// Milliseconds since the Unix epoch on the system clock (`cluster::time::SystemTime`), for
-/// callers that are not handed a [`Time`](crate::cluster::time::Time).
+/// callers that are not handed a `Time`.
 pub fn now_ms() -> i64 {
     crate::cluster::time::Time::milliseconds(&crate::cluster::time::SystemTime)
 }
@@ -307,7 +307,7 @@ impl LogManager {
         Ok(log)
     }
 
-    /// What new logs may still open, measured now (see [`NewLogBudget`]): callers creating
+    /// What new logs may still open, measured now (see `NewLogBudget`): callers creating
     /// many logs at once take each topic's share from it before opening anything.
     pub fn new_log_budget(&self) -> NewLogBudget {
         NewLogBudget::measure()

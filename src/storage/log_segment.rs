@@ -234,7 +234,7 @@ impl LogSegment {
     }
 
     /// Lets `write` put bytes into the `.log` file just past the segment's end (a splice from a
-    /// pipe) without appending them; see [`FileRecords::write_past_end`].
+    /// pipe) without appending them; see `FileRecords::write_past_end`.
     pub fn write_past_end(
         &mut self,
         len: u64,

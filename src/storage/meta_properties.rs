@@ -28,7 +28,7 @@ use crate::storage::checkpoint_file::write_atomically;
 use crate::storage::partition_metadata::TopicId;
 
 /// The file's name inside a log dir.
-pub const META_PROPERTIES_FILENAME: &str = "meta.properties";
+pub(crate) const META_PROPERTIES_FILENAME: &str = "meta.properties";
 
 const VERSION_PROP: &str = "version";
 const CLUSTER_ID_PROP: &str = "cluster.id";
@@ -39,13 +39,13 @@ const DIRECTORY_ID_PROP: &str = "directory.id";
 /// The file's version: 0 is ZooKeeper mode (`broker.id`, every field optional), 1 is KRaft
 /// (`node.id` and `cluster.id` required).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MetaPropertiesVersion {
+pub(crate) enum MetaPropertiesVersion {
     V0,
     V1,
 }
 
 impl MetaPropertiesVersion {
-    pub fn number(self) -> i32 {
+    pub(crate) fn number(self) -> i32 {
         match self {
             MetaPropertiesVersion::V0 => 0,
             MetaPropertiesVersion::V1 => 1,
@@ -58,7 +58,7 @@ impl MetaPropertiesVersion {
 /// Invariants (Kafka's `MetaProperties.Builder.build`): a V1 file has `cluster_id` and
 /// `node_id`; `broker_id` is only written for V0 and `node_id` only for V1.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MetaProperties {
+pub(crate) struct MetaProperties {
     pub version: MetaPropertiesVersion,
     /// `broker.id`, V0 only.
     pub broker_id: Option<i32>,
@@ -71,7 +71,7 @@ pub struct MetaProperties {
 
 impl MetaProperties {
     /// A ZooKeeper-mode (V0) file for `broker_id` in `cluster_id`, as a ZK broker writes it.
-    pub fn zk(broker_id: i32, cluster_id: impl Into<String>) -> Self {
+    pub(crate) fn zk(broker_id: i32, cluster_id: impl Into<String>) -> Self {
         Self {
             version: MetaPropertiesVersion::V0,
             broker_id: Some(broker_id),
@@ -82,12 +82,12 @@ impl MetaProperties {
     }
 
     /// The path of the file in log dir `dir`.
-    pub fn path(dir: &Path) -> PathBuf {
+    pub(crate) fn path(dir: &Path) -> PathBuf {
         dir.join(META_PROPERTIES_FILENAME)
     }
 
     /// Reads `dir/meta.properties`; `None` when the file does not exist.
-    pub fn read(dir: &Path) -> Result<Option<Self>, StorageError> {
+    pub(crate) fn read(dir: &Path) -> Result<Option<Self>, StorageError> {
         let path = Self::path(dir);
         let bytes = match std::fs::read(&path) {
             Ok(bytes) => bytes,
@@ -182,7 +182,7 @@ impl MetaProperties {
 
     /// Writes `dir/meta.properties` atomically (temp file, fsync, rename, directory fsync), as
     /// Kafka's `writePropertiesFile(.., fsync = true)`.
-    pub fn write(&self, dir: &Path) -> Result<(), StorageError> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<(), StorageError> {
         let text = store_properties(&self.to_properties()?, SystemTime::now());
         write_atomically(&Self::path(dir), text.as_bytes())
     }
@@ -232,7 +232,7 @@ fn java_date_utc(t: SystemTime) -> String {
 /// key ends at the first unescaped `=`, `:` or whitespace; escapes `\t \n \r \f \uXXXX` are
 /// decoded and any other escaped char stands for itself. Later keys win. Shared with the broker's
 /// `server.properties` reader (the `config` module), which is the same format.
-pub fn load_properties(text: &str) -> Result<HashMap<String, String>, String> {
+pub(crate) fn load_properties(text: &str) -> Result<HashMap<String, String>, String> {
     let is_ws = |c: char| matches!(c, ' ' | '\t' | '\u{c}');
     let mut props = HashMap::new();
     let mut lines = crate::storage::checkpoint_file::java_lines(text);

@@ -6,61 +6,61 @@
 //! invariants.
 //!
 //! - [`file_names`]: segment and checkpoint file names and suffixes.
-//! - [`log_config`], [`log_config_values`]: per-topic log settings with Kafka's names, defaults
+//! - [`log_config`], `log_config_values`: per-topic log settings with Kafka's names, defaults
 //!   and validators.
-//! - [`index_file`], [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
+//! - `index_file`, [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
 //! - [`transaction_index`]: a segment's aborted transactions (`.txnindex`).
-//! - [`file_records`]: a `.log` file: append, slices, batch search.
+//! - `file_records`: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
-//! - [`segment_scan`]: one validating pass over a `.log` computing its index entries.
+//! - `segment_scan`: one validating pass over a `.log` computing its index entries.
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
 //! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
 //!   retention.
 //! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
-//! - [`log_loader`]: opening a partition directory, recovery after an unclean shutdown.
+//! - `log_loader`: opening a partition directory, recovery after an unclean shutdown.
 //! - [`records_source`]: records that reach a log from outside memory (a follower's spliced
 //!   fetch response), written in place.
 //! - [`producer_state`]: the idempotent producer's per-partition state and its `.snapshot`
 //!   files.
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
-//! - [`checkpoint_file`], [`offset_checkpoint`], [`partition_metadata`], [`meta_properties`],
-//!   [`clean_shutdown`], [`log_dir_lock`]: the small files of a log dir.
-//! - [`retention`]: deletion of old segments by time, size and log start offset.
+//! - `checkpoint_file`, `offset_checkpoint`, [`partition_metadata`], `meta_properties`,
+//!   `clean_shutdown`, [`log_dir_lock`]: the small files of a log dir.
+//! - `retention`: deletion of old segments by time, size and log start offset.
 //! - [`log_cleaner`]: compaction of `cleanup.policy=compact` logs (Kafka's `LogCleaner`).
-//! - [`replace_segments`]: swapping cleaned segments into a log, crash-safe.
+//! - `replace_segments`: swapping cleaned segments into a log, crash-safe.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule; moves between log dirs (future logs) and failed dirs.
-//! - [`log_dir_failure_channel`]: where I/O errors take a log dir offline.
-//! - [`descriptors`]: the open-file limit; EMFILE told apart from a failed disk; whether new
+//! - `log_dir_failure_channel`: where I/O errors take a log dir offline.
+//! - `descriptors`: the open-file limit; EMFILE told apart from a failed disk; whether new
 //!   logs fit.
 
-pub mod checkpoint_file;
-pub mod clean_shutdown;
-pub mod descriptors;
-pub mod error;
+pub(crate) mod checkpoint_file;
+pub(crate) mod clean_shutdown;
+pub(crate) mod descriptors;
+pub(crate) mod error;
 pub mod file_names;
-pub mod file_records;
-pub mod index_file;
+pub(crate) mod file_records;
+pub(crate) mod index_file;
 pub mod leader_epoch_cache;
 pub mod log_cleaner;
 pub mod log_config;
-pub mod log_config_values;
-pub mod log_dir_failure_channel;
+pub(crate) mod log_config_values;
+pub(crate) mod log_dir_failure_channel;
 pub mod log_dir_lock;
-pub mod log_loader;
+pub(crate) mod log_loader;
 pub mod log_manager;
 pub mod log_reads;
 pub mod log_segment;
 pub mod log_validator;
-pub mod meta_properties;
-pub mod offset_checkpoint;
+pub(crate) mod meta_properties;
+pub(crate) mod offset_checkpoint;
 pub mod offset_index;
 pub mod partition_metadata;
 pub mod producer_state;
 pub mod records_source;
-pub mod replace_segments;
-pub mod retention;
-pub mod segment_scan;
+pub(crate) mod replace_segments;
+pub(crate) mod retention;
+pub(crate) mod segment_scan;
 pub mod time_index;
 pub mod transaction_index;
 pub mod unified_log;

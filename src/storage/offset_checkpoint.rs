@@ -3,18 +3,18 @@
 //! `cleaner-offset-checkpoint`, as Kafka 3.9's `OffsetCheckpointFile`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use crate::cluster::TopicPartition;
 use crate::storage::StorageError;
 use crate::storage::checkpoint_file::{CheckpointFile, EntryFormatter, java_split_whitespace};
 
 /// The format version Kafka 3.9 writes and accepts.
-pub const OFFSET_CHECKPOINT_VERSION: i32 = 0;
+pub(crate) const OFFSET_CHECKPOINT_VERSION: i32 = 0;
 
 /// One `topic partition offset` line.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct OffsetCheckpointFormatter;
+pub(crate) struct OffsetCheckpointFormatter;
 
 impl EntryFormatter for OffsetCheckpointFormatter {
     type Entry = (TopicPartition, i64);
@@ -46,29 +46,33 @@ impl EntryFormatter for OffsetCheckpointFormatter {
 /// Written atomically (temp file, fsync, rename, directory fsync). A missing file reads as an
 /// empty map; a partition listed twice keeps its last offset, as Kafka's map does.
 #[derive(Debug, Clone)]
-pub struct OffsetCheckpointFile {
+pub(crate) struct OffsetCheckpointFile {
     file: CheckpointFile<OffsetCheckpointFormatter>,
 }
 
 impl OffsetCheckpointFile {
-    pub fn new(path: PathBuf) -> Self {
+    pub(crate) fn new(path: PathBuf) -> Self {
         Self {
             file: CheckpointFile::new(path, OFFSET_CHECKPOINT_VERSION, OffsetCheckpointFormatter),
         }
     }
 
-    pub fn path(&self) -> &Path {
+    #[cfg(test)]
+    fn path(&self) -> &std::path::Path {
         self.file.path()
     }
 
     /// Replaces the file with `offsets` (in partition order).
-    pub fn write(&self, offsets: &BTreeMap<TopicPartition, i64>) -> Result<(), StorageError> {
+    pub(crate) fn write(
+        &self,
+        offsets: &BTreeMap<TopicPartition, i64>,
+    ) -> Result<(), StorageError> {
         let entries: Vec<(TopicPartition, i64)> =
             offsets.iter().map(|(tp, o)| (tp.clone(), *o)).collect();
         self.file.write(entries.iter())
     }
 
-    pub fn read(&self) -> Result<BTreeMap<TopicPartition, i64>, StorageError> {
+    pub(crate) fn read(&self) -> Result<BTreeMap<TopicPartition, i64>, StorageError> {
         Ok(self.file.read()?.into_iter().collect())
     }
 }

@@ -13,7 +13,7 @@ use super::unified_log::UnifiedLog;
 
 /// Why a segment was deleted; logged with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeletionReason {
+pub(crate) enum DeletionReason {
     RetentionMs,
     RetentionBytes,
     LogStartOffsetBreach,

@@ -20,7 +20,7 @@ const SCAN_CHUNK: usize = 1024 * 1024;
 /// Where an index entry goes: the batch's last offset and position, and the segment's maximum
 /// timestamp up to and including the batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct IndexPoint {
+pub(crate) struct IndexPoint {
     pub offset: i64,
     pub position: u32,
     pub max_timestamp_so_far: TimestampOffset,
@@ -28,7 +28,7 @@ pub struct IndexPoint {
 
 /// Where and why the valid data of a segment ends before its end.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct InvalidData {
+pub(crate) struct InvalidData {
     /// Byte position of the first invalid byte.
     pub position: u64,
     /// The offset after the last valid batch (the segment's base when none is valid).
@@ -38,7 +38,7 @@ pub struct InvalidData {
 
 /// What a scan found.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SegmentScan {
+pub(crate) struct SegmentScan {
     pub index_points: Vec<IndexPoint>,
     /// The segment's largest timestamp and the last offset of its batch (`NO_TIMESTAMP` and
     /// the base offset when it has none).
@@ -56,7 +56,7 @@ pub struct SegmentScan {
 
 /// One valid batch as the scan passed it: what an index entry may point at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ScannedBatch {
+pub(crate) struct ScannedBatch {
     pub position: u64,
     /// Bytes, log overhead included.
     pub size: usize,
@@ -66,7 +66,7 @@ pub struct ScannedBatch {
 
 /// Scans `log`, a segment with base offset `base_offset`. `progress` is told the bytes scanned
 /// so far after each chunk's worth of batches.
-pub fn scan_segment(
+pub(crate) fn scan_segment(
     log: &FileRecords,
     base_offset: i64,
     index_interval_bytes: u64,
@@ -83,7 +83,7 @@ pub fn scan_segment(
 
 /// [`scan_segment`], also showing `visit` every valid batch in file order (for checking
 /// existing indexes against the batches in the same pass).
-pub fn scan_segment_visiting(
+pub(crate) fn scan_segment_visiting(
     log: &FileRecords,
     base_offset: i64,
     index_interval_bytes: u64,
@@ -191,7 +191,7 @@ pub fn scan_segment_visiting(
 
 /// Writes the entries of `scan` into empty indexes, ending with the final time-index entry, as
 /// `LogSegment.recover` leaves them (the caller trims or closes them).
-pub fn write_indexes(
+pub(crate) fn write_indexes(
     scan: &SegmentScan,
     offset_index: &mut OffsetIndex,
     time_index: &mut TimeIndex,

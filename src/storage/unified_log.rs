@@ -103,7 +103,7 @@ impl PendingFlush {
 
 impl UnifiedLog {
     /// Opens the partition directory `dir` (creating it when missing), recovering it when
-    /// `had_clean_shutdown` is false; see [`log_loader`].
+    /// `had_clean_shutdown` is false; see `log_loader`.
     pub fn open(
         dir: PathBuf,
         topic_partition: TopicPartition,

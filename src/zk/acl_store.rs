@@ -24,21 +24,21 @@ use super::recipes::create_recursive;
 use super::zk_data::ZkDataError;
 
 /// Literal patterns' root.
-pub const ACL_PATH: &str = "/kafka-acl";
+pub(crate) const ACL_PATH: &str = "/kafka-acl";
 /// Prefixed patterns' root (`ExtendedAclStore(PREFIXED)`: the pattern type in lower case).
-pub const PREFIXED_ACL_PATH: &str = "/kafka-acl-extended/prefixed";
+pub(crate) const PREFIXED_ACL_PATH: &str = "/kafka-acl-extended/prefixed";
 /// Literal patterns' change notifications.
-pub const ACL_CHANGES_PATH: &str = "/kafka-acl-changes";
+pub(crate) const ACL_CHANGES_PATH: &str = "/kafka-acl-changes";
 /// Other patterns' change notifications.
-pub const EXTENDED_ACL_CHANGES_PATH: &str = "/kafka-acl-extended-changes";
+pub(crate) const EXTENDED_ACL_CHANGES_PATH: &str = "/kafka-acl-extended-changes";
 /// The name every change notification has before its sequence number.
-pub const ACL_CHANGE_PREFIX: &str = "acl_changes_";
+pub(crate) const ACL_CHANGE_PREFIX: &str = "acl_changes_";
 /// The zkVersion of a znode that does not exist (`ZkVersion.UnknownVersion`).
-pub const UNKNOWN_VERSION: i32 = -2;
+pub(crate) const UNKNOWN_VERSION: i32 = -2;
 
 /// The resource type names `createAclPaths` makes a child for in each store
 /// (`AclEntry.RESOURCE_TYPES`).
-pub const RESOURCE_TYPE_NAMES: [&str; 6] = [
+pub(crate) const RESOURCE_TYPE_NAMES: [&str; 6] = [
     "Topic",
     "Group",
     "Cluster",
@@ -49,22 +49,22 @@ pub const RESOURCE_TYPE_NAMES: [&str; 6] = [
 
 /// One of the two stores: where a pattern type's ACLs and change notifications live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AclStore {
+pub(crate) enum AclStore {
     Literal,
     Prefixed,
 }
 
 impl AclStore {
-    pub const ALL: [AclStore; 2] = [AclStore::Literal, AclStore::Prefixed];
+    pub(crate) const ALL: [AclStore; 2] = [AclStore::Literal, AclStore::Prefixed];
 
-    pub fn acl_path(self) -> &'static str {
+    pub(crate) fn acl_path(self) -> &'static str {
         match self {
             AclStore::Literal => ACL_PATH,
             AclStore::Prefixed => PREFIXED_ACL_PATH,
         }
     }
 
-    pub fn change_path(self) -> &'static str {
+    pub(crate) fn change_path(self) -> &'static str {
         match self {
             AclStore::Literal => ACL_CHANGES_PATH,
             AclStore::Prefixed => EXTENDED_ACL_CHANGES_PATH,
@@ -72,19 +72,19 @@ impl AclStore {
     }
 
     /// `/kafka-acl/<ResourceType>`.
-    pub fn type_path(self, resource_type: &str) -> String {
+    pub(crate) fn type_path(self, resource_type: &str) -> String {
         format!("{}/{resource_type}", self.acl_path())
     }
 
     /// `/kafka-acl/<ResourceType>/<name>`.
-    pub fn resource_path(self, resource_type: &str, name: &str) -> String {
+    pub(crate) fn resource_path(self, resource_type: &str, name: &str) -> String {
         format!("{}/{resource_type}/{name}", self.acl_path())
     }
 }
 
 /// One stored ACL entry, its fields as the JSON holds them (`AclEntry.toMap`).
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct AclEntryJson {
+pub(crate) struct AclEntryJson {
     /// `User:alice`.
     pub principal: String,
     /// `Allow` or `Deny`.
@@ -99,7 +99,7 @@ fn js_str(s: &str) -> String {
 }
 
 /// A resource znode's payload (`ResourceZNode.encode`), entries in the order given.
-pub fn encode_acls(entries: &[AclEntryJson]) -> Vec<u8> {
+pub(crate) fn encode_acls(entries: &[AclEntryJson]) -> Vec<u8> {
     let items: Vec<String> = entries
         .iter()
         .map(|e| {
@@ -116,7 +116,7 @@ pub fn encode_acls(entries: &[AclEntryJson]) -> Vec<u8> {
 }
 
 /// A resource znode's entries (`AclEntry.fromBytes`): empty data is none; version must be 1.
-pub fn decode_acls(bytes: &[u8]) -> Result<Vec<AclEntryJson>, ZkDataError> {
+pub(crate) fn decode_acls(bytes: &[u8]) -> Result<Vec<AclEntryJson>, ZkDataError> {
     if bytes.is_empty() {
         return Ok(Vec::new());
     }
@@ -155,7 +155,7 @@ pub fn decode_acls(bytes: &[u8]) -> Result<Vec<AclEntryJson>, ZkDataError> {
 
 /// A change notification's payload for a pattern of `store`. `java_resource_type` and
 /// `java_pattern_type` are the Java enum names (`TOPIC`, `PREFIXED`).
-pub fn encode_change(
+pub(crate) fn encode_change(
     store: AclStore,
     java_resource_type: &str,
     name: &str,
@@ -175,7 +175,7 @@ pub fn encode_change(
 
 /// A change notification's (resource type, name, pattern type) as written: the literal
 /// store's `type:name` (pattern type `LITERAL`), or the extended store's JSON (version ≤ 1).
-pub fn decode_change(
+pub(crate) fn decode_change(
     store: AclStore,
     bytes: &[u8],
 ) -> Result<(String, String, String), ZkDataError> {
@@ -213,7 +213,7 @@ pub fn decode_change(
 }
 
 /// `createAclPaths`: each store's root with a child per resource type, and both change paths.
-pub async fn create_acl_paths(zk: &dyn ZkClient) -> Result<(), ZkError> {
+pub(crate) async fn create_acl_paths(zk: &dyn ZkClient) -> Result<(), ZkError> {
     let ok = |r: Result<(), ZkError>| match r {
         Ok(()) | Err(ZkError::NodeExists(_)) => Ok(()),
         Err(e) => Err(e),
@@ -229,7 +229,7 @@ pub async fn create_acl_paths(zk: &dyn ZkClient) -> Result<(), ZkError> {
 }
 
 /// `getResourceTypes`: the type names a store has children for (none without the store).
-pub async fn get_resource_types(
+pub(crate) async fn get_resource_types(
     zk: &dyn ZkClient,
     store: AclStore,
 ) -> Result<Vec<String>, ZkError> {
@@ -237,7 +237,7 @@ pub async fn get_resource_types(
 }
 
 /// `getResourceNames`: the names a store holds ACLs for under one type.
-pub async fn get_resource_names(
+pub(crate) async fn get_resource_names(
     zk: &dyn ZkClient,
     store: AclStore,
     resource_type: &str,
@@ -254,7 +254,7 @@ async fn children(zk: &dyn ZkClient, path: &str) -> Result<Vec<String>, ZkError>
 }
 
 /// `getVersionedAclsForResource`: the znode's raw data and version, or `None` without one.
-pub async fn get_versioned_acls(
+pub(crate) async fn get_versioned_acls(
     zk: &dyn ZkClient,
     store: AclStore,
     resource_type: &str,
@@ -272,7 +272,7 @@ pub async fn get_versioned_acls(
 
 /// `conditionalSetAclsForResource`: `Some(new version)`, or `None` when the znode is gone or
 /// at another version.
-pub async fn conditional_set_acls(
+pub(crate) async fn conditional_set_acls(
     zk: &dyn ZkClient,
     store: AclStore,
     resource_type: &str,
@@ -290,7 +290,7 @@ pub async fn conditional_set_acls(
 
 /// `createAclsForResourceIfNotExists`: `Some(0)`, or `None` when it exists already. The
 /// type's parent is created first when missing (a store another tool pruned).
-pub async fn create_acls_if_not_exists(
+pub(crate) async fn create_acls_if_not_exists(
     zk: &dyn ZkClient,
     store: AclStore,
     resource_type: &str,
@@ -314,7 +314,7 @@ pub async fn create_acls_if_not_exists(
 }
 
 /// `conditionalDelete`: true when deleted or already gone, false at another version.
-pub async fn conditional_delete(
+pub(crate) async fn conditional_delete(
     zk: &dyn ZkClient,
     store: AclStore,
     resource_type: &str,
@@ -340,7 +340,7 @@ pub async fn conditional_delete(
 }
 
 /// `createAclChangeNotification`: a sequential `acl_changes_` znode with `data`.
-pub async fn create_change_notification(
+pub(crate) async fn create_change_notification(
     zk: &dyn ZkClient,
     store: AclStore,
     data: &[u8],
@@ -362,7 +362,7 @@ pub async fn create_change_notification(
 }
 
 /// The sequence number of a notification's name, `acl_changes_0000000042` → 42.
-pub fn change_number(name: &str) -> Option<i64> {
+pub(crate) fn change_number(name: &str) -> Option<i64> {
     name.strip_prefix(ACL_CHANGE_PREFIX)?.parse().ok()
 }
 

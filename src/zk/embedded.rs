@@ -194,7 +194,7 @@ impl State {
 }
 
 /// The lock file's name inside the store's directory.
-pub const LOCK_FILE: &str = "zk.lock";
+pub(crate) const LOCK_FILE: &str = "zk.lock";
 
 fn now_ms() -> i64 {
     SystemTime::now()

@@ -12,22 +12,22 @@
 //!
 //! Layering: this module uses only `crate::cluster`.
 
-pub mod acl_store;
-pub mod broker_znode;
-pub mod checked_ephemeral;
+pub(crate) mod acl_store;
+pub(crate) mod broker_znode;
+pub(crate) mod checked_ephemeral;
 pub mod client;
-pub mod embedded;
+pub(crate) mod embedded;
 mod json_order;
 pub mod kafka_zk_client;
 pub mod recipes;
-pub mod sanitizer;
+pub(crate) mod sanitizer;
 pub mod session;
 mod snapshot;
 mod tree;
 mod txn_log;
-pub mod user_configs;
-pub mod watch_dispatcher;
-pub mod watch_registry;
+pub(crate) mod user_configs;
+pub(crate) mod watch_dispatcher;
+pub(crate) mod watch_registry;
 pub mod zk_data;
 mod zk_paths;
 pub mod zookeeper;

@@ -5,7 +5,7 @@
 /// Kafka's `Sanitizer.sanitize`: `java.net.URLEncoder.encode(name, "UTF-8")` with `*` written
 /// `%2A` and the space `%20` (not `+`). ASCII letters, digits, `.`, `-` and `_` stay as they
 /// are; every other character becomes the `%XX` escapes (upper-case hex) of its UTF-8 bytes.
-pub fn sanitize(name: &str) -> String {
+pub(crate) fn sanitize(name: &str) -> String {
     let mut out = String::with_capacity(name.len());
     for byte in name.bytes() {
         if byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_') {
@@ -19,7 +19,7 @@ pub fn sanitize(name: &str) -> String {
 
 /// A sanitized name that `java.net.URLDecoder` refuses.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub enum DesanitizeError {
+pub(crate) enum DesanitizeError {
     #[error("entity name {name:?}: incomplete trailing escape (%) pattern")]
     IncompleteEscape { name: String },
     #[error("entity name {name:?}: illegal hex characters in escape (%) pattern at byte {at}")]
@@ -29,7 +29,7 @@ pub enum DesanitizeError {
 /// Kafka's `Sanitizer.desanitize`: `java.net.URLDecoder.decode(name, "UTF-8")`. `+` reads as a
 /// space; each run of `%XX` escapes is decoded as UTF-8, malformed sequences becoming U+FFFD as
 /// in Java; a `%` not followed by two hex digits is an error, as Java's `IllegalArgumentException`.
-pub fn desanitize(name: &str) -> Result<String, DesanitizeError> {
+pub(crate) fn desanitize(name: &str) -> Result<String, DesanitizeError> {
     let bytes = name.as_bytes();
     let mut out = String::with_capacity(name.len());
     let mut i = 0;

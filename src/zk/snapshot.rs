@@ -69,7 +69,7 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     /// The stat written by [`put_stat`], for a node holding `data_len` bytes.
-    pub fn stat(&mut self, data_len: usize) -> Result<Stat, ZkError> {
+    pub(super) fn stat(&mut self, data_len: usize) -> Result<Stat, ZkError> {
         Ok(Stat {
             czxid: self.i64()?,
             mzxid: self.i64()?,
@@ -83,7 +83,7 @@ impl<'a> Reader<'a> {
             ..Stat::default()
         })
     }
-    pub fn take(&mut self, n: usize) -> Result<&'a [u8], ZkError> {
+    pub(super) fn take(&mut self, n: usize) -> Result<&'a [u8], ZkError> {
         if self.buf.len() < n {
             return Err(corrupt("truncated"));
         }
@@ -91,20 +91,20 @@ impl<'a> Reader<'a> {
         self.buf = rest;
         Ok(head)
     }
-    pub fn u32(&mut self) -> Result<u32, ZkError> {
+    pub(super) fn u32(&mut self) -> Result<u32, ZkError> {
         let b = self.take(4)?;
         Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
     }
-    pub fn i32(&mut self) -> Result<i32, ZkError> {
+    pub(super) fn i32(&mut self) -> Result<i32, ZkError> {
         Ok(self.u32()? as i32)
     }
-    pub fn i64(&mut self) -> Result<i64, ZkError> {
+    pub(super) fn i64(&mut self) -> Result<i64, ZkError> {
         let b = self.take(8)?;
         let mut a = [0u8; 8];
         a.copy_from_slice(b);
         Ok(i64::from_be_bytes(a))
     }
-    pub fn bytes(&mut self) -> Result<&'a [u8], ZkError> {
+    pub(super) fn bytes(&mut self) -> Result<&'a [u8], ZkError> {
         let len = self.u32()? as usize;
         self.take(len)
     }

@@ -38,13 +38,13 @@ pub(crate) struct Tree {
 
 impl Tree {
     /// A tree with only the root.
-    pub fn new() -> Self {
+    pub(super) fn new() -> Self {
         let mut nodes = HashMap::new();
         nodes.insert("/".to_string(), Node::default());
         Tree { nodes, zxid: 0 }
     }
 
-    pub fn get(&self, path: &str) -> Result<&Node, ZkError> {
+    pub(super) fn get(&self, path: &str) -> Result<&Node, ZkError> {
         validate_path(path)?;
         self.nodes
             .get(path)
@@ -52,7 +52,7 @@ impl Tree {
     }
 
     /// Applies one op under transaction id `zxid` at time `now`; `session` owns ephemerals.
-    pub fn apply(
+    pub(super) fn apply(
         &mut self,
         op: &Op,
         zxid: i64,
@@ -177,7 +177,7 @@ impl Tree {
         Ok((actual, stat))
     }
 
-    pub fn delete(
+    pub(super) fn delete(
         &mut self,
         path: &str,
         version: i32,
@@ -222,7 +222,7 @@ impl Tree {
     }
 
     /// Paths of the ephemeral nodes owned by `session`.
-    pub fn ephemerals_of(&self, session: i64) -> Vec<String> {
+    pub(super) fn ephemerals_of(&self, session: i64) -> Vec<String> {
         let mut paths: Vec<String> = self
             .nodes
             .iter()

@@ -37,7 +37,7 @@ fn io(e: std::io::Error) -> ZkError {
 
 impl TxnLog {
     /// Opens (creating) the log in `dir`, emptied.
-    pub fn create_empty(dir: &Path) -> Result<Self, ZkError> {
+    pub(super) fn create_empty(dir: &Path) -> Result<Self, ZkError> {
         let file = OpenOptions::new()
             .create(true)
             .write(true)
@@ -50,7 +50,7 @@ impl TxnLog {
     }
 
     /// Appends the state after transaction `zxid` of `paths` in `tree` and fsyncs it.
-    pub fn append(
+    pub(super) fn append(
         &mut self,
         tree: &Tree,
         zxid: i64,

@@ -13,11 +13,11 @@ use super::recipes;
 use super::zk_data;
 
 /// `ConfigType.USER`: the entity type of users under `/config`.
-pub const USER_ENTITY_TYPE: &str = "users";
+pub(crate) const USER_ENTITY_TYPE: &str = "users";
 
 /// The config of one user (`AdminZkClient.fetchEntityConfig(USER, sanitized)`): empty when the
 /// znode does not exist.
-pub async fn fetch_user_config(
+pub(crate) async fn fetch_user_config(
     zk: &dyn ZkClient,
     sanitized_user: &str,
 ) -> Result<BTreeMap<String, String>, KafkaZkError> {
@@ -36,7 +36,7 @@ pub async fn fetch_user_config(
 
 /// The sanitized names of every user with a znode under `/config/users`
 /// (`KafkaZkClient.getAllEntitiesWithConfig(USER)`), sorted; none when the path is missing.
-pub async fn all_sanitized_users(zk: &dyn ZkClient) -> Result<Vec<String>, KafkaZkError> {
+pub(crate) async fn all_sanitized_users(zk: &dyn ZkClient) -> Result<Vec<String>, KafkaZkError> {
     let path = zk_data::config_entity_type_path(USER_ENTITY_TYPE);
     match zk.get_children(&path, false).await {
         Ok((mut children, _)) => {
@@ -50,7 +50,7 @@ pub async fn all_sanitized_users(zk: &dyn ZkClient) -> Result<Vec<String>, Kafka
 
 /// Every user's config (`AdminZkClient.fetchAllEntityConfigs(USER)`), by sanitized name. A user
 /// znode deleted between the listing and the read reads as empty, as in Kafka.
-pub async fn fetch_all_user_configs(
+pub(crate) async fn fetch_all_user_configs(
     zk: &dyn ZkClient,
 ) -> Result<BTreeMap<String, BTreeMap<String, String>>, KafkaZkError> {
     let mut out = BTreeMap::new();
@@ -68,7 +68,7 @@ pub async fn fetch_all_user_configs(
 /// rereads the user.
 ///
 /// Callers merge first: `config` is the user's whole config, quota keys included.
-pub async fn change_user_config(
+pub(crate) async fn change_user_config(
     zk: &dyn ZkClient,
     sanitized_user: &str,
     config: &BTreeMap<String, String>,
@@ -114,7 +114,7 @@ async fn set_or_create(zk: &dyn ZkClient, path: &str, data: &[u8]) -> Result<(),
 
 /// `KafkaZkClient.createConfigChangeNotification`: makes sure `/config/changes` exists, then
 /// creates the next `config_change_<n>` naming `entity_path` (`<type>/<sanitized name>`).
-pub async fn create_config_change_notification(
+pub(crate) async fn create_config_change_notification(
     zk: &dyn ZkClient,
     entity_path: &str,
 ) -> Result<(), KafkaZkError> {

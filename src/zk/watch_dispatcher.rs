@@ -41,7 +41,7 @@ type NodeHandlers = HashMap<String, Arc<dyn ZNodeChangeHandler>>;
 type ChildHandlers = HashMap<String, Arc<dyn ZNodeChildChangeHandler>>;
 
 /// What gets the events of paths without a handler of their kind.
-pub type DefaultHandler = Arc<dyn Fn(&WatchedEvent) + Send + Sync>;
+pub(crate) type DefaultHandler = Arc<dyn Fn(&WatchedEvent) + Send + Sync>;
 
 #[derive(Default)]
 struct Handlers {

@@ -4,7 +4,7 @@
 //! a small task each; session-state events are not forwarded (`zk::session` follows them through
 //! [`ZooKeeperClient::state_watcher`] and builds the next session on expiry, forwarding every
 //! session's watch events to one channel). The watches armed and not yet fired are kept in a
-//! [`WatchRegistry`] that a client resuming the same session shares, so that
+//! `WatchRegistry` that a client resuming the same session shares, so that
 //! [`ZooKeeperClient::rearm_watches`] can set them again.
 
 use std::sync::{Arc, Mutex};

@@ -27,7 +27,7 @@ use crate::security::acl::{
 use store::Store;
 
 /// Runs one `kcli acls` command.
-pub fn run(command: &AclsCommand, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(crate) fn run(command: &AclsCommand, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

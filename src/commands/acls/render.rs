@@ -14,7 +14,7 @@ use crate::cli::UsersFormat;
 use crate::security::acl::AclBinding;
 
 /// One binding on one line, for messages.
-pub fn binding_line(b: &AclBinding) -> String {
+pub(super) fn binding_line(b: &AclBinding) -> String {
     format!(
         "{} {} {:?}: {} {} {} from {}",
         b.pattern.pattern_type,
@@ -28,7 +28,7 @@ pub fn binding_line(b: &AclBinding) -> String {
 }
 
 /// The bindings, under `what` (`listed`, `added`, `removed`).
-pub fn bindings(bindings: &[AclBinding], format: UsersFormat, what: &str) -> String {
+pub(super) fn bindings(bindings: &[AclBinding], format: UsersFormat, what: &str) -> String {
     match format {
         UsersFormat::Json => {
             let rows: Vec<serde_json::Value> = bindings

@@ -31,10 +31,10 @@ use super::error_name;
 const ACL_API_VERSION: i16 = 3;
 
 /// One creation's outcome: `Err` with the code and message.
-pub type CreateOutcome = Result<(), (ErrorCode, String)>;
+pub(super) type CreateOutcome = Result<(), (ErrorCode, String)>;
 
 /// One of the two ways in.
-pub enum Store {
+pub(super) enum Store {
     ZooKeeper {
         client: Arc<dyn ZkClient>,
         authorizer: Arc<AclAuthorizer>,
@@ -88,7 +88,7 @@ fn opt(s: &Option<String>) -> Option<StrBytes> {
 
 impl Store {
     /// Connects to the ensemble and loads every ACL within `timeout`.
-    pub async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
+    pub(super) async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
         let client = crate::commands::zookeeper::connect(connect, timeout).await?;
         let loaded = tokio::time::timeout(
             timeout,
@@ -113,7 +113,7 @@ impl Store {
     }
 
     /// Clients of the bootstrap brokers (they connect on the first request).
-    pub fn broker(bootstrap: &str, timeout: Duration) -> Store {
+    pub(super) fn broker(bootstrap: &str, timeout: Duration) -> Store {
         let config = NetworkClientConfig {
             client_id: "kcli-acls".into(),
             request_timeout: timeout,
@@ -131,7 +131,7 @@ impl Store {
         }
     }
 
-    pub async fn close(&self) {
+    pub(super) async fn close(&self) {
         match self {
             Store::ZooKeeper {
                 client, timeout, ..
@@ -180,7 +180,10 @@ impl Store {
     }
 
     /// Kafka's `describeAcls`: the bindings `filter` matches.
-    pub async fn describe(&self, filter: &AclBindingFilter) -> anyhow::Result<Vec<AclBinding>> {
+    pub(super) async fn describe(
+        &self,
+        filter: &AclBindingFilter,
+    ) -> anyhow::Result<Vec<AclBinding>> {
         if let Store::ZooKeeper { authorizer, .. } = self {
             return Ok(authorizer.acls(filter));
         }
@@ -225,7 +228,10 @@ impl Store {
     }
 
     /// Kafka's `createAcls`: each binding's outcome, in order.
-    pub async fn create(&self, bindings: &[AclBinding]) -> anyhow::Result<Vec<CreateOutcome>> {
+    pub(super) async fn create(
+        &self,
+        bindings: &[AclBinding],
+    ) -> anyhow::Result<Vec<CreateOutcome>> {
         if let Store::ZooKeeper { authorizer, .. } = self {
             return self
                 .bounded("writing the ACLs", authorizer.create_acls(bindings))
@@ -267,7 +273,10 @@ impl Store {
     }
 
     /// Kafka's `deleteAcls`: every binding deleted (an error on one is an error).
-    pub async fn delete(&self, filters: &[AclBindingFilter]) -> anyhow::Result<Vec<AclBinding>> {
+    pub(super) async fn delete(
+        &self,
+        filters: &[AclBindingFilter],
+    ) -> anyhow::Result<Vec<AclBinding>> {
         if let Store::ZooKeeper { authorizer, .. } = self {
             let results = self
                 .bounded("writing the ACLs", authorizer.delete_acls(filters))

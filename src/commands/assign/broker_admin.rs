@@ -15,7 +15,7 @@ use super::requests::{self, ClusterMetadata, Ongoing};
 
 /// Connections to the cluster.
 #[derive(Debug)]
-pub struct BrokerAdmin {
+pub(super) struct BrokerAdmin {
     /// One client per address of `--bootstrap-server` (a comma-separated list, as Kafka's).
     bootstrap: Vec<NetworkClient>,
     config: NetworkClientConfig,
@@ -23,7 +23,7 @@ pub struct BrokerAdmin {
 }
 
 impl BrokerAdmin {
-    pub fn new(bootstrap: &str, timeout: Duration) -> Self {
+    pub(super) fn new(bootstrap: &str, timeout: Duration) -> Self {
         let config = NetworkClientConfig {
             client_id: "kcli-assign".into(),
             request_timeout: timeout,
@@ -44,7 +44,7 @@ impl BrokerAdmin {
 
     /// Brokers, controller, and `topics` (none: no topic), from the first bootstrap broker
     /// that answers.
-    pub async fn metadata(&self, topics: &[String]) -> anyhow::Result<ClusterMetadata> {
+    pub(super) async fn metadata(&self, topics: &[String]) -> anyhow::Result<ClusterMetadata> {
         let request = RequestKind::Metadata(requests::metadata_request(topics));
         let mut last = anyhow!("--bootstrap-server names no broker");
         for client in &self.bootstrap {
@@ -68,7 +68,7 @@ impl BrokerAdmin {
     }
 
     /// A client for the controller `metadata` names.
-    pub fn controller(&self, metadata: &ClusterMetadata) -> anyhow::Result<NetworkClient> {
+    pub(super) fn controller(&self, metadata: &ClusterMetadata) -> anyhow::Result<NetworkClient> {
         let controller = metadata
             .brokers
             .iter()
@@ -83,7 +83,7 @@ impl BrokerAdmin {
     }
 
     /// The reassignments in progress (of `partitions`, or all).
-    pub async fn list_reassignments(
+    pub(super) async fn list_reassignments(
         &self,
         controller: &NetworkClient,
         partitions: Option<&[TopicPartition]>,
@@ -112,7 +112,7 @@ impl BrokerAdmin {
     }
 
     /// Starts (`Some`) or cancels (`None`) reassignments; the partitions refused, with why.
-    pub async fn alter_reassignments(
+    pub(super) async fn alter_reassignments(
         &self,
         controller: &NetworkClient,
         targets: &BTreeMap<TopicPartition, Option<Vec<BrokerId>>>,
@@ -136,7 +136,7 @@ impl BrokerAdmin {
     }
 
     /// Every partition's size in bytes (its largest replica), asked of each broker.
-    pub async fn partition_sizes(
+    pub(super) async fn partition_sizes(
         &self,
         metadata: &ClusterMetadata,
     ) -> anyhow::Result<BTreeMap<TopicPartition, i64>> {

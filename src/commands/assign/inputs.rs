@@ -14,7 +14,7 @@ use crate::cluster::BrokerId;
 
 /// A refused input, one line naming its culprit.
 #[derive(Debug, thiserror::Error)]
-pub enum InputError {
+pub(super) enum InputError {
     #[error("{flag}: {message}")]
     Flag { flag: &'static str, message: String },
     #[error("{0}")]
@@ -54,7 +54,7 @@ impl From<AssignmentError> for InputError {
     }
 }
 
-pub fn join(ids: &[BrokerId]) -> String {
+pub(super) fn join(ids: &[BrokerId]) -> String {
     ids.iter()
         .map(i32::to_string)
         .collect::<Vec<_>>()
@@ -69,7 +69,7 @@ fn flag(flag: &'static str, message: impl Into<String>) -> InputError {
 }
 
 /// Comma-separated broker ids, none twice.
-pub fn parse_ids(name: &'static str, text: &str) -> Result<Vec<BrokerId>, InputError> {
+pub(super) fn parse_ids(name: &'static str, text: &str) -> Result<Vec<BrokerId>, InputError> {
     let mut ids = Vec::new();
     for part in text.split(',') {
         let part = part.trim();
@@ -85,7 +85,7 @@ pub fn parse_ids(name: &'static str, text: &str) -> Result<Vec<BrokerId>, InputE
 }
 
 /// `--racks`: `BROKER:RACK` pairs, each broker once, racks not empty.
-pub fn parse_racks(text: &str) -> Result<BTreeMap<BrokerId, String>, InputError> {
+pub(super) fn parse_racks(text: &str) -> Result<BTreeMap<BrokerId, String>, InputError> {
     let mut racks = BTreeMap::new();
     for pair in text.split(',') {
         let pair = pair.trim();
@@ -105,7 +105,7 @@ pub fn parse_racks(text: &str) -> Result<BTreeMap<BrokerId, String>, InputError>
 
 /// The offline brokers: `--brokers` with the racks of `--racks`, or the brokers `--racks`
 /// names; by id.
-pub fn offline_brokers(args: &AssignArgs) -> Result<Vec<BrokerMetadata>, InputError> {
+pub(super) fn offline_brokers(args: &AssignArgs) -> Result<Vec<BrokerMetadata>, InputError> {
     let racks = match &args.racks {
         Some(text) => parse_racks(text)?,
         None => BTreeMap::new(),
@@ -143,7 +143,7 @@ pub fn offline_brokers(args: &AssignArgs) -> Result<Vec<BrokerMetadata>, InputEr
 
 /// The brokers `--broker-list` keeps (all when absent); a listed broker the cluster does not
 /// have is an error (Kafka's tool drops it without a word).
-pub fn filter_broker_list(
+pub(super) fn filter_broker_list(
     brokers: Vec<BrokerMetadata>,
     list: Option<&str>,
 ) -> Result<Vec<BrokerMetadata>, InputError> {
@@ -167,7 +167,7 @@ pub fn filter_broker_list(
 }
 
 /// The brokers as the rack-aware mode lets the assignment see them, by id.
-pub fn apply_rack_aware_mode(
+pub(super) fn apply_rack_aware_mode(
     mode: RackAwareModeArg,
     brokers: Vec<BrokerMetadata>,
 ) -> Result<Vec<BrokerMetadata>, InputError> {
@@ -182,7 +182,7 @@ pub fn apply_rack_aware_mode(
 /// The draws of every topic assigned: fixed by the flags, else from one generator seeded by
 /// `--seed` (or a drawn seed, reported so the run can be repeated), topic after topic.
 #[derive(Debug)]
-pub struct Draws {
+pub(super) struct Draws {
     fixed_start: Option<usize>,
     fixed_shift: Option<usize>,
     rng: JavaRandom,
@@ -191,7 +191,7 @@ pub struct Draws {
 }
 
 impl Draws {
-    pub fn from_args(args: &AssignArgs) -> Self {
+    pub(super) fn from_args(args: &AssignArgs) -> Self {
         let (rng, seed) = match args.seed {
             Some(seed) => (JavaRandom::new(seed), seed),
             None => JavaRandom::from_entropy(),
@@ -206,7 +206,7 @@ impl Draws {
     }
 
     /// The next topic's start index and shift over `n` brokers.
-    pub fn draw(&mut self, n: usize) -> AssignmentStart {
+    pub(super) fn draw(&mut self, n: usize) -> AssignmentStart {
         // Without a fixed start index the start (at least) is drawn.
         if self.fixed_start.is_none() {
             self.used_rng = true;
@@ -215,13 +215,13 @@ impl Draws {
     }
 
     /// The seed, when some draw was random (a fixed start index fixes both).
-    pub fn seed_used(&self) -> Option<i64> {
+    pub(super) fn seed_used(&self) -> Option<i64> {
         self.used_rng.then_some(self.seed)
     }
 }
 
 /// A file's text, or an error naming the flag and the path.
-pub fn read_file(name: &'static str, path: &Path) -> Result<String, InputError> {
+pub(super) fn read_file(name: &'static str, path: &Path) -> Result<String, InputError> {
     std::fs::read_to_string(path).map_err(|source| InputError::File {
         flag: name,
         path: path.display().to_string(),
@@ -230,7 +230,11 @@ pub fn read_file(name: &'static str, path: &Path) -> Result<String, InputError> 
 }
 
 /// A file's JSON error, naming the flag and the path.
-pub fn json_error(name: &'static str, path: &Path, source: ReassignmentJsonError) -> InputError {
+pub(super) fn json_error(
+    name: &'static str,
+    path: &Path,
+    source: ReassignmentJsonError,
+) -> InputError {
     InputError::Json {
         flag: name,
         path: path.display().to_string(),

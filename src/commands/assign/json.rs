@@ -7,7 +7,7 @@ use super::propose::Plan;
 use super::text;
 
 /// (stdout, stderr).
-pub fn render(plan: &Plan) -> (String, String) {
+pub(super) fn render(plan: &Plan) -> (String, String) {
     let stdout = format_reassignment_json(&plan.proposed()) + "\n";
     let mut stderr = String::new();
     for line in text::notes(plan) {

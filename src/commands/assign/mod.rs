@@ -31,7 +31,11 @@ use propose::Plan;
 use zookeeper::Zk;
 
 /// Runs the command: results to `out`, and with `--format json` the notes to `err`.
-pub fn run(args: &AssignArgs, out: &mut dyn Write, err: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(crate) fn run(
+    args: &AssignArgs,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

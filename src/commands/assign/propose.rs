@@ -17,7 +17,7 @@ use super::inputs::{Draws, InputError};
 
 /// One topic's proposal.
 #[derive(Debug, Clone)]
-pub struct TopicProposal {
+pub(super) struct TopicProposal {
     pub topic: String,
     pub start: AssignmentStart,
     /// `None` for a new topic.
@@ -29,7 +29,7 @@ pub struct TopicProposal {
 
 impl TopicProposal {
     /// Replicas the proposal places on brokers that do not hold them (existing topics).
-    pub fn replicas_moved(&self) -> Option<usize> {
+    pub(super) fn replicas_moved(&self) -> Option<usize> {
         self.current
             .as_ref()
             .map(|current| replicas_moved(current, &self.proposed))
@@ -38,7 +38,7 @@ impl TopicProposal {
 
 /// Everything a run proposes.
 #[derive(Debug, Clone)]
-pub struct Plan {
+pub(super) struct Plan {
     /// The target brokers, as the assignment saw them (racks per the rack-aware mode).
     pub brokers: Vec<BrokerMetadata>,
     /// By topic name.
@@ -51,12 +51,12 @@ pub struct Plan {
 
 impl Plan {
     /// Every proposed partition, for Kafka's JSON.
-    pub fn proposed(&self) -> BTreeMap<TopicPartition, Vec<BrokerId>> {
+    pub(super) fn proposed(&self) -> BTreeMap<TopicPartition, Vec<BrokerId>> {
         self.all(|t| Some(&t.proposed))
     }
 
     /// Every current partition of the existing topics.
-    pub fn current(&self) -> BTreeMap<TopicPartition, Vec<BrokerId>> {
+    pub(super) fn current(&self) -> BTreeMap<TopicPartition, Vec<BrokerId>> {
         self.all(|t| t.current.as_ref())
     }
 
@@ -75,12 +75,12 @@ impl Plan {
     }
 
     /// Whether the topics existed (a move is proposed) rather than being new.
-    pub fn existing(&self) -> bool {
+    pub(super) fn existing(&self) -> bool {
         self.topics.iter().any(|t| t.current.is_some())
     }
 
     /// The load of the proposal, and of the current assignment, over the target brokers.
-    pub fn balance(&self) -> (Balance, Option<Balance>) {
+    pub(super) fn balance(&self) -> (Balance, Option<Balance>) {
         let proposed = Balance::of(
             self.topics.iter().flat_map(|t| t.proposed.values()),
             &self.brokers,
@@ -98,7 +98,7 @@ impl Plan {
     }
 
     /// Bytes the moved replicas copy, when the sizes are known.
-    pub fn bytes_moved(&self) -> Option<i64> {
+    pub(super) fn bytes_moved(&self) -> Option<i64> {
         let sizes = self.sizes.as_ref()?;
         let mut total = 0i64;
         for t in &self.topics {
@@ -118,7 +118,7 @@ impl Plan {
 }
 
 /// Kafka's assignment of a new topic.
-pub fn new_topic(
+pub(super) fn new_topic(
     brokers: &[BrokerMetadata],
     topic: &str,
     partitions: i32,
@@ -137,7 +137,7 @@ pub fn new_topic(
 }
 
 /// A new assignment of an existing topic: Kafka's, or the minimal-movement one.
-pub fn existing_topic(
+pub(super) fn existing_topic(
     brokers: &[BrokerMetadata],
     topic: &str,
     current: Assignment,

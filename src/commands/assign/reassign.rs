@@ -114,7 +114,7 @@ fn rollback_text(current: &BTreeMap<TopicPartition, Vec<BrokerId>>) -> String {
 }
 
 /// `--execute`.
-pub async fn execute(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(super) async fn execute(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let targets =
         validate_for_execute(&read_plan(args)?).map_err(|e| anyhow!("--reassignment-json: {e}"))?;
     let parts: BTreeSet<TopicPartition> = targets.keys().cloned().collect();
@@ -204,13 +204,13 @@ async fn execute_zk(
 
 /// What `--verify` found of one partition.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum State {
+pub(super) enum State {
     InProgress,
     Done { current: Vec<BrokerId> },
 }
 
 /// Kafka's `partitionReassignmentStatesToString`, and whether every partition is completed.
-pub fn verify_text(
+pub(super) fn verify_text(
     targets: &[PartitionReassignment],
     states: &BTreeMap<TopicPartition, State>,
 ) -> (String, bool) {
@@ -250,7 +250,7 @@ pub fn verify_text(
 }
 
 /// `--verify`: exit 1 unless every partition of the file is completed.
-pub async fn verify(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(super) async fn verify(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let targets = read_plan(args)?;
     let parts: BTreeSet<TopicPartition> = targets.iter().map(|t| t.partition.clone()).collect();
     let topics = topics_of(&parts);
@@ -334,7 +334,7 @@ async fn zk_states(
 
 /// `--cancel` (with `--bootstrap-server`): cancels those of the file's partitions that are
 /// being reassigned.
-pub async fn cancel(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(super) async fn cancel(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let targets = read_plan(args)?;
     let parts: Vec<TopicPartition> = targets
         .iter()

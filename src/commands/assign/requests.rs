@@ -21,14 +21,14 @@ use crate::protocol::messages::{
 };
 
 /// The versions sent: the highest Kafka 3.9 and kcli both serve.
-pub const METADATA_VERSION: i16 = 12;
-pub const LIST_REASSIGNMENTS_VERSION: i16 = 0;
-pub const ALTER_REASSIGNMENTS_VERSION: i16 = 0;
-pub const DESCRIBE_LOG_DIRS_VERSION: i16 = 4;
+pub(crate) const METADATA_VERSION: i16 = 12;
+pub(crate) const LIST_REASSIGNMENTS_VERSION: i16 = 0;
+pub(crate) const ALTER_REASSIGNMENTS_VERSION: i16 = 0;
+pub(crate) const DESCRIBE_LOG_DIRS_VERSION: i16 = 4;
 
 /// A broker as Metadata describes it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LiveBroker {
+pub(crate) struct LiveBroker {
     pub metadata: BrokerMetadata,
     /// `host:port`, an IPv6 host in brackets.
     pub address: String,
@@ -36,7 +36,7 @@ pub struct LiveBroker {
 
 /// What a Metadata response says of the cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ClusterMetadata {
+pub(crate) struct ClusterMetadata {
     /// By id.
     pub brokers: Vec<LiveBroker>,
     /// -1 when none is known.
@@ -49,14 +49,14 @@ pub struct ClusterMetadata {
 
 /// A reassignment in progress, as ListPartitionReassignments reports it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct Ongoing {
+pub(crate) struct Ongoing {
     pub replicas: Vec<BrokerId>,
     pub adding: Vec<BrokerId>,
     pub removing: Vec<BrokerId>,
 }
 
 /// A refusal by the broker, as `code: message`.
-pub fn error_text(code: i16, message: Option<&StrBytes>) -> String {
+pub(crate) fn error_text(code: i16, message: Option<&StrBytes>) -> String {
     let known = ErrorCode::from_code(code);
     let name = known.map_or_else(|| format!("error {code}"), |e| format!("{e:?}"));
     match message.map(|m| m.to_string_lossy().into_owned()) {
@@ -69,7 +69,7 @@ pub fn error_text(code: i16, message: Option<&StrBytes>) -> String {
 }
 
 /// Metadata for `topics` (none: brokers and controller only), never creating a topic.
-pub fn metadata_request(topics: &[String]) -> MetadataRequest {
+pub(crate) fn metadata_request(topics: &[String]) -> MetadataRequest {
     MetadataRequest {
         topics: Some(
             topics
@@ -95,7 +95,7 @@ fn address(host: &str, port: i32) -> String {
 
 /// The brokers, controller and topics of a Metadata response; a topic error other than
 /// UNKNOWN_TOPIC_OR_PARTITION is returned as text.
-pub fn read_metadata(response: &MetadataResponse) -> Result<ClusterMetadata, String> {
+pub(crate) fn read_metadata(response: &MetadataResponse) -> Result<ClusterMetadata, String> {
     let mut brokers: Vec<LiveBroker> = response
         .brokers
         .iter()
@@ -140,7 +140,9 @@ pub fn read_metadata(response: &MetadataResponse) -> Result<ClusterMetadata, Str
 }
 
 /// ListPartitionReassignments for `partitions`, or every one in progress.
-pub fn list_request(partitions: Option<&[TopicPartition]>) -> ListPartitionReassignmentsRequest {
+pub(crate) fn list_request(
+    partitions: Option<&[TopicPartition]>,
+) -> ListPartitionReassignmentsRequest {
     ListPartitionReassignmentsRequest {
         topics: partitions.map(|parts| {
             let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
@@ -161,7 +163,7 @@ pub fn list_request(partitions: Option<&[TopicPartition]>) -> ListPartitionReass
 }
 
 /// The reassignments in progress; a top-level error as text.
-pub fn read_list_response(
+pub(crate) fn read_list_response(
     response: &ListPartitionReassignmentsResponse,
 ) -> Result<BTreeMap<TopicPartition, Ongoing>, String> {
     if response.error_code != 0 {
@@ -188,7 +190,7 @@ pub fn read_list_response(
 }
 
 /// AlterPartitionReassignments: each partition to its target replicas, or `None` to cancel.
-pub fn alter_request(
+pub(crate) fn alter_request(
     targets: &BTreeMap<TopicPartition, Option<Vec<BrokerId>>>,
     timeout_ms: i32,
 ) -> AlterPartitionReassignmentsRequest {
@@ -218,7 +220,7 @@ pub fn alter_request(
 }
 
 /// The partitions refused, with why; a top-level error refuses them all.
-pub fn read_alter_response(
+pub(crate) fn read_alter_response(
     response: &AlterPartitionReassignmentsResponse,
     asked: &[TopicPartition],
 ) -> BTreeMap<TopicPartition, String> {
@@ -242,7 +244,7 @@ pub fn read_alter_response(
 }
 
 /// DescribeLogDirs for every partition the broker hosts.
-pub fn describe_log_dirs_request() -> DescribeLogDirsRequest {
+pub(crate) fn describe_log_dirs_request() -> DescribeLogDirsRequest {
     DescribeLogDirsRequest {
         topics: None,
         ..DescribeLogDirsRequest::default()
@@ -251,7 +253,7 @@ pub fn describe_log_dirs_request() -> DescribeLogDirsRequest {
 
 /// Folds one broker's DescribeLogDirs answer into `sizes`: each partition's largest size over
 /// the replicas seen (a lagging follower holds less than its leader), current logs only.
-pub fn add_partition_sizes(
+pub(crate) fn add_partition_sizes(
     response: &DescribeLogDirsResponse,
     sizes: &mut BTreeMap<TopicPartition, i64>,
 ) {

@@ -34,7 +34,7 @@ fn plural(n: usize, one: &str, many: &str) -> String {
 
 /// The draws, and for existing topics what moves: the lines that let a proposal be repeated
 /// and judged.
-pub fn notes(plan: &Plan) -> Vec<String> {
+pub(super) fn notes(plan: &Plan) -> Vec<String> {
     let mut lines = Vec::new();
     if let Some(seed) = plan.seed {
         lines.push(format!("Seed: {seed} (--seed {seed} repeats these draws)"));
@@ -188,7 +188,7 @@ fn racks_table(balance: &Balance) -> Table {
 }
 
 /// The largest skew of the proposal, in one line.
-pub fn skew_line(balance: &Balance) -> String {
+pub(super) fn skew_line(balance: &Balance) -> String {
     let mut line = format!(
         "Largest skew between brokers: {} and {}",
         plural(balance.replica_skew(), "replica", "replicas"),
@@ -205,7 +205,7 @@ pub fn skew_line(balance: &Balance) -> String {
 }
 
 /// The whole text output.
-pub fn render(plan: &Plan) -> String {
+pub(super) fn render(plan: &Plan) -> String {
     let mut out = String::new();
     for line in notes(plan) {
         out.push_str(&line);

@@ -18,7 +18,7 @@ use crate::zk::{ZkClient, ZkError};
 
 /// One session with the ensemble.
 #[derive(Debug)]
-pub struct Zk {
+pub(super) struct Zk {
     client: Arc<dyn ZkClient>,
     kafka: KafkaZkClient,
     connect: String,
@@ -27,7 +27,7 @@ pub struct Zk {
 
 /// Whether `/admin/reassign_partitions` could be created.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Started {
+pub(super) enum Started {
     Yes,
     /// It exists: a reassignment started that way is still in progress.
     InProgress,
@@ -35,13 +35,13 @@ pub enum Started {
 
 impl Zk {
     /// Connects within `timeout` and checks the chroot exists.
-    pub async fn connect(connect: &str, timeout: Duration) -> anyhow::Result<Zk> {
+    pub(super) async fn connect(connect: &str, timeout: Duration) -> anyhow::Result<Zk> {
         let client = crate::commands::zookeeper::connect(connect, timeout).await?;
         Ok(Zk::over(client, connect, timeout))
     }
 
     /// Over any client (the embedded store in tests); `connect` names it in messages.
-    pub fn over(client: Arc<dyn ZkClient>, connect: &str, timeout: Duration) -> Zk {
+    pub(super) fn over(client: Arc<dyn ZkClient>, connect: &str, timeout: Duration) -> Zk {
         Zk {
             kafka: KafkaZkClient::new(Arc::clone(&client)),
             client,
@@ -69,7 +69,7 @@ impl Zk {
     }
 
     /// Every registered broker with its rack, by id.
-    pub async fn brokers(&self) -> anyhow::Result<Vec<BrokerMetadata>> {
+    pub(super) async fn brokers(&self) -> anyhow::Result<Vec<BrokerMetadata>> {
         let registered = self
             .bounded("/brokers/ids", self.kafka.get_all_brokers_and_epochs(false))
             .await?;
@@ -83,7 +83,7 @@ impl Zk {
     }
 
     /// The topic's assignment znode, `None` when the topic does not exist.
-    pub async fn topic(&self, topic: &str) -> anyhow::Result<Option<TopicAssignment>> {
+    pub(super) async fn topic(&self, topic: &str) -> anyhow::Result<Option<TopicAssignment>> {
         let path = format!("/brokers/topics/{topic}");
         let found = self
             .bounded(&path, self.kafka.get_topic(topic, false))
@@ -92,7 +92,7 @@ impl Zk {
     }
 
     /// The partitions `/admin/reassign_partitions` names, `None` when there is none.
-    pub async fn pending_reassignment(
+    pub(super) async fn pending_reassignment(
         &self,
     ) -> anyhow::Result<Option<Vec<(TopicPartition, Vec<BrokerId>)>>> {
         self.bounded(
@@ -103,7 +103,7 @@ impl Zk {
     }
 
     /// Creates `/admin/reassign_partitions` with the targets.
-    pub async fn start_reassignment(
+    pub(super) async fn start_reassignment(
         &self,
         targets: &BTreeMap<TopicPartition, Vec<BrokerId>>,
     ) -> anyhow::Result<Started> {
@@ -127,7 +127,7 @@ impl Zk {
         }
     }
 
-    pub async fn close(self) {
+    pub(super) async fn close(self) {
         let _ = tokio::time::timeout(self.timeout, self.client.close()).await;
     }
 }

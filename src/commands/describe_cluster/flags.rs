@@ -6,7 +6,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// What describe-cluster says about a partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum Flag {
+pub(super) enum Flag {
     /// No leader (-1, or no state yet), or a leader that is not in `/brokers/ids`.
     Offline,
     /// Fewer in-sync replicas than the replication factor.
@@ -24,7 +24,7 @@ pub enum Flag {
 }
 
 impl Flag {
-    pub fn name(self) -> &'static str {
+    pub(super) fn name(self) -> &'static str {
         match self {
             Flag::Offline => "OFFLINE",
             Flag::UnderReplicated => "UNDER-REPLICATED",
@@ -38,14 +38,14 @@ impl Flag {
 
     /// The flags that make describe-cluster exit 1: the partition cannot take writes that need
     /// the ISR (or any writes at all).
-    pub fn is_unhealthy(self) -> bool {
+    pub(super) fn is_unhealthy(self) -> bool {
         matches!(self, Flag::Offline | Flag::UnderMinIsr)
     }
 }
 
 /// The facts about a partition the flags are computed from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionFacts<'a> {
+pub(super) struct PartitionFacts<'a> {
     pub replicas: &'a [i32],
     pub adding_replicas: &'a [i32],
     pub removing_replicas: &'a [i32],
@@ -58,12 +58,12 @@ pub struct PartitionFacts<'a> {
 
 /// The replication factor as Kafka's `TopicCommand` counts it: during a reassignment the
 /// replicas being added do not count yet.
-pub fn replication_factor(replicas: &[i32], adding: &[i32]) -> usize {
+pub(super) fn replication_factor(replicas: &[i32], adding: &[i32]) -> usize {
     replicas.iter().filter(|r| !adding.contains(r)).count()
 }
 
 /// The partition's flags, in [`Flag`] order.
-pub fn partition_flags(
+pub(super) fn partition_flags(
     p: &PartitionFacts<'_>,
     live_brokers: &BTreeSet<i32>,
     min_isr: i32,
@@ -98,7 +98,7 @@ pub fn partition_flags(
 
 /// Where a topic's `min.insync.replicas` came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum MinIsrSource {
+pub(super) enum MinIsrSource {
     /// `/config/topics/<t>`.
     Topic,
     /// `/config/brokers/<default>`.
@@ -107,11 +107,11 @@ pub enum MinIsrSource {
     CommandLine,
 }
 
-pub const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
+pub(super) const MIN_INSYNC_REPLICAS: &str = "min.insync.replicas";
 
 /// The topic's `min.insync.replicas` and its source; `Err` names the source whose value is not
 /// a positive integer.
-pub fn min_insync_replicas(
+pub(super) fn min_insync_replicas(
     topic_configs: &BTreeMap<String, String>,
     broker_defaults: &BTreeMap<String, String>,
     command_line: i32,

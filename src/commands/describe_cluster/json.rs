@@ -58,7 +58,7 @@ struct Partition<'a> {
 }
 
 /// The view as one pretty-printed JSON document.
-pub fn render(view: &ClusterView<'_>) -> serde_json::Result<String> {
+pub(super) fn render(view: &ClusterView<'_>) -> serde_json::Result<String> {
     let s = view.snapshot;
     let cluster = Cluster {
         cluster_id: s.cluster_id.as_deref(),

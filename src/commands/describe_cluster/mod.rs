@@ -22,7 +22,7 @@ use crate::zk::{ZkClient, ZkError, ZooKeeperClient};
 
 /// What stops describe-cluster before it has a snapshot.
 #[derive(Debug, thiserror::Error)]
-pub enum DescribeClusterError {
+pub(crate) enum DescribeClusterError {
     #[error("cannot reach ZooKeeper {connect} within {timeout_ms} ms")]
     Unreachable { connect: String, timeout_ms: u64 },
     #[error("cannot connect to ZooKeeper {connect}: {source}")]
@@ -38,7 +38,7 @@ pub enum DescribeClusterError {
 }
 
 /// Runs the command; the rendered output goes to `out`.
-pub fn run(args: &DescribeClusterArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(crate) fn run(args: &DescribeClusterArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

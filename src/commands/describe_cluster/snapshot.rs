@@ -16,11 +16,11 @@ use crate::zk::zk_data::{
 use crate::zk::{ZkClient, ZkError};
 
 /// Where `/config/brokers/<default>` lives: the cluster-wide dynamic broker defaults.
-pub const BROKER_DEFAULT_CONFIG_PATH: &str = "/config/brokers/<default>";
+pub(super) const BROKER_DEFAULT_CONFIG_PATH: &str = "/config/brokers/<default>";
 
 /// A failure to read the snapshot, naming the path.
 #[derive(Debug, thiserror::Error)]
-pub enum SnapshotError {
+pub(super) enum SnapshotError {
     #[error("reading {path} from ZooKeeper: {source}")]
     Zk {
         path: String,
@@ -37,7 +37,7 @@ pub enum SnapshotError {
 
 /// A registered broker.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BrokerSnapshot {
+pub(super) struct BrokerSnapshot {
     pub id: i32,
     pub znode: BrokerZNode,
     /// The registration's czxid: Kafka's broker epoch.
@@ -46,13 +46,13 @@ pub struct BrokerSnapshot {
 
 /// A partition's state znode and its zkVersion (the partition epoch).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StateSnapshot {
+pub(super) struct StateSnapshot {
     pub state: PartitionState,
     pub partition_epoch: i32,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionSnapshot {
+pub(super) struct PartitionSnapshot {
     pub partition: i32,
     pub replicas: Vec<i32>,
     pub adding_replicas: Vec<i32>,
@@ -62,7 +62,7 @@ pub struct PartitionSnapshot {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicSnapshot {
+pub(super) struct TopicSnapshot {
     pub name: String,
     pub topic_id: Option<uuid::Uuid>,
     /// The overrides at `/config/topics/<t>`: the topic's non-default configs.
@@ -73,7 +73,7 @@ pub struct TopicSnapshot {
 
 /// Everything describe-cluster shows, as read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ClusterSnapshot {
+pub(super) struct ClusterSnapshot {
     pub cluster_id: Option<String>,
     pub controller: Option<ControllerRegistration>,
     pub controller_epoch: Option<i32>,
@@ -131,7 +131,7 @@ async fn read_config(
 }
 
 /// Reads the whole snapshot over `client` (already rooted at the chroot).
-pub async fn read_snapshot(client: &dyn ZkClient) -> Result<ClusterSnapshot, SnapshotError> {
+pub(super) async fn read_snapshot(client: &dyn ZkClient) -> Result<ClusterSnapshot, SnapshotError> {
     let cluster_id = match read(client, CLUSTER_ID_PATH).await? {
         Some((data, _, _)) => {
             Some(zk_data::decode_cluster_id(&data).map_err(malformed(CLUSTER_ID_PATH))?)

@@ -27,7 +27,7 @@ fn table(header: Vec<&str>, right: &[usize]) -> Table {
 }
 
 /// The whole text output.
-pub fn render(view: &ClusterView<'_>) -> String {
+pub(super) fn render(view: &ClusterView<'_>) -> String {
     let s = view.snapshot;
     let mut out = String::new();
     out.push_str(&format!(

@@ -12,7 +12,7 @@ use super::snapshot::{
 
 /// The filters of the command line.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Filters {
+pub(super) struct Filters {
     /// Only these topics; all when empty.
     pub topics: Vec<String>,
     pub under_replicated: bool,
@@ -22,7 +22,7 @@ pub struct Filters {
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-pub enum ViewError {
+pub(super) enum ViewError {
     #[error("topic {topic:?} does not exist (no {path})")]
     UnknownTopic { topic: String, path: String },
     #[error("malformed znode {path}: min.insync.replicas {value:?} is not a positive integer")]
@@ -30,27 +30,27 @@ pub enum ViewError {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PartitionView<'a> {
+pub(super) struct PartitionView<'a> {
     pub partition: &'a PartitionSnapshot,
     pub flags: Vec<Flag>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TopicView<'a> {
+pub(super) struct TopicView<'a> {
     pub topic: &'a TopicSnapshot,
     pub min_isr: i32,
     pub partitions: Vec<PartitionView<'a>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterView<'a> {
+pub(super) struct ClusterView<'a> {
     pub snapshot: &'a ClusterSnapshot,
     pub topics: Vec<TopicView<'a>>,
 }
 
 impl ClusterView<'_> {
     /// Whether any shown partition is OFFLINE or UNDER-MIN-ISR (exit 1).
-    pub fn unhealthy(&self) -> bool {
+    pub(super) fn unhealthy(&self) -> bool {
         self.topics
             .iter()
             .flat_map(|t| &t.partitions)
@@ -59,7 +59,7 @@ impl ClusterView<'_> {
 
     /// Whether the controller registered at `/controller` is a registered broker (during a
     /// KRaft migration it is a KRaft controller, absent from `/brokers/ids`).
-    pub fn controller_is_a_broker(&self) -> bool {
+    pub(super) fn controller_is_a_broker(&self) -> bool {
         self.snapshot
             .controller
             .as_ref()
@@ -68,7 +68,7 @@ impl ClusterView<'_> {
 }
 
 /// Applies `filters` to `snapshot`.
-pub fn build<'a>(
+pub(super) fn build<'a>(
     snapshot: &'a ClusterSnapshot,
     filters: &Filters,
 ) -> Result<ClusterView<'a>, ViewError> {

@@ -89,7 +89,7 @@ impl LogFile {
     }
 }
 
-pub fn dump_offset_index(
+pub(crate) fn dump_offset_index(
     d: &mut Dumper,
     path: &Path,
     shown: &str,
@@ -193,7 +193,7 @@ pub fn dump_offset_index(
     Ok(())
 }
 
-pub fn dump_time_index(
+pub(crate) fn dump_time_index(
     d: &mut Dumper,
     path: &Path,
     shown: &str,

@@ -9,13 +9,13 @@ use super::segment::{BatchInfo, RecordView, SegmentError};
 use super::text::{ControlRecord, timestamp_type_name};
 
 /// A JSON string literal (escaped by serde_json).
-pub fn write_str(out: &mut dyn Write, s: &str) -> std::io::Result<()> {
+pub(crate) fn write_str(out: &mut dyn Write, s: &str) -> std::io::Result<()> {
     serde_json::to_writer(&mut *out, s).map_err(std::io::Error::from)
 }
 
 /// Bytes as a JSON value: `null` when absent, a string when they are UTF-8, otherwise
 /// `{"base64": "<standard base64 with padding>"}`.
-pub fn write_bytes(out: &mut dyn Write, bytes: Option<&[u8]>) -> std::io::Result<()> {
+pub(crate) fn write_bytes(out: &mut dyn Write, bytes: Option<&[u8]>) -> std::io::Result<()> {
     match bytes {
         None => out.write_all(b"null"),
         Some(b) => match std::str::from_utf8(b) {
@@ -30,7 +30,7 @@ pub fn write_bytes(out: &mut dyn Write, bytes: Option<&[u8]>) -> std::io::Result
 }
 
 /// Standard base64 (RFC 4648 alphabet, `=` padding).
-pub fn base64(bytes: &[u8]) -> String {
+pub(crate) fn base64(bytes: &[u8]) -> String {
     const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut s = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
@@ -52,7 +52,11 @@ pub fn base64(bytes: &[u8]) -> String {
 }
 
 /// The batch fields, without the closing brace (records may follow).
-pub fn write_batch_open(out: &mut dyn Write, file: &str, b: &BatchInfo) -> std::io::Result<()> {
+pub(crate) fn write_batch_open(
+    out: &mut dyn Write,
+    file: &str,
+    b: &BatchInfo,
+) -> std::io::Result<()> {
     out.write_all(b"{\"type\":\"batch\",\"file\":")?;
     write_str(out, file)?;
     write!(
@@ -86,7 +90,7 @@ pub fn write_batch_open(out: &mut dyn Write, file: &str, b: &BatchInfo) -> std::
 }
 
 /// One element of a batch's `records` array.
-pub fn write_record(
+pub(crate) fn write_record(
     out: &mut dyn Write,
     batch: &BatchInfo,
     rec: &RecordView<'_>,

@@ -24,7 +24,7 @@ use crate::protocol::record::big_endian::i64_at;
 /// Progress is redrawn at most every this many bytes.
 const PROGRESS_STEP: u64 = 4 * 1024 * 1024;
 
-pub fn dump_log(
+pub(crate) fn dump_log(
     d: &mut Dumper,
     path: &Path,
     shown: &str,

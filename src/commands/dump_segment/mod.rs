@@ -16,17 +16,17 @@
 //! 0 all valid, 1 a CRC, index, sanity or structure check failed, 2 an error (missing or
 //! unreadable file, a name that is not a segment's).
 
-pub mod index_dump;
-pub mod json;
-pub mod log;
-pub mod offsets_decoder;
-pub mod options;
-pub mod producer_state;
-pub mod records;
-pub mod segment;
-pub mod summary;
-pub mod text;
-pub mod transaction_log_decoder;
+pub(crate) mod index_dump;
+pub(crate) mod json;
+pub(crate) mod log;
+pub(crate) mod offsets_decoder;
+pub(crate) mod options;
+pub(crate) mod producer_state;
+pub(crate) mod records;
+pub(crate) mod segment;
+pub(crate) mod summary;
+pub(crate) mod text;
+pub(crate) mod transaction_log_decoder;
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
@@ -35,13 +35,13 @@ use anyhow::Context;
 
 use super::Outcome;
 use crate::cli::{DumpFormat, DumpSegmentArgs};
-pub use options::DumpOptions;
+pub(crate) use options::DumpOptions;
 
 /// Files over this size get a progress bar when stderr is a terminal.
 const PROGRESS_THRESHOLD: u64 = 64 * 1024 * 1024;
 
 /// Runs `kcli dump-segment` with its output on `out` and its reports on `err`.
-pub fn run(
+pub(crate) fn run(
     args: &DumpSegmentArgs,
     out: &mut dyn Write,
     err: &mut dyn Write,
@@ -61,7 +61,7 @@ pub fn run(
 }
 
 /// Dumps `files` in order. `progress` allows a progress bar on stderr for large files.
-pub fn dump_files(
+pub(crate) fn dump_files(
     files: &[&Path],
     opts: &DumpOptions,
     out: &mut dyn Write,
@@ -95,7 +95,7 @@ pub fn dump_files(
 
 /// What a file's name says it is (Kafka matches the text after the last `.`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FileKind {
+pub(crate) enum FileKind {
     Log,
     /// A KRaft snapshot (`.checkpoint`), dumped like a log.
     KraftSnapshot,
@@ -107,7 +107,7 @@ pub enum FileKind {
 }
 
 impl FileKind {
-    pub fn of(file_name: &str) -> Self {
+    pub(crate) fn of(file_name: &str) -> Self {
         match file_name.rfind('.').map(|i| &file_name[i..]) {
             Some(".log") => FileKind::Log,
             Some(".checkpoint") => FileKind::KraftSnapshot,
@@ -123,7 +123,7 @@ impl FileKind {
 /// The state of one run: options, the stderr reports Kafka prints after all files, and whether
 /// any check failed.
 #[derive(Debug)]
-pub struct Dumper {
+pub(crate) struct Dumper {
     pub opts: DumpOptions,
     pub reports: Reports,
     pub failed: bool,
@@ -164,7 +164,7 @@ impl Dumper {
 
     /// Reports a problem on stderr as one line naming the file (after flushing stdout so the
     /// line lands next to the output it concerns) and marks the run as failed.
-    pub fn report(
+    pub(crate) fn report(
         &mut self,
         out: &mut dyn Write,
         err: &mut dyn Write,
@@ -269,12 +269,12 @@ impl Dumper {
 }
 
 /// Reads a whole small file (snapshot, transaction index, index), naming it in the error.
-pub fn read_small_file(path: &Path, shown: &str) -> anyhow::Result<Vec<u8>> {
+pub(crate) fn read_small_file(path: &Path, shown: &str) -> anyhow::Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("{shown}: cannot read"))
 }
 
 /// `file.getName.split("\\.")(0).toLong`: the base offset in a segment file's name.
-pub fn offset_from_file_name(path: &Path, shown: &str) -> anyhow::Result<i64> {
+pub(crate) fn offset_from_file_name(path: &Path, shown: &str) -> anyhow::Result<i64> {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy())
@@ -286,7 +286,7 @@ pub fn offset_from_file_name(path: &Path, shown: &str) -> anyhow::Result<i64> {
 }
 
 /// Java's `new File(path).toString()`: the path with repeated and trailing separators removed.
-pub fn java_path(path: &Path) -> String {
+pub(crate) fn java_path(path: &Path) -> String {
     let s = path.to_string_lossy();
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
@@ -303,7 +303,7 @@ pub fn java_path(path: &Path) -> String {
 
 /// Java's `File.getAbsolutePath`: relative paths are resolved against the working directory
 /// without normalising `.` or `..`.
-pub fn java_absolute_path(path: &Path) -> String {
+pub(crate) fn java_absolute_path(path: &Path) -> String {
     let shown = java_path(path);
     if shown.starts_with('/') {
         return shown;
@@ -322,7 +322,7 @@ pub fn java_absolute_path(path: &Path) -> String {
 }
 
 /// A progress bar on stderr for a file of `len` bytes, when allowed and the file is large.
-pub fn progress_bar(enabled: bool, len: u64) -> Option<indicatif::ProgressBar> {
+pub(crate) fn progress_bar(enabled: bool, len: u64) -> Option<indicatif::ProgressBar> {
     if !enabled || len <= PROGRESS_THRESHOLD {
         return None;
     }
@@ -342,7 +342,7 @@ pub fn progress_bar(enabled: bool, len: u64) -> Option<indicatif::ProgressBar> {
 /// files were dumped. Kafka prepends index mismatches and non-consecutive pairs to a list, so
 /// those print newest first; time-index errors print in order.
 #[derive(Debug, Default)]
-pub struct Reports {
+pub(crate) struct Reports {
     pub index_mismatches: Vec<(String, Vec<(i64, i64)>)>,
     pub time_mismatches: Vec<(String, Vec<(i64, i64)>)>,
     pub time_out_of_order: Vec<(String, Vec<(i64, i64)>)>,
@@ -351,7 +351,7 @@ pub struct Reports {
 }
 
 /// Appends `pair` to the list of `file` in `map`.
-pub fn push_report(map: &mut Vec<(String, Vec<(i64, i64)>)>, file: &str, pair: (i64, i64)) {
+pub(crate) fn push_report(map: &mut Vec<(String, Vec<(i64, i64)>)>, file: &str, pair: (i64, i64)) {
     match map.iter_mut().find(|(f, _)| f == file) {
         Some((_, list)) => list.push(pair),
         None => map.push((file.to_string(), vec![pair])),
@@ -360,7 +360,7 @@ pub fn push_report(map: &mut Vec<(String, Vec<(i64, i64)>)>, file: &str, pair: (
 
 impl Reports {
     /// Kafka's order: index mismatches, time-index errors, non-consecutive offsets.
-    pub fn print(&self, err: &mut dyn Write) -> std::io::Result<()> {
+    pub(crate) fn print(&self, err: &mut dyn Write) -> std::io::Result<()> {
         for (file, list) in &self.index_mismatches {
             writeln!(err, "Mismatches in :{file}")?;
             for (index, log) in list.iter().rev() {

@@ -28,13 +28,13 @@ use super::segment::SegmentError;
 
 /// What the parser prints for one record: ` key: <key>` and, when present, ` payload: <value>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedRecord {
+pub(crate) struct DecodedRecord {
     pub key: String,
     pub payload: Option<String>,
 }
 
 /// Decodes one `__consumer_offsets` record at `offset`.
-pub fn decode(
+pub(crate) fn decode(
     offset: i64,
     key: Option<&[u8]>,
     value: Option<&[u8]>,

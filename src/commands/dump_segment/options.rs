@@ -5,7 +5,7 @@ use crate::cli::{DumpFormat, DumpSegmentArgs};
 
 /// What to print and how. Invariant: `print_data_log` implies `deep_iteration`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct DumpOptions {
+pub(crate) struct DumpOptions {
     /// Print one line (or JSON record) per record.
     pub deep_iteration: bool,
     /// Print keys and payloads (only meaningful with deep iteration).
@@ -33,7 +33,7 @@ pub struct DumpOptions {
 impl DumpOptions {
     /// Kafka's rule: `--print-data-log` and any decoder option turn deep iteration on; a
     /// decoder option turns data printing on.
-    pub fn from_args(args: &DumpSegmentArgs) -> Self {
+    pub(crate) fn from_args(args: &DumpSegmentArgs) -> Self {
         let print_data_log =
             args.print_data_log || args.offsets_decoder || args.transaction_log_decoder;
         DumpOptions {
@@ -52,7 +52,7 @@ impl DumpOptions {
     }
 
     /// Whether the whole of each .log is read, so trailing invalid bytes are reported.
-    pub fn reads_whole_file(&self) -> bool {
+    pub(crate) fn reads_whole_file(&self) -> bool {
         self.max_bytes == i32::MAX
     }
 }

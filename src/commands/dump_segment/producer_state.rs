@@ -6,11 +6,11 @@
 
 use crate::protocol::record::big_endian::{i16_at, i64_at};
 
-pub use crate::storage::producer_state::snapshot::{ProducerSnapshotEntry, read_snapshot};
+pub(crate) use crate::storage::producer_state::snapshot::{ProducerSnapshotEntry, read_snapshot};
 
 /// Kafka's text line for a snapshot entry (no newline); the trailing space is Kafka's when
 /// there is no batch metadata (`last_offset < 0`).
-pub fn snapshot_line(e: &ProducerSnapshotEntry) -> String {
+pub(crate) fn snapshot_line(e: &ProducerSnapshotEntry) -> String {
     let txn = if e.current_txn_first_offset >= 0 {
         format!("OptionalLong[{}]", e.current_txn_first_offset)
     } else {
@@ -35,7 +35,7 @@ pub fn snapshot_line(e: &ProducerSnapshotEntry) -> String {
 
 /// One aborted transaction of a `.txnindex`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AbortedTxn {
+pub(crate) struct AbortedTxn {
     pub version: i16,
     pub producer_id: i64,
     pub first_offset: i64,
@@ -45,7 +45,7 @@ pub struct AbortedTxn {
 
 impl AbortedTxn {
     /// Kafka's text line (no newline).
-    pub fn kafka_line(&self) -> String {
+    pub(crate) fn kafka_line(&self) -> String {
         format!(
             "version: {} producerId: {} firstOffset: {} lastOffset: {} lastStableOffset: {}",
             self.version,
@@ -59,7 +59,7 @@ impl AbortedTxn {
 
 /// The whole entries of a transaction index; stops with an error at an entry whose version is
 /// newer than 0, as Kafka does (the entries before it are returned with the error).
-pub fn read_txn_index(buf: &[u8]) -> (Vec<AbortedTxn>, Option<i16>) {
+pub(crate) fn read_txn_index(buf: &[u8]) -> (Vec<AbortedTxn>, Option<i16>) {
     let mut txns = Vec::with_capacity(buf.len() / 34);
     for e in buf.chunks_exact(34) {
         let version = i16_at(e, 0);

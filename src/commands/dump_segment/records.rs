@@ -17,7 +17,7 @@ use crate::protocol::record::varint::{read_varint, read_varlong};
 
 /// Extra fields of a v0/v1 record (Kafka prints ` isValid: … crc: …}` for them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LegacyInfo {
+pub(crate) struct LegacyInfo {
     pub is_valid: bool,
     pub crc: u32,
     /// Whether the key and value lie inside the message. Kafka reads the size fields for the
@@ -28,7 +28,7 @@ pub struct LegacyInfo {
 
 /// One record as `batch.iterator()` yields it, borrowing the batch (or its decompressed bytes).
 #[derive(Debug, Clone)]
-pub struct RecordView<'a> {
+pub(crate) struct RecordView<'a> {
     pub offset: i64,
     pub timestamp: i64,
     /// Kafka's `keySize`: -1 for a null key in v2; the raw size field for v0/v1.
@@ -48,7 +48,7 @@ pub struct RecordView<'a> {
 impl<'a> RecordView<'a> {
     /// Fails when the key or value bytes cannot be shown (a legacy size running past its
     /// message), as Kafka does when it prints them.
-    pub fn check_data(&self) -> Result<(), SegmentError> {
+    pub(crate) fn check_data(&self) -> Result<(), SegmentError> {
         match self.legacy {
             Some(l) if !l.data_in_bounds => Err(SegmentError::Corrupt(format!(
                 "record at offset {}: key or value extends past the record",
@@ -60,7 +60,7 @@ impl<'a> RecordView<'a> {
 
     /// The headers in order (keys may repeat). The bytes were validated when the record was
     /// read, so iteration stops only at the end.
-    pub fn headers(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + use<'a> {
+    pub(crate) fn headers(&self) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + use<'a> {
         let raw = self.headers_raw;
         let mut pos = 0usize;
         (0..self.header_count).map_while(move |_| {
@@ -75,7 +75,11 @@ impl<'a> RecordView<'a> {
 /// v2 batch yields the records before a broken one; a compressed batch is decoded whole first,
 /// so a broken one yields nothing. Returns `Err` when the records cannot be read; errors of `f`
 /// are passed through.
-pub fn for_each_record<F>(batch: &Batch<'_>, info: &BatchInfo, mut f: F) -> Result<(), SegmentError>
+pub(crate) fn for_each_record<F>(
+    batch: &Batch<'_>,
+    info: &BatchInfo,
+    mut f: F,
+) -> Result<(), SegmentError>
 where
     F: FnMut(&RecordView<'_>) -> Result<(), SegmentError>,
 {
@@ -247,7 +251,7 @@ fn read_v2_record<'a>(
 }
 
 // Kafka's `DefaultRecordBatch.incrementSequence` / `decrementSequence`, shared with the broker.
-pub use crate::protocol::record::batch::{decrement_sequence, increment_sequence};
+pub(crate) use crate::protocol::record::batch::increment_sequence;
 
 /// A varint length followed by that many bytes; a negative length is null (`Utils.readBytes`).
 fn read_sized<'a>(buf: &'a [u8], pos: &mut usize) -> Result<Option<&'a [u8]>, String> {

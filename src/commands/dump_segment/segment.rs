@@ -8,20 +8,19 @@
 
 use std::io::{self, Read, Seek, SeekFrom};
 
-pub use super::records::{
-    LegacyInfo, RecordView, decrement_sequence, for_each_record, increment_sequence,
-};
 use super::records::{LegacyRecord, legacy_compression, legacy_crc_valid, legacy_timestamp_type};
+pub(crate) use super::records::{RecordView, for_each_record};
 use crate::protocol::record::batch::{RecordBatchHeader, TimestampType, is_crc_valid};
 use crate::protocol::record::big_endian::{i32_at, i64_at, u32_at};
 use crate::protocol::record::compression::CompressionType;
 
-pub use crate::protocol::record::batch::{LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
+pub(crate) use crate::protocol::record::batch::{LOG_OVERHEAD, RECORD_BATCH_OVERHEAD};
 /// `Records.HEADER_SIZE_UP_TO_MAGIC`: offset, size, partition leader epoch / crc, magic.
 const HEADER_SIZE_UP_TO_MAGIC: u64 = 17;
 /// `LegacyRecord.RECORD_OVERHEAD_V0`, the smallest size field Kafka accepts, as the size field's
 /// type.
-pub const RECORD_OVERHEAD_V0: i32 = crate::protocol::record::legacy::RECORD_OVERHEAD_V0 as i32;
+pub(crate) const RECORD_OVERHEAD_V0: i32 =
+    crate::protocol::record::legacy::RECORD_OVERHEAD_V0 as i32;
 /// Decompressed batches larger than this are reported as corrupt rather than allocated (Java
 /// cannot hold more in one buffer either).
 pub(super) const MAX_DECOMPRESSED: usize = i32::MAX as usize;
@@ -29,7 +28,7 @@ pub(super) const MAX_DECOMPRESSED: usize = i32::MAX as usize;
 /// Why the batches or records of a file could not be read further. Kafka's tool stops with an
 /// exception in each of these cases; kcli reports the message and goes on with the next file.
 #[derive(Debug, thiserror::Error)]
-pub enum SegmentError {
+pub(crate) enum SegmentError {
     /// Reading the file failed.
     #[error("{0}")]
     Io(#[from] io::Error),
@@ -42,7 +41,7 @@ pub enum SegmentError {
 /// `FileLogInputStream.nextBatch` yields it. `bytes` is the whole entry including its 12-byte
 /// log overhead, so `bytes.len() == size field + 12`.
 #[derive(Debug, Clone, Copy)]
-pub struct Batch<'a> {
+pub(crate) struct Batch<'a> {
     /// Byte position of the entry in the file.
     pub position: u64,
     /// The whole entry.
@@ -59,7 +58,7 @@ pub struct Batch<'a> {
 /// when 17 or fewer bytes remain or when an entry extends past `end`; a size field below 14 is an
 /// error.
 #[derive(Debug)]
-pub struct BatchReader<R> {
+pub(crate) struct BatchReader<R> {
     reader: R,
     position: u64,
     end: u64,
@@ -69,7 +68,7 @@ pub struct BatchReader<R> {
 
 impl<R: Read + Seek> BatchReader<R> {
     /// `reader` must be positioned at `start`.
-    pub fn new(reader: R, start: u64, end: u64) -> Self {
+    pub(crate) fn new(reader: R, start: u64, end: u64) -> Self {
         BatchReader {
             reader,
             position: start,
@@ -80,7 +79,7 @@ impl<R: Read + Seek> BatchReader<R> {
     }
 
     /// The next entry, `None` at the end of the valid data.
-    pub fn next_batch(&mut self) -> Result<Option<Batch<'_>>, SegmentError> {
+    pub(crate) fn next_batch(&mut self) -> Result<Option<Batch<'_>>, SegmentError> {
         if self.position + HEADER_SIZE_UP_TO_MAGIC >= self.end {
             return Ok(None);
         }
@@ -126,7 +125,7 @@ impl Batch<'_> {
     /// `FileChannelRecordBatch.lastOffset` alone, as index verification reads it: the offset
     /// field for magic 0/1 (any magic below 2, with no other check), base offset + last offset
     /// delta from the 61-byte header otherwise.
-    pub fn last_offset(&self) -> Result<i64, SegmentError> {
+    pub(crate) fn last_offset(&self) -> Result<i64, SegmentError> {
         if self.magic < 2 {
             return Ok(i64_at(self.bytes, 0));
         }
@@ -150,7 +149,7 @@ impl Batch<'_> {
 
 /// The batch-level fields `DumpLogSegments.printBatchLevel` prints, for any magic.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BatchInfo {
+pub(crate) struct BatchInfo {
     pub position: u64,
     /// Entry size including the log overhead.
     pub size: usize,
@@ -182,7 +181,7 @@ pub struct BatchInfo {
 impl BatchInfo {
     /// Reads the batch-level fields. Fails where Kafka's tool throws: an unknown magic or
     /// compression id, or a v2 entry shorter than its 61-byte header.
-    pub fn parse(batch: &Batch<'_>) -> Result<Self, SegmentError> {
+    pub(crate) fn parse(batch: &Batch<'_>) -> Result<Self, SegmentError> {
         let bytes = batch.bytes;
         match batch.magic {
             // FileLogInputStream treats every magic above 1 as a v2 batch, so a flipped magic
@@ -283,7 +282,7 @@ fn corrupt(batch: &Batch<'_>, reason: &str) -> SegmentError {
 
 /// The size of a compressed batch's records once decompressed (`None` when uncompressed): the
 /// v2 records section, or a legacy wrapper's value.
-pub fn decompressed_size(
+pub(crate) fn decompressed_size(
     batch: &Batch<'_>,
     info: &BatchInfo,
 ) -> Result<Option<usize>, SegmentError> {
@@ -312,7 +311,7 @@ pub fn decompressed_size(
 }
 
 /// The size of the compressed bytes `decompressed_size` decompresses.
-pub fn compressed_size(batch: &Batch<'_>) -> usize {
+pub(crate) fn compressed_size(batch: &Batch<'_>) -> usize {
     if batch.magic >= 2 {
         batch.bytes.len().saturating_sub(RECORD_BATCH_OVERHEAD)
     } else {
@@ -322,7 +321,7 @@ pub fn compressed_size(batch: &Batch<'_>) -> usize {
 
 /// The earliest timestamp a batch header tells without reading records: the v2 base timestamp
 /// (unless it holds a delete horizon or the batch uses LogAppendTime), else the max timestamp.
-pub fn first_timestamp(batch: &Batch<'_>, info: &BatchInfo) -> i64 {
+pub(crate) fn first_timestamp(batch: &Batch<'_>, info: &BatchInfo) -> i64 {
     if batch.magic >= 2
         && info.delete_horizon_ms.is_none()
         && info.timestamp_type == TimestampType::CreateTime

@@ -11,7 +11,7 @@ use crate::cluster::utc::UtcDateTime;
 
 /// What is accumulated over the batches of one `.log`.
 #[derive(Debug, Default, Clone, PartialEq)]
-pub struct LogSummary {
+pub(crate) struct LogSummary {
     pub batches: u64,
     pub records: u64,
     /// Bytes of valid batches.
@@ -32,7 +32,7 @@ pub struct LogSummary {
 impl LogSummary {
     /// Adds one batch: `records` counted, `first_timestamp` the earliest it tells, and for a
     /// compressed batch `(compressed, decompressed)` sizes.
-    pub fn add_batch(
+    pub(crate) fn add_batch(
         &mut self,
         b: &BatchInfo,
         records: u64,
@@ -69,7 +69,7 @@ impl LogSummary {
     }
 
     /// The table, titled by the file.
-    pub fn render(&self, file: &str) -> String {
+    pub(crate) fn render(&self, file: &str) -> String {
         let range = |a: Option<i64>, b: Option<i64>| range_of(a, b, |t| t.to_string());
         let ratio = if self.compressed_bytes > 0 {
             format!(
@@ -117,7 +117,7 @@ fn utc(ms: i64) -> String {
 }
 
 /// A two-column table titled `file`.
-pub fn table(file: &str, rows: &[(&str, String)]) -> String {
+pub(crate) fn table(file: &str, rows: &[(&str, String)]) -> String {
     let mut t = Table::new();
     t.set_header(vec![file.to_string(), String::new()]);
     for (k, v) in rows {

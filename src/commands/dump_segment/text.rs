@@ -10,7 +10,7 @@ use crate::protocol::record::batch::TimestampType;
 use crate::protocol::record::big_endian::{i16_at, i32_at};
 
 /// What Kafka's `DefaultRecordBatch`/legacy batch `timestampType.toString` prints.
-pub fn timestamp_type_name(t: TimestampType) -> &'static str {
+pub(crate) fn timestamp_type_name(t: TimestampType) -> &'static str {
     match t {
         TimestampType::NoTimestampType => "NoTimestampType",
         TimestampType::CreateTime => "CreateTime",
@@ -35,7 +35,7 @@ impl std::fmt::Display for OptionalLong {
 }
 
 /// One batch line, `position` being the bytes of valid batches before it.
-pub fn write_batch_line(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
+pub(crate) fn write_batch_line(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
     write_batch_head(out, b)?;
     writeln!(
         out,
@@ -53,7 +53,7 @@ pub fn write_batch_line(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<(
 
 /// The first part of a batch line, the one Kafka prints before it reads the codec (and so what
 /// it leaves behind when the codec id is unknown).
-pub fn write_batch_head(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
+pub(crate) fn write_batch_head(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<()> {
     if b.magic >= 2 {
         write!(
             out,
@@ -78,7 +78,7 @@ pub fn write_batch_head(out: &mut dyn Write, b: &BatchInfo) -> std::io::Result<(
 
 /// What a control record's key and value say, as `DumpLogSegments` prints it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ControlRecord {
+pub(crate) enum ControlRecord {
     /// A transaction marker (type 0 abort, 1 commit) with its coordinator epoch.
     EndTxn {
         commit: bool,
@@ -90,7 +90,7 @@ pub enum ControlRecord {
 
 impl ControlRecord {
     /// `ControlRecordType.parseTypeId` and `EndTransactionMarker.deserializeValue`.
-    pub fn parse(rec: &RecordView<'_>) -> Result<Self, SegmentError> {
+    pub(crate) fn parse(rec: &RecordView<'_>) -> Result<Self, SegmentError> {
         let key = rec.key.ok_or_else(|| {
             SegmentError::Corrupt(format!(
                 "control record at offset {} has a null key",
@@ -138,7 +138,7 @@ impl ControlRecord {
     }
 
     /// `ControlRecordType`'s enum name.
-    pub fn type_name(&self) -> &'static str {
+    pub(crate) fn type_name(&self) -> &'static str {
         match *self {
             ControlRecord::EndTxn { commit: true, .. } => "COMMIT",
             ControlRecord::EndTxn { commit: false, .. } => "ABORT",
@@ -158,7 +158,7 @@ impl ControlRecord {
 
 /// Options of the record line.
 #[derive(Debug, Clone, Copy)]
-pub struct RecordLineOptions {
+pub(crate) struct RecordLineOptions {
     pub skip_record_metadata: bool,
     pub print_data_log: bool,
     /// Keys and payloads as `__consumer_offsets` records.
@@ -168,7 +168,7 @@ pub struct RecordLineOptions {
 }
 
 /// One `| offset: …` record line (with `--skip-record-metadata`, only the key and payload).
-pub fn write_record_line(
+pub(crate) fn write_record_line(
     out: &mut dyn Write,
     batch: &BatchInfo,
     rec: &RecordView<'_>,
@@ -261,7 +261,7 @@ pub fn write_record_line(
 
 /// Bytes as Java's `new String(bytes, UTF_8)` then printed as UTF-8: valid UTF-8 unchanged,
 /// each malformed sequence replaced by U+FFFD.
-pub fn write_java_string(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn write_java_string(out: &mut dyn Write, bytes: &[u8]) -> std::io::Result<()> {
     match std::str::from_utf8(bytes) {
         Ok(_) => out.write_all(bytes),
         Err(_) => out.write_all(String::from_utf8_lossy(bytes).as_bytes()),

@@ -13,7 +13,7 @@ use super::offsets_decoder::DecodedRecord;
 use super::segment::SegmentError;
 
 /// Decodes one `__transaction_state` record at `offset`.
-pub fn decode(
+pub(crate) fn decode(
     offset: i64,
     key: Option<&[u8]>,
     value: Option<&[u8]>,

@@ -49,7 +49,7 @@ enum Mode {
 
 /// What became of, or was found in, one index file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum FileStatus {
+pub(crate) enum FileStatus {
     /// `--verify`: every entry follows the rules (and, with `--strict`, equals the rebuild).
     Valid,
     /// The file already equals the rebuild; left untouched.
@@ -78,14 +78,14 @@ impl FileStatus {
 /// An index file's entries (whole entries on disk when verifying, in the rebuild otherwise)
 /// and status.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct IndexReport {
+pub(crate) struct IndexReport {
     pub entries: usize,
     pub status: FileStatus,
 }
 
 /// Where a segment's valid data ends before the end of its file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CorruptTail {
+pub(crate) struct CorruptTail {
     pub position: u64,
     /// The offset after the last valid batch.
     pub next_offset: i64,
@@ -98,7 +98,7 @@ pub struct CorruptTail {
 
 /// One segment's outcome.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SegmentReport {
+pub(crate) struct SegmentReport {
     pub segment: Segment,
     /// The `.log` size before anything was cut.
     pub bytes: u64,
@@ -110,7 +110,7 @@ pub struct SegmentReport {
 
 impl SegmentReport {
     /// Whether this segment makes the run exit 1.
-    pub fn failed(&self) -> bool {
+    pub(crate) fn failed(&self) -> bool {
         self.index.status.failed()
             || self.time_index.status.failed()
             || self.corrupt_tail.as_ref().is_some_and(|t| !t.truncated)
@@ -118,7 +118,7 @@ impl SegmentReport {
 }
 
 /// Runs `kcli rebuild-index`, writing reports to `out` (progress, if any, to stderr).
-pub fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+pub(crate) fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let mode = if args.verify {
         Mode::Verify {
             strict: args.strict,

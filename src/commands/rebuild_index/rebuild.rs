@@ -21,21 +21,21 @@ use crate::storage::time_index::{TIME_INDEX_ENTRY_SIZE, TimeIndex, TimestampOffs
 
 /// Suffix of the files a rebuild writes before renaming them; Kafka ignores such names and a
 /// later rebuild removes leftovers.
-pub const TEMP_SUFFIX: &str = ".rebuild.tmp";
+pub(super) const TEMP_SUFFIX: &str = ".rebuild.tmp";
 
 /// The contents of a segment's rebuilt `.index` and `.timeindex`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RebuiltIndexes {
+pub(super) struct RebuiltIndexes {
     pub offset_index: Vec<u8>,
     pub time_index: Vec<u8>,
 }
 
 impl RebuiltIndexes {
-    pub fn offset_entries(&self) -> usize {
+    pub(super) fn offset_entries(&self) -> usize {
         self.offset_index.len() / OFFSET_INDEX_ENTRY_SIZE
     }
 
-    pub fn time_entries(&self) -> usize {
+    pub(super) fn time_entries(&self) -> usize {
         self.time_index.len() / TIME_INDEX_ENTRY_SIZE
     }
 }
@@ -43,7 +43,10 @@ impl RebuiltIndexes {
 /// The bytes `write_indexes` leaves in trimmed files for `scan`: an offset-index entry per
 /// index point, and a time-index entry whenever the maximum timestamp so far rises (Kafka's
 /// `TimeIndex.maybeAppend`), the segment's maximum last.
-pub fn rebuilt_bytes(scan: &SegmentScan, base_offset: i64) -> anyhow::Result<RebuiltIndexes> {
+pub(super) fn rebuilt_bytes(
+    scan: &SegmentScan,
+    base_offset: i64,
+) -> anyhow::Result<RebuiltIndexes> {
     let relative = |offset: i64| {
         i32::try_from(offset - base_offset).with_context(|| {
             format!("offset {offset} does not fit an index of the segment based at {base_offset}")
@@ -74,7 +77,7 @@ pub fn rebuilt_bytes(scan: &SegmentScan, base_offset: i64) -> anyhow::Result<Reb
 
 /// Which of a segment's index files to replace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Replace {
+pub(super) struct Replace {
     pub offset_index: bool,
     pub time_index: bool,
 }
@@ -83,7 +86,7 @@ pub struct Replace {
 /// layer at `<name>.rebuild.tmp`, checks them against `expected`, fsyncs them and renames the
 /// ones `replace` names over the originals (then fsyncs the directory). A temporary file is
 /// never left behind on success, and removed on failure where possible.
-pub fn write_rebuilt(
+pub(super) fn write_rebuilt(
     log: &Path,
     base_offset: i64,
     scan: &SegmentScan,

@@ -17,13 +17,13 @@ const PROGRESS_THRESHOLD: u64 = 64 * 1024 * 1024;
 
 /// A byte-count progress bar on stderr, or nothing.
 #[derive(Debug)]
-pub struct Progress {
+pub(super) struct Progress {
     bar: Option<ProgressBar>,
 }
 
 impl Progress {
     /// A bar for `total` bytes when stderr is a terminal and `total` is over 64 MiB.
-    pub fn new(total: u64) -> Self {
+    pub(super) fn new(total: u64) -> Self {
         let bar = (total > PROGRESS_THRESHOLD && std::io::stderr().is_terminal()).then(|| {
             let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
             if let Ok(style) = ProgressStyle::with_template(
@@ -36,21 +36,21 @@ impl Progress {
         Progress { bar }
     }
 
-    pub fn inc(&self, bytes: u64) {
+    pub(super) fn inc(&self, bytes: u64) {
         if let Some(bar) = &self.bar {
             bar.inc(bytes);
         }
     }
 
     /// Runs `f` with the bar hidden, so that output to a terminal does not tear it.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+    pub(super) fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
         match &self.bar {
             Some(bar) => bar.suspend(f),
             None => f(),
         }
     }
 
-    pub fn finish(&self) {
+    pub(super) fn finish(&self) {
         if let Some(bar) = &self.bar {
             bar.finish_and_clear();
         }
@@ -59,13 +59,13 @@ impl Progress {
 
 /// Writes segment reports as they come and the summary at the end.
 #[derive(Debug)]
-pub struct Reporter {
+pub(super) struct Reporter {
     json: bool,
     rows: Vec<SegmentReport>,
 }
 
 impl Reporter {
-    pub fn new(json: bool) -> Self {
+    pub(super) fn new(json: bool) -> Self {
         Reporter {
             json,
             rows: Vec::new(),
@@ -74,7 +74,11 @@ impl Reporter {
 
     /// Text: the segment's problems, one line each (the row waits for the table). JSON: the
     /// segment's object.
-    pub fn segment(&mut self, out: &mut dyn Write, report: &SegmentReport) -> std::io::Result<()> {
+    pub(super) fn segment(
+        &mut self,
+        out: &mut dyn Write,
+        report: &SegmentReport,
+    ) -> std::io::Result<()> {
         if self.json {
             let line = serde_json::to_string(&segment_json(report))?;
             return writeln!(out, "{line}");
@@ -87,7 +91,7 @@ impl Reporter {
     }
 
     /// Text: the summary table. JSON: nothing more.
-    pub fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
+    pub(super) fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
         if self.json {
             return Ok(());
         }
@@ -96,7 +100,7 @@ impl Reporter {
 }
 
 /// One line per problem: `<file>: entry N (values): detail`, `<log>: valid data ends at …`.
-pub fn problem_lines(report: &SegmentReport) -> Vec<String> {
+pub(super) fn problem_lines(report: &SegmentReport) -> Vec<String> {
     let mut lines = Vec::new();
     let log = report.segment.log.display().to_string();
     let index_file = |suffix: &str| {
@@ -171,7 +175,7 @@ fn status(report: &SegmentReport) -> String {
 }
 
 /// Per segment: batches, bytes, index entries, time-index entries, status.
-pub fn summary_table(rows: &[SegmentReport]) -> Table {
+pub(super) fn summary_table(rows: &[SegmentReport]) -> Table {
     let mut table = Table::new();
     table.load_style(UTF8_FULL_CONDENSED).set_header(vec![
         "segment",
@@ -200,7 +204,7 @@ pub fn summary_table(rows: &[SegmentReport]) -> Table {
 }
 
 /// The JSON object of one segment (schema in docs/rebuild-index.md).
-pub fn segment_json(report: &SegmentReport) -> Value {
+pub(super) fn segment_json(report: &SegmentReport) -> Value {
     json!({
         "segment": report.segment.log.display().to_string(),
         "base_offset": report.segment.base_offset,

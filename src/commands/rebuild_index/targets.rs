@@ -14,7 +14,7 @@ use crate::storage::log_dir_lock::{LOCK_FILENAME, LogDirLock, is_locked};
 
 /// One segment to work on.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Segment {
+pub(crate) struct Segment {
     /// The `.log` file.
     pub log: PathBuf,
     /// The base offset its name encodes.
@@ -25,7 +25,7 @@ pub struct Segment {
 
 /// PATH resolved.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Targets {
+pub(super) struct Targets {
     /// Segments in partition order, then base-offset order.
     pub segments: Vec<Segment>,
     /// The log dir above the segments, whose `.lock` a running broker holds (`None` when PATH
@@ -34,7 +34,7 @@ pub struct Targets {
 }
 
 /// Resolves PATH. Errors (exit 2) name the path: missing, not a segment, or nothing under it.
-pub fn resolve(path: &Path) -> anyhow::Result<Targets> {
+pub(super) fn resolve(path: &Path) -> anyhow::Result<Targets> {
     let path = fs::canonicalize(path).with_context(|| format!("cannot open {}", path.display()))?;
     let meta = fs::metadata(&path).with_context(|| format!("cannot open {}", path.display()))?;
     if meta.is_file() {
@@ -143,7 +143,7 @@ fn display_name(log: &Path) -> String {
 /// Refuses (an error, exit 2) when a broker holds the `.lock` of `log_dir`. When the lock file
 /// exists, takes the lock and returns it, so that no broker starts on the directory while files
 /// are rewritten; no lock file is created where there was none.
-pub fn ensure_unlocked(log_dir: Option<&Path>) -> anyhow::Result<Option<LogDirLock>> {
+pub(super) fn ensure_unlocked(log_dir: Option<&Path>) -> anyhow::Result<Option<LogDirLock>> {
     let Some(log_dir) = log_dir else {
         return Ok(None);
     };

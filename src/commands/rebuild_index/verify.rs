@@ -15,7 +15,7 @@ use crate::storage::time_index::TIME_INDEX_ENTRY_SIZE;
 
 /// The first bad entry of an index file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct BadEntry {
+pub(crate) struct BadEntry {
     /// The entry's number, from 0.
     pub entry: usize,
     /// The entry's fields as read (`offset`, `position`, `timestamp`); empty for a partial
@@ -26,7 +26,7 @@ pub struct BadEntry {
 
 impl BadEntry {
     /// `entry 3 (offset 57, position 4104)`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         if self.values.is_empty() {
             format!("entry {}", self.entry)
         } else {
@@ -224,7 +224,7 @@ impl<E: EntryKind> Check<E> {
 /// Feed it every valid batch in file order with [`IndexVerifier::visit`], then call
 /// [`IndexVerifier::finish`]. Memory is proportional to the index entries, not the batches.
 #[derive(Debug)]
-pub struct IndexVerifier {
+pub(super) struct IndexVerifier {
     offsets: Option<Check<OffsetEntry>>,
     times: Option<Check<TimeEntry>>,
     /// Offset-index entry numbers sorted by position, and the next one to match.
@@ -237,7 +237,7 @@ pub struct IndexVerifier {
 
 /// What [`IndexVerifier::finish`] found for one index file.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// The file does not exist.
     Missing,
     /// `entries` whole entries, the first bad one if any.
@@ -249,7 +249,11 @@ pub enum Verdict {
 
 impl IndexVerifier {
     /// `offset_index` and `time_index` are the files' bytes (`None` when missing).
-    pub fn new(offset_index: Option<&[u8]>, time_index: Option<&[u8]>, base_offset: i64) -> Self {
+    pub(super) fn new(
+        offset_index: Option<&[u8]>,
+        time_index: Option<&[u8]>,
+        base_offset: i64,
+    ) -> Self {
         let offsets = offset_index.map(|b| Check::<OffsetEntry>::new(b, base_offset));
         let times = time_index.map(|b| Check::<TimeEntry>::new(b, base_offset));
         let mut by_position: Vec<usize> = offsets
@@ -270,7 +274,7 @@ impl IndexVerifier {
     }
 
     /// Matches the entries that point at or before `batch`, the next valid batch in the file.
-    pub fn visit(&mut self, batch: &ScannedBatch) {
+    pub(super) fn visit(&mut self, batch: &ScannedBatch) {
         if let Some(check) = self.offsets.as_mut() {
             while let Some(&n) = self.by_position.get(self.next_by_position) {
                 let entry = check.entries[n];
@@ -334,7 +338,7 @@ impl IndexVerifier {
 
     /// Entries left unmatched point past the valid batches. Returns the verdicts for the
     /// offset index and the time index.
-    pub fn finish(mut self, valid_bytes: u64, next_offset: i64) -> (Verdict, Verdict) {
+    pub(super) fn finish(mut self, valid_bytes: u64, next_offset: i64) -> (Verdict, Verdict) {
         if let Some(check) = self.offsets.as_mut() {
             for &n in &self.by_position[self.next_by_position.min(self.by_position.len())..] {
                 let position = check.entries[n].position;
@@ -375,7 +379,7 @@ fn verdict<E: EntryKind>(check: Option<Check<E>>) -> Verdict {
 }
 
 /// The first difference between an `.index` and its rebuild (`--strict`).
-pub fn first_offset_index_difference(
+pub(super) fn first_offset_index_difference(
     existing: &[u8],
     rebuilt: &[u8],
     base_offset: i64,
@@ -384,7 +388,7 @@ pub fn first_offset_index_difference(
 }
 
 /// The first difference between a `.timeindex` and its rebuild (`--strict`).
-pub fn first_time_index_difference(
+pub(super) fn first_time_index_difference(
     existing: &[u8],
     rebuilt: &[u8],
     base_offset: i64,

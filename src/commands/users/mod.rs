@@ -29,7 +29,7 @@ use crate::server::user_scram_admin::{
 use store::Store;
 
 /// Runs one `kcli users` command; `stdin` is read only with `--password-stdin`.
-pub fn run(
+pub(crate) fn run(
     command: &UsersCommand,
     stdin: &mut dyn BufRead,
     out: &mut dyn Write,

@@ -7,10 +7,10 @@ use std::path::Path;
 use anyhow::{Context, bail};
 
 /// A secret; `Debug` prints `[hidden]`.
-pub struct Password(String);
+pub(super) struct Password(String);
 
 impl Password {
-    pub fn expose(&self) -> &str {
+    pub(super) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -22,7 +22,7 @@ impl std::fmt::Debug for Password {
 }
 
 /// The first line of `input`, `\n` or `\r\n` removed; an empty password is refused.
-pub fn from_reader(input: &mut dyn BufRead) -> anyhow::Result<Password> {
+pub(super) fn from_reader(input: &mut dyn BufRead) -> anyhow::Result<Password> {
     let mut line = String::new();
     input
         .read_line(&mut line)
@@ -40,7 +40,7 @@ pub fn from_reader(input: &mut dyn BufRead) -> anyhow::Result<Password> {
 }
 
 /// The first line of the file at `path`.
-pub fn from_file(path: &Path) -> anyhow::Result<Password> {
+pub(super) fn from_file(path: &Path) -> anyhow::Result<Password> {
     let file = std::fs::File::open(path)
         .with_context(|| format!("cannot open the password file {}", path.display()))?;
     from_reader(&mut std::io::BufReader::new(file))

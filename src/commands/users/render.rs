@@ -17,7 +17,7 @@ use crate::security::scram_credential::ScramMechanism;
 use crate::server::user_scram_admin::DescribeResult;
 
 /// Kafka's name of an error code (`Errors.name()`), e.g. `UNACCEPTABLE_CREDENTIAL`.
-pub fn error_name(error: ErrorCode) -> String {
+pub(crate) fn error_name(error: ErrorCode) -> String {
     let debug = format!("{error:?}");
     let mut out = String::new();
     for (i, c) in debug.chars().enumerate() {
@@ -29,7 +29,7 @@ pub fn error_name(error: ErrorCode) -> String {
     out
 }
 
-pub fn list(results: &[DescribeResult], format: UsersFormat) -> String {
+pub(super) fn list(results: &[DescribeResult], format: UsersFormat) -> String {
     match format {
         UsersFormat::Json => {
             let users: Vec<serde_json::Value> = results
@@ -72,7 +72,7 @@ pub fn list(results: &[DescribeResult], format: UsersFormat) -> String {
     }
 }
 
-pub fn added(
+pub(super) fn added(
     user: &str,
     mechanism: ScramMechanism,
     iterations: u32,
@@ -89,7 +89,7 @@ pub fn added(
     }
 }
 
-pub fn removed(user: &str, mechanisms: &[ScramMechanism], format: UsersFormat) -> String {
+pub(super) fn removed(user: &str, mechanisms: &[ScramMechanism], format: UsersFormat) -> String {
     let names: Vec<&str> = mechanisms.iter().map(|m| m.mechanism_name()).collect();
     match format {
         UsersFormat::Json => format!("{}\n", json!({"user": user, "removed": names})),

@@ -31,7 +31,7 @@ use crate::zk::ZkClient;
 const SCRAM_API_VERSION: i16 = 0;
 
 /// One of the two ways in.
-pub enum Store {
+pub(super) enum Store {
     ZooKeeper {
         client: Arc<dyn ZkClient>,
         admin: UserScramAdmin,
@@ -47,7 +47,7 @@ pub enum Store {
 
 impl Store {
     /// Connects to the ensemble within `timeout`; a chroot that does not exist is an error.
-    pub async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
+    pub(super) async fn zookeeper(connect: &str, timeout: Duration) -> anyhow::Result<Store> {
         let client = crate::commands::zookeeper::connect(connect, timeout).await?;
         Ok(Store::ZooKeeper {
             admin: UserScramAdmin::new(Arc::clone(&client)),
@@ -58,7 +58,7 @@ impl Store {
     }
 
     /// Clients of the bootstrap brokers (they connect on the first request).
-    pub fn broker(bootstrap: &str, timeout: Duration) -> Store {
+    pub(super) fn broker(bootstrap: &str, timeout: Duration) -> Store {
         let config = NetworkClientConfig {
             client_id: "kcli-users".into(),
             request_timeout: timeout,
@@ -78,7 +78,7 @@ impl Store {
     }
 
     /// What the messages call this store.
-    pub fn name(&self) -> String {
+    pub(super) fn name(&self) -> String {
         match self {
             Store::ZooKeeper { connect, .. } => format!("ZooKeeper {connect}"),
             Store::Broker { bootstrap, .. } => {
@@ -88,7 +88,7 @@ impl Store {
         }
     }
 
-    pub async fn close(&self) {
+    pub(super) async fn close(&self) {
         if let Store::ZooKeeper {
             client, timeout, ..
         } = self
@@ -112,7 +112,10 @@ impl Store {
     }
 
     /// Kafka's DescribeUserScramCredentials: every user with a credential, or `users`.
-    pub async fn describe(&self, users: Option<&[String]>) -> anyhow::Result<DescribeOutcome> {
+    pub(super) async fn describe(
+        &self,
+        users: Option<&[String]>,
+    ) -> anyhow::Result<DescribeOutcome> {
         match self {
             Store::ZooKeeper { admin, .. } => {
                 self.bounded("reading /config/users", admin.describe(users))
@@ -154,7 +157,7 @@ impl Store {
     }
 
     /// Kafka's AlterUserScramCredentials.
-    pub async fn alter(
+    pub(super) async fn alter(
         &self,
         upsertions: &[Upsertion],
         deletions: &[Deletion],

@@ -7,7 +7,7 @@ use crate::config::ConfigError;
 use crate::config::sasl_config::validate_sasl;
 
 /// The class name that enables authorization (`authorizer.class.name`).
-pub const ACL_AUTHORIZER_CLASS: &str = "kafka.security.authorizer.AclAuthorizer";
+pub(crate) const ACL_AUTHORIZER_CLASS: &str = "kafka.security.authorizer.AclAuthorizer";
 
 impl Settings {
     /// The checks of Kafka's `KafkaConfig.validateValues` that apply to a ZooKeeper-mode broker,

@@ -33,9 +33,9 @@ use super::group_metadata_manager::{
 use super::member_metadata::{JoinGroupResult, SyncGroupResult};
 
 /// How long a new member's JoinGroup may wait in a rebalance (Kafka's `NewMemberJoinTimeoutMs`).
-pub const NEW_MEMBER_JOIN_TIMEOUT_MS: i32 = 5 * 60 * 1000;
+pub(crate) const NEW_MEMBER_JOIN_TIMEOUT_MS: i32 = 5 * 60 * 1000;
 /// How often the delayed operations' deadlines are checked.
-pub const TICK: Duration = Duration::from_millis(50);
+pub(crate) const TICK: Duration = Duration::from_millis(50);
 
 /// The `group.*` settings.
 #[derive(Debug, Clone)]

@@ -23,7 +23,7 @@ use super::member_metadata::MemberMetadata;
 use super::offsets_records::OffsetAndMetadata;
 
 /// The protocol type of Java-style consumers, whose subscriptions the coordinator can read.
-pub const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
+pub(crate) const CONSUMER_PROTOCOL_TYPE: &str = "consumer";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GroupState {

@@ -61,7 +61,7 @@ pub struct OffsetsConfig {
 }
 
 /// One group, shared by the handlers and the timers.
-pub type SharedGroup = Arc<Mutex<GroupMetadata>>;
+pub(crate) type SharedGroup = Arc<Mutex<GroupMetadata>>;
 
 /// The manager.
 #[derive(Debug)]
@@ -618,7 +618,7 @@ impl Loaded {
 
 /// A coordinator append's outcome: settled now (its error; NONE when committed), or the replica
 /// manager's wait for the ISR.
-pub fn settled(result: ProduceResult) -> Result<ErrorCode, DelayedProduce> {
+pub(crate) fn settled(result: ProduceResult) -> Result<ErrorCode, DelayedProduce> {
     match result {
         ProduceResult::Ready(responses) => Ok(first_error(&responses)),
         ProduceResult::Delayed(delayed) => Err(delayed),
@@ -627,7 +627,7 @@ pub fn settled(result: ProduceResult) -> Result<ErrorCode, DelayedProduce> {
 
 /// Waits for a delayed append (see [`settled`]): its error (NONE once committed), or
 /// NOT_COORDINATOR when the coordinator shuts down first.
-pub async fn committed(delayed: DelayedProduce, shutdown: &CancellationToken) -> ErrorCode {
+pub(crate) async fn committed(delayed: DelayedProduce, shutdown: &CancellationToken) -> ErrorCode {
     tokio::select! {
         responses = delayed.complete() => first_error(&responses),
         _ = shutdown.cancelled() => ErrorCode::NotCoordinator,
@@ -643,7 +643,7 @@ fn first_error(responses: &[PartitionResponse]) -> ErrorCode {
 
 /// Kafka's mapping of an append's or a transaction verification's error for offset commits
 /// (`maybeConvertOffsetCommitError`).
-pub fn commit_error(e: ErrorCode) -> ErrorCode {
+pub(crate) fn commit_error(e: ErrorCode) -> ErrorCode {
     match e {
         // A verification's retriable error, which every client retries without looking the
         // coordinator up again.
@@ -660,7 +660,7 @@ pub fn commit_error(e: ErrorCode) -> ErrorCode {
 }
 
 /// Kafka's mapping of an append error for group metadata (`storeGroup`'s callback).
-pub fn store_group_error(e: ErrorCode) -> ErrorCode {
+pub(crate) fn store_group_error(e: ErrorCode) -> ErrorCode {
     match e {
         ErrorCode::UnknownTopicOrPartition
         | ErrorCode::NotEnoughReplicas

@@ -48,7 +48,7 @@ pub struct MemberSummary {
 }
 
 /// One ListGroups entry: id, protocol type, state.
-pub type GroupOverview = (String, String, &'static str);
+pub(crate) type GroupOverview = (String, String, &'static str);
 
 impl GroupCoordinator {
     /// Kafka's `validateOffsetCommit`: a transactional commit without member information is

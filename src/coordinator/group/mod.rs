@@ -2,25 +2,25 @@
 //! KIP-848 consumer groups): membership and rebalances for JoinGroup/SyncGroup/Heartbeat/
 //! LeaveGroup, committed offsets, and their persistence in `__consumer_offsets`.
 //!
-//! - [`group_coordinator`]: the operations, Kafka's checks, the delayed-operation timers.
-//! - [`group_join`]: JoinGroup, static membership and the completion of a rebalance.
-//! - [`group_offsets`]: OffsetCommit/OffsetFetch, ListGroups, DescribeGroups, DeleteGroups,
+//! - `group_coordinator`: the operations, Kafka's checks, the delayed-operation timers.
+//! - `group_join`: JoinGroup, static membership and the completion of a rebalance.
+//! - `group_offsets`: OffsetCommit/OffsetFetch, ListGroups, DescribeGroups, DeleteGroups,
 //!   OffsetDelete and offsets retention.
-//! - [`group_metadata`]: one group's state machine and data.
-//! - [`member_metadata`]: one member, with its parked JoinGroup/SyncGroup answers.
-//! - [`group_metadata_manager`]: the groups in memory, appends to and loads from the offsets
+//! - `group_metadata`: one group's state machine and data.
+//! - `member_metadata`: one member, with its parked JoinGroup/SyncGroup answers.
+//! - `group_metadata_manager`: the groups in memory, appends to and loads from the offsets
 //!   topic.
 //! - [`offsets_records`]: the keys and values of `__consumer_offsets` and `partitionFor`.
-//! - [`txn_offsets`]: TxnOffsetCommit, offsets pending until their transaction's marker.
+//! - `txn_offsets`: TxnOffsetCommit, offsets pending until their transaction's marker.
 
-pub mod group_coordinator;
-pub mod group_join;
-pub mod group_metadata;
-pub mod group_metadata_manager;
-pub mod group_offsets;
-pub mod member_metadata;
+pub(crate) mod group_coordinator;
+pub(crate) mod group_join;
+pub(crate) mod group_metadata;
+pub(crate) mod group_metadata_manager;
+pub(crate) mod group_offsets;
+pub(crate) mod member_metadata;
 pub mod offsets_records;
-pub mod txn_offsets;
+pub(crate) mod txn_offsets;
 
 #[cfg(test)]
 mod coordinator_tests;

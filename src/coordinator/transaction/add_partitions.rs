@@ -26,7 +26,7 @@ use super::transaction_state::TransactionState;
 
 /// What the coordinator does with an add.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum AddDecision {
+pub(crate) enum AddDecision {
     /// Append this move to Ongoing; once committed, answer NONE.
     Append(TxnTransitMetadata),
     /// Answer this, changing nothing.
@@ -56,7 +56,7 @@ fn is_preparing(metadata: &TransactionMetadata) -> bool {
 }
 
 /// Decides an add of `partitions` to `metadata`'s transaction (the caller holds its lock).
-pub fn prepare_add_partitions(
+pub(crate) fn prepare_add_partitions(
     metadata: &mut TransactionMetadata,
     producer_id: i64,
     producer_epoch: i16,
@@ -79,7 +79,7 @@ pub fn prepare_add_partitions(
 
 /// A partition leader's question: is each of `partitions` in the producer's transaction?
 /// Either one error for them all, or one answer each.
-pub fn verify_partitions(
+pub(crate) fn verify_partitions(
     metadata: &TransactionMetadata,
     producer_id: i64,
     producer_epoch: i16,

@@ -66,7 +66,7 @@ impl TransactionResult {
 
 /// Who ends the transaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum EndOrigin {
+pub(crate) enum EndOrigin {
     /// EndTxn from the producer: its epoch must be the current one.
     Client,
     /// The coordinator's abort (a fence or a timeout), at the epoch it bumped to.
@@ -75,7 +75,7 @@ pub enum EndOrigin {
 
 /// What the coordinator does with an end of transaction.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum EndDecision {
+pub(crate) enum EndDecision {
     /// Append this Prepare move; `epoch_fence` when it carries a fence's bumped epoch (a failed
     /// append then marks the fence failed, so the next one reuses the epoch).
     Append {
@@ -88,7 +88,7 @@ pub enum EndDecision {
 
 /// Decides an end of transaction on `metadata` (the caller holds its lock) at `producer_id`
 /// and `producer_epoch`; see the module doc.
-pub fn prepare_end_transaction(
+pub(crate) fn prepare_end_transaction(
     metadata: &mut TransactionMetadata,
     producer_id: i64,
     producer_epoch: i16,
@@ -149,7 +149,7 @@ pub fn prepare_end_transaction(
 
 /// After the Prepare record is committed: the completion to write once every marker is, or the
 /// error to answer instead (and send nothing); see the module doc.
-pub fn prepare_send_markers(
+pub(crate) fn prepare_send_markers(
     metadata: &mut TransactionMetadata,
     producer_id: i64,
     producer_epoch: i16,

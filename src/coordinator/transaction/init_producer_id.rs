@@ -25,14 +25,14 @@ use super::transaction_state::TransactionState;
 
 /// The producer id and epoch a client sends with InitProducerId (v3+) to keep its id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct ExpectedProducer {
+pub(crate) struct ExpectedProducer {
     pub producer_id: i64,
     pub epoch: i16,
 }
 
 /// What the coordinator does with an InitProducerId.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum InitDecision {
+pub(crate) enum InitDecision {
     /// Append this move to Empty; once committed, answer its producer id and epoch.
     Append(TxnTransitMetadata),
     /// An open transaction: append this fence (PrepareEpochFence, the epoch bumped), abort the
@@ -45,7 +45,7 @@ pub enum InitDecision {
 /// The request's own checks (Kafka's, in order), before any coordinator is looked up: the
 /// expected producer, or INVALID_REQUEST when only one of its id and epoch is given or the
 /// transactional id is empty, or INVALID_TRANSACTION_TIMEOUT outside `(0, max_timeout_ms]`.
-pub fn validate_request(
+pub(crate) fn validate_request(
     transactional_id: &str,
     timeout_ms: i32,
     max_timeout_ms: i32,
@@ -75,7 +75,7 @@ fn is_valid_producer(metadata: &TransactionMetadata, expected: ExpectedProducer)
 
 /// Decides an InitProducerId on `metadata` (the caller holds its lock), preparing the move it
 /// makes. `new_producer_id` is asked only when the epoch is exhausted; its error is answered.
-pub fn prepare_init_producer_id_transit(
+pub(crate) fn prepare_init_producer_id_transit(
     metadata: &mut TransactionMetadata,
     timeout_ms: i32,
     expected: Option<ExpectedProducer>,

@@ -8,21 +8,21 @@
 //! ([`transaction_marker_channel_manager`]), and the coordinator that serves the requests with
 //! them and runs the timeout abort ([`transaction_coordinator`]).
 
-pub mod add_partitions;
-pub mod end_transaction;
-pub mod init_producer_id;
-pub mod transaction_coordinator;
-pub mod transaction_log;
-pub mod transaction_marker_channel_manager;
-pub mod transaction_metadata;
-pub mod transaction_state;
-pub mod transaction_state_manager;
+pub(crate) mod add_partitions;
+pub(crate) mod end_transaction;
+pub(crate) mod init_producer_id;
+pub(crate) mod transaction_coordinator;
+pub(crate) mod transaction_log;
+pub(crate) mod transaction_marker_channel_manager;
+pub(crate) mod transaction_metadata;
+pub(crate) mod transaction_state;
+pub(crate) mod transaction_state_manager;
 
-pub use end_transaction::TransactionResult;
-pub use transaction_coordinator::{
-    InitProducerIdResult, ProducerIdGenerator, TransactionConfig, TransactionCoordinator,
+pub(crate) use end_transaction::TransactionResult;
+pub(crate) use transaction_coordinator::{
+    ProducerIdGenerator, TransactionConfig, TransactionCoordinator,
 };
-pub use transaction_marker_channel_manager::{
+pub(crate) use transaction_marker_channel_manager::{
     MarkerDestination, MarkerFuture, MarkerSendError, TxnMarkerChannel,
 };
-pub use transaction_state_manager::{TransactionLogConfig, TransactionStateManager};
+pub(crate) use transaction_state_manager::{TransactionLogConfig, TransactionStateManager};

@@ -23,11 +23,11 @@ use crate::protocol::messages::transaction_log_value::{PartitionsSchema, Transac
 use super::transaction_state::{TransactionState, UnknownTransactionState};
 
 /// The value version a Kafka 3.9 cluster in ZooKeeper mode writes.
-pub const VALUE_VERSION: i16 = 0;
+pub(crate) const VALUE_VERSION: i16 = 0;
 
 /// One transactional id's state as `__transaction_state` holds it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TransactionLogEntry {
+pub(crate) struct TransactionLogEntry {
     pub producer_id: i64,
     pub producer_epoch: i16,
     pub transaction_timeout_ms: i32,
@@ -42,7 +42,7 @@ pub struct TransactionLogEntry {
 
 /// Why a `__transaction_state` record could not be read or written.
 #[derive(Debug, thiserror::Error)]
-pub enum TransactionLogError {
+pub(crate) enum TransactionLogError {
     #[error("undecodable __transaction_state record: {0}")]
     Decode(#[from] DecodeError),
     #[error("cannot encode a __transaction_state record: {0}")]
@@ -54,7 +54,7 @@ pub enum TransactionLogError {
 }
 
 /// The key of `transactional_id`'s records.
-pub fn key(transactional_id: &str) -> Result<Vec<u8>, TransactionLogError> {
+pub(crate) fn key(transactional_id: &str) -> Result<Vec<u8>, TransactionLogError> {
     let key = TransactionLogKey {
         transactional_id: StrBytes::from(transactional_id),
     };
@@ -62,7 +62,7 @@ pub fn key(transactional_id: &str) -> Result<Vec<u8>, TransactionLogError> {
 }
 
 /// The value of `entry`, at the version a 3.9 cluster in ZooKeeper mode writes.
-pub fn value(entry: &TransactionLogEntry) -> Result<Vec<u8>, TransactionLogError> {
+pub(crate) fn value(entry: &TransactionLogEntry) -> Result<Vec<u8>, TransactionLogError> {
     let partitions = (entry.state != TransactionState::Empty).then(|| {
         let mut by_topic: BTreeMap<&str, Vec<i32>> = BTreeMap::new();
         for tp in &entry.partitions {
@@ -92,7 +92,7 @@ pub fn value(entry: &TransactionLogEntry) -> Result<Vec<u8>, TransactionLogError
 
 /// Kafka's `readTxnRecordKey`: the transactional id, or `None` for a key version it does not
 /// know (skipped).
-pub fn read_key(key: &[u8]) -> Result<Option<String>, TransactionLogError> {
+pub(crate) fn read_key(key: &[u8]) -> Result<Option<String>, TransactionLogError> {
     let version = match key {
         [a, b, ..] => i16::from_be_bytes([*a, *b]),
         _ => return Err(TransactionLogError::Short),
@@ -105,7 +105,7 @@ pub fn read_key(key: &[u8]) -> Result<Option<String>, TransactionLogError> {
 }
 
 /// Kafka's `readTxnRecordValue`: any version it knows; an unknown version or state is an error.
-pub fn read_value(value: &[u8]) -> Result<TransactionLogEntry, TransactionLogError> {
+pub(crate) fn read_value(value: &[u8]) -> Result<TransactionLogEntry, TransactionLogError> {
     let (_, v) = TransactionLogValue::decode_versioned(Bytes::copy_from_slice(value))?;
     let mut partitions: Vec<TopicPartition> = v
         .transaction_partitions

@@ -61,7 +61,7 @@ pub struct MarkerSendError {
 }
 
 /// The answer to one WriteTxnMarkers.
-pub type MarkerFuture<'a> =
+pub(crate) type MarkerFuture<'a> =
     Pin<Box<dyn Future<Output = Result<WriteTxnMarkersResponse, MarkerSendError>> + Send + 'a>>;
 
 /// Where a partition's marker goes (Kafka's `getPartitionLeaderEndpoint` on the inter-broker
@@ -85,7 +85,7 @@ pub trait TxnMarkerChannel: Send + Sync + fmt::Debug {
 
 /// A transaction whose markers are being written (Kafka's `PendingCompleteTxn`).
 #[derive(Debug)]
-pub struct PendingCompleteTxn {
+pub(crate) struct PendingCompleteTxn {
     pub transactional_id: String,
     pub coordinator_epoch: i32,
     pub metadata: SharedMetadata,

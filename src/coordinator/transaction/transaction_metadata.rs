@@ -27,9 +27,9 @@ use crate::cluster::TopicPartition;
 use super::transaction_state::TransactionState;
 
 /// Kafka's `RecordBatch.NO_PRODUCER_EPOCH`.
-pub const NO_PRODUCER_EPOCH: i16 = -1;
+pub(crate) const NO_PRODUCER_EPOCH: i16 = -1;
 /// Kafka's `RecordBatch.NO_PRODUCER_ID`.
-pub const NO_PRODUCER_ID: i64 = -1;
+pub(crate) const NO_PRODUCER_ID: i64 = -1;
 
 /// Why a move was refused; the coordinator never prepares one of these on purpose (Kafka
 /// throws `IllegalStateException`), so each is a bug or a corrupt log, answered as an unknown
@@ -72,7 +72,7 @@ pub enum TransitionError {
 }
 
 /// Whether the producer epoch cannot be bumped again without leaving no room to fence.
-pub fn is_epoch_exhausted(epoch: i16) -> bool {
+pub(crate) fn is_epoch_exhausted(epoch: i16) -> bool {
     epoch >= i16::MAX - 1
 }
 

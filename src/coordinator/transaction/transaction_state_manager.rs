@@ -59,7 +59,7 @@ pub struct TransactionLogConfig {
 }
 
 /// One transactional id, shared by the request handlers and the timers.
-pub type SharedMetadata = Arc<Mutex<TransactionMetadata>>;
+pub(crate) type SharedMetadata = Arc<Mutex<TransactionMetadata>>;
 
 /// A loaded partition's ids and the coordinator epoch they were loaded at.
 #[derive(Debug)]
@@ -487,7 +487,7 @@ fn first_error(responses: &[PartitionResponse]) -> ErrorCode {
 
 /// Kafka's mapping of an append error for a transaction state move (`appendTransactionToLog`'s
 /// callback).
-pub fn append_error(e: ErrorCode) -> ErrorCode {
+pub(crate) fn append_error(e: ErrorCode) -> ErrorCode {
     match e {
         ErrorCode::UnknownTopicOrPartition
         | ErrorCode::NotEnoughReplicas
@@ -500,6 +500,6 @@ pub fn append_error(e: ErrorCode) -> ErrorCode {
 }
 
 mod expiration;
-pub mod listing;
+pub(crate) mod listing;
 #[cfg(test)]
 mod tests;

@@ -25,7 +25,7 @@ use crate::protocol::messages::{ApiKey, RequestKind, ResponseKind};
 const PIPE_BYTES: usize = 1 << 20;
 
 /// The handler, returned with the response's top-level fields.
-pub type Handled = (FetchResponseHead, Box<dyn FetchResponseHandler>);
+pub(super) type Handled = (FetchResponseHead, Box<dyn FetchResponseHandler>);
 
 impl NetworkClient {
     /// Sends the Fetch `body` at `version` and hands each partition of the response to

@@ -13,42 +13,42 @@ fn array<const N: usize>(b: &[u8], at: usize) -> Option<[u8; N]> {
 }
 
 #[inline]
-pub fn read_i16(b: &[u8], at: usize) -> Option<i16> {
+pub(crate) fn read_i16(b: &[u8], at: usize) -> Option<i16> {
     array(b, at).map(i16::from_be_bytes)
 }
 
 #[inline]
-pub fn read_i32(b: &[u8], at: usize) -> Option<i32> {
+pub(crate) fn read_i32(b: &[u8], at: usize) -> Option<i32> {
     array(b, at).map(i32::from_be_bytes)
 }
 
 #[inline]
-pub fn read_u32(b: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn read_u32(b: &[u8], at: usize) -> Option<u32> {
     array(b, at).map(u32::from_be_bytes)
 }
 
 #[inline]
-pub fn read_i64(b: &[u8], at: usize) -> Option<i64> {
+pub(crate) fn read_i64(b: &[u8], at: usize) -> Option<i64> {
     array(b, at).map(i64::from_be_bytes)
 }
 
 #[inline]
-pub fn i16_at(b: &[u8], at: usize) -> i16 {
+pub(crate) fn i16_at(b: &[u8], at: usize) -> i16 {
     read_i16(b, at).unwrap_or(0)
 }
 
 #[inline]
-pub fn i32_at(b: &[u8], at: usize) -> i32 {
+pub(crate) fn i32_at(b: &[u8], at: usize) -> i32 {
     read_i32(b, at).unwrap_or(0)
 }
 
 #[inline]
-pub fn u32_at(b: &[u8], at: usize) -> u32 {
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
     read_u32(b, at).unwrap_or(0)
 }
 
 #[inline]
-pub fn i64_at(b: &[u8], at: usize) -> i64 {
+pub(crate) fn i64_at(b: &[u8], at: usize) -> i64 {
     read_i64(b, at).unwrap_or(0)
 }
 

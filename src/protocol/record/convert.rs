@@ -32,7 +32,7 @@ pub(super) fn corrupt(message: impl Into<String>) -> ConversionError {
 /// Up-conversion: a magic 0/1 message set (every entry, compressed wrappers expanded) becomes
 /// one magic-2 batch at offset 0 with the wrappers' codec, ready for `append_as_leader`. Records
 /// keep their timestamps (`NO_TIMESTAMP` for magic 0).
-pub fn message_set_to_batch(records: &[u8]) -> Result<Vec<u8>, ConversionError> {
+pub(crate) fn message_set_to_batch(records: &[u8]) -> Result<Vec<u8>, ConversionError> {
     let mut out = Vec::new();
     let mut codec = CompressionType::None;
     for entry in BatchIter::new(records) {

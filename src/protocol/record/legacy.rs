@@ -13,13 +13,13 @@ use super::compression::{CompressionType, decompress};
 use super::error::RecordError;
 
 /// Kafka's `LegacyRecord.RECORD_OVERHEAD_V0`: crc, magic, attributes, key and value lengths.
-pub const RECORD_OVERHEAD_V0: usize = 14;
+pub(crate) const RECORD_OVERHEAD_V0: usize = 14;
 /// Kafka's `LegacyRecord.RECORD_OVERHEAD_V1`: v0 plus the timestamp.
-pub const RECORD_OVERHEAD_V1: usize = 22;
+pub(crate) const RECORD_OVERHEAD_V1: usize = 22;
 
 /// One legacy entry, borrowing key and value from the input.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct LegacyRecord<'a> {
+pub(crate) struct LegacyRecord<'a> {
     pub offset: i64,
     pub crc: u32,
     pub magic: i8,
@@ -34,7 +34,7 @@ pub struct LegacyRecord<'a> {
 
 /// A legacy record with owned bytes and an absolute offset, as returned by [`deep_records`].
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedLegacyRecord {
+pub(crate) struct OwnedLegacyRecord {
     pub offset: i64,
     pub crc: u32,
     pub magic: i8,
@@ -50,7 +50,7 @@ pub struct OwnedLegacyRecord {
 impl<'a> LegacyRecord<'a> {
     /// Parses one whole entry (log overhead included). The size field must match the entry's
     /// length and the key and value must fill it exactly. The CRC is not checked here.
-    pub fn parse(entry: &'a [u8]) -> Result<Self, RecordError> {
+    pub(crate) fn parse(entry: &'a [u8]) -> Result<Self, RecordError> {
         let short = || RecordError::corrupt(entry.len(), "legacy message is truncated");
         let offset = read_i64(entry, 0).ok_or_else(short)?;
         let size = read_i32(entry, 8).ok_or_else(short)?;
@@ -120,16 +120,16 @@ impl<'a> LegacyRecord<'a> {
     }
 
     /// Whether the stored CRC-32 matches magic..end.
-    pub fn is_valid(&self) -> bool {
+    pub(crate) fn is_valid(&self) -> bool {
         crc32fast::hash(self.crc_input) == self.crc
     }
 
-    pub fn compression(&self) -> Result<CompressionType, RecordError> {
+    pub(crate) fn compression(&self) -> Result<CompressionType, RecordError> {
         CompressionType::from_id((self.attributes & 0x07) as u8)
     }
 
     /// `NoTimestampType` for v0; bit 3 of the attributes for v1.
-    pub fn timestamp_type(&self) -> TimestampType {
+    pub(crate) fn timestamp_type(&self) -> TimestampType {
         if self.magic == MAGIC_V0 {
             TimestampType::NoTimestampType
         } else if self.attributes & 0x08 != 0 {
@@ -162,7 +162,7 @@ impl<'a> LegacyRecord<'a> {
 /// Inner messages of a compressed wrapper with absolute offsets (v1 relative inner offsets
 /// resolved as Kafka does: `wrapper_offset - last_inner_offset + inner_offset`). An uncompressed
 /// entry yields itself. With a LogAppendTime v1 wrapper, inner timestamps are the wrapper's.
-pub fn deep_records(
+pub(crate) fn deep_records(
     entry: &[u8],
     max_decompressed: usize,
 ) -> Result<Vec<OwnedLegacyRecord>, RecordError> {

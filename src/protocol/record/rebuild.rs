@@ -37,7 +37,7 @@ use super::varint::write_varlong;
 use super::varint::{read_varint, read_varlong, varint_size, varlong_size, write_varint};
 
 /// The lz4 level at which Kafka uses lz4-java's fast compressor (its default).
-pub const LZ4_FAST_LEVEL: i32 = 9;
+pub(crate) const LZ4_FAST_LEVEL: i32 = 9;
 /// The lz4 frame header Kafka writes: magic, FLG (version 1, independent blocks, no checksums,
 /// no content size), BD (64 KiB blocks) and the descriptor's xxhash32 byte.
 const LZ4_FRAME_HEADER: [u8; 7] = [0x04, 0x22, 0x4d, 0x18, 0x60, 0x40, 0x82];
@@ -68,7 +68,7 @@ impl Compression {
 
 /// What the rebuilt header takes from the source batch and the topic.
 #[derive(Debug, Clone, Copy)]
-pub struct RebuildParams {
+pub(crate) struct RebuildParams {
     pub target: Compression,
     /// The topic's `message.timestamp.type`.
     pub timestamp_type: TimestampType,
@@ -81,7 +81,7 @@ pub struct RebuildParams {
 /// Rebuilds the batch whose header is `source` from its `count` uncompressed, already
 /// validated `records`. `timestamp_of(timestamp_delta)` gives a record's timestamp as Kafka
 /// reads it (the batch max timestamp for a `LogAppendTime` batch). Returns the whole batch.
-pub fn rebuild_batch(
+pub(crate) fn rebuild_batch(
     source: &RecordBatchHeader,
     records: &[u8],
     count: i32,
@@ -241,7 +241,7 @@ impl Write for CappedWriter<'_> {
 
 /// Appends `data` compressed with `c` to `out`; more than `max` compressed bytes is
 /// [`RecordError::DecompressedTooLarge`], with nothing allocated past the cap.
-pub fn compress_into(
+pub(crate) fn compress_into(
     c: Compression,
     data: &[u8],
     out: &mut Vec<u8>,

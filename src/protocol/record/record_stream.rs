@@ -34,9 +34,9 @@ use super::varint::{peek_varint, read_varint, read_varlong};
 
 /// The most inflated bytes the window holds for a reading codec (gzip, zstd, lz4 frames the
 /// direct decoder does not handle).
-pub const WINDOW: usize = 64 << 10;
+pub(crate) const WINDOW: usize = 64 << 10;
 /// Records up to this size, length varint included, are read whole from the window.
-pub const WHOLE_RECORD_MAX: usize = 32 << 10;
+pub(crate) const WHOLE_RECORD_MAX: usize = 32 << 10;
 /// The window's first size for a reading codec; it doubles up to [`WINDOW`] as needed, so a
 /// small batch does not zero 64 KiB.
 const FIRST_WINDOW: usize = 4 << 10;
@@ -44,7 +44,7 @@ const FIRST_WINDOW: usize = 4 << 10;
 /// What validating a record needs from it: everything but the bytes of its key, value and
 /// headers. Null key or value: length -1.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RecordSummary {
+pub(crate) struct RecordSummary {
     /// Bytes of the record including its length varint.
     pub size_in_bytes: usize,
     pub attributes: i8,
@@ -56,17 +56,17 @@ pub struct RecordSummary {
 }
 
 impl RecordSummary {
-    pub fn has_key(&self) -> bool {
+    pub(crate) fn has_key(&self) -> bool {
         self.key_len >= 0
     }
 
     /// Absolute timestamp given the batch's base timestamp.
-    pub fn timestamp(&self, base_timestamp: i64) -> i64 {
+    pub(crate) fn timestamp(&self, base_timestamp: i64) -> i64 {
         base_timestamp.wrapping_add(self.timestamp_delta)
     }
 
     /// Absolute offset given the batch's base offset.
-    pub fn offset(&self, base_offset: i64) -> i64 {
+    pub(crate) fn offset(&self, base_offset: i64) -> i64 {
         base_offset.wrapping_add(i64::from(self.offset_delta))
     }
 }
@@ -117,7 +117,7 @@ impl From<WalkError> for RecordError {
 /// [`for_each_record`](super::records::for_each_record) over [`super::records::batch_records`]'s bytes; gzip, lz4 and zstd are
 /// streamed (see the module doc). `batch` is the whole batch (at least
 /// `header.size_in_bytes()` bytes; more is ignored).
-pub fn for_each_batch_record(
+pub(crate) fn for_each_batch_record(
     batch: &[u8],
     header: &RecordBatchHeader,
     max_decompressed: usize,
@@ -129,7 +129,7 @@ pub fn for_each_batch_record(
 }
 
 /// [`for_each_batch_record`] over a records section `data` compressed with `codec`.
-pub fn for_each_compressed_record(
+pub(crate) fn for_each_compressed_record(
     codec: CompressionType,
     data: &[u8],
     count: i32,

@@ -11,7 +11,7 @@ use super::error::RecordError;
 
 /// Reads a zigzag varint (at most 5 bytes) at `*pos`, advancing `*pos` past it.
 #[inline(always)]
-pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
+pub(crate) fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
     // Fast paths for one and two bytes (values in -8192..8192): record lengths, deltas and
     // key/value lengths of typical records. Everything else goes to the out-of-line loop, which
     // takes and returns plain values so `*pos` can stay in a register in the caller's loop.
@@ -40,7 +40,7 @@ pub fn read_varint(buf: &[u8], pos: &mut usize) -> Result<i32, RecordError> {
 /// fail: for looking ahead where a failure is not an error, so building its message would be
 /// wasted.
 #[inline(always)]
-pub fn peek_varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
+pub(crate) fn peek_varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
     let b0 = *buf.get(pos)?;
     if b0 < 0x80 {
         return Some((unzigzag32(u32::from(b0)), pos + 1));
@@ -62,7 +62,7 @@ pub fn peek_varint(buf: &[u8], pos: usize) -> Option<(i32, usize)> {
 
 /// Reads a zigzag varlong (at most 10 bytes) at `*pos`, advancing `*pos` past it.
 #[inline(always)]
-pub fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
+pub(crate) fn read_varlong(buf: &[u8], pos: &mut usize) -> Result<i64, RecordError> {
     let p = *pos;
     if let Some(&b0) = buf.get(p) {
         if b0 < 0x80 {
@@ -143,7 +143,7 @@ fn varint_error(kind: usize, start: usize, what: &str, byte: &str) -> RecordErro
 }
 
 /// Appends `v` as a zigzag varint.
-pub fn write_varint(out: &mut Vec<u8>, v: i32) {
+pub(crate) fn write_varint(out: &mut Vec<u8>, v: i32) {
     let mut z = ((v << 1) ^ (v >> 31)) as u32;
     while z >= 0x80 {
         out.push((z as u8) | 0x80);
@@ -153,7 +153,7 @@ pub fn write_varint(out: &mut Vec<u8>, v: i32) {
 }
 
 /// Appends `v` as a zigzag varlong.
-pub fn write_varlong(out: &mut Vec<u8>, v: i64) {
+pub(crate) fn write_varlong(out: &mut Vec<u8>, v: i64) {
     let mut z = ((v << 1) ^ (v >> 63)) as u64;
     while z >= 0x80 {
         out.push((z as u8) | 0x80);
@@ -163,14 +163,14 @@ pub fn write_varlong(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Bytes [`write_varint`] uses for `v`.
-pub fn varint_size(v: i32) -> usize {
+pub(crate) fn varint_size(v: i32) -> usize {
     let z = ((v << 1) ^ (v >> 31)) as u32;
     let bits = 32 - (z | 1).leading_zeros() as usize;
     bits.div_ceil(7)
 }
 
 /// Bytes [`write_varlong`] uses for `v`.
-pub fn varlong_size(v: i64) -> usize {
+pub(crate) fn varlong_size(v: i64) -> usize {
     let z = ((v << 1) ^ (v >> 63)) as u64;
     let bits = 64 - (z | 1).leading_zeros() as usize;
     bits.div_ceil(7)

@@ -29,7 +29,7 @@ use super::{Partition, PartitionState};
 
 /// An ISR change sent to the controller and not answered yet.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum PendingIsrChange {
+pub(crate) enum PendingIsrChange {
     /// Adding `new_replica`; `sent` is the proposal.
     Expand {
         new_replica: BrokerId,

@@ -5,12 +5,12 @@
 use crate::cluster::BrokerId;
 
 /// A log end not known yet: the follower has not fetched since this broker became leader.
-pub const UNKNOWN_OFFSET: i64 = -1;
+pub(crate) const UNKNOWN_OFFSET: i64 = -1;
 
 /// One follower's fetch state. Invariant: `last_caught_up_time_ms` only moves forward between
 /// resets.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Replica {
+pub(crate) struct Replica {
     pub broker_id: BrokerId,
     /// The follower's log end: the offset of its last fetch ([`UNKNOWN_OFFSET`] before one).
     pub log_end_offset: i64,
@@ -27,7 +27,7 @@ pub struct Replica {
 
 impl Replica {
     /// A follower this leader has not heard from, in the ISR (caught up as of `now_ms`) or not.
-    pub fn new(broker_id: BrokerId, now_ms: i64, in_sync: bool) -> Self {
+    pub(crate) fn new(broker_id: BrokerId, now_ms: i64, in_sync: bool) -> Self {
         Replica {
             broker_id,
             log_end_offset: UNKNOWN_OFFSET,
@@ -42,7 +42,7 @@ impl Replica {
     /// the leader's log end was `leader_end_offset`. The follower counts as caught up at this
     /// fetch when it asked for the leader's end, and as of its previous fetch when it asked for
     /// at least the leader's end at that time (it had everything the leader had then).
-    pub fn update_fetch_state(
+    pub(crate) fn update_fetch_state(
         &mut self,
         fetch_offset: i64,
         fetch_time_ms: i64,
@@ -59,7 +59,12 @@ impl Replica {
     }
 
     /// Kafka's `isCaughtUp`: at the leader's end, or caught up within the last `max_lag_ms`.
-    pub fn is_caught_up(&self, leader_end_offset: i64, now_ms: i64, max_lag_ms: i64) -> bool {
+    pub(crate) fn is_caught_up(
+        &self,
+        leader_end_offset: i64,
+        now_ms: i64,
+        max_lag_ms: i64,
+    ) -> bool {
         self.log_end_offset == leader_end_offset
             || now_ms - self.last_caught_up_time_ms <= max_lag_ms
     }
@@ -68,7 +73,13 @@ impl Replica {
     /// epoch: a new leader forgets what the follower fetched; a re-elected one keeps it. Either
     /// way an ISR member counts as caught up now, and another as never, so that one does not
     /// hold the high watermark back.
-    pub fn reset(&mut self, now_ms: i64, leader_end_offset: i64, new_leader: bool, in_sync: bool) {
+    pub(crate) fn reset(
+        &mut self,
+        now_ms: i64,
+        leader_end_offset: i64,
+        new_leader: bool,
+        in_sync: bool,
+    ) {
         if new_leader {
             *self = Replica::new(self.broker_id, now_ms, in_sync);
             return;

@@ -26,7 +26,7 @@ use crate::storage::leader_epoch_cache::{UNDEFINED_EPOCH, UNDEFINED_EPOCH_OFFSET
 /// `OffsetTruncationState`). Invariant: `offset` is at most the fetch offset it was computed
 /// from, so a truncation never grows the log.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OffsetTruncationState {
+pub(crate) struct OffsetTruncationState {
     pub offset: i64,
     pub truncation_completed: bool,
 }
@@ -34,7 +34,7 @@ pub struct OffsetTruncationState {
 /// Kafka's `getOffsetTruncationState`. `follower_end_for_epoch` is the local log's
 /// `endOffsetForEpoch(leader.leader_epoch)`: the largest local epoch `<=` the leader's and the
 /// offset it ends at here, `None` when the local cache has no epoch that old.
-pub fn offset_truncation_state(
+pub(crate) fn offset_truncation_state(
     leader: EpochEndOffset,
     follower_end_for_epoch: Option<(i32, i64)>,
     fetch_offset: i64,

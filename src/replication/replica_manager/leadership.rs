@@ -84,7 +84,7 @@ pub trait LeadershipListener: Send + Sync + std::fmt::Debug {
 }
 
 /// A boxed future of a topic's log config.
-pub type LogConfigFuture<'a> =
+pub(crate) type LogConfigFuture<'a> =
     Pin<Box<dyn Future<Output = Result<LogConfig, ErrorCode>> + Send + 'a>>;
 
 /// Where the replica manager reads a topic's log config when it opens the topic's logs

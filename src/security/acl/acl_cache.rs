@@ -17,19 +17,19 @@ use super::binding::{
 use super::types::{AclOperation, AclPermissionType, PatternType, ResourceType};
 
 /// The zkVersion of a resource whose znode does not exist (`ZkVersion.UnknownVersion`).
-pub const UNKNOWN_VERSION: i32 = -2;
+pub(crate) const UNKNOWN_VERSION: i32 = -2;
 
 /// A resource's ACLs and the version of the znode they were read from (Kafka's
 /// `VersionedAcls`); [`UNKNOWN_VERSION`] when there is no znode.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VersionedAcls {
+pub(crate) struct VersionedAcls {
     pub acls: BTreeSet<AccessControlEntry>,
     pub zk_version: i32,
 }
 
 impl VersionedAcls {
     /// No znode, no ACLs.
-    pub fn none() -> Self {
+    pub(crate) fn none() -> Self {
         VersionedAcls {
             acls: BTreeSet::new(),
             zk_version: UNKNOWN_VERSION,
@@ -37,7 +37,7 @@ impl VersionedAcls {
     }
 
     /// Whether the znode exists.
-    pub fn exists(&self) -> bool {
+    pub(crate) fn exists(&self) -> bool {
         self.zk_version != UNKNOWN_VERSION
     }
 }
@@ -102,28 +102,28 @@ impl ResourceTypeKey {
 
 /// Every cached ACL, by resource pattern, with the by-type index.
 #[derive(Debug, Clone, Default)]
-pub struct AclCache {
+pub(crate) struct AclCache {
     acls: BTreeMap<ResourcePattern, VersionedAcls>,
     by_type: HashMap<ResourceTypeKey, BTreeSet<String>>,
 }
 
 impl AclCache {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// The cached ACLs of one pattern, if any.
-    pub fn get(&self, pattern: &ResourcePattern) -> Option<&VersionedAcls> {
+    pub(crate) fn get(&self, pattern: &ResourcePattern) -> Option<&VersionedAcls> {
         self.acls.get(pattern)
     }
 
     /// Every cached pattern.
-    pub fn resources(&self) -> impl Iterator<Item = &ResourcePattern> {
+    pub(crate) fn resources(&self) -> impl Iterator<Item = &ResourcePattern> {
         self.acls.keys()
     }
 
     /// Replaces one pattern's ACLs (Kafka's `updateCache`); an empty set removes it.
-    pub fn update(&mut self, pattern: &ResourcePattern, versioned: VersionedAcls) {
+    pub(crate) fn update(&mut self, pattern: &ResourcePattern, versioned: VersionedAcls) {
         let old: BTreeSet<AccessControlEntry> = self
             .acls
             .get(pattern)
@@ -152,7 +152,7 @@ impl AclCache {
     }
 
     /// Every binding `filter` matches (Kafka's `acls(filter)`), in pattern order.
-    pub fn acls(&self, filter: &AclBindingFilter) -> Vec<AclBinding> {
+    pub(crate) fn acls(&self, filter: &AclBindingFilter) -> Vec<AclBinding> {
         let mut out = Vec::new();
         for (pattern, versioned) in &self.acls {
             for entry in &versioned.acls {
@@ -200,7 +200,7 @@ impl AclCache {
     /// is `allow.everyone.if.no.acl.found`; a matching DENY refuses; else a matching ALLOW of
     /// the operation or one implying it grants. `principal` is `type:name`; `host` the client's
     /// address as `getHostAddress` prints it.
-    pub fn authorize(
+    pub(crate) fn authorize(
         &self,
         settings: &AuthorizerSettings,
         principal: &str,
@@ -274,7 +274,7 @@ impl AclCache {
     /// `allow.everyone.if.no.acl.found` grants; without any DENY one ALLOW grants; else an
     /// ALLOW on a prefix no DENY prefix dominates, or on a literal name (or `*`) neither
     /// denied literally nor by a dominating prefix.
-    pub fn authorize_by_resource_type(
+    pub(crate) fn authorize_by_resource_type(
         &self,
         settings: &AuthorizerSettings,
         principal: &str,

@@ -9,13 +9,13 @@
 use super::types::{AclOperation, AclPermissionType, PatternType, ResourceType};
 
 /// `*`: a literal resource name that matches every name of its type.
-pub const WILDCARD_RESOURCE: &str = "*";
+pub(crate) const WILDCARD_RESOURCE: &str = "*";
 /// `User:*`: the principal an ACL names to apply to everyone.
-pub const WILDCARD_PRINCIPAL: &str = "User:*";
+pub(crate) const WILDCARD_PRINCIPAL: &str = "User:*";
 /// `*`: the host an ACL names to apply from everywhere.
-pub const WILDCARD_HOST: &str = "*";
+pub(crate) const WILDCARD_HOST: &str = "*";
 /// The name of the one cluster resource.
-pub const CLUSTER_NAME: &str = "kafka-cluster";
+pub(crate) const CLUSTER_NAME: &str = "kafka-cluster";
 
 /// A resource pattern: a type, a name and how the name matches.
 ///

@@ -10,13 +10,13 @@
 //! The ZooKeeper layout is in `zk::acl_store`; the broker's authorizer (loading, change
 //! notifications, the per-API checks) in `server::acl_authorizer` and `server::auth_helper`.
 
-pub mod acl_cache;
-pub mod binding;
-pub mod types;
+pub(crate) mod acl_cache;
+pub(crate) mod binding;
+pub(crate) mod types;
 
-pub use acl_cache::{AclCache, AuthorizerSettings, UNKNOWN_VERSION, VersionedAcls};
-pub use binding::{
+pub(crate) use acl_cache::{AclCache, AuthorizerSettings, UNKNOWN_VERSION, VersionedAcls};
+pub(crate) use binding::{
     AccessControlEntry, AccessControlEntryFilter, AclBinding, AclBindingFilter, CLUSTER_NAME,
-    ResourcePattern, ResourcePatternFilter, WILDCARD_HOST, WILDCARD_PRINCIPAL, WILDCARD_RESOURCE,
+    ResourcePattern, ResourcePatternFilter, WILDCARD_HOST,
 };
-pub use types::{AclOperation, AclPermissionType, PatternType, ResourceType};
+pub(crate) use types::{AclOperation, AclPermissionType, PatternType, ResourceType};

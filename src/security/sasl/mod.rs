@@ -2,9 +2,9 @@
 //! `SaslServerAuthenticator` drives a `javax.security.sasl.SaslServer`, the errors it answers
 //! with, and the [`CredentialProvider`] it reads users from.
 //!
-//! - [`plain`]: SASL/PLAIN (RFC 4616), Kafka's `PlainSaslServer`.
-//! - [`scram`]: SASL/SCRAM-SHA-256/512 (RFC 5802, RFC 7677), Kafka's `ScramSaslServer`.
-//! - [`scram_messages`]: SCRAM's client messages parsed and server messages written.
+//! - `plain`: SASL/PLAIN (RFC 4616), Kafka's `PlainSaslServer`.
+//! - `scram`: SASL/SCRAM-SHA-256/512 (RFC 5802, RFC 7677), Kafka's `ScramSaslServer`.
+//! - `scram_messages`: SCRAM's client messages parsed and server messages written.
 //! - [`client`]: the client side of PLAIN and SCRAM, for the broker's inter-broker connections.
 //!
 //! How a caller uses it: on SaslHandshake, [`new_sasl_server`] for the mechanism; then each
@@ -15,9 +15,9 @@
 //! docs for the error code and message Kafka answers with.
 
 pub mod client;
-pub mod plain;
-pub mod scram;
-pub mod scram_messages;
+pub(crate) mod plain;
+pub(crate) mod scram;
+pub(crate) mod scram_messages;
 
 use std::fmt;
 use std::sync::Arc;

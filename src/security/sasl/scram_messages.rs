@@ -13,7 +13,7 @@ use crate::security::JAVA_BASE64;
 use crate::security::sasl::CredentialFailure;
 
 /// Kafka's `ScramLoginModule.TOKEN_AUTH_CONFIG`: the extension that marks a delegation token.
-pub const TOKEN_AUTH_EXTENSION: &str = "tokenauth";
+pub(crate) const TOKEN_AUTH_EXTENSION: &str = "tokenauth";
 
 /// `gs2-header [reserved-mext ","] username "," nonce ["," extensions]`.
 ///
@@ -22,7 +22,7 @@ pub const TOKEN_AUTH_EXTENSION: &str = "tokenauth";
 /// `key=value` extensions with alphabetic keys. The reserved `m=` is refused, as RFC 5802
 /// requires (Kafka would skip it and then fail the proof).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientFirstMessage {
+pub(crate) struct ClientFirstMessage {
     /// The gs2 header as sent, with its trailing comma: what `c=` must encode.
     pub gs2_header: String,
     /// The decoded `a=` of the gs2 header; empty when absent.
@@ -38,7 +38,7 @@ pub struct ClientFirstMessage {
 }
 
 impl ClientFirstMessage {
-    pub fn parse(bytes: &[u8]) -> Result<ClientFirstMessage, CredentialFailure> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<ClientFirstMessage, CredentialFailure> {
         let invalid = |problem| CredentialFailure::InvalidClientFirstMessage { problem };
         let text = seven_bit(bytes).ok_or(invalid("a byte outside 0x01..=0x7f"))?;
         let parts: Vec<&str> = text.split(',').collect();
@@ -90,7 +90,7 @@ impl ClientFirstMessage {
     }
 
     /// The value of extension `key` (the last one if repeated, as Kafka's map keeps it).
-    pub fn extension(&self, key: &str) -> Option<&str> {
+    pub(crate) fn extension(&self, key: &str) -> Option<&str> {
         self.extensions
             .iter()
             .rev()
@@ -99,7 +99,7 @@ impl ClientFirstMessage {
     }
 
     /// Whether `tokenauth` is `true` (any case, as Java's `Boolean.parseBoolean`).
-    pub fn token_authenticated(&self) -> bool {
+    pub(crate) fn token_authenticated(&self) -> bool {
         self.extension(TOKEN_AUTH_EXTENSION)
             .is_some_and(|v| v.eq_ignore_ascii_case("true"))
     }
@@ -107,7 +107,7 @@ impl ClientFirstMessage {
 
 /// `channel-binding "," nonce ["," extensions] "," proof`: `c=<base64>,r=<printable>,...,p=<base64>`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClientFinalMessage {
+pub(crate) struct ClientFinalMessage {
     /// The decoded `c=`.
     pub channel_binding: Vec<u8>,
     /// `r=`: must be the server-first nonce.
@@ -119,7 +119,7 @@ pub struct ClientFinalMessage {
 }
 
 impl ClientFinalMessage {
-    pub fn parse(bytes: &[u8]) -> Result<ClientFinalMessage, CredentialFailure> {
+    pub(crate) fn parse(bytes: &[u8]) -> Result<ClientFinalMessage, CredentialFailure> {
         let invalid = |problem| CredentialFailure::InvalidClientFinalMessage { problem };
         let text = seven_bit(bytes).ok_or(invalid("a byte outside 0x01..=0x7f"))?;
         let (without_proof, proof) = text.rsplit_once(',').ok_or(invalid("no proof"))?;
@@ -153,14 +153,14 @@ impl ClientFinalMessage {
 /// `r=<nonce>,s=<base64 salt>,i=<iterations>`: the nonce is the client's followed by the
 /// server's.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ServerFirstMessage {
+pub(crate) struct ServerFirstMessage {
     pub nonce: String,
     pub salt: Vec<u8>,
     pub iterations: u32,
 }
 
 impl ServerFirstMessage {
-    pub fn to_message(&self) -> String {
+    pub(crate) fn to_message(&self) -> String {
         format!(
             "r={},s={},i={}",
             self.nonce,
@@ -171,17 +171,17 @@ impl ServerFirstMessage {
 }
 
 /// `v=<base64 ServerSignature>`.
-pub fn server_final_message(server_signature: &[u8]) -> String {
+pub(crate) fn server_final_message(server_signature: &[u8]) -> String {
     format!("v={}", JAVA_BASE64.encode(server_signature))
 }
 
 /// A username as a saslname: `=` as `=3D`, `,` as `=2C` (Kafka's `ScramFormatter.saslName`).
-pub fn username_to_sasl_name(username: &str) -> String {
+pub(crate) fn username_to_sasl_name(username: &str) -> String {
     username.replace('=', "=3D").replace(',', "=2C")
 }
 
 /// A saslname decoded: non-empty, `=` only in `=2C` or `=3D`, no `,`; `None` otherwise.
-pub fn sasl_name_to_username(sasl_name: &str) -> Option<String> {
+pub(crate) fn sasl_name_to_username(sasl_name: &str) -> Option<String> {
     if sasl_name.is_empty() {
         return None;
     }

@@ -31,7 +31,7 @@ const ESCAPED: &str = ",=+<>#;\"\\";
 
 /// The subject of the DER certificate `der` in Java's RFC 2253 form; the error says why the
 /// certificate could not be read.
-pub fn subject_rfc2253(der: &[u8]) -> Result<String, String> {
+pub(crate) fn subject_rfc2253(der: &[u8]) -> Result<String, String> {
     let (_, cert) =
         X509Certificate::from_der(der).map_err(|e| format!("cannot parse the certificate: {e}"))?;
     let mut rdns = Vec::new();

@@ -59,7 +59,7 @@ fn roots(config: &SslConfig, why: &str) -> Result<RootCertStore, SslConfigError>
 
 /// The server side of a listener: its key store, and client certificates checked against the
 /// trust store when `ssl.client.auth` asks for them.
-pub fn server_config(config: &SslConfig) -> Result<Arc<ServerConfig>, SslConfigError> {
+pub(crate) fn server_config(config: &SslConfig) -> Result<Arc<ServerConfig>, SslConfigError> {
     let Some(keystore) = &config.keystore else {
         return Err(error(
             "ssl.keystore.location",
@@ -102,7 +102,7 @@ pub fn server_config(config: &SslConfig) -> Result<Arc<ServerConfig>, SslConfigE
 /// The client side (the inter-broker client): servers checked against the trust store, their
 /// host names verified (Kafka's default `ssl.endpoint.identification.algorithm=https`), and
 /// the key store presented when there is one.
-pub fn client_config(config: &SslConfig) -> Result<Arc<ClientConfig>, SslConfigError> {
+pub(crate) fn client_config(config: &SslConfig) -> Result<Arc<ClientConfig>, SslConfigError> {
     let roots = roots(config, "to verify other brokers")?;
     let builder = ClientConfig::builder_with_provider(provider())
         .with_protocol_versions(&versions(config))
@@ -128,7 +128,7 @@ pub fn client_config(config: &SslConfig) -> Result<Arc<ClientConfig>, SslConfigE
 /// The principal name of a TLS client (Kafka's `DefaultKafkaPrincipalBuilder`): its
 /// certificate's subject in RFC 2253 form through the mapping rules, or `None` (anonymous)
 /// without a certificate.
-pub fn ssl_principal_name(
+pub(crate) fn ssl_principal_name(
     config: &SslConfig,
     peer_certificates: Option<&[CertificateDer<'_>]>,
 ) -> Result<Option<String>, String> {

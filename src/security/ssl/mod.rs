@@ -4,12 +4,11 @@
 //! of a client certificate: its subject as Java prints it ([`distinguished_name`]) mapped by
 //! `ssl.principal.mapping.rules` ([`principal_mapper`]).
 
-pub mod distinguished_name;
-pub mod engine_factory;
-pub mod principal_mapper;
-pub mod ssl_config;
-pub mod stores;
+pub(crate) mod distinguished_name;
+pub(crate) mod engine_factory;
+pub(crate) mod principal_mapper;
+pub(crate) mod ssl_config;
+pub(crate) mod stores;
 
-pub use engine_factory::{client_config, server_config, ssl_principal_name};
-pub use principal_mapper::SslPrincipalMapper;
-pub use ssl_config::{Found, SslClientAuth, SslConfig, SslConfigError};
+pub(crate) use engine_factory::{client_config, server_config, ssl_principal_name};
+pub(crate) use ssl_config::{Found, SslConfig, SslConfigError};

@@ -10,7 +10,7 @@ use super::ssl_config::{Found, KeyStoreConfig, SslConfigError, TrustStoreConfig}
 
 /// A certificate chain (the end entity's first) and its private key.
 #[derive(Debug)]
-pub struct KeyStore {
+pub(crate) struct KeyStore {
     pub chain: Vec<CertificateDer<'static>>,
     pub key: PrivateKeyDer<'static>,
 }
@@ -37,7 +37,7 @@ fn read(found: &Found) -> Result<Vec<u8>, SslConfigError> {
 }
 
 /// Loads the key store.
-pub fn load_keystore(config: &KeyStoreConfig) -> Result<KeyStore, SslConfigError> {
+pub(crate) fn load_keystore(config: &KeyStoreConfig) -> Result<KeyStore, SslConfigError> {
     match config {
         KeyStoreConfig::PemFile { location } => {
             let bytes = read(location)?;
@@ -114,7 +114,7 @@ fn pem_certificates(
 }
 
 /// Loads the trusted certificates (never empty).
-pub fn load_truststore(
+pub(crate) fn load_truststore(
     config: &TrustStoreConfig,
 ) -> Result<Vec<CertificateDer<'static>>, SslConfigError> {
     let (certs, found) = match config {

@@ -19,7 +19,7 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::zk_producer_id_manager::{AllocateError, ZkProducerIdManager};
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AllocateProducerIdsRequest,
@@ -41,7 +41,7 @@ pub async fn handle(
 }
 
 /// The controller's answer to `request`.
-pub async fn allocate_producer_ids(
+pub(crate) async fn allocate_producer_ids(
     manager: &ZkProducerIdManager,
     request: &AllocateProducerIdsRequest,
 ) -> AllocateProducerIdsResponse {

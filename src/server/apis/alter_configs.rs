@@ -83,7 +83,7 @@ macro_rules! alter_each_resource {
 }
 pub(crate) use alter_each_resource;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AlterConfigsRequest,

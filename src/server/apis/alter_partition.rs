@@ -11,7 +11,7 @@ use crate::protocol::messages::alter_partition_request::AlterPartitionRequest;
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AlterPartitionRequest,

@@ -21,7 +21,7 @@ use crate::protocol::messages::alter_replica_log_dirs_response::{
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(
+pub(crate) fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AlterReplicaLogDirsRequest,

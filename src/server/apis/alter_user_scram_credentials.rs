@@ -17,7 +17,7 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::user_scram_admin::{AlterResult, Deletion, Upsertion};
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: AlterUserScramCredentialsRequest,

@@ -24,7 +24,11 @@ fn api_keys() -> Vec<ApiVersion> {
         .collect()
 }
 
-pub fn handle(_apis: &KafkaApis, ctx: &RequestContext, _request: ApiVersionsRequest) -> Response {
+pub(crate) fn handle(
+    _apis: &KafkaApis,
+    ctx: &RequestContext,
+    _request: ApiVersionsRequest,
+) -> Response {
     ctx.respond(ResponseKind::ApiVersions(response()))
 }
 
@@ -32,7 +36,7 @@ pub fn handle(_apis: &KafkaApis, ctx: &RequestContext, _request: ApiVersionsRequ
 /// gives the same one before authentication). ZooKeeper-mode brokers advertise no features
 /// (Kafka's `ZkBrokerApiVersionManager`), and finalized features epoch -1; tagged fields at
 /// their defaults are not written.
-pub fn response() -> ApiVersionsResponse {
+pub(crate) fn response() -> ApiVersionsResponse {
     ApiVersionsResponse {
         error_code: ErrorCode::None.code(),
         api_keys: api_keys(),
@@ -42,7 +46,7 @@ pub fn response() -> ApiVersionsResponse {
 }
 
 /// The KIP-511 answer to a version newer than the broker's, to be written at v0.
-pub fn unsupported_version_response() -> ApiVersionsResponse {
+pub(crate) fn unsupported_version_response() -> ApiVersionsResponse {
     ApiVersionsResponse {
         error_code: ErrorCode::UnsupportedVersion.code(),
         api_keys: api_keys(),
@@ -51,7 +55,7 @@ pub fn unsupported_version_response() -> ApiVersionsResponse {
 }
 
 /// The KIP-511 answer to a version newer than the broker's: the body at v0.
-pub fn unsupported_version(ctx: &RequestContext) -> Response {
+pub(crate) fn unsupported_version(ctx: &RequestContext) -> Response {
     let v0 = RequestContext {
         api_version: 0,
         ..ctx.clone()

@@ -12,7 +12,7 @@ use crate::protocol::messages::controlled_shutdown_request::ControlledShutdownRe
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: ControlledShutdownRequest,

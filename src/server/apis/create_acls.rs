@@ -47,7 +47,11 @@ fn result(outcome: Result<(), (ErrorCode, String)>) -> AclCreationResult {
     }
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: CreateAclsRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    r: CreateAclsRequest,
+) -> Response {
     let all = |code: ErrorCode, message: &str| {
         r.creations
             .iter()

@@ -23,7 +23,7 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::create_topics::api_error;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: CreatePartitionsRequest,

@@ -32,7 +32,7 @@ use super::super::topic_manager::{CreatedTopic, NewTopic, TopicError};
 /// Kafka's `Topic.CLUSTER_METADATA_TOPIC_NAME`, the KRaft log, which no client may create.
 const CLUSTER_METADATA_TOPIC_NAME: &str = "__cluster_metadata";
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: CreateTopicsRequest,

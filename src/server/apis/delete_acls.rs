@@ -26,7 +26,11 @@ fn failed(code: ErrorCode, message: &str) -> DeleteAclsFilterResult {
     }
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DeleteAclsRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    r: DeleteAclsRequest,
+) -> Response {
     let filter_results = if !apis.auth.authorize_cluster(ctx, AclOperation::Alter) {
         let code = ErrorCode::ClusterAuthorizationFailed;
         r.filters

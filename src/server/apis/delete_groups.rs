@@ -16,7 +16,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DeleteGroupsRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DeleteGroupsRequest) -> Response {
     let ids: Vec<String> = r
         .groups_names
         .iter()

@@ -24,7 +24,11 @@ use super::super::topic_validation::is_internal;
 /// `DeleteRecordsResponse.INVALID_LOW_WATERMARK`.
 const INVALID_LOW_WATERMARK: i64 = -1;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DeleteRecordsRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: DeleteRecordsRequest,
+) -> Response {
     let topics = request
         .topics
         .into_iter()

@@ -51,7 +51,7 @@ pub(super) fn filter_of(
     (!filter.is_unknown()).then_some(filter)
 }
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeAclsRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeAclsRequest) -> Response {
     let error = |code: ErrorCode, message: &str| DescribeAclsResponse {
         error_code: code.code(),
         error_message: Some(StrBytes::from(message.to_string())),

@@ -20,7 +20,11 @@ use crate::security::acl::{AclOperation, CLUSTER_NAME, ResourceType};
 const BROKER: i8 = 1;
 const CONTROLLER: i8 = 2;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DescribeClusterRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: DescribeClusterRequest,
+) -> Response {
     let response = describe(apis, ctx, &request);
     ctx.respond(ResponseKind::DescribeCluster(response))
 }

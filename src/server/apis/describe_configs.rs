@@ -31,7 +31,11 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::super::topic_validation::validate_topic_name;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DescribeConfigsRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: DescribeConfigsRequest,
+) -> Response {
     let known = |t: i8| {
         matches!(
             t,

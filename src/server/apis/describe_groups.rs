@@ -17,7 +17,7 @@ use super::super::request_context::RequestContext;
 use crate::protocol::errors::ErrorCode;
 use crate::security::acl::{AclOperation, ResourceType};
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeGroupsRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: DescribeGroupsRequest) -> Response {
     let include_ops = ctx.api_version >= 3 && r.include_authorized_operations;
     let (allowed, denied): (Vec<_>, Vec<_>) = r.groups.iter().partition(|id| {
         apis.auth.authorize(

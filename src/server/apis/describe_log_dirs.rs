@@ -20,7 +20,11 @@ use crate::protocol::messages::describe_log_dirs_response::{
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: DescribeLogDirsRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: DescribeLogDirsRequest,
+) -> Response {
     // Kafka: without DESCRIBE on the cluster, no results and CLUSTER_AUTHORIZATION_FAILED.
     if !apis
         .auth

@@ -20,7 +20,7 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 use super::partition_error;
 
-pub fn handle(
+pub(crate) fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: DescribeProducersRequest,

@@ -24,7 +24,7 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: ElectLeadersRequest,

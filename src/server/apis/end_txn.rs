@@ -15,7 +15,11 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: EndTxnRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: EndTxnRequest,
+) -> Response {
     let id = request.transactional_id.to_string_lossy();
     let code = if !apis
         .auth

@@ -71,7 +71,11 @@ struct TopicLayout {
     partitions: Vec<(i32, Slot)>,
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: FetchRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: FetchRequest,
+) -> Response {
     let version = ctx.api_version;
     if version >= 7 && request.session_epoch > 0 {
         let response = FetchResponse {

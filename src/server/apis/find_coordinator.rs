@@ -31,7 +31,7 @@ use crate::cluster::{GROUP_METADATA_TOPIC_NAME, TRANSACTION_STATE_TOPIC_NAME};
 const GROUP: i8 = 0;
 const TRANSACTION: i8 = 1;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: FindCoordinatorRequest,

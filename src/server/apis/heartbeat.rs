@@ -12,7 +12,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: HeartbeatRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: HeartbeatRequest) -> Response {
     let instance = r
         .group_instance_id
         .as_ref()

@@ -33,7 +33,7 @@ use super::alter_configs::{
     only_topics_and_brokers, preprocess_broker,
 };
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: IncrementalAlterConfigsRequest,

@@ -26,7 +26,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: InitProducerIdRequest,

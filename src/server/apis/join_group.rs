@@ -21,11 +21,11 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
 /// Kafka's `clientHost`: the peer address as Java's `InetAddress.toString` writes it.
-pub fn client_host(ctx: &RequestContext) -> String {
+pub(crate) fn client_host(ctx: &RequestContext) -> String {
     format!("/{}", ctx.peer.ip())
 }
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: JoinGroupRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: JoinGroupRequest) -> Response {
     let v = ctx.api_version;
     let member_id = r.member_id.to_string_lossy().into_owned();
     if !apis.auth.authorize(

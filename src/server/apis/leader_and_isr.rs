@@ -26,7 +26,7 @@ use crate::replication::replica_manager::PartitionLeadership;
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: LeaderAndIsrRequest,
@@ -48,7 +48,7 @@ pub async fn handle(
 }
 
 /// The whole of the broker's side; the in-process channel of the local controller calls it too.
-pub async fn become_leader_or_follower(
+pub(crate) async fn become_leader_or_follower(
     apis: &KafkaApis,
     version: i16,
     request: LeaderAndIsrRequest,

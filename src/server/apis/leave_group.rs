@@ -15,7 +15,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: LeaveGroupRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: LeaveGroupRequest) -> Response {
     let text = |s: &StrBytes| s.to_string_lossy().into_owned();
     let leaving: Vec<LeavingMember> = if ctx.api_version < 3 {
         vec![LeavingMember {

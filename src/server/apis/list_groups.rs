@@ -13,7 +13,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: ListGroupsRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: ListGroupsRequest) -> Response {
     let text = |v: &[StrBytes]| -> Vec<String> {
         v.iter().map(|s| s.to_string_lossy().into_owned()).collect()
     };

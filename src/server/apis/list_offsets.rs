@@ -24,7 +24,11 @@ use crate::storage::log_reads::FetchIsolation;
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ListOffsetsRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: ListOffsetsRequest,
+) -> Response {
     // Kafka's: a replica sees the log end, a read_committed consumer (v2+) the last stable
     // offset, any other consumer the high watermark.
     let isolation = if request.replica_id >= 0 {

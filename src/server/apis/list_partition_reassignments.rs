@@ -16,7 +16,7 @@ use crate::protocol::messages::list_partition_reassignments_response::{
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(
+pub(crate) async fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: ListPartitionReassignmentsRequest,

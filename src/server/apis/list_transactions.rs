@@ -16,7 +16,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(
+pub(crate) fn handle(
     apis: &KafkaApis,
     ctx: &RequestContext,
     request: ListTransactionsRequest,

@@ -29,7 +29,11 @@ use crate::security::acl::{AclOperation, CLUSTER_NAME, ResourceType};
 /// Kafka's "not requested" value of the authorized-operations fields.
 const AUTHORIZED_OPERATIONS_OMITTED: i32 = i32::MIN;
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: MetadataRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: MetadataRequest,
+) -> Response {
     // v0 asks for every topic with an empty list; later versions with null.
     let all_topics = match &request.topics {
         None => true,

@@ -28,11 +28,15 @@ use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
 /// ZooKeeper's path of a v0 offset (Kafka's `ConsumerPathZNode`/`ConsumerOffset`).
-pub fn zk_offset_path(group: &str, tp: &TopicPartition) -> String {
+pub(crate) fn zk_offset_path(group: &str, tp: &TopicPartition) -> String {
     format!("/consumers/{group}/offsets/{}/{}", tp.topic, tp.partition)
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetCommitRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    r: OffsetCommitRequest,
+) -> Response {
     let v = ctx.api_version;
     let group_id = r.group_id.to_string_lossy().into_owned();
     let now = apis.replica_manager.time().milliseconds();

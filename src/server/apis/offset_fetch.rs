@@ -36,7 +36,11 @@ fn fetched(tp: TopicPartition, o: Option<OffsetAndMetadata>, e: ErrorCode) -> Fe
     }
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: OffsetFetchRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    r: OffsetFetchRequest,
+) -> Response {
     let v = ctx.api_version;
     let coordinator = &apis.group_coordinator;
     let text = |s: &StrBytes| s.to_string_lossy().into_owned();

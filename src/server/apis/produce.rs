@@ -61,7 +61,11 @@ enum Slot {
     Appended(usize),
 }
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, request: ProduceRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: ProduceRequest,
+) -> Response {
     let acks = request.acks;
     let transactional_refused = has_transactional_records(ctx, &request)
         && !request.transactional_id.as_ref().is_some_and(|id| {

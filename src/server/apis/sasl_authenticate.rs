@@ -11,7 +11,7 @@ use crate::protocol::messages::sasl_authenticate_response::SaslAuthenticateRespo
 
 use super::super::request_context::RequestContext;
 
-pub fn handle(ctx: &RequestContext) -> Response {
+pub(crate) fn handle(ctx: &RequestContext) -> Response {
     ctx.respond(ResponseKind::SaslAuthenticate(SaslAuthenticateResponse {
         error_code: ErrorCode::IllegalSaslState.code(),
         error_message: Some(StrBytes::from(

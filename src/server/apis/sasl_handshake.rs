@@ -10,7 +10,7 @@ use crate::protocol::messages::sasl_handshake_response::SaslHandshakeResponse;
 
 use super::super::request_context::RequestContext;
 
-pub fn handle(ctx: &RequestContext) -> Response {
+pub(crate) fn handle(ctx: &RequestContext) -> Response {
     ctx.respond(ResponseKind::SaslHandshake(SaslHandshakeResponse {
         error_code: ErrorCode::IllegalSaslState.code(),
         mechanisms: Vec::new(),

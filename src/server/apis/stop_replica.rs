@@ -23,7 +23,11 @@ use super::super::request_context::RequestContext;
 /// The leader epoch of a partition of a request that carries none (v0-2).
 const NO_EPOCH: i32 = -1;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: StopReplicaRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: StopReplicaRequest,
+) -> Response {
     // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response, the
     // error at the top and on every partition (`getErrorResponse`).
     if !apis
@@ -70,7 +74,7 @@ fn partitions(request: &StopReplicaRequest) -> Vec<(TopicPartition, i32, bool)> 
     out
 }
 
-pub fn stop_replicas(apis: &KafkaApis, request: StopReplicaRequest) -> StopReplicaResponse {
+pub(crate) fn stop_replicas(apis: &KafkaApis, request: StopReplicaRequest) -> StopReplicaResponse {
     if apis.epochs.is_broker_epoch_stale(request.broker_epoch) {
         return whole_request_error(ErrorCode::StaleBrokerEpoch);
     }

@@ -18,7 +18,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, r: SyncGroupRequest) -> Response {
+pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: SyncGroupRequest) -> Response {
     let v = ctx.api_version;
     if v >= 5 && (r.protocol_type.is_none() || r.protocol_name.is_none()) {
         let e = SyncGroupResult::error(ErrorCode::InconsistentGroupProtocol);

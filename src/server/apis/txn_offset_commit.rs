@@ -36,7 +36,11 @@ use super::super::add_partitions_to_txn_manager::{AddPartitionsToTxnManager, Txn
 use super::super::kafka_apis::KafkaApis;
 use super::super::request_context::RequestContext;
 
-pub async fn handle(apis: &KafkaApis, ctx: &RequestContext, r: TxnOffsetCommitRequest) -> Response {
+pub(crate) async fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    r: TxnOffsetCommitRequest,
+) -> Response {
     let v = ctx.api_version;
     let text = |s: &StrBytes| s.to_string_lossy().into_owned();
     let group_id = text(&r.group_id);

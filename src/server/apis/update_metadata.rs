@@ -22,7 +22,11 @@ use super::super::topic_validation::is_internal;
 /// The leader of a partition whose topic is being deleted.
 const LEADER_DURING_DELETE: i32 = -2;
 
-pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: UpdateMetadataRequest) -> Response {
+pub(crate) fn handle(
+    apis: &KafkaApis,
+    ctx: &RequestContext,
+    request: UpdateMetadataRequest,
+) -> Response {
     // Kafka's `authorizeClusterOperation(CLUSTER_ACTION)`: the request's error response.
     if !apis
         .auth
@@ -39,7 +43,7 @@ pub fn handle(apis: &KafkaApis, ctx: &RequestContext, request: UpdateMetadataReq
     ctx.respond(ResponseKind::UpdateMetadata(response))
 }
 
-pub fn update_metadata(
+pub(crate) fn update_metadata(
     apis: &KafkaApis,
     version: i16,
     request: UpdateMetadataRequest,

@@ -32,7 +32,7 @@ use crate::protocol::record::varint::{
 /// Kafka's `RecordFilter.BatchRetention`: what happens to a batch none of whose records is
 /// kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum BatchRetention {
+pub(crate) enum BatchRetention {
     /// Drop the batch and all its records.
     Delete,
     /// Drop the batch only if no record is kept.
@@ -43,7 +43,7 @@ pub enum BatchRetention {
 
 /// The outcome for one batch.
 #[derive(Debug, PartialEq, Eq)]
-pub enum Filtered<'a> {
+pub(crate) enum Filtered<'a> {
     /// Every record kept, nothing to change: the input bytes.
     Original(&'a [u8]),
     /// A rebuilt batch (fewer records, or a delete horizon set).
@@ -56,7 +56,7 @@ pub enum Filtered<'a> {
 
 /// A record as the filter sees it.
 #[derive(Debug, Clone, Copy)]
-pub struct RecordView<'r> {
+pub(crate) struct RecordView<'r> {
     pub offset: i64,
     pub key: Option<&'r [u8]>,
     pub has_value: bool,
@@ -64,7 +64,7 @@ pub struct RecordView<'r> {
 
 /// How a batch is filtered.
 #[derive(Debug, Clone, Copy)]
-pub struct FilterParams {
+pub(crate) struct FilterParams {
     pub retention: BatchRetention,
     pub now_ms: i64,
     pub delete_retention_ms: i64,
@@ -76,14 +76,14 @@ pub struct FilterParams {
 
 /// What filtering read and kept.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct FilterCounts {
+pub(crate) struct FilterCounts {
     pub records_read: usize,
     pub records_retained: usize,
 }
 
 /// Filters the v2 batch `batch` (its whole bytes; `header` parsed from it), keeping the records
 /// for which `retain` answers true; see the module docs.
-pub fn filter_batch<'a>(
+pub(crate) fn filter_batch<'a>(
     batch: &'a [u8],
     header: &RecordBatchHeader,
     params: FilterParams,

@@ -40,7 +40,7 @@ struct OngoingAborted {
 
 /// See the module doc.
 #[derive(Debug, Default)]
-pub struct CleanedTransactionMetadata {
+pub(crate) struct CleanedTransactionMetadata {
     /// Not yet reached, by first offset.
     aborted: VecDeque<AbortedTxn>,
     ongoing_aborted: HashMap<i64, OngoingAborted>,
@@ -50,7 +50,7 @@ pub struct CleanedTransactionMetadata {
 }
 
 impl CleanedTransactionMetadata {
-    pub fn new(mut aborted: Vec<AbortedTxn>) -> Self {
+    pub(crate) fn new(mut aborted: Vec<AbortedTxn>) -> Self {
         aborted.sort_by_key(|t| t.first_offset);
         CleanedTransactionMetadata {
             aborted: aborted.into(),
@@ -74,7 +74,7 @@ impl CleanedTransactionMetadata {
     }
 
     /// A data batch read (Kafka's `onBatchRead`): whether it is aborted data.
-    pub fn on_batch_read(&mut self, header: &RecordBatchHeader) -> bool {
+    pub(crate) fn on_batch_read(&mut self, header: &RecordBatchHeader) -> bool {
         self.consume_aborted_txns_up_to(header.last_offset());
         if !header.is_transactional() {
             return false;
@@ -93,7 +93,7 @@ impl CleanedTransactionMetadata {
 
     /// A control batch read (Kafka's `onControlBatchRead`): whether it may be discarded once
     /// its delete horizon passes.
-    pub fn on_control_batch_read(
+    pub(crate) fn on_control_batch_read(
         &mut self,
         batch: &[u8],
         header: &RecordBatchHeader,
@@ -123,7 +123,7 @@ impl CleanedTransactionMetadata {
 
     /// The `.txnindex` entries of the aborted transactions whose markers stay, for the cleaned
     /// segment.
-    pub fn take_cleaned_index(&mut self) -> Vec<AbortedTxn> {
+    pub(crate) fn take_cleaned_index(&mut self) -> Vec<AbortedTxn> {
         std::mem::take(&mut self.cleaned_index)
     }
 }
@@ -132,7 +132,11 @@ impl CleanedTransactionMetadata {
 /// transactions with data in `[start, upper)`, from the segment holding `start` on, until an
 /// entry's last stable offset reaches `upper` (a transaction is indexed in its marker's
 /// segment, which may come after its data's).
-pub fn collect_aborted_transactions(log: &LogSnapshot, start: i64, upper: i64) -> Vec<AbortedTxn> {
+pub(crate) fn collect_aborted_transactions(
+    log: &LogSnapshot,
+    start: i64,
+    upper: i64,
+) -> Vec<AbortedTxn> {
     let from = log
         .segments
         .iter()

@@ -68,7 +68,7 @@ pub struct Cleaner {
 
 /// Returns `CleaningAborted` when the cleaning must stop (shutdown, or the partition is being
 /// deleted or truncated).
-pub type CheckDone<'a> = &'a dyn Fn() -> Result<(), StorageError>;
+pub(crate) type CheckDone<'a> = &'a dyn Fn() -> Result<(), StorageError>;
 
 impl Cleaner {
     /// Called for each batch a scan reads: an abort is noticed within 64 batches (checking
@@ -498,7 +498,7 @@ fn last_records_of_producers(log: &LogSnapshot) -> Result<HashMap<i64, LastRecor
 /// `max_size`, whose index sizes stay within `max_index_size` each, and whose offsets fit one
 /// segment's 32-bit relative offsets (a segment's last offset is bounded by the next one's base,
 /// the last one's by `first_uncleanable_offset`). An empty segment always joins.
-pub fn group_segments_by_size(
+pub(crate) fn group_segments_by_size(
     segments: &[SegmentView],
     max_size: i32,
     max_index_size: i32,

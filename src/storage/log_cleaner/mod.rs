@@ -2,24 +2,24 @@
 //! with `cleanup.policy=compact` (or `compact,delete`), keeping the latest record of every key.
 //!
 //! Each of `log.cleaner.threads` tasks loops: pick the filthiest compacted log
-//! ([`cleaner_manager`]), clean it ([`cleaner`]), run retention for the compacted logs (which the
+//! ([`cleaner_manager`]), clean it (`cleaner`), run retention for the compacted logs (which the
 //! retention task leaves to the cleaner, as Kafka does), and sleep `log.cleaner.backoff.ms` when
 //! there was nothing to clean. A pass runs on the blocking pool; it stops between batches when
 //! the broker shuts down or the partition is deleted or truncated.
 //!
-//! - [`offset_map`]: key hash → latest offset, bounded by `log.cleaner.dedupe.buffer.size`.
-//! - [`cleaned_batch`]: one batch filtered and rebuilt with Kafka's batch semantics.
-//! - [`cleaned_transactions`]: aborted data and removable markers, from the `.txnindex` files.
-//! - [`cleaner`]: building the map, grouping segments, writing cleaned segments, the swap.
+//! - `offset_map`: key hash → latest offset, bounded by `log.cleaner.dedupe.buffer.size`.
+//! - `cleaned_batch`: one batch filtered and rebuilt with Kafka's batch semantics.
+//! - `cleaned_transactions`: aborted data and removable markers, from the `.txnindex` files.
+//! - `cleaner`: building the map, grouping segments, writing cleaned segments, the swap.
 //! - [`cleaner_manager`]: choosing the log, the cleaning states, `cleaner-offset-checkpoint`.
-//! - [`throttler`]: the `log.cleaner.io.max.bytes.per.second` limit.
+//! - `throttler`: the `log.cleaner.io.max.bytes.per.second` limit.
 
-pub mod cleaned_batch;
-pub mod cleaned_transactions;
-pub mod cleaner;
+pub(crate) mod cleaned_batch;
+pub(crate) mod cleaned_transactions;
+pub(crate) mod cleaner;
 pub mod cleaner_manager;
-pub mod offset_map;
-pub mod throttler;
+pub(crate) mod offset_map;
+pub(crate) mod throttler;
 
 use std::collections::HashSet;
 use std::path::PathBuf;

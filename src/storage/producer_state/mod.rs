@@ -3,25 +3,25 @@
 //! reject out-of-order or fenced batches and answer a retried batch with its original offsets;
 //! persisted in `<offset>.snapshot` files and rebuilt from them and the log's batch headers.
 //!
-//! - [`entry`]: one producer's state (`ProducerStateEntry`, `BatchMetadata`).
-//! - [`manager`]: the partition's producers, the leader checks, snapshots on disk.
+//! - `entry`: one producer's state (`ProducerStateEntry`, `BatchMetadata`).
+//! - `manager`: the partition's producers, the leader checks, snapshots on disk.
 //! - [`snapshot`]: the snapshot file format, shared with `dump-segment`.
-//! - [`rebuild`]: loading and replaying at log load and after truncation.
-//! - [`transactions`]: the open and not yet replicated transactions, the first unstable
+//! - `rebuild`: loading and replaying at log load and after truncation.
+//! - `transactions`: the open and not yet replicated transactions, the first unstable
 //!   offset, and what an aborted one's `.txnindex` entry records.
-//! - [`verification`]: KIP-890's verification guards for a transaction's first batch.
+//! - `verification`: KIP-890's verification guards for a transaction's first batch.
 //! - `log_ops`: the `UnifiedLog` side: checks on leader appends, updates on follower appends,
 //!   snapshots at roll and close, expiration, snapshot retention.
 //!
 //! Lock order: the state lives inside its `UnifiedLog` and is guarded by the log's lock.
 
-pub mod entry;
+pub(crate) mod entry;
 mod log_ops;
-pub mod manager;
-pub mod rebuild;
+pub(crate) mod manager;
+pub(crate) mod rebuild;
 pub mod snapshot;
-pub mod transactions;
-pub mod verification;
+pub(crate) mod transactions;
+pub(crate) mod verification;
 
 pub use entry::{BatchMetadata, NUM_BATCHES_TO_RETAIN, ProducerStateEntry};
 pub use manager::{

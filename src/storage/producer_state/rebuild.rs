@@ -22,7 +22,7 @@ use super::manager::ProducerStateManager;
 const REPLAY_CHUNK: usize = 64 * 1024;
 
 /// Brings `state` to `last_offset` from its snapshots and `segments`; see the module doc.
-pub fn rebuild_producer_state(
+pub(crate) fn rebuild_producer_state(
     state: &mut ProducerStateManager,
     segments: &BTreeMap<i64, LogSegment>,
     log_start_offset: i64,
@@ -88,7 +88,7 @@ pub fn rebuild_producer_state(
 /// `max_position` (`loadProducersFromRecords`, origin replication); each transaction a marker
 /// ends is completed. Returns the aborted ones, as the segment's `.txnindex` records them (what
 /// a recovery writes again).
-pub fn replay_segment(
+pub(crate) fn replay_segment(
     state: &mut ProducerStateManager,
     segment: &LogSegment,
     start_offset: i64,

@@ -14,7 +14,7 @@ use crate::storage::transaction_index::AbortedTxn;
 
 /// One transaction in the partition (Kafka's `TxnMetadata`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TxnMetadata {
+pub(crate) struct TxnMetadata {
     pub producer_id: i64,
     pub first_offset: i64,
     /// Its marker's offset, once completed.
@@ -46,14 +46,14 @@ impl CompletedTxn {
 
 /// The partition's open and not yet replicated transactions; see the module doc.
 #[derive(Debug, Default)]
-pub struct Transactions {
+pub(crate) struct Transactions {
     ongoing: BTreeMap<i64, TxnMetadata>,
     unreplicated: BTreeMap<i64, TxnMetadata>,
 }
 
 impl Transactions {
     /// A producer's transaction began at `first_offset`.
-    pub fn start(&mut self, producer_id: i64, first_offset: i64) {
+    pub(crate) fn start(&mut self, producer_id: i64, first_offset: i64) {
         self.ongoing.insert(
             first_offset,
             TxnMetadata {
@@ -66,7 +66,7 @@ impl Transactions {
 
     /// Kafka's `lastStableOffset(completedTxn)`: the first offset of the earliest transaction
     /// of another producer still open, else the offset after the marker.
-    pub fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
+    pub(crate) fn last_stable_offset(&self, completed: &CompletedTxn) -> i64 {
         self.ongoing
             .values()
             .find(|t| t.producer_id != completed.producer_id)
@@ -76,7 +76,7 @@ impl Transactions {
     /// Kafka's `completeTxn`: the transaction waits for the high watermark to pass its marker.
     /// A transaction this partition never saw start (its first batch below the log start) is
     /// only logged.
-    pub fn complete(&mut self, completed: &CompletedTxn) {
+    pub(crate) fn complete(&mut self, completed: &CompletedTxn) {
         let Some(mut txn) = self.ongoing.remove(&completed.first_offset) else {
             tracing::warn!(
                 producer_id = completed.producer_id,
@@ -91,13 +91,13 @@ impl Transactions {
 
     /// Kafka's `onHighWatermarkUpdated` (and `removeUnreplicatedTransactions`): the completed
     /// transactions whose marker is below `offset` are forgotten.
-    pub fn on_high_watermark_updated(&mut self, offset: i64) {
+    pub(crate) fn on_high_watermark_updated(&mut self, offset: i64) {
         self.unreplicated
             .retain(|_, t| t.last_offset.is_none_or(|last| last >= offset));
     }
 
     /// Kafka's `firstUnstableOffset`.
-    pub fn first_unstable_offset(&self) -> Option<i64> {
+    pub(crate) fn first_unstable_offset(&self) -> Option<i64> {
         let ongoing = self.ongoing.keys().next().copied();
         let unreplicated = self.unreplicated.keys().next().copied();
         match (ongoing, unreplicated) {
@@ -106,7 +106,7 @@ impl Transactions {
         }
     }
 
-    pub fn clear(&mut self) {
+    pub(crate) fn clear(&mut self) {
         self.ongoing.clear();
         self.unreplicated.clear();
     }

@@ -23,7 +23,7 @@ use super::{LoadState, SharedMetadata, TransactionStateManager, TxnTransitMetada
 
 /// The most key bytes one tombstone batch holds, well under the default `message.max.bytes`
 /// (1 MiB), which `__transaction_state` does not override.
-pub const MAX_BATCH_BYTES: usize = 512 * 1024;
+pub(super) const MAX_BATCH_BYTES: usize = 512 * 1024;
 
 /// One id on its way out.
 struct Expiring {

@@ -9,7 +9,7 @@ use super::super::transaction_state::TransactionState;
 use super::{LoadState, TransactionStateManager};
 
 /// One listed id: transactional id, producer id, state.
-pub type ListedTransaction = (String, i64, TransactionState);
+pub(crate) type ListedTransaction = (String, i64, TransactionState);
 
 /// What ListTransactions answers.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
