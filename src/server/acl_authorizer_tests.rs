@@ -36,7 +36,7 @@ struct Broker {
 
 async fn broker(store: &EmbeddedStore, tasks: &TaskTracker, stop: &CancellationToken) -> Broker {
     let zk: Arc<dyn ZkClient> = Arc::new(store.session());
-    let watches = WatchDispatcher::start(Arc::clone(&zk)).unwrap();
+    let watches = WatchDispatcher::start(Arc::clone(&zk), tasks, stop.clone()).unwrap();
     let authorizer = AclAuthorizer::new(zk, AuthorizerSettings::default());
     authorizer
         .startup(&watches, now_ms, tasks, stop.clone())
@@ -227,7 +227,7 @@ async fn old_notifications_are_purged_and_kafkas_written_ones_are_read() {
     assert!(may(&b, "User:ANONYMOUS", AclOperation::Write, "early"));
     // Another broker whose clock is 16 minutes ahead: the notification is stale to it.
     let zk2: Arc<dyn ZkClient> = Arc::new(store.session());
-    let watches = WatchDispatcher::start(Arc::clone(&zk2)).unwrap();
+    let watches = WatchDispatcher::start(Arc::clone(&zk2), &tasks, stop.clone()).unwrap();
     let late = AclAuthorizer::new(zk2, AuthorizerSettings::default());
     late.startup(&watches, || now_ms() + 16 * 60 * 1000, &tasks, stop.clone())
         .await

@@ -80,12 +80,14 @@ async fn fixture() -> Fixture {
     let store = EmbeddedStore::in_memory();
     let zk: Arc<dyn ZkClient> = Arc::new(store.session());
     ensure_persistent_paths(zk.as_ref()).await.unwrap();
-    let watches = WatchDispatcher::start(zk).unwrap();
+    let tasks = TaskTracker::new();
+    let stop = CancellationToken::new();
+    let watches = WatchDispatcher::start(zk, &tasks, stop.clone()).unwrap();
     Fixture {
         store,
         watches,
-        tasks: TaskTracker::new(),
-        stop: CancellationToken::new(),
+        tasks,
+        stop,
     }
 }
 

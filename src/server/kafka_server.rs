@@ -363,7 +363,7 @@ impl KafkaServer {
 
         // The controller: its watches become its events, and it starts by trying to win the
         // election. A single broker wins it and makes itself the leader of every partition.
-        let watches = WatchDispatcher::start(Arc::clone(&zk))?;
+        let watches = WatchDispatcher::start(Arc::clone(&zk), &tasks, background.clone())?;
         watches.set_default_handler(controller_watch_forwarder(&controller_handle));
         tasks.spawn(controller.run(background.clone()));
         controller_handle.put(ControllerEvent::Startup);

@@ -27,6 +27,8 @@ use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::sync::{RwLock, broadcast, watch};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use zookeeper_client as zkc;
 
 use super::client::{
@@ -65,6 +67,10 @@ struct Inner {
     /// The current session's armed watches, carried to a client that resumes it.
     watches: Arc<WatchRegistry>,
     closed: AtomicBool,
+    /// The task that follows the sessions (`follow_sessions`); `stop` ends it, on `close` or
+    /// when the `ZkSession` is dropped.
+    tasks: TaskTracker,
+    stop: CancellationToken,
 }
 
 impl std::fmt::Debug for Inner {
@@ -164,9 +170,18 @@ impl ZkSession {
             events_rx: Mutex::new(Some(events_rx)),
             watches,
             closed: AtomicBool::new(false),
+            tasks: TaskTracker::new(),
+            stop: CancellationToken::new(),
         });
         if let Some(watcher) = watcher {
-            tokio::spawn(follow_sessions(Arc::downgrade(&inner), watcher));
+            let stop = inner.stop.clone();
+            let follow = follow_sessions(Arc::downgrade(&inner), watcher);
+            inner.tasks.spawn(async move {
+                tokio::select! {
+                    () = follow => {}
+                    () = stop.cancelled() => {}
+                }
+            });
         }
         Ok(ZkSession { inner })
     }
@@ -185,6 +200,12 @@ impl ZkSession {
     /// from a second client ([`ZooKeeperClient::reattach`]).
     pub async fn session_info(&self) -> Option<zkc::SessionInfo> {
         self.inner.current.read().await.session_info()
+    }
+}
+
+impl Drop for ZkSession {
+    fn drop(&mut self) {
+        self.inner.stop.cancel();
     }
 }
 
@@ -489,6 +510,11 @@ impl ZkClient for ZkSession {
                 return Ok(());
             }
             self.inner.publish(SessionState::Closed);
+            // A session being resumed or rebuilt holds `current` until it connects: stop that
+            // first. The task never closes the session itself, so waiting for it cannot hang.
+            self.inner.stop.cancel();
+            self.inner.tasks.close();
+            self.inner.tasks.wait().await;
             let current = self.inner.current.read().await.clone();
             current.close().await
         })

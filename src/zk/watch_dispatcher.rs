@@ -17,7 +17,8 @@ use crate::cluster::sync::lock;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use super::client::{WatchedEvent, WatchedEventType, ZkClient, ZkError};
 
@@ -83,12 +84,14 @@ impl Handlers {
     }
 }
 
-/// Routes one client's watch events to the handlers registered per path. Dropping it stops the
-/// routing task.
+/// Routes one client's watch events to the handlers registered per path. The routing task is
+/// tracked by the tracker given to `start` and ends when its token is cancelled or the
+/// dispatcher is dropped.
 pub struct WatchDispatcher {
     zk: Arc<dyn ZkClient>,
     handlers: Arc<Handlers>,
-    task: JoinHandle<()>,
+    /// A child of the token given to `start`, cancelled on drop.
+    stop: CancellationToken,
 }
 
 impl std::fmt::Debug for WatchDispatcher {
@@ -108,19 +111,31 @@ pub struct EventsTaken {
 }
 
 impl WatchDispatcher {
-    /// Takes `zk`'s events receiver and starts routing (on the current tokio runtime).
-    pub fn start(zk: Arc<dyn ZkClient>) -> Result<WatchDispatcher, EventsTaken> {
+    /// Takes `zk`'s events receiver and starts routing (on the current tokio runtime), on a task
+    /// tracked by `tasks` and ended by `stop`.
+    pub fn start(
+        zk: Arc<dyn ZkClient>,
+        tasks: &TaskTracker,
+        stop: CancellationToken,
+    ) -> Result<WatchDispatcher, EventsTaken> {
         let mut events = zk.take_events().ok_or(EventsTaken {
             session_id: zk.session_id(),
         })?;
         let handlers = Arc::new(Handlers::default());
         let routed = Arc::clone(&handlers);
-        let task = tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
+        let stop = stop.child_token();
+        let stopped = stop.clone();
+        tasks.spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    event = events.recv() => event,
+                    () = stopped.cancelled() => None,
+                };
+                let Some(event) = event else { break };
                 routed.dispatch(&event);
             }
         });
-        Ok(WatchDispatcher { zk, handlers, task })
+        Ok(WatchDispatcher { zk, handlers, stop })
     }
 
     /// The client the watches are set on.
@@ -160,7 +175,7 @@ impl WatchDispatcher {
 
 impl Drop for WatchDispatcher {
     fn drop(&mut self) {
-        self.task.abort();
+        self.stop.cancel();
     }
 }
 
@@ -221,9 +236,11 @@ mod tests {
         let store = EmbeddedStore::in_memory();
         let zk: Arc<dyn ZkClient> = Arc::new(store.session());
         let writer = store.session();
-        let d = WatchDispatcher::start(Arc::clone(&zk)).unwrap();
+        let tasks = TaskTracker::new();
+        let stop = CancellationToken::new();
+        let d = WatchDispatcher::start(Arc::clone(&zk), &tasks, stop.clone()).unwrap();
         assert_eq!(
-            WatchDispatcher::start(Arc::clone(&zk)).err(),
+            WatchDispatcher::start(Arc::clone(&zk), &tasks, stop.clone()).err(),
             Some(EventsTaken {
                 session_id: zk.session_id()
             })
@@ -285,5 +302,21 @@ mod tests {
         assert_eq!(next(&mut rx3).await, "NodeChildrenChanged /brokers/ids");
         assert_eq!(next(&mut rx).await, "changed /controller");
         assert!(rx3.try_recv().is_err());
+        // Cancelling the token ends the routing task, and the tracker sees it end.
+        stop.cancel();
+        tasks.close();
+        timeout(Duration::from_secs(5), tasks.wait()).await.unwrap();
+    }
+
+    #[tokio::test]
+    async fn dropping_the_dispatcher_ends_its_task() {
+        let store = EmbeddedStore::in_memory();
+        let zk: Arc<dyn ZkClient> = Arc::new(store.session());
+        let tasks = TaskTracker::new();
+        let d = WatchDispatcher::start(zk, &tasks, CancellationToken::new()).unwrap();
+        assert_eq!(tasks.len(), 1);
+        drop(d);
+        tasks.close();
+        timeout(Duration::from_secs(5), tasks.wait()).await.unwrap();
     }
 }

@@ -1,7 +1,8 @@
 //! `ZkClient` over a real ZooKeeper ensemble, through the `zookeeper-client` crate: the
 //! ZooKeeper-mode counterpart of the embedded store. Nodes are created with open ACLs (Kafka's
 //! default when `zookeeper.set.acl=false`). One-shot watches are forwarded to an event channel by
-//! a small task each; session-state events are not forwarded (`zk::session` follows them through
+//! a small task each, tracked by the client and ended by `close` (or dropping it); session-state
+//! events are not forwarded (`zk::session` follows them through
 //! [`ZooKeeperClient::state_watcher`] and builds the next session on expiry, forwarding every
 //! session's watch events to one channel). The watches armed and not yet fired are kept in a
 //! `WatchRegistry` that a client resuming the same session shares, so that
@@ -11,6 +12,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 use zookeeper_client as zkc;
 
 use crate::cluster::sync::lock;
@@ -33,6 +36,16 @@ pub struct ZooKeeperClient {
     events_rx: Mutex<Option<UnboundedReceiver<WatchedEvent>>>,
     /// The session's armed watches, shared with a client that resumes it.
     watches: Arc<WatchRegistry>,
+    /// The watch forwarders; `stop` ends those still waiting (on `close` or drop).
+    tasks: TaskTracker,
+    stop: CancellationToken,
+}
+
+impl Drop for ZooKeeperClient {
+    fn drop(&mut self) {
+        // A forwarder outliving its client would wait for an event of a session no one uses.
+        self.stop.cancel();
+    }
 }
 
 fn map_err(e: zkc::Error) -> ZkError {
@@ -151,6 +164,8 @@ impl ZooKeeperClient {
             events_tx,
             events_rx: Mutex::new(None),
             watches,
+            tasks: TaskTracker::new(),
+            stop: CancellationToken::new(),
         })
     }
 
@@ -249,8 +264,12 @@ impl ZooKeeperClient {
         let tx = self.events_tx.clone();
         let watches = Arc::clone(&self.watches);
         let armed_path = path.to_string();
-        tokio::spawn(async move {
-            let ev = watcher.changed().await;
+        let stop = self.stop.clone();
+        self.tasks.spawn(async move {
+            let ev = tokio::select! {
+                ev = watcher.changed() => ev,
+                () = stop.cancelled() => return,
+            };
             let event_type = match ev.event_type {
                 zkc::EventType::NodeCreated => WatchedEventType::NodeCreated,
                 zkc::EventType::NodeDeleted => WatchedEventType::NodeDeleted,
@@ -452,6 +471,10 @@ impl ZkClient for ZooKeeperClient {
             if tokio::time::timeout(CLOSE_WAIT, closed).await.is_err() {
                 tracing::debug!("ZooKeeper session not closed within {CLOSE_WAIT:?}");
             }
+            // The session's watches fired or died with it; forwarders still waiting end now.
+            self.stop.cancel();
+            self.tasks.close();
+            self.tasks.wait().await;
             Ok(())
         })
     }

@@ -20,6 +20,8 @@ use kcli::zk::{
     ZNodeChildChangeHandler, ZkClient, ZkError, create_checked_ephemeral,
 };
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio_util::sync::CancellationToken;
+use tokio_util::task::TaskTracker;
 
 use crate::serve_support::free_port;
 use crate::support::delay_relay::DelayRelay;
@@ -174,7 +176,9 @@ async fn expiry_scenario(port: u16) {
             .is_some()
     );
 
-    let dispatcher = WatchDispatcher::start(Arc::clone(&zk)).unwrap();
+    let tasks = TaskTracker::new();
+    let dispatcher =
+        WatchDispatcher::start(Arc::clone(&zk), &tasks, CancellationToken::new()).unwrap();
     let (log_tx, mut log) = unbounded_channel();
     dispatcher.register_znode_child_change_handler(Arc::new(Children(log_tx.clone())));
     zk.register_state_change_handler(Arc::new(Registration {
@@ -324,7 +328,10 @@ async fn expiry_scenario(port: u16) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
+    // Dropping the dispatcher ends its routing task.
     drop(dispatcher);
+    tasks.close();
+    tokio::time::timeout(DEADLINE, tasks.wait()).await.unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
