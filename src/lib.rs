@@ -10,6 +10,8 @@
 //!   error codes, and every request and response of Kafka 3.9, generated from its JSON specs.
 //! - [`cluster`]: shared vocabulary: `TopicPartition`, broker ids, epochs, `LeaderAndIsr`, the
 //!   inter-broker protocol version, principals, the clock and lock helpers.
+//! - [`metrics`]: Kafka's metrics as its MBeans name them: meters, histograms and gauges
+//!   recorded without locks, and the registry each layer adds its sources to; no I/O.
 //! - [`security`]: authentication and authorization without I/O: SASL servers and clients
 //!   (PLAIN, SCRAM-SHA-256/512), SCRAM credentials, `sasl.jaas.config`, TLS configuration and
 //!   principals, and Kafka's ACL model and decision cache.
@@ -39,7 +41,8 @@
 //!
 //! # Layering
 //!
-//! `protocol`, `cluster`, `security` and `cli` depend on nothing in the crate; `storage` uses
+//! `protocol`, `cluster`, `metrics`, `security` and `cli` depend on nothing in the crate, and
+//! every layer may record in `metrics`; `storage` uses
 //! only `protocol` and `cluster`; `zk` and `admin` only `cluster`; `config` uses `storage`,
 //! `protocol`, `cluster` and `security`; `network` only `protocol` and `cluster`; `replication`
 //! uses `storage`, `protocol` and `cluster`; `controller` uses `zk`, `admin`, `cluster` and
@@ -58,6 +61,7 @@ pub mod commands;
 pub mod config;
 pub mod controller;
 pub mod coordinator;
+pub mod metrics;
 pub mod network;
 pub mod protocol;
 pub mod replication;

@@ -1,0 +1,148 @@
+//! Kafka's metrics as its MBeans name them, recorded without locks: the vocabulary every layer
+//! records in ([`MBeanName`], [`Reading`]), the primitives ([`Meter`], [`Histogram`], gauges
+//! read when collected), and the [`MetricsRegistry`] each layer adds its [`MetricsSource`]s to.
+//!
+//! A layer owns the figures it knows (the network layer its request times, `replication` its
+//! ISR gauges, the controller its own) in a small `metrics` module of its own, and registers a
+//! source that reports them as Kafka's MBeans would: `kafka.server:type=BrokerTopicMetrics,
+//! name=MessagesInPerSec,topic=t` with a Yammer Meter's attributes. No layer here knows an
+//! exposition format or HTTP: `server` renders what the registry collects, as the Prometheus
+//! JMX exporter renders Kafka's MBeans.
+//!
+//! Depends on nothing in the crate.
+
+mod histogram;
+mod meter;
+mod registry;
+
+pub use histogram::{Histogram, HistogramSnapshot};
+pub use meter::{Meter, MeterSnapshot};
+pub use registry::{MetricsRegistry, MetricsSource};
+
+use std::fmt;
+
+/// An MBean's object name as Kafka registers it: `domain:key=value,...`, with its key
+/// properties in Kafka's order, which the JMX exporter keeps when it matches its rules
+/// (`kafka.server<type=BrokerTopicMetrics, name=MessagesInPerSec, topic=t>`): `type`, then
+/// `name` for a Yammer metric, then the tags in the order Kafka builds them.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct MBeanName {
+    /// `kafka.server`, `kafka.network`, `kafka.controller`, `kafka.log`, `kafka.cluster`, ...
+    pub domain: &'static str,
+    /// The key properties, in order. Values are as Kafka writes them (a topic name, a listener
+    /// name, a request name), never quoted.
+    pub properties: Vec<(&'static str, String)>,
+}
+
+impl MBeanName {
+    /// A Yammer metric's name: `domain:type=<type>,name=<name>` and then `tags`.
+    pub fn yammer(
+        domain: &'static str,
+        type_: &'static str,
+        name: &'static str,
+        tags: &[(&'static str, &str)],
+    ) -> Self {
+        let mut properties = Vec::with_capacity(2 + tags.len());
+        properties.push(("type", type_.to_string()));
+        properties.push(("name", name.to_string()));
+        properties.extend(tags.iter().map(|(k, v)| (*k, (*v).to_string())));
+        MBeanName { domain, properties }
+    }
+
+    /// A Kafka (`org.apache.kafka.common.metrics`) group's MBean: `domain:type=<group>` and
+    /// then `tags` (`kafka.server:type=socket-server-metrics,listener=PLAINTEXT,
+    /// networkProcessor=0`); each metric of the group is an attribute of it.
+    pub fn kafka_group(
+        domain: &'static str,
+        group: &'static str,
+        tags: &[(&'static str, &str)],
+    ) -> Self {
+        let mut properties = Vec::with_capacity(1 + tags.len());
+        properties.push(("type", group.to_string()));
+        properties.extend(tags.iter().map(|(k, v)| (*k, (*v).to_string())));
+        MBeanName { domain, properties }
+    }
+}
+
+impl fmt::Display for MBeanName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:", self.domain)?;
+        for (i, (k, v)) in self.properties.iter().enumerate() {
+            if i > 0 {
+                f.write_str(",")?;
+            }
+            write!(f, "{k}={v}")?;
+        }
+        Ok(())
+    }
+}
+
+/// What one MBean reads when collected, by the kind of metric Kafka registers there. The
+/// attributes each kind has are Yammer's (a Meter's `Count`, `MeanRate`, `OneMinuteRate`...);
+/// [`Reading::attributes`] lists them in the order JMX shows them.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reading {
+    /// A Yammer Gauge: `Value`.
+    Gauge(f64),
+    /// A Yammer Meter.
+    Meter(MeterSnapshot),
+    /// A Yammer Histogram.
+    Histogram(HistogramSnapshot),
+    /// A Yammer Timer: a histogram of durations in milliseconds and a meter of their rate.
+    Timer(HistogramSnapshot, MeterSnapshot),
+    /// Kafka (`org.apache.kafka.common.metrics`) metrics of one group: each is an attribute
+    /// named after it (`connection-count`).
+    KafkaMetrics(Vec<(&'static str, f64)>),
+}
+
+impl Reading {
+    /// The numeric attributes of the MBean, named as JMX names them, in Yammer's order.
+    pub fn attributes(&self) -> Vec<(&'static str, f64)> {
+        match self {
+            Reading::Gauge(value) => vec![("Value", *value)],
+            Reading::Meter(meter) => meter.attributes().to_vec(),
+            Reading::Histogram(histogram) => histogram.attributes().to_vec(),
+            Reading::Timer(histogram, meter) => {
+                let mut out = histogram.attributes().to_vec();
+                out.extend(meter.attributes().iter().skip(1));
+                out
+            }
+            Reading::KafkaMetrics(metrics) => metrics.clone(),
+        }
+    }
+}
+
+/// One MBean and its reading.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MetricSample {
+    pub mbean: MBeanName,
+    pub reading: Reading,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_keep_kafkas_property_order() {
+        let name = MBeanName::yammer(
+            "kafka.server",
+            "BrokerTopicMetrics",
+            "MessagesInPerSec",
+            &[("topic", "t")],
+        );
+        assert_eq!(
+            name.to_string(),
+            "kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic=t"
+        );
+        let group = MBeanName::kafka_group(
+            "kafka.server",
+            "socket-server-metrics",
+            &[("listener", "PLAINTEXT"), ("networkProcessor", "0")],
+        );
+        assert_eq!(
+            group.to_string(),
+            "kafka.server:type=socket-server-metrics,listener=PLAINTEXT,networkProcessor=0"
+        );
+    }
+}
