@@ -358,9 +358,11 @@ pub enum DescribeFormat {
 /// `kcli dump-segment`: Kafka 3.9's DumpLogSegments options under the same names, plus an output
 /// format and a summary. The file kind is taken from the suffix: `.log`, `.index`, `.timeindex`,
 /// `.snapshot`, `.txnindex` (and KRaft `.checkpoint`); anything else is ignored with a message.
+/// A directory stands for the files of those kinds in it.
 #[derive(Debug, clap::Args)]
 pub struct DumpSegmentArgs {
-    /// The files to dump: segments, indexes, producer snapshots, transaction indexes.
+    /// The files to dump: segments, indexes, producer snapshots, transaction indexes. A
+    /// partition directory stands for those files in it, a log dir for those of its partitions.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<std::path::PathBuf>,
     /// Also print one line per record under its batch line.

@@ -101,7 +101,8 @@ pub(crate) fn dump_offset_index(
     let absolute = java_absolute_path(path);
     let index = open_index(&absolute, base, shown, OffsetIndex::open_read_only)?;
     let text = d.opts.format == DumpFormat::Text && !d.opts.summary;
-    if index.entries() == 0 {
+    // A summary still shows its table (no entries), as it does for an empty time index.
+    if index.entries() == 0 && !d.opts.summary {
         if text {
             writeln!(out, "{shown} is empty.")?;
         }

@@ -6,6 +6,7 @@
 //! - [`segment`]: Kafka's view of a `.log`: batch iteration rules and batch fields;
 //!   [`records`]: the records of a batch.
 //! - [`text`], [`json`], [`summary`]: the three output formats.
+//! - [`walk`]: a directory argument (a partition directory or a log dir) as the files under it.
 //! - [`log`]: the `.log` dumper; [`index_dump`]: `.index` and `.timeindex`, read through the
 //!   storage engine's read-only `OffsetIndex`/`TimeIndex` (Kafka's tool opens Kafka's own);
 //!   [`producer_state`]: `.snapshot` and `.txnindex`.
@@ -27,6 +28,7 @@ pub(crate) mod segment;
 pub(crate) mod summary;
 pub(crate) mod text;
 pub(crate) mod transaction_log_decoder;
+mod walk;
 
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::Path;
@@ -52,7 +54,8 @@ pub(crate) fn run(
             "--transaction-log-decoder prints Kafka's text lines only: drop --format json and --summary"
         );
     }
-    let paths: Vec<&Path> = args.files.iter().map(|p| p.as_path()).collect();
+    let files = walk::expand(&args.files)?;
+    let paths: Vec<&Path> = files.iter().map(|p| p.as_path()).collect();
     // A bar on a terminal that also shows the dump would tear its lines; a summary prints only
     // at the end of each file, so the bar may share the terminal then.
     let progress =

@@ -664,3 +664,82 @@ fn summary_prints_one_table_per_file() {
         "{row}"
     );
 }
+
+/// A log dir as a broker leaves it: checkpoints and metadata files beside partition
+/// directories, each with a segment, its indexes and files dump-segment does not read.
+fn log_dir_with_two_partitions(log_dir: &Path) {
+    let (file, _) = v2_segment();
+    for partition in ["orders-0", "orders-1"] {
+        let dir = log_dir.join(partition);
+        std::fs::create_dir_all(&dir).unwrap();
+        write(&dir, "00000000000000000000.log", &file);
+        write(&dir, "00000000000000000000.index", &offset_index(&[], 0));
+        write(&dir, "00000000000000000000.timeindex", &time_index(&[], 0));
+        write(&dir, "leader-epoch-checkpoint", b"0\n0\n");
+        write(&dir, "partition.metadata", b"version: 0\n");
+    }
+    write(log_dir, "meta.properties", b"version=0\n");
+    write(log_dir, "recovery-point-offset-checkpoint", b"0\n0\n");
+}
+
+#[test]
+fn directories_stand_for_their_segment_files_in_every_mode() {
+    let root = tempfile::tempdir().unwrap();
+    log_dir_with_two_partitions(&root.path().join("data"));
+    let segment_files = |partition: &str| {
+        ["log", "index", "timeindex"].map(|s| format!("data/{partition}/00000000000000000000.{s}"))
+    };
+    for (dir, files) in [
+        ("data/orders-1", segment_files("orders-1").to_vec()),
+        (
+            "data",
+            [segment_files("orders-0"), segment_files("orders-1")].concat(),
+        ),
+    ] {
+        let summary = kcli(root.path(), &[dir], &["--summary"]);
+        let (stdout, stderr) = (text(&summary.stdout), text(&summary.stderr));
+        assert_eq!(summary.status.code(), Some(0), "{stderr}");
+        assert_eq!(
+            stderr, "",
+            "{dir}: the directory is not a file to report on"
+        );
+        let headers: Vec<&str> = stdout
+            .lines()
+            .filter(|l| l.contains("data/"))
+            .map(|l| l.trim_matches(|c| c == '|' || c == ' '))
+            .collect();
+        assert_eq!(
+            headers, files,
+            "{dir}: one table per file, in order:\n{stdout}"
+        );
+
+        let dump = kcli(root.path(), &[dir], &[]);
+        assert_eq!(dump.status.code(), Some(0), "{}", text(&dump.stderr));
+        assert_eq!(text(&dump.stderr), "", "{dir}");
+        let dump_stdout = text(&dump.stdout);
+        let dumping: Vec<&str> = dump_stdout
+            .lines()
+            .filter_map(|l| l.strip_prefix("Dumping "))
+            .collect();
+        assert_eq!(dumping, files, "{dir}");
+        // The same dump as naming the files.
+        let named: Vec<&str> = files.iter().map(String::as_str).collect();
+        assert_eq!(dump.stdout, kcli(root.path(), &named, &[]).stdout, "{dir}");
+
+        let json = kcli(root.path(), &[dir], &["--format", "json"]);
+        assert_eq!(json.status.code(), Some(0), "{}", text(&json.stderr));
+        let logs: std::collections::BTreeSet<String> = text(&json.stdout)
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .map(|v| v["file"].as_str().unwrap().to_owned())
+            .collect();
+        assert!(logs.iter().all(|f| files.contains(f)), "{logs:?}");
+    }
+
+    let empty = root.path().join("empty/orders-0");
+    std::fs::create_dir_all(&empty).unwrap();
+    let out = kcli(root.path(), &["empty"], &["--summary"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = text(&out.stderr);
+    assert!(err.contains("empty") && err.lines().count() == 1, "{err}");
+}
