@@ -193,7 +193,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         'kcli;rebuild-index' {
             [CompletionResult]::new('--index-interval-bytes', '--index-interval-bytes', [CompletionResultType]::ParameterName, 'Bytes of log between index entries: the topic''s `index.interval.bytes`')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)')
-            [CompletionResult]::new('--verify', '--verify', [CompletionResultType]::ParameterName, 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong')
+            [CompletionResult]::new('--verify', '--verify', [CompletionResultType]::ParameterName, 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'With --verify: also require the indexes to be byte for byte what a rebuild writes')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Report what a rebuild would change without writing anything')
             [CompletionResult]::new('--truncate-corrupt', '--truncate-corrupt', [CompletionResultType]::ParameterName, 'Cut a segment''s corrupt or torn tail at the end of its valid data, as a broker''s recovery does; without it the tail is only reported')

@@ -176,7 +176,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;rebuild-index'= {
             cand --index-interval-bytes 'Bytes of log between index entries: the topic''s `index.interval.bytes`'
             cand --format 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)'
-            cand --verify 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong'
+            cand --verify 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found'
             cand --strict 'With --verify: also require the indexes to be byte for byte what a rebuild writes'
             cand --dry-run 'Report what a rebuild would change without writing anything'
             cand --truncate-corrupt 'Cut a segment''s corrupt or torn tail at the end of its valid data, as a broker''s recovery does; without it the tail is only reported'

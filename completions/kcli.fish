@@ -154,7 +154,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -s V -l version 
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l index-interval-bytes -d 'Bytes of log between index entries: the topic\'s `index.interval.bytes`' -r
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l format -d 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)' -r -f -a "text\t'Problems found, one line each, then a summary table'
 json\t'One JSON object per segment, one per line'"
-complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l verify -d 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong'
+complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l verify -d 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l strict -d 'With --verify: also require the indexes to be byte for byte what a rebuild writes'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l dry-run -d 'Report what a rebuild would change without writing anything'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l truncate-corrupt -d 'Cut a segment\'s corrupt or torn tail at the end of its valid data, as a broker\'s recovery does; without it the tail is only reported'

@@ -439,7 +439,8 @@ pub struct RebuildIndexArgs {
     #[arg(value_name = "PATH")]
     pub path: std::path::PathBuf,
     /// Check the existing indexes against the log without changing anything; exit 1 when an
-    /// entry is wrong.
+    /// entry is wrong. Ends with a line counting the segments and indexes checked and the
+    /// problems found.
     #[arg(long)]
     pub verify: bool,
     /// With --verify: also require the indexes to be byte for byte what a rebuild writes.

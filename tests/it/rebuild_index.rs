@@ -274,18 +274,40 @@ fn every_codec_in_a_log_dir_of_partitions_rebuilds_and_verifies() {
 #[test]
 fn verify_accepts_good_indexes_and_reports_json() {
     let (_root, partition) = log_dir();
+    let segments = files(&partition, &[".log"]).len();
     let run = rebuild(&partition, &["--verify"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
     assert!(run.stdout.contains("valid"), "{}", run.stdout);
+    // A person checking a dir is told what was checked, after the table.
+    assert_eq!(
+        run.stdout.lines().last(),
+        Some(
+            format!(
+                "checked {segments} segments and {} indexes: no problems found",
+                segments * 2
+            )
+            .as_str()
+        ),
+        "{}",
+        run.stdout
+    );
 
     let run = rebuild(&partition, &["--verify", "--strict", "--format", "json"]);
     assert_eq!(run.code, 0, "{}{}", run.stdout, run.stderr);
-    let lines: Vec<serde_json::Value> = run
+    let mut lines: Vec<serde_json::Value> = run
         .stdout
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(lines.len(), files(&partition, &[".log"]).len());
+    let summary = lines.pop().unwrap();
+    assert_eq!(
+        summary,
+        serde_json::json!({
+            "summary": {"segments": segments, "indexes": segments * 2, "problems": 0},
+            "ok": true,
+        })
+    );
+    assert_eq!(lines.len(), segments);
     for line in &lines {
         assert_eq!(line["ok"], true);
         assert_eq!(line["index"]["status"], "valid");
@@ -320,14 +342,21 @@ fn expect_bad_entry(damage: impl FnOnce(&Path, &Path) -> usize, file_suffix: &st
     } else {
         "time_index"
     };
-    let bad: Vec<serde_json::Value> = json
+    let (bad, summary): (Vec<serde_json::Value>, Vec<serde_json::Value>) = json
         .stdout
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .filter(|v| v["ok"] == false)
-        .collect();
+        .partition(|v| v.get("segment").is_some());
     assert_eq!(bad.len(), 1, "{}", json.stdout);
     assert_eq!(bad[0][key]["first_bad_entry"]["entry"], entry);
+    assert_eq!(summary.len(), 1, "{}", json.stdout);
+    assert_eq!(summary[0]["summary"]["problems"], 1, "{}", json.stdout);
+    assert!(
+        run.stdout.ends_with(" indexes: 1 problem found\n"),
+        "{}",
+        run.stdout
+    );
 }
 
 fn patch(path: &Path, at: usize, bytes: &[u8]) {
@@ -518,7 +547,8 @@ fn a_bit_flip_stops_the_valid_data_at_its_batch() {
     fs::write(&log, &data).unwrap();
     let run = rebuild(&log, &["--verify", "--format", "json"]);
     assert_eq!(run.code, 1, "{}{}", run.stdout, run.stderr);
-    let report: serde_json::Value = serde_json::from_str(run.stdout.trim()).unwrap();
+    let report: serde_json::Value =
+        serde_json::from_str(run.stdout.lines().next().unwrap()).unwrap();
     assert_eq!(report["corrupt_tail"]["position"], position);
     assert_eq!(report["corrupt_tail"]["next_offset"], next_offset);
     assert_eq!(report["corrupt_tail"]["truncated"], false);

@@ -145,7 +145,10 @@ pub(crate) fn run(args: &RebuildIndexArgs, out: &mut dyn Write) -> anyhow::Resul
         total += meta.len();
     }
     let progress = Progress::new(total);
-    let mut reporter = Reporter::new(args.format == RebuildIndexFormat::Json);
+    let mut reporter = Reporter::new(
+        args.format == RebuildIndexFormat::Json,
+        matches!(mode, Mode::Verify { .. }),
+    );
     // A running broker's active segments have preallocated indexes, zero past their entries,
     // and may grow while they are read.
     let live = match targets.log_dir.as_deref() {

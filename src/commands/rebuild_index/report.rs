@@ -1,6 +1,7 @@
 //! How `kcli rebuild-index` shows its results: in text, one line per problem as each segment
-//! finishes and a summary table at the end (comfy-table); in JSON, one object per segment per
-//! line. Progress goes to stderr, only on a terminal and only for more than 64 MiB of logs.
+//! finishes and a summary table at the end (comfy-table), and with `--verify` a line counting
+//! what was checked and found; in JSON, one object per segment per line, and with `--verify`
+//! the same counts as a last object. Progress goes to stderr, only on a terminal and only for more than 64 MiB of logs.
 
 use std::io::{IsTerminal, Write};
 
@@ -61,41 +62,91 @@ impl Progress {
 #[derive(Debug)]
 pub(super) struct Reporter {
     json: bool,
+    /// `--verify`: the run ends with the counts of what was checked.
+    verify: bool,
     rows: Vec<SegmentReport>,
+    counts: VerifyCounts,
+}
+
+/// What a `--verify` run checked and found: every segment has two indexes (a missing one is
+/// checked, and a problem); a problem is one problem line.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+struct VerifyCounts {
+    segments: usize,
+    problems: usize,
+}
+
+impl VerifyCounts {
+    /// `checked 3 segments and 6 indexes: no problems found`.
+    fn line(self) -> String {
+        let plural = |n: usize, word: &str, words: &str| {
+            format!("{n} {}", if n == 1 { word } else { words })
+        };
+        let found = match self.problems {
+            0 => "no problems found".to_string(),
+            n => format!("{} found", plural(n, "problem", "problems")),
+        };
+        format!(
+            "checked {} and {}: {found}",
+            plural(self.segments, "segment", "segments"),
+            plural(self.segments * 2, "index", "indexes"),
+        )
+    }
+
+    /// `{"summary":{"segments":3,"indexes":6,"problems":0},"ok":true}`.
+    fn json(self) -> Value {
+        json!({
+            "summary": {
+                "segments": self.segments,
+                "indexes": self.segments * 2,
+                "problems": self.problems,
+            },
+            "ok": self.problems == 0,
+        })
+    }
 }
 
 impl Reporter {
-    pub(super) fn new(json: bool) -> Self {
+    pub fn new(json: bool, verify: bool) -> Self {
         Reporter {
             json,
+            verify,
             rows: Vec::new(),
+            counts: VerifyCounts::default(),
         }
     }
 
     /// Text: the segment's problems, one line each (the row waits for the table). JSON: the
     /// segment's object.
-    pub(super) fn segment(
-        &mut self,
-        out: &mut dyn Write,
-        report: &SegmentReport,
-    ) -> std::io::Result<()> {
+    pub fn segment(&mut self, out: &mut dyn Write, report: &SegmentReport) -> std::io::Result<()> {
+        let problems = problem_lines(report);
+        self.counts.segments += 1;
+        self.counts.problems += problems.len();
         if self.json {
             let line = serde_json::to_string(&segment_json(report))?;
             return writeln!(out, "{line}");
         }
-        for line in problem_lines(report) {
+        for line in problems {
             writeln!(out, "{line}")?;
         }
         self.rows.push(report.clone());
         Ok(())
     }
 
-    /// Text: the summary table. JSON: nothing more.
-    pub(super) fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
+    /// Text: the summary table, and with `--verify` the counts on one line after it. JSON:
+    /// with `--verify`, the counts as a last object.
+    pub fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
         if self.json {
+            if self.verify {
+                writeln!(out, "{}", serde_json::to_string(&self.counts.json())?)?;
+            }
             return Ok(());
         }
-        writeln!(out, "{}", summary_table(&self.rows))
+        writeln!(out, "{}", summary_table(&self.rows))?;
+        if self.verify {
+            writeln!(out, "{}", self.counts.line())?;
+        }
+        Ok(())
     }
 }
 
@@ -337,6 +388,76 @@ mod tests {
         let table = summary_table(&[r]).to_string();
         assert!(table.contains("t-0/00000000000000000000.log"), "{table}");
         assert!(table.contains("time-index entries"), "{table}");
+    }
+
+    #[test]
+    fn verify_ends_with_what_was_checked_and_found() {
+        let mut reporter = Reporter::new(false, true);
+        let mut out = Vec::new();
+        reporter
+            .segment(
+                &mut out,
+                &report(FileStatus::Valid, FileStatus::Valid, None),
+            )
+            .unwrap();
+        let mut problems = Vec::new();
+        reporter
+            .segment(
+                &mut problems,
+                &report(
+                    FileStatus::Invalid(bad()),
+                    FileStatus::Missing,
+                    Some(tail(false)),
+                ),
+            )
+            .unwrap();
+        assert_eq!(String::from_utf8(problems).unwrap().lines().count(), 3);
+        reporter.finish(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert_eq!(
+            out.lines().last(),
+            Some("checked 2 segments and 4 indexes: 3 problems found"),
+            "{out}"
+        );
+
+        let one = VerifyCounts {
+            segments: 1,
+            problems: 0,
+        };
+        assert_eq!(
+            one.line(),
+            "checked 1 segment and 2 indexes: no problems found"
+        );
+        let one_problem = VerifyCounts {
+            segments: 1,
+            problems: 1,
+        };
+        assert_eq!(
+            one_problem.line(),
+            "checked 1 segment and 2 indexes: 1 problem found"
+        );
+        assert_eq!(
+            one_problem.json(),
+            json!({"summary": {"segments": 1, "indexes": 2, "problems": 1}, "ok": false})
+        );
+
+        let mut json_out = Vec::new();
+        let mut json_reporter = Reporter::new(true, true);
+        json_reporter
+            .segment(
+                &mut json_out,
+                &report(FileStatus::Valid, FileStatus::Valid, None),
+            )
+            .unwrap();
+        json_reporter.finish(&mut json_out).unwrap();
+        let json_out = String::from_utf8(json_out).unwrap();
+        let last: Value = serde_json::from_str(json_out.lines().last().unwrap()).unwrap();
+        assert_eq!(last, one.json());
+
+        // A rebuild or a dry run prints its table alone.
+        let mut out = Vec::new();
+        Reporter::new(false, false).finish(&mut out).unwrap();
+        assert!(!String::from_utf8(out).unwrap().contains("checked"));
     }
 
     #[test]
