@@ -21,8 +21,9 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
 
     $completions = @(switch ($command) {
         'kcli' {
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('acls', 'acls', [CompletionResultType]::ParameterValue, 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)')
@@ -37,6 +38,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;acls' {
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -57,6 +59,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -77,6 +80,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -97,6 +101,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table, or one JSON document (docs/acls.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--cluster', '--cluster', [CompletionResultType]::ParameterName, 'The cluster resource (`kafka-cluster`)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -140,6 +145,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--broker-list', '--broker-list', [CompletionResultType]::ParameterName, 'Assign only to these of the cluster''s brokers (comma-separated ids)')
             [CompletionResult]::new('--reassignment-json', '--reassignment-json', [CompletionResultType]::ParameterName, 'The reassignment, in Kafka''s reassignment JSON (what --format json prints)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--minimize-movement', '--minimize-movement', [CompletionResultType]::ParameterName, 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them')
             [CompletionResult]::new('--execute', '--execute', [CompletionResultType]::ParameterName, 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback')
             [CompletionResult]::new('--verify', '--verify', [CompletionResultType]::ParameterName, 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed')
@@ -152,8 +158,9 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;completions' {
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break
@@ -164,6 +171,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--min-isr', '--min-isr', [CompletionResultType]::ParameterName, 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables, or one JSON document (docs/describe-cluster.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--under-replicated', '--under-replicated', [CompletionResultType]::ParameterName, 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)')
             [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -176,6 +184,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--max-bytes', '--max-bytes', [CompletionResultType]::ParameterName, 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)')
             [CompletionResult]::new('--max-message-size', '--max-message-size', [CompletionResultType]::ParameterName, 'The largest batch expected when verifying an offset index against its log (bytes)')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--deep-iteration', '--deep-iteration', [CompletionResultType]::ParameterName, 'Also print one line per record under its batch line')
             [CompletionResult]::new('--print-data-log', '--print-data-log', [CompletionResultType]::ParameterName, 'Print record keys and payloads as UTF-8 text; implies --deep-iteration')
             [CompletionResult]::new('--skip-record-metadata', '--skip-record-metadata', [CompletionResultType]::ParameterName, 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads')
@@ -193,6 +202,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         'kcli;rebuild-index' {
             [CompletionResult]::new('--index-interval-bytes', '--index-interval-bytes', [CompletionResultType]::ParameterName, 'Bytes of log between index entries: the topic''s `index.interval.bytes`')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--verify', '--verify', [CompletionResultType]::ParameterName, 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found')
             [CompletionResult]::new('--strict', '--strict', [CompletionResultType]::ParameterName, 'With --verify: also require the indexes to be byte for byte what a rebuild writes')
             [CompletionResult]::new('--dry-run', '--dry-run', [CompletionResultType]::ParameterName, 'Report what a rebuild would change without writing anything')
@@ -204,6 +214,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;users' {
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -219,6 +230,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -233,6 +245,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--password-stdin', '--password-stdin', [CompletionResultType]::ParameterName, 'Read the password from standard input (its first line)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
@@ -246,6 +259,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: a table or one line of text, or one JSON document (docs/users.md)')
             [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper or a broker to connect and answer, in ms')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
@@ -275,8 +289,9 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--config', '--config', [CompletionResultType]::ParameterName, 'A `server.properties` file in Kafka''s format')
             [CompletionResult]::new('--override', '--override', [CompletionResultType]::ParameterName, 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`')
             [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster')
-            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help')
-            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help')
+            [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
+            [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
+            [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
             break

@@ -143,12 +143,16 @@ _kcli() {
 
     case "${cmd}" in
         kcli)
-            opts="-h -V --help --version acls assign completions describe-cluster dump-segment rebuild-index users serve help"
+            opts="-h -V --log-format --help --version acls assign completions describe-cluster dump-segment rebuild-index users serve help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 1 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -157,12 +161,16 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__acls)
-            opts="-h -V --help --version list add remove help"
+            opts="-h -V --log-format --help --version list add remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -171,7 +179,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__acls__subcmd__add)
-            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --allow-principal --deny-principal --operation --host --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --allow-principal --deny-principal --operation --host --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -223,6 +231,10 @@ _kcli() {
                     ;;
                 --connection-timeout-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -303,7 +315,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__acls__subcmd__list)
-            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --principal --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --principal --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -345,6 +357,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -353,7 +369,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__acls__subcmd__remove)
-            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --allow-principal --deny-principal --operation --host --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --topic --group --cluster --transactional-id --resource-pattern-type --allow-principal --deny-principal --operation --host --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -407,6 +423,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -415,7 +435,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__assign)
-            opts="-h -V --brokers --racks --partitions --replication-factor --rack-aware-mode --start-index --replica-shift --seed --topic --format --zookeeper --bootstrap-server --topics-to-move-json --broker-list --minimize-movement --execute --verify --cancel --reassignment-json --additional --connection-timeout-ms --help --version"
+            opts="-h -V --brokers --racks --partitions --replication-factor --rack-aware-mode --start-index --replica-shift --seed --topic --format --zookeeper --bootstrap-server --topics-to-move-json --broker-list --minimize-movement --execute --verify --cancel --reassignment-json --additional --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -485,6 +505,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -493,12 +517,16 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__completions)
-            opts="-h -V --help --version bash zsh fish powershell elvish"
+            opts="-h -V --log-format --help --version bash zsh fish powershell elvish"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -507,7 +535,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__describe__subcmd__cluster)
-            opts="-h -V --zookeeper --topic --under-replicated --offline --min-isr --format --connection-timeout-ms --help --version"
+            opts="-h -V --zookeeper --topic --under-replicated --offline --min-isr --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -533,6 +561,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -541,7 +573,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__dump__subcmd__segment)
-            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --offsets-decoder --transaction-log-decoder --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --help --version"
+            opts="-h -V --deep-iteration --print-data-log --skip-record-metadata --offsets-decoder --transaction-log-decoder --max-bytes --max-message-size --verify-index-only --index-sanity-check --format --summary --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -556,6 +588,10 @@ _kcli() {
                     return 0
                     ;;
                 --format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
@@ -791,7 +827,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__rebuild__subcmd__index)
-            opts="-h -V --verify --strict --dry-run --index-interval-bytes --truncate-corrupt --format --help --version"
+            opts="-h -V --verify --strict --dry-run --index-interval-bytes --truncate-corrupt --format --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -805,6 +841,10 @@ _kcli() {
                     COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -813,7 +853,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__serve)
-            opts="-h -V --config --override --zookeeper --help --version"
+            opts="-h -V --config --override --zookeeper --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -831,6 +871,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -839,12 +883,16 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__users)
-            opts="-h -V --help --version list add remove help"
+            opts="-h -V --log-format --help --version list add remove help"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -853,7 +901,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__users__subcmd__add)
-            opts="-h -V --mechanism --iterations --password-file --password-stdin --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --mechanism --iterations --password-file --password-stdin --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -885,6 +933,10 @@ _kcli() {
                     ;;
                 --connection-timeout-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)
@@ -965,7 +1017,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__users__subcmd__list)
-            opts="-h -V --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -987,6 +1039,10 @@ _kcli() {
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
+                    return 0
+                    ;;
                 *)
                     COMPREPLY=()
                     ;;
@@ -995,7 +1051,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__users__subcmd__remove)
-            opts="-h -V --mechanism --zookeeper --bootstrap-server --format --connection-timeout-ms --help --version"
+            opts="-h -V --mechanism --zookeeper --bootstrap-server --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 3 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
@@ -1019,6 +1075,10 @@ _kcli() {
                     ;;
                 --connection-timeout-ms)
                     COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --log-format)
+                    COMPREPLY=($(compgen -W "text json" -- "${cur}"))
                     return 0
                     ;;
                 *)

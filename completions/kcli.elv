@@ -18,8 +18,9 @@ set edit:completion:arg-completer[kcli] = {|@words|
     }
     var completions = [
         &'kcli'= {
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
             cand acls 'List, add and remove ACLs, stored as Kafka''s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)'
@@ -33,6 +34,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand help 'Print this message or the help of the given subcommand(s)'
         }
         &'kcli;acls'= {
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -52,6 +54,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
             cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --cluster 'The cluster resource (`kafka-cluster`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -71,6 +74,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
             cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --cluster 'The cluster resource (`kafka-cluster`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -90,6 +94,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]); the first that answers is asked'
             cand --format 'Output format: a table, or one JSON document (docs/acls.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --cluster 'The cluster resource (`kafka-cluster`)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -127,6 +132,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --broker-list 'Assign only to these of the cluster''s brokers (comma-separated ids)'
             cand --reassignment-json 'The reassignment, in Kafka''s reassignment JSON (what --format json prints)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --minimize-movement 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'
             cand --execute 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback'
             cand --verify 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed'
@@ -138,8 +144,9 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
         }
         &'kcli;completions'= {
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }
@@ -149,6 +156,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --min-isr 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag'
             cand --format 'Output format: tables, or one JSON document (docs/describe-cluster.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --under-replicated 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
             cand --offline 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
             cand -h 'Print help (see more with ''--help'')'
@@ -160,6 +168,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --max-bytes 'Read at most this many bytes of each .log file (Kafka''s default: 2147483647, no limit)'
             cand --max-message-size 'The largest batch expected when verifying an offset index against its log (bytes)'
             cand --format 'Output format: Kafka''s text, or JSON Lines (docs/dump-segment-json.md)'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --deep-iteration 'Also print one line per record under its batch line'
             cand --print-data-log 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
             cand --skip-record-metadata 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
@@ -176,6 +185,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;rebuild-index'= {
             cand --index-interval-bytes 'Bytes of log between index entries: the topic''s `index.interval.bytes`'
             cand --format 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --verify 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found'
             cand --strict 'With --verify: also require the indexes to be byte for byte what a rebuild writes'
             cand --dry-run 'Report what a rebuild would change without writing anything'
@@ -186,6 +196,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
         }
         &'kcli;users'= {
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -200,6 +211,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
             cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -213,6 +225,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
             cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --password-stdin 'Read the password from standard input (its first line)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
@@ -225,6 +238,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: DescribeUserScramCredentials there, AlterUserScramCredentials at the controller'
             cand --format 'Output format: a table or one line of text, or one JSON document (docs/users.md)'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
@@ -248,8 +262,9 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --config 'A `server.properties` file in Kafka''s format'
             cand --override 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`'
             cand --zookeeper 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster'
-            cand -h 'Print help'
-            cand --help 'Print help'
+            cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
+            cand -h 'Print help (see more with ''--help'')'
+            cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
         }

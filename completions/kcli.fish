@@ -1,6 +1,6 @@
 # Print an optspec for argparse to handle cmd's options that are independent of any subcommand.
 function __fish_kcli_global_optspecs
-    string join \n h/help V/version
+    string join \n log-format= h/help V/version
 end
 
 function __fish_kcli_needs_command
@@ -24,7 +24,9 @@ function __fish_kcli_using_subcommand
     contains -- $cmd[1] $argv
 end
 
-complete -c kcli -n "__fish_kcli_needs_command" -s h -l help -d 'Print help'
+complete -c kcli -n "__fish_kcli_needs_command" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
+complete -c kcli -n "__fish_kcli_needs_command" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_needs_command" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "acls" -d 'List, add and remove ACLs, stored as Kafka\'s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "assign" -d 'Compute partition assignments with Kafka\'s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'
@@ -35,6 +37,8 @@ complete -c kcli -n "__fish_kcli_needs_command" -f -a "rebuild-index" -d 'Rebuil
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "users" -d 'List, add and remove users\' SCRAM credentials, stored as Kafka stores them in ZooKeeper\'s /config/users, through ZooKeeper (--zookeeper, as `kafka-configs --zookeeper`) or through a broker (--bootstrap-server, the SCRAM credential APIs)'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "serve" -d 'Run a Kafka broker: a single node on 127.0.0.1:9092 with data in ./kcli-data, its cluster metadata kept in an embedded store in the first log dir. Stop it with Ctrl-C or SIGTERM for a clean shutdown'
 complete -c kcli -n "__fish_kcli_needs_command" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
+complete -c kcli -n "__fish_kcli_using_subcommand acls; and not __fish_seen_subcommand_from list add remove help" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and not __fish_seen_subcommand_from list add remove help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and not __fish_seen_subcommand_from list add remove help" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and not __fish_seen_subcommand_from list add remove help" -f -a "list" -d 'List the ACLs the filter selects (all of them without a resource or --principal)'
@@ -54,6 +58,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcomma
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table, or one JSON document (docs/acls.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -l cluster -d 'The cluster resource (`kafka-cluster`)'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
@@ -73,6 +79,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcomma
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -l format -d 'Output format: a table, or one JSON document (docs/acls.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -l cluster -d 'The cluster resource (`kafka-cluster`)'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
@@ -92,6 +100,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcomma
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -l format -d 'Output format: a table, or one JSON document (docs/acls.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -l cluster -d 'The cluster resource (`kafka-cluster`)'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand acls; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
@@ -118,6 +128,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand assign" -l topics-to-move-json
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l broker-list -d 'Assign only to these of the cluster\'s brokers (comma-separated ids)' -r
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l reassignment-json -d 'The reassignment, in Kafka\'s reassignment JSON (what --format json prints)' -r -F
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand assign" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l minimize-movement -d 'With --topics-to-move-json: meet the rack and balance constraints of Kafka\'s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l execute -d 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l verify -d 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed'
@@ -125,7 +137,9 @@ complete -c kcli -n "__fish_kcli_using_subcommand assign" -l cancel -d 'Cancel t
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l additional -d 'With --execute: start even though other reassignments are in progress'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -s V -l version -d 'Print version'
-complete -c kcli -n "__fish_kcli_using_subcommand completions" -s h -l help -d 'Print help'
+complete -c kcli -n "__fish_kcli_using_subcommand completions" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
+complete -c kcli -n "__fish_kcli_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l zookeeper -d 'The ZooKeeper ensemble, as Kafka\'s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error' -r
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l topic -d 'Show only this topic (repeatable); a topic that does not exist is an error' -r
@@ -133,6 +147,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l min-isr -
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l format -d 'Output format: tables, or one JSON document (docs/describe-cluster.md)' -r -f -a "text\t'Tables: brokers, topics, partitions with their flags'
 json\t'One JSON object: cluster_id, controller, brokers, topics with partitions'"
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l connection-timeout-ms -d 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l under-replicated -d 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l offline -d 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -s h -l help -d 'Print help (see more with \'--help\')'
@@ -141,6 +157,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-bytes -d 
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-message-size -d 'The largest batch expected when verifying an offset index against its log (bytes)' -r
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l format -d 'Output format: Kafka\'s text, or JSON Lines (docs/dump-segment-json.md)' -r -f -a "text\t'Kafka\'s `kafka-dump-log.sh` text, line for line'
 json\t'JSON Lines: one object per batch or index entry'"
+complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l deep-iteration -d 'Also print one line per record under its batch line'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l print-data-log -d 'Print record keys and payloads as UTF-8 text; implies --deep-iteration'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l skip-record-metadata -d 'Omit per-record metadata (offset, timestamp, sizes), keeping keys and payloads'
@@ -154,12 +172,16 @@ complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -s V -l version 
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l index-interval-bytes -d 'Bytes of log between index entries: the topic\'s `index.interval.bytes`' -r
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l format -d 'Output format: text (problems, then a summary table) or JSON Lines (one object per segment; docs/rebuild-index.md)' -r -f -a "text\t'Problems found, one line each, then a summary table'
 json\t'One JSON object per segment, one per line'"
+complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l verify -d 'Check the existing indexes against the log without changing anything; exit 1 when an entry is wrong. Ends with a line counting the segments and indexes checked and the problems found'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l strict -d 'With --verify: also require the indexes to be byte for byte what a rebuild writes'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l dry-run -d 'Report what a rebuild would change without writing anything'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -l truncate-corrupt -d 'Cut a segment\'s corrupt or torn tail at the end of its valid data, as a broker\'s recovery does; without it the tail is only reported'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand rebuild-index" -s V -l version -d 'Print version'
+complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
@@ -171,6 +193,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcomm
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from list" -l format -d 'Output format: a table or one line of text, or one JSON document (docs/users.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from list" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from list" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from list" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from list" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -l mechanism -d 'The SCRAM mechanism of the credential' -r -f -a "SCRAM-SHA-256\t'SCRAM-SHA-256 (RFC 7677)'
@@ -182,6 +206,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcomm
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -l format -d 'Output format: a table or one line of text, or one JSON document (docs/users.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -l password-stdin -d 'Read the password from standard input (its first line)'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from add" -s V -l version -d 'Print version'
@@ -192,6 +218,8 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcomm
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -l format -d 'Output format: a table or one line of text, or one JSON document (docs/users.md)' -r -f -a "text\t'A table (list) or one line saying what was done'
 json\t'One JSON document'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -l connection-timeout-ms -d 'How long to wait for ZooKeeper or a broker to connect and answer, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
@@ -201,7 +229,9 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcomm
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l config -d 'A `server.properties` file in Kafka\'s format' -r -F
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l override -d 'Set one broker config, overriding the file (repeatable), e.g. `--override listeners=PLAINTEXT://127.0.0.1:9093`' -r
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -l zookeeper -d 'Join the cluster coordinated by this ZooKeeper ensemble: shorthand for `--override zookeeper.connect=HOST:PORT[,HOST:PORT...][/chroot]` (the chroot is created when missing). Without it, and without `zookeeper.connect`, the broker keeps its metadata in an embedded store and runs as a single-node cluster' -r
-complete -c kcli -n "__fish_kcli_using_subcommand serve" -s h -l help -d 'Print help'
+complete -c kcli -n "__fish_kcli_using_subcommand serve" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
+json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
+complete -c kcli -n "__fish_kcli_using_subcommand serve" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand serve" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from acls assign completions describe-cluster dump-segment rebuild-index users serve help" -f -a "acls" -d 'List, add and remove ACLs, stored as Kafka\'s AclAuthorizer stores them in ZooKeeper (/kafka-acl, /kafka-acl-extended), through ZooKeeper (--zookeeper, as `kafka-acls --authorizer-properties zookeeper.connect=...`) or through a broker (--bootstrap-server, the DescribeAcls, CreateAcls and DeleteAcls APIs)'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subcommand_from acls assign completions describe-cluster dump-segment rebuild-index users serve help" -f -a "assign" -d 'Compute partition assignments with Kafka\'s algorithm, rack-aware with --racks, offline or for the live cluster, and start, verify or cancel reassignments (docs/assign.md)'

@@ -12,6 +12,26 @@ use clap::{Parser, Subcommand, ValueEnum};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
+    /// How log lines are written to stderr: text (coloured only when stderr is a terminal and
+    /// NO_COLOR is unset) or json (one JSON object per line, for log shippers).
+    #[arg(
+        long,
+        global = true,
+        value_enum,
+        env = "KCLI_LOG_FORMAT",
+        default_value_t = LogFormat::Text
+    )]
+    pub log_format: LogFormat,
+}
+
+/// `--log-format`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// One line per event: time, level, module, message, fields.
+    Text,
+    /// One JSON object per line: `timestamp`, `level`, `target`, `message` and the event's
+    /// fields at the top level, and the spans it is in.
+    Json,
 }
 
 #[derive(Debug, Subcommand)]
