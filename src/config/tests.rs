@@ -259,6 +259,53 @@ fn inter_broker_keys_are_kafkas_and_checked_against_the_listeners() {
     }
 }
 
+/// Kafka's refusal names the advertised listeners an inter-broker listener may be, in their
+/// order, each once (KafkaConfig.validateValues).
+#[test]
+fn inter_broker_refusals_name_the_valid_listeners() {
+    let load = |p: &[(&str, &str)]| BrokerConfig::from_sources(&[], &pairs(p), &[]);
+    let named = [
+        (
+            "listeners",
+            "INTERNAL://127.0.0.1:9093,EXTERNAL://127.0.0.1:9092",
+        ),
+        (
+            "listener.security.protocol.map",
+            "INTERNAL:PLAINTEXT,EXTERNAL:PLAINTEXT",
+        ),
+    ];
+    let err = load(&named).unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "invalid value \"PLAINTEXT\" for configuration security.inter.broker.protocol: \
+         inter.broker.listener.name must be a listener name defined in advertised.listeners. The \
+         valid options based on currently configured listeners are INTERNAL,EXTERNAL"
+    );
+    let mut advertised = named.to_vec();
+    advertised.push(("advertised.listeners", "EXTERNAL://h1:9092"));
+    advertised.push(("inter.broker.listener.name", "INTERNAL"));
+    let err = load(&advertised).unwrap_err().to_string();
+    assert!(
+        err.starts_with("invalid value \"INTERNAL\" for configuration inter.broker.listener.name"),
+        "{err}"
+    );
+    assert!(
+        err.ends_with("The valid options based on currently configured listeners are EXTERNAL"),
+        "{err}"
+    );
+    let err = load(&[("advertised.listeners", "SSL://h:9093")])
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.ends_with(
+            "advertised.listeners listener names must be equal to or a subset of the ones \
+             defined in listeners. Found SSL. The valid options based on the current \
+             configuration are PLAINTEXT"
+        ),
+        "{err}"
+    );
+}
+
 #[test]
 fn dynamic_layers_override_static_ones_and_remove_their_synonyms() {
     let file = pairs(&[

@@ -4,6 +4,7 @@
 
 use super::Settings;
 use crate::config::ConfigError;
+use crate::config::listeners::EndPoint;
 use crate::config::sasl_config::validate_sasl;
 
 /// The class name that enables authorization (`authorizer.class.name`).
@@ -114,8 +115,13 @@ impl Settings {
             return fail(
                 "advertised.listeners",
                 advertised_text(),
-                "advertised.listeners listener names must be equal to or a subset of the ones \
-                 defined in listeners",
+                &format!(
+                    "advertised.listeners listener names must be equal to or a subset of the \
+                     ones defined in listeners. Found {}. The valid options based on the current \
+                     configuration are {}",
+                    names(advertised),
+                    names(&self.listeners),
+                ),
             );
         }
         if self.queued_max_request_bytes > 0
@@ -181,14 +187,11 @@ impl Settings {
                 reason: reason.to_string(),
             })
         };
-        // An SSL or SASL_SSL protocol names a listener that cannot exist yet (no TLS), so the
-        // listener check below refuses it too.
+        // Without inter.broker.listener.name, the protocol names the listener: SSL must be an
+        // advertised listener called SSL, as in Kafka.
         let name = self.inter_broker_listener_name();
-        if !self
-            .effective_advertised_listeners()
-            .iter()
-            .any(|l| l.listener_name == name)
-        {
+        let advertised = self.effective_advertised_listeners();
+        if !advertised.iter().any(|l| l.listener_name == name) {
             let key = if self.inter_broker_listener_name.is_some() {
                 "inter.broker.listener.name"
             } else {
@@ -197,9 +200,12 @@ impl Settings {
             return fail(
                 key,
                 &name,
-                "inter.broker.listener.name must be a listener name defined in \
-                 advertised.listeners. The valid options based on currently configured \
-                 listeners are the advertised listeners' names",
+                &format!(
+                    "inter.broker.listener.name must be a listener name defined in \
+                     advertised.listeners. The valid options based on currently configured \
+                     listeners are {}",
+                    names(advertised)
+                ),
             );
         }
         Ok(())
@@ -213,4 +219,11 @@ impl Settings {
             None => self.security_inter_broker_protocol.to_ascii_uppercase(),
         }
     }
+}
+
+/// `NAME1,NAME2`: the listener names as Kafka's messages list them. Names are unique within
+/// each list (checked when parsed), so this is Kafka's set of them, in order.
+fn names(listeners: &[EndPoint]) -> String {
+    let names: Vec<&str> = listeners.iter().map(|l| l.listener_name.as_str()).collect();
+    names.join(",")
 }
