@@ -167,13 +167,15 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
         }
         'kcli;describe-cluster' {
             [CompletionResult]::new('--zookeeper', '--zookeeper', [CompletionResultType]::ParameterName, 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error')
+            [CompletionResult]::new('--data-dir', '--data-dir', [CompletionResultType]::ParameterName, 'The data dir of a `kcli serve` without ZooKeeper (its first log dir, ./kcli-data by default): its embedded metadata store read from disk, without locking or writing, whether the broker runs or not. Brokers and the controller are not kept on disk')
+            [CompletionResult]::new('--bootstrap-server', '--bootstrap-server', [CompletionResultType]::ParameterName, 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: Metadata and DescribeConfigs. Epochs and reassignments are not known this way')
             [CompletionResult]::new('--topic', '--topic', [CompletionResultType]::ParameterName, 'Show only this topic (repeatable); a topic that does not exist is an error')
             [CompletionResult]::new('--min-isr', '--min-isr', [CompletionResultType]::ParameterName, 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag')
             [CompletionResult]::new('--format', '--format', [CompletionResultType]::ParameterName, 'Output format: tables, or one JSON document (docs/describe-cluster.md)')
-            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms')
+            [CompletionResult]::new('--connection-timeout-ms', '--connection-timeout-ms', [CompletionResultType]::ParameterName, 'How long to wait for ZooKeeper to accept the session, and again for the reads (or for a broker to connect and answer each request), in ms')
             [CompletionResult]::new('--log-format', '--log-format', [CompletionResultType]::ParameterName, 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)')
             [CompletionResult]::new('--under-replicated', '--under-replicated', [CompletionResultType]::ParameterName, 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)')
-            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)')
+            [CompletionResult]::new('--offline', '--offline', [CompletionResultType]::ParameterName, 'Show only partitions without a leader, or whose leader is not a live broker (with --under-replicated: either)')
             [CompletionResult]::new('-h', '-h', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')

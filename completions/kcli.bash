@@ -535,13 +535,21 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__describe__subcmd__cluster)
-            opts="-h -V --zookeeper --topic --under-replicated --offline --min-isr --format --connection-timeout-ms --log-format --help --version"
+            opts="-h -V --zookeeper --data-dir --bootstrap-server --topic --under-replicated --offline --min-isr --format --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0
             fi
             case "${prev}" in
                 --zookeeper)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --data-dir)
+                    COMPREPLY=($(compgen -f "${cur}"))
+                    return 0
+                    ;;
+                --bootstrap-server)
                     COMPREPLY=($(compgen -f "${cur}"))
                     return 0
                     ;;

@@ -152,13 +152,15 @@ set edit:completion:arg-completer[kcli] = {|@words|
         }
         &'kcli;describe-cluster'= {
             cand --zookeeper 'The ZooKeeper ensemble, as Kafka''s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error'
+            cand --data-dir 'The data dir of a `kcli serve` without ZooKeeper (its first log dir, ./kcli-data by default): its embedded metadata store read from disk, without locking or writing, whether the broker runs or not. Brokers and the controller are not kept on disk'
+            cand --bootstrap-server 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: Metadata and DescribeConfigs. Epochs and reassignments are not known this way'
             cand --topic 'Show only this topic (repeatable); a topic that does not exist is an error'
             cand --min-isr 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag'
             cand --format 'Output format: tables, or one JSON document (docs/describe-cluster.md)'
-            cand --connection-timeout-ms 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms'
+            cand --connection-timeout-ms 'How long to wait for ZooKeeper to accept the session, and again for the reads (or for a broker to connect and answer each request), in ms'
             cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --under-replicated 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
-            cand --offline 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
+            cand --offline 'Show only partitions without a leader, or whose leader is not a live broker (with --under-replicated: either)'
             cand -h 'Print help (see more with ''--help'')'
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'

@@ -142,15 +142,17 @@ json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and t
 complete -c kcli -n "__fish_kcli_using_subcommand completions" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand completions" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l zookeeper -d 'The ZooKeeper ensemble, as Kafka\'s `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot]. A chroot that does not exist is an error' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l data-dir -d 'The data dir of a `kcli serve` without ZooKeeper (its first log dir, ./kcli-data by default): its embedded metadata store read from disk, without locking or writing, whether the broker runs or not. Brokers and the controller are not kept on disk' -r -F
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l bootstrap-server -d 'Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked: Metadata and DescribeConfigs. Epochs and reassignments are not known this way' -r
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l topic -d 'Show only this topic (repeatable); a topic that does not exist is an error' -r
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l min-isr -d 'The min.insync.replicas of topics that have neither their own nor a cluster default (/config/brokers/<default>) in ZooKeeper, for the UNDER-MIN-ISR flag' -r
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l format -d 'Output format: tables, or one JSON document (docs/describe-cluster.md)' -r -f -a "text\t'Tables: brokers, topics, partitions with their flags'
 json\t'One JSON object: cluster_id, controller, brokers, topics with partitions'"
-complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l connection-timeout-ms -d 'How long to wait for ZooKeeper to accept the session, and again for the reads, in ms' -r
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l connection-timeout-ms -d 'How long to wait for ZooKeeper to accept the session, and again for the reads (or for a broker to connect and answer each request), in ms' -r
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l log-format -d 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)' -r -f -a "text\t'One line per event: time, level, module, message, fields'
 json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l under-replicated -d 'Show only partitions whose ISR is smaller than their replication factor (with --offline: either)'
-complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l offline -d 'Show only partitions without a leader, or whose leader is not in /brokers/ids (with --under-replicated: either)'
+complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -l offline -d 'Show only partitions without a leader, or whose leader is not a live broker (with --under-replicated: either)'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand describe-cluster" -s V -l version -d 'Print version'
 complete -c kcli -n "__fish_kcli_using_subcommand dump-segment" -l max-bytes -d 'Read at most this many bytes of each .log file (Kafka\'s default: 2147483647, no limit)' -r

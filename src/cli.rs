@@ -60,8 +60,10 @@ pub enum Command {
     /// partition's leader, ISR and health flags (OFFLINE, UNDER-REPLICATED, UNDER-MIN-ISR,
     /// PREFERRED-NOT-LEADER, RECOVERING, REASSIGNING, MARKED-FOR-DELETION).
     ///
-    /// Reads ZooKeeper only, so it works with every broker down (docs/describe-cluster.md).
-    /// Exits 1 when a partition shown is OFFLINE or UNDER-MIN-ISR, 2 on an error.
+    /// Reads ZooKeeper (--zookeeper, working with every broker down), a single-node broker's
+    /// embedded store on disk (--data-dir) or a live broker (--bootstrap-server); what each
+    /// cannot know is left out (docs/describe-cluster.md). Exits 1 when a partition shown is
+    /// OFFLINE or UNDER-MIN-ISR, 2 on an error.
     DescribeCluster(DescribeClusterArgs),
     /// Dump Kafka log segments, indexes, producer snapshots and transaction indexes, as Kafka's
     /// `kafka-dump-log.sh` (DumpLogSegments) prints them, or as JSON Lines or a summary table.
@@ -339,10 +341,8 @@ pub enum UsersFormat {
 /// `kcli describe-cluster`: what ZooKeeper holds about the cluster, with filters.
 #[derive(Debug, clap::Args)]
 pub struct DescribeClusterArgs {
-    /// The ZooKeeper ensemble, as Kafka's `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot].
-    /// A chroot that does not exist is an error.
-    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
-    pub zookeeper: String,
+    #[command(flatten)]
+    pub source: DescribeClusterSourceArgs,
     /// Show only this topic (repeatable); a topic that does not exist is an error.
     #[arg(long, value_name = "TOPIC")]
     pub topic: Vec<String>,
@@ -350,7 +350,7 @@ pub struct DescribeClusterArgs {
     /// either).
     #[arg(long)]
     pub under_replicated: bool,
-    /// Show only partitions without a leader, or whose leader is not in /brokers/ids (with
+    /// Show only partitions without a leader, or whose leader is not a live broker (with
     /// --under-replicated: either).
     #[arg(long)]
     pub offline: bool,
@@ -361,9 +361,29 @@ pub struct DescribeClusterArgs {
     /// Output format: tables, or one JSON document (docs/describe-cluster.md).
     #[arg(long, value_enum, default_value_t = DescribeFormat::Text)]
     pub format: DescribeFormat,
-    /// How long to wait for ZooKeeper to accept the session, and again for the reads, in ms.
+    /// How long to wait for ZooKeeper to accept the session, and again for the reads (or for
+    /// a broker to connect and answer each request), in ms.
     #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_timeout_ms: u64,
+}
+
+/// Where `kcli describe-cluster` reads the cluster: exactly one of the three.
+#[derive(Debug, clap::Args)]
+#[group(id = "describe_cluster_source", required = true, multiple = false)]
+pub struct DescribeClusterSourceArgs {
+    /// The ZooKeeper ensemble, as Kafka's `zookeeper.connect`: HOST:PORT[,HOST:PORT...][/chroot].
+    /// A chroot that does not exist is an error.
+    #[arg(long, value_name = "HOST:PORT[/CHROOT]")]
+    pub zookeeper: Option<String>,
+    /// The data dir of a `kcli serve` without ZooKeeper (its first log dir, ./kcli-data by
+    /// default): its embedded metadata store read from disk, without locking or writing,
+    /// whether the broker runs or not. Brokers and the controller are not kept on disk.
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<std::path::PathBuf>,
+    /// Brokers of the cluster (HOST:PORT[,HOST:PORT...]), the first that answers asked:
+    /// Metadata and DescribeConfigs. Epochs and reassignments are not known this way.
+    #[arg(long, value_name = "HOST:PORT[,...]")]
+    pub bootstrap_server: Option<String>,
 }
 
 /// Output formats of `kcli describe-cluster`.

@@ -238,6 +238,42 @@ impl EmbeddedStore {
         ))
     }
 
+    /// The state kept in `dir` as of its last complete transaction, in memory, for reading
+    /// beside a broker that may have it open: neither `zk.lock` nor any file is touched, and
+    /// nothing is written back. A log being appended is read up to its last complete record.
+    /// The snapshot is read again after the log; if a compaction replaced it in between (the
+    /// log read may then belong to the new snapshot), both are read again.
+    /// `Ok(None)` when `dir` holds no store.
+    pub(crate) fn read_only_copy(dir: &Path) -> Result<Option<Self>, ZkError> {
+        const ATTEMPTS: usize = 10;
+        let read_snapshot = || match std::fs::read(dir.join(snapshot::FILE_NAME)) {
+            Ok(bytes) => Ok(Some(bytes)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(ZkError::Io(format!(
+                "{}: {e}",
+                dir.join(snapshot::FILE_NAME).display()
+            ))),
+        };
+        for _ in 0..ATTEMPTS {
+            let before = read_snapshot()?;
+            let log = txn_log::read_if_present(dir)?;
+            if read_snapshot()? != before {
+                continue;
+            }
+            let Some(snapshot_bytes) = before else {
+                // A store always writes its snapshot when it opens.
+                return Ok(None);
+            };
+            let mut tree = snapshot::decode(&snapshot_bytes)?;
+            txn_log::replay_bytes(&log, &mut tree)?;
+            return Ok(Some(Self::with(tree, None, None, None)));
+        }
+        Err(ZkError::Io(format!(
+            "{} changed under every one of {ATTEMPTS} reads",
+            dir.join(snapshot::FILE_NAME).display()
+        )))
+    }
+
     /// A store that lives only in memory.
     pub fn in_memory() -> Self {
         Self::with(Tree::new(), None, None, None)

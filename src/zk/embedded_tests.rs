@@ -393,3 +393,70 @@ async fn one_store_per_directory() {
     drop(store);
     EmbeddedStore::open(dir.path()).unwrap();
 }
+
+/// A read-only copy sees what a store that still has the directory open has written, up to the
+/// last complete log record, and touches neither the lock nor any file.
+#[tokio::test]
+async fn a_read_only_copy_reads_beside_the_open_store() {
+    let dir = tempfile::tempdir().unwrap();
+    assert!(EmbeddedStore::read_only_copy(dir.path()).unwrap().is_none());
+    let store = EmbeddedStore::open(dir.path()).unwrap();
+    let c = store.session();
+    c.create("/a", b"one", P).await.unwrap();
+    c.set_data("/a", b"two", 0).await.unwrap();
+    c.create("/a/e", b"", CreateMode::Ephemeral).await.unwrap();
+    let files = |names: &[&str]| -> Vec<(Vec<u8>, std::time::SystemTime)> {
+        names
+            .iter()
+            .map(|n| {
+                let path = dir.path().join(n);
+                (
+                    std::fs::read(&path).unwrap(),
+                    std::fs::metadata(&path).unwrap().modified().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let names = ["zk-snapshot", "zk-log", "zk.lock"];
+    let before = files(&names);
+
+    let copy = EmbeddedStore::read_only_copy(dir.path()).unwrap().unwrap();
+    let r = copy.session();
+    let (data, stat) = r.get_data("/a", false).await.unwrap();
+    assert_eq!((data.as_slice(), stat.version), (&b"two"[..], 1));
+    // Ephemerals are the open store's sessions', never on disk.
+    assert!(r.exists("/a/e", false).await.unwrap().is_none());
+    drop(r);
+    drop(copy);
+    assert_eq!(files(&names), before, "the copy wrote to the store's files");
+    // The lock is still the store's alone.
+    assert!(matches!(
+        EmbeddedStore::open(dir.path()),
+        Err(ZkError::Io(_))
+    ));
+
+    // A record being appended (its first bytes only) is not read.
+    let log = std::fs::read(dir.path().join("zk-log")).unwrap();
+    c.create("/b", b"", P).await.unwrap();
+    let full = std::fs::read(dir.path().join("zk-log")).unwrap();
+    let record = &full[log.len()..];
+    for cut in [1, 7, 8, record.len() - 1] {
+        let mut partial = log.clone();
+        partial.extend_from_slice(&record[..cut]);
+        let copy_dir = tempfile::tempdir().unwrap();
+        std::fs::copy(
+            dir.path().join("zk-snapshot"),
+            copy_dir.path().join("zk-snapshot"),
+        )
+        .unwrap();
+        std::fs::write(copy_dir.path().join("zk-log"), &partial).unwrap();
+        let copy = EmbeddedStore::read_only_copy(copy_dir.path())
+            .unwrap()
+            .unwrap();
+        let r = copy.session();
+        assert!(r.exists("/a", false).await.unwrap().is_some(), "{cut}");
+        assert!(r.exists("/b", false).await.unwrap().is_none(), "{cut}");
+    }
+    let copy = EmbeddedStore::read_only_copy(dir.path()).unwrap().unwrap();
+    assert!(copy.session().exists("/b", false).await.unwrap().is_some());
+}

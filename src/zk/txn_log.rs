@@ -87,12 +87,24 @@ impl TxnLog {
 
 /// Applies the records of `dir/zk-log` newer than `tree.zxid` to `tree`.
 pub(crate) fn replay(dir: &Path, tree: &mut Tree) -> Result<(), ZkError> {
-    let bytes = match std::fs::read(dir.join(FILE_NAME)) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-        Err(e) => return Err(io(e)),
-    };
-    let mut rest = &bytes[..];
+    let bytes = read_if_present(dir)?;
+    replay_bytes(&bytes, tree)
+}
+
+/// The bytes of `dir/zk-log`, none when there is no log.
+pub(crate) fn read_if_present(dir: &Path) -> Result<Vec<u8>, ZkError> {
+    match std::fs::read(dir.join(FILE_NAME)) {
+        Ok(b) => Ok(b),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(io(e)),
+    }
+}
+
+/// Applies the complete records of a log's `bytes` newer than `tree.zxid` to `tree`. A record
+/// cut short (being appended while the bytes were read, or torn by a crash) or failing its CRC
+/// ends the replay.
+pub(crate) fn replay_bytes(bytes: &[u8], tree: &mut Tree) -> Result<(), ZkError> {
+    let mut rest = bytes;
     while rest.len() >= 8 {
         let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
         let crc = [rest[4], rest[5], rest[6], rest[7]];

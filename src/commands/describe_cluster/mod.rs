@@ -1,10 +1,14 @@
 //! `kcli describe-cluster`: the cluster as ZooKeeper records it (brokers, controller, topics,
 //! partition states with health flags), read from ZooKeeper alone, so it works with every broker
-//! down. `snapshot` reads the znodes, `flags` computes each partition's flags, `view` applies
-//! the filters, `text` and `json` render. Exit 1 when a shown partition is OFFLINE or
-//! UNDER-MIN-ISR (a health check); errors (ZooKeeper unreachable within the connection timeout,
-//! a missing chroot, a malformed znode) exit 2 naming what failed.
+//! down; or from a single-node broker's embedded store on disk (`data_dir`); or from a live
+//! broker (`bootstrap`). `snapshot` reads the znodes, `flags` computes each partition's flags,
+//! `view` applies the filters, `text` and `json` render, leaving out what the snapshot's source
+//! cannot know. Exit 1 when a shown partition is OFFLINE or UNDER-MIN-ISR (a health check);
+//! errors (ZooKeeper or the broker unreachable within the connection timeout, a missing chroot,
+//! a malformed znode, a dir without a store) exit 2 naming what failed.
 
+mod bootstrap;
+mod data_dir;
 mod flags;
 mod json;
 mod snapshot;
@@ -43,7 +47,17 @@ pub(crate) fn run(args: &DescribeClusterArgs, out: &mut dyn Write) -> anyhow::Re
         .enable_all()
         .build()
         .context("starting the runtime")?;
-    let snapshot = runtime.block_on(read(args))?;
+    let source = &args.source;
+    let snapshot = if let Some(connect) = &source.zookeeper {
+        runtime.block_on(read(connect, args.connection_timeout_ms))?
+    } else if let Some(dir) = &source.data_dir {
+        runtime.block_on(data_dir::read(dir))?
+    } else if let Some(bootstrap) = &source.bootstrap_server {
+        let timeout = Duration::from_millis(args.connection_timeout_ms);
+        runtime.block_on(bootstrap::read(bootstrap, timeout))?
+    } else {
+        anyhow::bail!("give one of --zookeeper, --data-dir and --bootstrap-server");
+    };
     let filters = view::Filters {
         topics: args.topic.clone(),
         under_replicated: args.under_replicated,
@@ -67,9 +81,9 @@ pub(crate) fn run(args: &DescribeClusterArgs, out: &mut dyn Write) -> anyhow::Re
 
 /// Connects (bounded by the connection timeout), checks the chroot and reads the snapshot
 /// (bounded by the same timeout again: a server that accepts and then stalls).
-async fn read(args: &DescribeClusterArgs) -> anyhow::Result<snapshot::ClusterSnapshot> {
-    let timeout = Duration::from_millis(args.connection_timeout_ms);
-    let connect = args.zookeeper.clone();
+async fn read(connect: &str, timeout_ms: u64) -> anyhow::Result<snapshot::ClusterSnapshot> {
+    let timeout = Duration::from_millis(timeout_ms);
+    let connect = connect.to_string();
     // The session only lives while we read; a session timeout shorter than ZooKeeper's minimum
     // is raised by the server.
     let session_timeout = timeout.max(Duration::from_secs(4));
@@ -80,7 +94,7 @@ async fn read(args: &DescribeClusterArgs) -> anyhow::Result<snapshot::ClusterSna
             Err(_) => {
                 return Err(DescribeClusterError::Unreachable {
                     connect,
-                    timeout_ms: args.connection_timeout_ms,
+                    timeout_ms,
                 }
                 .into());
             }
@@ -100,7 +114,7 @@ async fn read(args: &DescribeClusterArgs) -> anyhow::Result<snapshot::ClusterSna
         Err(_) => {
             return Err(DescribeClusterError::ReadTimeout {
                 connect,
-                timeout_ms: args.connection_timeout_ms,
+                timeout_ms,
             }
             .into());
         }
@@ -113,7 +127,7 @@ async fn read(args: &DescribeClusterArgs) -> anyhow::Result<snapshot::ClusterSna
     match snapshot {
         Err(_) => Err(DescribeClusterError::ReadTimeout {
             connect,
-            timeout_ms: args.connection_timeout_ms,
+            timeout_ms,
         }
         .into()),
         Ok(result) => Ok(result?),

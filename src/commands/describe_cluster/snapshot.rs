@@ -71,9 +71,45 @@ pub(super) struct TopicSnapshot {
     pub partitions: Vec<PartitionSnapshot>,
 }
 
+/// Where a snapshot was read, which decides what it can know. The fields a source cannot know
+/// hold placeholders that are never shown (the renderers ask the source).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(super) enum Source {
+    /// Every znode describe-cluster reads.
+    #[default]
+    ZooKeeper,
+    /// The embedded store's files: the persistent znodes only. Brokers are the one whose
+    /// data dir lock is held (the broker running there), with no registration details; the
+    /// controller's id is not known.
+    DataDir,
+    /// A broker's Metadata and DescribeConfigs: the live brokers' host, port and rack, the
+    /// controller's id, leaders, leader epochs and ISRs, and config overrides; no znode state
+    /// (epochs of the controller and partitions, reassignments, recovery, deletion marks).
+    Broker,
+}
+
+impl Source {
+    /// Broker registrations as ZooKeeper holds them: endpoints, registration time, broker epoch.
+    pub(super) fn knows_registrations(self) -> bool {
+        self == Source::ZooKeeper
+    }
+
+    /// The live brokers' host, port and rack, and the controller's id.
+    pub(super) fn knows_live_brokers(self) -> bool {
+        self != Source::DataDir
+    }
+
+    /// What only znodes hold: the controller epoch, partition epochs, reassignments in flight,
+    /// leader recovery states and topics marked for deletion.
+    pub(super) fn knows_znode_state(self) -> bool {
+        self != Source::Broker
+    }
+}
+
 /// Everything describe-cluster shows, as read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub(super) struct ClusterSnapshot {
+pub struct ClusterSnapshot {
+    pub source: Source,
     pub cluster_id: Option<String>,
     pub controller: Option<ControllerRegistration>,
     pub controller_epoch: Option<i32>,
@@ -164,6 +200,7 @@ pub(super) async fn read_snapshot(client: &dyn ZkClient) -> Result<ClusterSnapsh
     topics.sort_by(|a, b| a.name.cmp(&b.name));
     let broker_defaults = read_config(client, BROKER_DEFAULT_CONFIG_PATH).await?;
     Ok(ClusterSnapshot {
+        source: Source::ZooKeeper,
         cluster_id,
         controller,
         controller_epoch,

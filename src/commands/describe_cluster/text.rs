@@ -6,6 +6,7 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::{CellAlignment, Table};
 
 use super::flags::{self, Flag};
+use super::snapshot::{ClusterSnapshot, Source};
 use super::view::ClusterView;
 use crate::cluster::utc::UtcDateTime;
 use crate::zk::zk_data::topic_id_to_string;
@@ -34,49 +35,8 @@ pub(super) fn render(view: &ClusterView<'_>) -> String {
         "Cluster id: {}\n",
         s.cluster_id.as_deref().unwrap_or("(none)")
     ));
-    let epoch = s
-        .controller_epoch
-        .map_or("none".to_string(), |e| e.to_string());
-    match &s.controller {
-        Some(c) if view.controller_is_a_broker() => {
-            out.push_str(&format!("Controller: broker {} (epoch {epoch})\n", c.broker_id));
-        }
-        Some(c) => out.push_str(&format!(
-            "Controller: {} (epoch {epoch}; not in /brokers/ids, a KRaft controller during migration)\n",
-            c.broker_id
-        )),
-        None => out.push_str(&format!("Controller: no controller (last epoch {epoch})\n")),
-    }
-    let mut brokers = table(
-        vec![
-            "broker",
-            "host",
-            "port",
-            "rack",
-            "endpoints",
-            "registered (UTC)",
-            "broker epoch",
-        ],
-        &[0, 2, 6],
-    );
-    for b in &s.brokers {
-        let r = &b.znode.registration;
-        let endpoints: Vec<String> = r.endpoints.iter().map(|e| e.connection_string()).collect();
-        brokers.add_row(vec![
-            b.id.to_string(),
-            b.znode.host.clone().unwrap_or_else(|| "-".into()),
-            b.znode.port.to_string(),
-            r.rack.clone().unwrap_or_else(|| "-".into()),
-            endpoints.join("\n"),
-            UtcDateTime::from_unix_ms(r.timestamp_ms).to_iso8601(),
-            b.broker_epoch.to_string(),
-        ]);
-    }
-    if s.brokers.is_empty() {
-        out.push_str("Brokers: none registered\n");
-    } else {
-        out.push_str(&format!("{brokers}\n"));
-    }
+    out.push_str(&controller(view));
+    out.push_str(&brokers(s));
     let mut topics = table(
         vec![
             "topic",
@@ -151,4 +111,72 @@ pub(super) fn render(view: &ClusterView<'_>) -> String {
         summary.join(", ")
     ));
     out
+}
+
+/// The brokers: ZooKeeper's registrations in full, a broker's view of the live ones (host, port,
+/// rack), or on disk only whether a broker runs on the dir.
+fn brokers(s: &ClusterSnapshot) -> String {
+    if s.source == Source::DataDir {
+        return match s.brokers.first() {
+            Some(b) => format!(
+                "Brokers: broker {} runs on this dir (its lock is held); registrations are \
+                 ephemeral, not kept on disk\n",
+                b.id
+            ),
+            None => "Brokers: none runs on this dir (its lock is free)\n".to_string(),
+        };
+    }
+    if s.brokers.is_empty() {
+        return "Brokers: none registered\n".to_string();
+    }
+    let full = s.source.knows_registrations();
+    let mut header = vec!["broker", "host", "port", "rack"];
+    if full {
+        header.extend(["endpoints", "registered (UTC)", "broker epoch"]);
+    }
+    let mut brokers = table(header, if full { &[0, 2, 6] } else { &[0, 2] });
+    for b in &s.brokers {
+        let r = &b.znode.registration;
+        let mut row = vec![
+            b.id.to_string(),
+            b.znode.host.clone().unwrap_or_else(|| "-".into()),
+            b.znode.port.to_string(),
+            r.rack.clone().unwrap_or_else(|| "-".into()),
+        ];
+        if full {
+            let endpoints: Vec<String> =
+                r.endpoints.iter().map(|e| e.connection_string()).collect();
+            row.extend([
+                endpoints.join("\n"),
+                UtcDateTime::from_unix_ms(r.timestamp_ms).to_iso8601(),
+                b.broker_epoch.to_string(),
+            ]);
+        }
+        brokers.add_row(row);
+    }
+    format!("{brokers}\n")
+}
+
+/// The controller line: its id and epoch from ZooKeeper; the last epoch on disk, where the
+/// registration is not kept; the id a broker names, without an epoch.
+fn controller(view: &ClusterView<'_>) -> String {
+    let s = view.snapshot;
+    let epoch = s
+        .controller_epoch
+        .map_or("none".to_string(), |e| e.to_string());
+    match (s.source, &s.controller) {
+        (Source::DataDir, _) => {
+            format!("Controller: not kept on disk (/controller is ephemeral; last epoch {epoch})\n")
+        }
+        (Source::Broker, Some(c)) => format!("Controller: broker {}\n", c.broker_id),
+        (Source::Broker, None) => "Controller: none known to the broker\n".to_string(),
+        (Source::ZooKeeper, Some(c)) if view.controller_is_a_broker() => {
+            format!("Controller: broker {} (epoch {epoch})\n", c.broker_id)
+        }
+        (Source::ZooKeeper, Some(c)) => format!(
+            "Controller: {} (epoch {epoch}; not in /brokers/ids, a KRaft controller during migration)\n",
+            c.broker_id
+        ),
+        (Source::ZooKeeper, None) => format!("Controller: no controller (last epoch {epoch})\n"),
+    }
 }

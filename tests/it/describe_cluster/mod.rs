@@ -2,9 +2,11 @@
 //! version Kafka has written (brokers v1-v5, topics v1-v3, controller v1/v2, under a chroot),
 //! every flag, the min ISR precedence, the filters, exit codes, JSON and text, an unreachable
 //! ZooKeeper and malformed znodes (here); znodes written by a real Kafka 3.9.1 broker
-//! (`kafka.rs`).
+//! (`kafka.rs`); a default `kcli serve` through `--data-dir` and `--bootstrap-server`
+//! (`serve.rs`).
 
 mod kafka;
+mod serve;
 
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -16,7 +18,7 @@ use crate::serve_support::run_within;
 use crate::support::zookeeper::{ZkServer, write_znode};
 
 /// Generous for a process on a shared machine; the command itself is bounded by its timeout.
-const RUN_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(60);
 
 /// Runs `kcli describe-cluster --zookeeper <connect> <args>`: (exit code, stdout, stderr).
 pub fn describe(connect: &str, args: &[&str]) -> (i32, String, String) {
