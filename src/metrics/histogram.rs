@@ -3,13 +3,13 @@
 //! deviation and the 50th, 75th, 95th, 98th, 99th and 99.9th percentiles.
 //!
 //! Recording is two relaxed atomic adds into log-linear buckets: each power of two is cut into
-//! [`SUB_BUCKETS`] equal parts, so a percentile is reported within 1/[`SUB_BUCKETS`] of a
+//! `SUB_BUCKETS` equal parts, so a percentile is reported within 1/`SUB_BUCKETS` of a
 //! power of two of the true value (the bucket's midpoint). Values are recorded in microseconds
 //! of the unit the metric is named in (milliseconds for `...Ms`).
 //!
 //! Recent values: Yammer keeps an exponentially decaying sample biased to about the last five
-//! minutes. Here the ticker snapshots the buckets every [`SNAPSHOT_EVERY`] ticks and keeps
-//! [`WINDOW_SNAPSHOTS`] of them; a reading is over the difference between the buckets now and
+//! minutes. Here the ticker snapshots the buckets every `SNAPSHOT_EVERY` ticks and keeps
+//! `WINDOW_SNAPSHOTS` of them; a reading is over the difference between the buckets now and
 //! the oldest snapshot, so over the last four to five minutes. Snapshots live only once a
 //! histogram has a value, so idle request types cost their buckets and nothing more.
 
@@ -152,8 +152,8 @@ impl Histogram {
             .collect()
     }
 
-    /// Every [`SNAPSHOT_EVERY`] calls, remembers the buckets for the window. Called every
-    /// [`TICK`](super::meter::TICK) by one ticker only.
+    /// Every `SNAPSHOT_EVERY` calls, remembers the buckets for the window. Called every
+    /// `TICK` by one ticker only.
     pub fn tick(&self) {
         let mut window = crate::metrics::registry::lock(&self.window);
         window.ticks += 1;

@@ -3,7 +3,7 @@
 //! have them.
 //!
 //! Marking is one relaxed atomic add. The moving averages move only when the registry's ticker
-//! calls [`Meter::tick`] (every [`TICK`], Yammer's interval), which alone writes them.
+//! calls [`Meter::tick`] (every `TICK`, Yammer's interval), which alone writes them.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
@@ -74,7 +74,7 @@ impl Meter {
         self.count.load(Ordering::Relaxed)
     }
 
-    /// Takes the events since the last tick into the moving averages. Called every [`TICK`] by
+    /// Takes the events since the last tick into the moving averages. Called every `TICK` by
     /// one ticker only.
     pub fn tick(&self) {
         let count = self.count();

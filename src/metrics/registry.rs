@@ -1,5 +1,5 @@
 //! The broker's metrics registry: the [`MetricsSource`]s its layers registered, collected
-//! together when the metrics are read, and ticked together every [`TICK`](super::meter::TICK)
+//! together when the metrics are read, and ticked together every `TICK`
 //! (meters' moving averages, histograms' windows) by one task the server runs.
 //!
 //! A source is held weakly: a component that goes (a partition deleted, a fetcher stopped)
@@ -15,7 +15,7 @@ pub trait MetricsSource: Send + Sync {
     fn collect(&self, out: &mut Vec<MetricSample>);
 
     /// Moves the moving averages and windows of this source's meters and histograms; called
-    /// every [`TICK`](super::meter::TICK) by the registry's ticker only.
+    /// every `TICK` by the registry's ticker only.
     fn tick(&self) {}
 }
 

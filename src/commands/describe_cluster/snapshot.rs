@@ -108,7 +108,7 @@ impl Source {
 
 /// Everything describe-cluster shows, as read.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub struct ClusterSnapshot {
+pub(super) struct ClusterSnapshot {
     pub source: Source,
     pub cluster_id: Option<String>,
     pub controller: Option<ControllerRegistration>,

@@ -107,7 +107,7 @@ impl VerifyCounts {
 }
 
 impl Reporter {
-    pub fn new(json: bool, verify: bool) -> Self {
+    pub(super) fn new(json: bool, verify: bool) -> Self {
         Reporter {
             json,
             verify,
@@ -118,7 +118,11 @@ impl Reporter {
 
     /// Text: the segment's problems, one line each (the row waits for the table). JSON: the
     /// segment's object.
-    pub fn segment(&mut self, out: &mut dyn Write, report: &SegmentReport) -> std::io::Result<()> {
+    pub(super) fn segment(
+        &mut self,
+        out: &mut dyn Write,
+        report: &SegmentReport,
+    ) -> std::io::Result<()> {
         let problems = problem_lines(report);
         self.counts.segments += 1;
         self.counts.problems += problems.len();
@@ -135,7 +139,7 @@ impl Reporter {
 
     /// Text: the summary table, and with `--verify` the counts on one line after it. JSON:
     /// with `--verify`, the counts as a last object.
-    pub fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
+    pub(super) fn finish(self, out: &mut dyn Write) -> std::io::Result<()> {
         if self.json {
             if self.verify {
                 writeln!(out, "{}", serde_json::to_string(&self.counts.json())?)?;
