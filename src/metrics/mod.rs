@@ -93,11 +93,25 @@ pub enum Reading {
     /// Kafka (`org.apache.kafka.common.metrics`) metrics of one group: each is an attribute
     /// named after it (`connection-count`).
     KafkaMetrics(Vec<(&'static str, f64)>),
+    /// Attributes named at run time, each with its JMX description where one is known: an
+    /// MBean read from elsewhere (the JMX exporter rules' golden test reads a real Kafka
+    /// broker's), or one whose attribute names are not known when the crate is built.
+    Attributes(Vec<Attribute>),
+}
+
+/// One attribute of a [`Reading::Attributes`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// The attribute's name, as JMX shows it.
+    pub name: String,
+    pub value: f64,
+    /// `MBeanAttributeInfo.getDescription()`, which the JMX exporter puts in its HELP text.
+    pub description: Option<String>,
 }
 
 impl Reading {
     /// The numeric attributes of the MBean, named as JMX names them, in Yammer's order.
-    pub fn attributes(&self) -> Vec<(&'static str, f64)> {
+    pub fn attributes(&self) -> Vec<(&str, f64)> {
         match self {
             Reading::Gauge(value) => vec![("Value", *value)],
             Reading::Meter(meter) => meter.attributes().to_vec(),
@@ -108,6 +122,10 @@ impl Reading {
                 out
             }
             Reading::KafkaMetrics(metrics) => metrics.clone(),
+            Reading::Attributes(attributes) => attributes
+                .iter()
+                .map(|a| (a.name.as_str(), a.value))
+                .collect(),
         }
     }
 }
