@@ -6,13 +6,18 @@
 #   tests/fixtures/metrics/kafka-3.9.1-series.txt            families, types, label names (Strimzi's rules)
 #   tests/fixtures/metrics/kafka-3.9.1-series-confluent.txt  the same under Confluent's rules
 #   tests/fixtures/metrics/kafka-3.9.1-strimzi.prom          one raw scrape (Strimzi's rules), JVM series left out
+#   tests/fixtures/metrics/kafka-3.9.1-strimzi-mbeans.txt   the kafka* MBeans behind that scrape (DumpKafkaMBeans.java)
+#   tests/fixtures/metrics/kafka-3.9.1-confluent{.prom,-mbeans.txt}  the same under Confluent's rules
 #
 # Steps: Debian's ZooKeeper on a free loopback port; one Kafka 3.9.1 broker from .tools/kafka-3.9.1
 # (`kafka.Kafka server.properties`, as tests/it/support/kafka_broker.rs starts it) with
 # `-javaagent:.tools/jmx_prometheus_javaagent-<v>.jar=<port>:<rules>`; a 3-partition topic; 20,000
 # records through ProducerPerformance (acks=all); all of them read back by the console consumer in a
 # consumer group; a describe of a missing topic (so ErrorsPerSec has an error other than NONE); then
-# one scrape of /metrics, summarised by tests/kafka/summarize-metrics.py. The broker is restarted on
+# one scrape of /metrics, summarised by tests/kafka/summarize-metrics.py. The scrape is taken by
+# tests/kafka/DumpKafkaMBeans.java between two reads of every kafka* MBean over remote JMX (the broker
+# runs with an unauthenticated JMX port on loopback), so the dump shows the MBeans and values the
+# agent rendered, each attribute marked with whether it held still across the scrape. The broker is restarted on
 # a fresh log dir for the second rules file, so both captures see the same history.
 #
 # Usage: tests/kafka/capture-jmx-metrics.sh [OUT_DIR]   (default tests/fixtures/metrics)
@@ -52,6 +57,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
+mkdir -p "$work/classes"
+javac -d "$work/classes" tests/kafka/DumpKafkaMBeans.java
+
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 wait_port() { # port, what, pid
   for _ in $(seq 1 300); do
@@ -85,9 +93,10 @@ wait_port "$zk_port" ZooKeeper "$zk_pid"
 
 capture() { # name, rules file, its name in the summary, output summary
   local name=$1 rules=$2 rules_name=$3 summary=$4
-  local dir="$work/$name" port metrics_port chroot="/$name"
+  local dir="$work/$name" port metrics_port jmx_port chroot="/$name"
   port=$(free_port)
   metrics_port=$(free_port)
+  jmx_port=$(free_port)
   mkdir -p "$dir"
   cat >"$dir/server.properties" <<EOF
 broker.id=0
@@ -102,7 +111,10 @@ group.initial.rebalance.delay.ms=0
 auto.create.topics.enable=false
 EOF
   log "$name: Kafka 3.9.1 on 127.0.0.1:$port, $agent_version on :$metrics_port with $rules"
-  jvm -javaagent:"$root/$agent=127.0.0.1:$metrics_port:$rules" kafka.Kafka "$dir/server.properties" \
+  jvm -Dcom.sun.management.jmxremote.port="$jmx_port" -Dcom.sun.management.jmxremote.rmi.port="$jmx_port" \
+    -Dcom.sun.management.jmxremote.host=127.0.0.1 -Djava.rmi.server.hostname=127.0.0.1 \
+    -Dcom.sun.management.jmxremote.authenticate=false -Dcom.sun.management.jmxremote.ssl=false \
+    -javaagent:"$root/$agent=127.0.0.1:$metrics_port:$rules" kafka.Kafka "$dir/server.properties" \
     >"$dir/kafka.log" 2>&1 &
   local kafka_pid=$!
   pids+=("$kafka_pid")
@@ -122,7 +134,8 @@ EOF
     >>"$dir/tools.log" 2>&1 || true
   # Let the broker's own periodic gauges (log sizes, idle percents) take a turn after the load.
   sleep 5
-  curl -sSf "http://127.0.0.1:$metrics_port/metrics" >"$dir/scrape.prom"
+  java -cp "$work/classes" DumpKafkaMBeans "$jmx_port" "http://127.0.0.1:$metrics_port/metrics" \
+    "$out/kafka-3.9.1-$name-mbeans.txt" "$dir/scrape.prom"
   log "$name: scraped $(wc -l <"$dir/scrape.prom") lines"
 
   kill -TERM "$kafka_pid"
@@ -143,4 +156,4 @@ sed 's/^startDelaySeconds: .*/startDelaySeconds: 0/' tests/fixtures/metrics/conf
   >"$work/confluent-kafka_broker.yml"
 capture confluent "$work/confluent-kafka_broker.yml" \
   "tests/fixtures/metrics/confluent-kafka_broker.yml (startDelaySeconds: 0)" "$out/kafka-3.9.1-series-confluent.txt"
-log "wrote $out/kafka-3.9.1-series{,-confluent}.txt and $out/kafka-3.9.1-{strimzi,confluent}.prom"
+log "wrote $out/kafka-3.9.1-series{,-confluent}.txt and $out/kafka-3.9.1-{strimzi,confluent}{.prom,-mbeans.txt}"
