@@ -33,6 +33,8 @@
 //! - `inter_broker_clients`: the clients both of these use, one per broker address.
 //! - `log_dir_failure_handler`: a failed log dir's partitions offline; the halt when none is left.
 //! - `metadata_cache`: brokers, controller and topics as this broker knows them.
+//! - `metrics`: the metrics endpoint's rendering: the Prometheus JMX exporter's rules applied
+//!   to what the layers record.
 //! - `remote_leader_end_point`: the replica fetchers' `LeaderEndPoint` over the inter-broker
 //!   client (Fetch and ListOffsets to the leader).
 //! - `dynamic_broker_config`: dynamic broker configs in `/config/brokers/*`, applied live.
@@ -75,6 +77,7 @@ pub(crate) mod kafka_apis;
 pub(crate) mod kafka_server;
 pub(crate) mod log_dir_failure_handler;
 pub(crate) mod metadata_cache;
+pub(crate) mod metrics;
 pub(crate) mod remote_leader_end_point;
 pub(crate) mod request_context;
 pub(crate) mod rpc_producer_id_manager;
