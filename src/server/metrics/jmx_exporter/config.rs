@@ -15,7 +15,7 @@
 
 use std::collections::BTreeMap;
 
-use regex::Regex;
+use regex::{Regex, RegexSet};
 use serde::Deserialize;
 
 use super::JmxRulesError;
@@ -147,6 +147,18 @@ pub(super) struct Config {
     pub(super) exclude: Vec<ObjectNamePattern>,
     /// Never empty: a config without `rules` has one rule that matches everything.
     pub(super) rules: Vec<Rule>,
+    /// The rules' patterns, in one set per form of the match string they see.
+    pub(super) sets: Vec<PatternSet>,
+}
+
+/// The patterns of the rules that see one form of the match string ([`Rule::variant`]): one
+/// pass over the string tells which of them match.
+#[derive(Debug)]
+pub(super) struct PatternSet {
+    pub(super) variant: usize,
+    pub(super) set: RegexSet,
+    /// The index in [`Config::rules`] of each pattern of the set.
+    pub(super) rules: Vec<usize>,
 }
 
 #[derive(Deserialize, Default)]
@@ -227,7 +239,30 @@ impl Config {
                 .map(|(index, raw)| Rule::compile(index, raw))
                 .collect::<Result<_, _>>()?,
         };
+        let mut sets = Vec::new();
+        for variant in 0..4 {
+            let (patterns, indexes): (Vec<&str>, Vec<usize>) = rules
+                .iter()
+                .enumerate()
+                .filter(|(_, rule)| rule.variant() == variant)
+                .filter_map(|(i, rule)| Some((rule.pattern.as_ref()?.as_str(), i)))
+                .unzip();
+            if patterns.is_empty() {
+                continue;
+            }
+            let set = RegexSet::new(&patterns).map_err(|error| JmxRulesError::Pattern {
+                index: indexes[0],
+                pattern: patterns.join(" | "),
+                reason: error.to_string(),
+            })?;
+            sets.push(PatternSet {
+                variant,
+                set,
+                rules: indexes,
+            });
+        }
         Ok(Config {
+            sets,
             lowercase_output_name: raw.lowercase_output_name,
             lowercase_output_label_names: raw.lowercase_output_label_names,
             include,
@@ -238,6 +273,12 @@ impl Config {
 }
 
 impl Rule {
+    /// Which form of the match string the rule sees: bit 0 `<cache>` for the value, bit 1 the
+    /// attribute in snake case.
+    pub(super) fn variant(&self) -> usize {
+        usize::from(self.attr_name_snake_case) * 2 + usize::from(self.cache)
+    }
+
     fn match_all() -> Rule {
         Rule {
             pattern: None,

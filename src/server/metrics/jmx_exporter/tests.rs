@@ -468,7 +468,7 @@ fn golden(rules_file: &str, name: &str) {
     let ours = read_scrape(&rules.render(&samples));
     // Every help a family's members could have given it (the exporter's pick varies).
     let mut helps: HashMap<String, HashSet<String>> = HashMap::new();
-    for (matched, _) in rules.match_samples(&samples) {
+    for (matched, _) in rules.match_samples(&mut lock(&rules.cache), &samples) {
         let suffix = if matched.metric_type == MetricType::Counter {
             "_total"
         } else {

@@ -23,6 +23,11 @@ pub(super) fn write_java_double(out: &mut String, value: f64) {
         out.push_str("0.0");
         return;
     }
+    // Most readings are counts: whole numbers below 10^7 need no digit search.
+    if (1.0..1e7).contains(&magnitude) && magnitude.fract() == 0.0 {
+        let _ = write!(out, "{}.0", magnitude as u64);
+        return;
+    }
     // `{:e}` gives the shortest round-trip digits: "1.2345e-5", "7e0".
     let scientific = format!("{magnitude:e}");
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
