@@ -176,6 +176,10 @@ pub struct Settings {
     /// Unset: `zookeeper.session.timeout.ms` (see `zookeeper_connection_timeout_ms`).
     pub zookeeper_connection_timeout_ms: Option<i32>,
     pub zookeeper_session_timeout_ms: i32,
+    /// `kcli.metrics.listener`, kcli's own key: `HOST:PORT` of the Prometheus endpoint
+    /// (`GET /metrics`); unset, no endpoint. A Kafka broker reading the same file logs it as
+    /// unknown.
+    pub kcli_metrics_listener: Option<String>,
 }
 
 impl Default for Settings {
@@ -309,6 +313,7 @@ impl Default for Settings {
             zookeeper_connect: None,
             zookeeper_connection_timeout_ms: None,
             zookeeper_session_timeout_ms: 18_000,
+            kcli_metrics_listener: None,
         }
     }
 }
@@ -562,6 +567,14 @@ impl Settings {
                 self.zookeeper_connection_timeout_ms = Some(int(i32::MIN)?)
             }
             "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,
+            "kcli.metrics.listener" => {
+                let address = value.trim();
+                let port = address.rsplit_once(':').map(|(_, p)| p.parse::<u16>());
+                if !matches!(port, Some(Ok(_))) {
+                    return Err(invalid("expected HOST:PORT".into()));
+                }
+                self.kcli_metrics_listener = Some(address.to_string()).filter(|a| !a.is_empty())
+            }
             _ => return self.sasl.set(key, value),
         }
         Ok(true)

@@ -220,6 +220,11 @@ impl BrokerConfig {
                 config.settings.sasl.set_listener_prefixed(key, value)?;
                 continue;
             }
+            // kcli's own keys (`kcli.metrics.listener`): settings of this broker that Kafka
+            // does not know, so DescribeConfigs does not list them.
+            if key.starts_with("kcli.") && config.settings.set(key, value)? {
+                continue;
+            }
             match defs::find(key) {
                 Some(def) => {
                     config.settings.set(key, value)?;

@@ -402,6 +402,34 @@ fn unknown_keys_are_collected_and_worded_as_kafka() {
 }
 
 #[test]
+fn kcli_metrics_listener_is_kclis_own_key_and_must_be_host_port() {
+    let over = pairs(&[
+        ("kcli.metrics.listener", " 0.0.0.0:9404 "),
+        ("kcli.nothing", "1"),
+    ]);
+    let c = BrokerConfig::from_sources(&[], &[], &over).unwrap();
+    assert_eq!(c.kcli_metrics_listener.as_deref(), Some("0.0.0.0:9404"));
+    let unknown: Vec<_> = c.unknown_keys().iter().map(|u| u.name.as_str()).collect();
+    assert_eq!(
+        unknown,
+        ["kcli.nothing"],
+        "an unknown kcli key is reported like any other"
+    );
+    assert!(
+        c.entries().iter().all(|e| !e.name.starts_with("kcli.")),
+        "DescribeConfigs lists Kafka's keys only"
+    );
+    for bad in ["nowhere", "host:", "host:99999"] {
+        let over = pairs(&[("kcli.metrics.listener", bad)]);
+        let err = BrokerConfig::from_sources(&[], &[], &over).unwrap_err();
+        assert!(
+            err.to_string().contains("kcli.metrics.listener") && err.to_string().contains(bad),
+            "{err}"
+        );
+    }
+}
+
+#[test]
 fn listeners_of_any_name_take_their_protocol_from_the_map_whatever_the_key_order() {
     let load = |p: &[(&str, &str)]| BrokerConfig::from_sources(&[], &pairs(p), &[]);
     let c = load(&[

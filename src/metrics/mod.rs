@@ -16,6 +16,7 @@ mod meter;
 mod registry;
 
 pub use histogram::{Histogram, HistogramSnapshot};
+pub(crate) use meter::TICK;
 pub use meter::{Meter, MeterSnapshot};
 pub use registry::{MetricsRegistry, MetricsSource};
 

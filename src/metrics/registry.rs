@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use super::MetricSample;
 
 /// What a layer registers: its figures, read when the metrics are collected.
-pub trait MetricsSource: Send + Sync {
+pub trait MetricsSource: Send + Sync + std::fmt::Debug {
     /// Appends this source's MBeans and their readings.
     fn collect(&self, out: &mut Vec<MetricSample>);
 
@@ -80,6 +80,7 @@ mod tests {
     use super::*;
     use crate::metrics::{MBeanName, Meter, Reading};
 
+    #[derive(Debug)]
     struct One(Meter);
 
     impl MetricsSource for One {

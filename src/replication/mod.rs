@@ -23,9 +23,11 @@
 
 pub(crate) mod alter_log_dirs;
 pub(crate) mod alter_partition;
+pub(crate) mod broker_topic_stats;
 pub(crate) mod delayed;
 pub(crate) mod error;
 pub(crate) mod leader_end_point;
+pub(crate) mod metrics;
 pub(crate) mod partition;
 pub(crate) mod replica_fetcher;
 pub(crate) mod replica_fetcher_manager;

@@ -44,6 +44,8 @@ use crate::storage::StorageError;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
 use crate::storage::log_manager::SharedLog;
+
+use super::broker_topic_stats::{BrokerTopicMetrics, BrokerTopicStats};
 use crate::storage::partition_metadata::{PartitionMetadataFile, TopicId};
 use crate::storage::transaction_index::AbortedTxn;
 use crate::storage::unified_log::UnifiedLog;
@@ -70,6 +72,8 @@ pub struct PartitionContext {
     /// Which followers may join the ISR (alive brokers).
     pub eligibility: Arc<dyn ReplicaEligibility>,
     pub failure_channel: Arc<LogDirFailureChannel>,
+    /// The broker's `BrokerTopicMetrics`; each partition holds its topic's from creation.
+    pub(crate) topic_stats: Arc<BrokerTopicStats>,
 }
 
 /// A snapshot of a partition log's offsets.
@@ -188,6 +192,8 @@ pub struct Partition {
     waiters: Mutex<Vec<Arc<Notify>>>,
     /// Set when the log's dir failed: nothing is read or written any more.
     offline: AtomicBool,
+    /// This partition's topic's meters, marked without a lock on the produce and fetch paths.
+    topic_metrics: Arc<BrokerTopicMetrics>,
 }
 
 impl Partition {
@@ -204,6 +210,7 @@ impl Partition {
         let leader_epoch_start_offset =
             (leader_and_isr.leader == local_broker_id).then(|| lock(&log).log_end_offset());
         let followers = followers_of(&assignment, local_broker_id, &leader_and_isr, now_ms);
+        let topic_metrics = partition_context.topic_stats.topic(&topic_partition.topic);
         let partition = Partition {
             topic_partition,
             topic_id: topic_id.map(OnceLock::from).unwrap_or_default(),
@@ -222,6 +229,7 @@ impl Partition {
             stopped: AtomicBool::new(false),
             waiters: Mutex::new(Vec::new()),
             offline: AtomicBool::new(false),
+            topic_metrics,
         };
         partition.maybe_increment_leader_hw();
         partition
@@ -229,6 +237,16 @@ impl Partition {
 
     pub fn topic_partition(&self) -> &TopicPartition {
         &self.topic_partition
+    }
+
+    /// This partition's topic's `BrokerTopicMetrics`.
+    pub(crate) fn topic_metrics(&self) -> &BrokerTopicMetrics {
+        &self.topic_metrics
+    }
+
+    /// The broker's `BrokerTopicMetrics`, every topic's and all together.
+    pub(crate) fn topic_stats(&self) -> &BrokerTopicStats {
+        &self.partition_context.topic_stats
     }
 
     pub fn topic_id(&self) -> Option<Uuid> {

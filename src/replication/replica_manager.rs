@@ -43,6 +43,7 @@ use super::alter_log_dirs::ReplicaAlterLogDirsManager;
 use super::alter_partition::{
     AllEligible, AlterPartitionManager, NoAlterPartitionManager, ReplicaEligibility,
 };
+use super::broker_topic_stats::BrokerTopicStats;
 use super::error::PartitionError;
 use super::leader_end_point::LeaderEndPointFactory;
 use super::partition::{Partition, PartitionContext};
@@ -106,6 +107,7 @@ impl ReplicaManager {
                 alter_partition: Arc::new(NoAlterPartitionManager),
                 eligibility: Arc::new(AllEligible),
                 failure_channel,
+                topic_stats: Arc::new(BrokerTopicStats::default()),
             }),
             time,
             leadership_listener: std::sync::Mutex::new(None),
@@ -233,6 +235,16 @@ impl ReplicaManager {
             .ok_or_else(|| PartitionError::UnknownTopicOrPartition {
                 topic_partition: tp.clone(),
             })
+    }
+
+    /// The broker's `BrokerTopicMetrics`, for the metrics registry.
+    pub(crate) fn topic_stats(&self) -> Arc<BrokerTopicStats> {
+        Arc::clone(&lock(&self.partition_context).topic_stats)
+    }
+
+    /// Every hosted partition, in no order.
+    pub(crate) fn all_partitions(&self) -> Vec<Arc<Partition>> {
+        self.read().values().cloned().collect()
     }
 
     /// Every hosted partition of `topic`.
@@ -404,7 +416,16 @@ impl ReplicaManager {
     pub fn stop_replica(&self, tp: &TopicPartition, delete: bool) -> Result<(), PartitionError> {
         self.replica_fetcher_manager
             .remove_fetcher_for_partitions(std::slice::from_ref(tp));
-        if let Some(stopped) = self.write().remove(tp) {
+        let stopped = {
+            let mut partitions = self.write();
+            let stopped = partitions.remove(tp);
+            // Kafka drops a deleted topic's meters with its last partition here.
+            if delete && !partitions.keys().any(|other| other.topic == tp.topic) {
+                self.topic_stats().remove_topic(&tp.topic);
+            }
+            stopped
+        };
+        if let Some(stopped) = stopped {
             stopped.mark_stopped();
         }
         self.alter_log_dirs.remove_fetcher_for_partition(tp);

@@ -25,6 +25,8 @@ pub enum ServerError {
     Acl(#[from] super::acl_authorizer::AclError),
     #[error(transparent)]
     Sasl(#[from] super::sasl_listeners::SaslSetupError),
+    #[error(transparent)]
+    Metrics(#[from] super::metrics::endpoint::MetricsEndpointError),
     #[error("loading topics: {0}")]
     Topics(#[from] super::topic_manager::TopicError),
     /// The log dirs' `meta.properties` name different broker ids.

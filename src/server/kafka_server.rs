@@ -31,10 +31,12 @@ use crate::controller::controller_request_batch::BatchConfig;
 use crate::controller::event_for_watch;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
+use crate::metrics::{MetricsRegistry, MetricsSource};
 use crate::network::{
     BoundEndPoint, ClientSecurity, ConnectionLimits, EndPoint, SocketServer, SocketServerConfig,
 };
 use crate::replication::ReplicaManager;
+use crate::replication::metrics::ReplicaManagerMetrics;
 use crate::replication::replica_fetcher::ReplicaFetcherConfig;
 use crate::storage::log_manager::{LogManager, LogManagerConfig, now_ms};
 use crate::zk::kafka_zk_client::KafkaZkClient;
@@ -118,6 +120,9 @@ pub struct KafkaServer {
     _ready: watch::Sender<bool>,
     /// Set when the broker must halt (every log dir failed).
     fatal: watch::Receiver<Option<String>>,
+    /// The metrics sources the registry holds weakly, alive as long as the server.
+    _metric_sources: Vec<Arc<dyn MetricsSource>>,
+    metrics_address: Option<std::net::SocketAddr>,
 }
 
 impl KafkaServer {
@@ -172,6 +177,14 @@ impl KafkaServer {
             config.broker_id,
             Arc::clone(&log_manager),
         ));
+        let metrics = Arc::new(MetricsRegistry::new());
+        let metric_sources: Vec<Arc<dyn MetricsSource>> = vec![
+            replica_manager.topic_stats(),
+            Arc::new(ReplicaManagerMetrics::new(&replica_manager)),
+        ];
+        for source in &metric_sources {
+            metrics.register(source);
+        }
         let topic_manager = Arc::new(TopicManager::new(
             Arc::clone(&zk),
             Arc::clone(&current),
@@ -433,6 +446,14 @@ impl KafkaServer {
             fatal: Arc::new(fatal_tx),
         }
         .spawn(&tasks, background.clone());
+        super::metrics::spawn_ticker(&metrics, background.clone(), &tasks);
+        let metrics_address = match &config.kcli_metrics_listener {
+            Some(address) => Some(
+                super::metrics::start_endpoint(address, &metrics, background.clone(), &tasks)
+                    .await?,
+            ),
+            None => None,
+        };
         let _ = ready_tx.send(true);
         tracing::info!(
             broker_id = config.broker_id,
@@ -457,7 +478,15 @@ impl KafkaServer {
             tasks,
             _ready: ready_tx,
             fatal,
+            _metric_sources: metric_sources,
+            metrics_address,
         })
+    }
+
+    /// Where the metrics endpoint listens (its port resolved), when `kcli.metrics.listener`
+    /// is set.
+    pub fn metrics_address(&self) -> Option<std::net::SocketAddr> {
+        self.metrics_address
     }
 
     /// The listeners with the addresses they were bound to (port 0 resolved).

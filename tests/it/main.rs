@@ -26,6 +26,7 @@ mod serve_groups;
 mod serve_hostile_load;
 mod serve_idempotence;
 mod serve_log_dirs;
+mod serve_metrics;
 mod serve_restart;
 mod serve_sasl_clients;
 mod serve_stress;

@@ -51,6 +51,10 @@ impl Partition {
                 topic_partition: self.topic_partition.clone(),
             });
         }
+        let size = match &records {
+            FollowerRecords::Bytes(bytes) => bytes.len(),
+            FollowerRecords::Source { source, .. } => source.len(),
+        };
         let outcome = {
             let mut log = lock(&self.log);
             let appended = match records {
@@ -62,6 +66,7 @@ impl Partition {
             };
             if let Some(appended) = appended {
                 self.checked(&log, appended)?;
+                self.topic_stats().replication_bytes_in().mark(size as u64);
             }
             let hw = leader_high_watermark.min(log.log_end_offset());
             if hw >= 0 && hw != log.high_watermark() {

@@ -237,6 +237,12 @@ impl ReplicaManager {
         let partition = self
             .get_partition_or_error(tp)
             .map_err(|e| failed(&e, -1))?;
+        let (topic, all) = (
+            partition.topic_metrics(),
+            partition.topic_stats().all_topics(),
+        );
+        topic.total_produce_requests.mark(1);
+        all.total_produce_requests.mark(1);
         match partition.append_records_to_leader(
             &entry.records,
             params.origin,
@@ -245,6 +251,12 @@ impl ReplicaManager {
             now_ms,
         ) {
             Ok((info, append)) => {
+                let bytes = entry.records.len() as u64;
+                let messages = info.records_count as u64;
+                topic.bytes_in.mark(bytes);
+                all.bytes_in.mark(bytes);
+                topic.messages_in.mark(messages);
+                all.messages_in.mark(messages);
                 let response = PartitionResponse {
                     base_offset: info.first_offset,
                     log_append_time_ms: info.log_append_time,
@@ -254,6 +266,20 @@ impl ReplicaManager {
                 Ok((partition, response, append))
             }
             Err(e) => {
+                // Kafka counts a failed produce for any error but a moved or missing partition,
+                // a record too large or corrupt, or a failed disk.
+                if !matches!(
+                    e.error_code(),
+                    ErrorCode::NotLeaderOrFollower
+                        | ErrorCode::UnknownTopicOrPartition
+                        | ErrorCode::MessageTooLarge
+                        | ErrorCode::RecordListTooLarge
+                        | ErrorCode::CorruptMessage
+                        | ErrorCode::KafkaStorageError
+                ) {
+                    topic.failed_produce_requests.mark(1);
+                    all.failed_produce_requests.mark(1);
+                }
                 // Kafka's generic failure path (`processFailedRecord`) answers the log start
                 // for sequence and epoch errors.
                 let log_start =

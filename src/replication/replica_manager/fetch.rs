@@ -173,7 +173,7 @@ impl ReplicaManager {
             || read.has_diverging_epoch
             || read.bytes >= min_bytes
         {
-            return FetchResult::Ready(read.data);
+            return FetchResult::Ready(plan.answer(read));
         }
         FetchResult::Delayed(DelayedFetch {
             plan,
@@ -194,10 +194,10 @@ impl DelayedFetch {
             let watch = PartitionWatch::register(self.plan.hosted());
             let read = self.plan.read();
             if read.bytes >= min_bytes || read.has_error || read.has_diverging_epoch {
-                return read.data;
+                return self.plan.answer(read);
             }
             if !watch.wait(self.deadline, &self.shutting_down).await {
-                return self.plan.read().data;
+                return self.plan.answer(self.plan.read());
             }
         }
     }
@@ -206,6 +206,45 @@ impl DelayedFetch {
 impl FetchPlan {
     fn hosted(&self) -> impl Iterator<Item = &Arc<Partition>> {
         self.partitions.iter().filter_map(|(_, p)| p.as_ref().ok())
+    }
+
+    /// The read that answers the fetch, its `BrokerTopicMetrics` marked: a fetch request and
+    /// (for a failure Kafka counts) a failed one per partition, and the bytes sent, to each
+    /// topic's meters for a consumer and to the replication meter for a follower.
+    fn answer(&self, read: Read) -> Vec<FetchPartitionData> {
+        let from_follower = self.params.replica_id >= 0;
+        for ((_, partition), data) in self.partitions.iter().zip(&read.data) {
+            let Ok(partition) = partition else { continue };
+            let (topic, stats) = (partition.topic_metrics(), partition.topic_stats());
+            let all = stats.all_topics();
+            topic.total_fetch_requests.mark(1);
+            all.total_fetch_requests.mark(1);
+            if !matches!(
+                data.error_code,
+                ErrorCode::None
+                    | ErrorCode::NotLeaderOrFollower
+                    | ErrorCode::UnknownTopicOrPartition
+                    | ErrorCode::UnknownLeaderEpoch
+                    | ErrorCode::FencedLeaderEpoch
+                    | ErrorCode::ReplicaNotAvailable
+                    | ErrorCode::KafkaStorageError
+                    | ErrorCode::InconsistentTopicId
+                    | ErrorCode::OffsetOutOfRange
+            ) {
+                topic.failed_fetch_requests.mark(1);
+                all.failed_fetch_requests.mark(1);
+            }
+            let bytes = data.records.as_ref().map_or(0, |r| r.size);
+            if bytes > 0 {
+                if from_follower {
+                    stats.replication_bytes_out().mark(bytes);
+                } else {
+                    topic.bytes_out.mark(bytes);
+                    all.bytes_out.mark(bytes);
+                }
+            }
+        }
+        read.data
     }
 
     /// Kafka's `readFromLog`: every partition in order under the request's byte budget.

@@ -196,6 +196,7 @@ impl Rules {
     }
 
     /// The text exposition of `samples`.
+    #[cfg(test)]
     pub(crate) fn render(&self, samples: &[MetricSample]) -> String {
         let mut out = String::new();
         self.render_into(samples, &mut out);

@@ -61,10 +61,6 @@ impl Template {
         out
     }
 
-    pub(super) fn is_empty(&self) -> bool {
-        self.0.is_empty()
-    }
-
     /// Parses `text` as Java's replacement syntax against `regex`'s groups.
     fn parse(text: &str, regex: Option<&Regex>) -> Result<Template, String> {
         let groups = regex.map_or(0, |r| r.captures_len() - 1);
@@ -124,8 +120,6 @@ impl Template {
 pub(super) struct Rule {
     /// `^.*(?:pattern).*$`; none matches everything.
     pub(super) pattern: Option<Regex>,
-    /// The YAML text, for errors and the docs.
-    pub(super) source: Option<String>,
     pub(super) name: Option<Template>,
     pub(super) help: Option<Template>,
     /// `(name, value)` templates in the order of their YAML keys' (Java's `TreeMap`).
@@ -282,7 +276,6 @@ impl Rule {
     fn match_all() -> Rule {
         Rule {
             pattern: None,
-            source: None,
             name: None,
             help: None,
             labels: Vec::new(),
@@ -363,7 +356,6 @@ impl Rule {
             attr_name_snake_case: raw.attr_name_snake_case,
             cache: raw.cache,
             pattern,
-            source,
         })
     }
 }

@@ -1,0 +1,202 @@
+//! The metrics endpoint of a real `kcli serve` (`kcli.metrics.listener`), scraped over HTTP
+//! after kcat produced and consumed through it: the counts agree with what the clients did,
+//! and every family served has a name, TYPE and label names that Kafka 3.9.1 has under the
+//! JMX exporter with Strimzi's rules (tests/fixtures/metrics/kafka-3.9.1-series.txt, captured
+//! from a real Kafka broker by tests/kafka/capture-jmx-metrics.sh).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use crate::serve_support::{TestBroker, free_port, run_within};
+
+const LIMIT: Duration = Duration::from_secs(30);
+
+fn kcat(broker: &TestBroker, args: &[&str], input: &[u8]) -> String {
+    let mut cmd = Command::new("kcat");
+    cmd.arg("-b").arg(broker.bootstrap()).args(args);
+    let (code, out, err) = run_within(cmd, input, LIMIT);
+    assert_eq!(code, 0, "kcat {args:?} failed:\n{err}");
+    out
+}
+
+/// `GET /metrics`: the status line and the body.
+fn scrape(port: u16) -> (String, String) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(LIMIT)).unwrap();
+    stream
+        .write_all(b"GET /metrics HTTP/1.1\r\nHost: kcli\r\nConnection: close\r\n\r\n")
+        .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
+}
+
+/// Every sample: `name{labels}` to its value.
+fn samples(text: &str) -> BTreeMap<String, f64> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .map(|l| {
+            let (series, value) = l.rsplit_once(' ').unwrap();
+            (series.to_string(), value.parse::<f64>().unwrap())
+        })
+        .collect()
+}
+
+/// Each family's TYPE, and the label names each of its samples has.
+fn families(text: &str) -> BTreeMap<String, (String, BTreeSet<String>)> {
+    let mut out: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("# TYPE ") {
+            let (name, kind) = rest.split_once(' ').unwrap();
+            out.insert(name.to_string(), (kind.to_string(), BTreeSet::new()));
+        } else if !line.starts_with('#') && !line.is_empty() {
+            let series = line.rsplit_once(' ').unwrap().0;
+            let (name, labels) = series.split_once('{').unwrap_or((series, ""));
+            let names: Vec<&str> = labels
+                .trim_end_matches('}')
+                .split(',')
+                .filter(|l| !l.is_empty())
+                .map(|l| l.split_once('=').unwrap().0)
+                .collect();
+            let family = out
+                .get_mut(name)
+                .unwrap_or_else(|| panic!("{name} has no TYPE line"));
+            family.1.insert(names.join(","));
+        }
+    }
+    out
+}
+
+/// The Kafka capture: family to (TYPE, label-name sets as `{a,b}`).
+fn kafka_families() -> BTreeMap<String, (String, String)> {
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/metrics/kafka-3.9.1-series.txt"
+    );
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let mut cols = l.split('\t');
+            let (name, kind, labels) = (cols.next()?, cols.next()?, cols.next()?);
+            Some((name.to_string(), (kind.to_string(), labels.to_string())))
+        })
+        .collect()
+}
+
+#[test]
+fn serve_metrics_count_what_clients_did_under_kafkas_names() {
+    let broker = TestBroker::start(&[("kcli.metrics.listener", "127.0.0.1:{port2}")]);
+    let metrics_port = broker.port2();
+    let records: String = (0..250).map(|i| format!("record-{i}\n")).collect();
+    kcat(
+        &broker,
+        &["-P", "-t", "m", "-X", "acks=all"],
+        records.as_bytes(),
+    );
+    let consumed = kcat(&broker, &["-C", "-t", "m", "-e", "-o", "beginning"], b"");
+    assert_eq!(consumed.lines().count(), 250);
+
+    let deadline = Instant::now() + LIMIT;
+    let (status, text) = loop {
+        let (status, text) = scrape(metrics_port);
+        let all = samples(&text);
+        // The fetch counters move when kcat's last fetch was answered, which the scrape may
+        // overtake: look again until they did.
+        if all.contains_key("kafka_server_brokertopicmetrics_bytesout_total{topic=\"m\"}")
+            || Instant::now() > deadline
+        {
+            break (status, text);
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let all = samples(&text);
+    let value = |series: &str| {
+        *all.get(series)
+            .unwrap_or_else(|| panic!("{series} missing from:\n{text}"))
+    };
+    assert_eq!(
+        value("kafka_server_brokertopicmetrics_messagesin_total{topic=\"m\"}"),
+        250.0
+    );
+    assert_eq!(
+        value("kafka_server_brokertopicmetrics_messagesin_total"),
+        250.0
+    );
+    assert!(value("kafka_server_brokertopicmetrics_bytesin_total{topic=\"m\"}") > 250.0 * 8.0);
+    assert!(
+        value("kafka_server_brokertopicmetrics_totalproducerequests_total{topic=\"m\"}") >= 1.0
+    );
+    assert!(value("kafka_server_brokertopicmetrics_bytesout_total{topic=\"m\"}") > 250.0 * 8.0);
+    assert!(value("kafka_server_brokertopicmetrics_totalfetchrequests_total") >= 1.0);
+    assert_eq!(
+        value("kafka_server_brokertopicmetrics_failedproducerequests_total"),
+        0.0
+    );
+    assert_eq!(value("kafka_server_replicamanager_partitioncount"), 1.0);
+    assert_eq!(value("kafka_server_replicamanager_leadercount"), 1.0);
+    assert_eq!(
+        value("kafka_server_replicamanager_underreplicatedpartitions"),
+        0.0
+    );
+    assert_eq!(
+        value("kafka_cluster_partition_underminisr{partition=\"0\",topic=\"m\"}"),
+        0.0
+    );
+    assert_eq!(
+        value("kafka_cluster_partition_atminisr{partition=\"0\",topic=\"m\"}"),
+        1.0
+    );
+    assert_eq!(
+        value("kafka_log_log_logendoffset{partition=\"0\",topic=\"m\"}"),
+        250.0
+    );
+    assert!(value("kafka_log_log_size{partition=\"0\",topic=\"m\"}") > 250.0 * 8.0);
+    assert!(value("process_open_fds") >= 3.0);
+    assert!(value("process_cpu_seconds_total") > 0.0);
+
+    // Every family kcli serves is one Kafka serves, with the same TYPE and label names.
+    let kafka = kafka_families();
+    for (name, (kind, label_sets)) in families(&text) {
+        if name.starts_with("process_") {
+            continue; // the Java client's, not an MBean's (checked above)
+        }
+        let (kafka_kind, kafka_labels) = kafka
+            .get(&name)
+            .unwrap_or_else(|| panic!("{name} is not a family Kafka 3.9.1 serves"));
+        assert_eq!(&kind, kafka_kind, "{name}'s TYPE");
+        for labels in label_sets {
+            assert!(
+                kafka_labels
+                    .split(' ')
+                    .any(|set| set == format!("{{{labels}}}")),
+                "{name} labelled {{{labels}}}, Kafka's: {kafka_labels}"
+            );
+        }
+    }
+}
+
+#[test]
+fn serve_metrics_listener_is_refused_when_it_is_not_host_port() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcli"));
+    cmd.arg("serve")
+        .arg("--override")
+        .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", free_port()))
+        .arg("--override")
+        .arg(format!("log.dirs={}", dir.path().display()))
+        .arg("--override")
+        .arg("kcli.metrics.listener=nowhere");
+    let (code, _, err) = run_within(cmd, b"", LIMIT);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("kcli.metrics.listener") && err.contains("nowhere"),
+        "{err}"
+    );
+}
