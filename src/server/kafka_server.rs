@@ -181,6 +181,7 @@ impl KafkaServer {
         let metric_sources: Vec<Arc<dyn MetricsSource>> = vec![
             replica_manager.topic_stats(),
             Arc::new(ReplicaManagerMetrics::new(&replica_manager)),
+            Arc::new(super::metrics::kafka_server_metrics::KafkaServerMetrics),
         ];
         for source in &metric_sources {
             metrics.register(source);

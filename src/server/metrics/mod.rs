@@ -6,10 +6,12 @@
 //!   exporter YAML config, Strimzi's compiled in, applied to the collected MBeans, written in
 //!   the text exposition format.
 //! - `endpoint`: `GET /metrics` over HTTP/1.1.
+//! - `kafka_server_metrics`: the KafkaServer gauges (BrokerState, the Linux disk bytes).
 //! - `process_metrics`: the process series the Prometheus Java client adds, from `/proc`.
 
 pub(crate) mod endpoint;
 pub(crate) mod jmx_exporter;
+pub(crate) mod kafka_server_metrics;
 pub(crate) mod process_metrics;
 
 use std::net::SocketAddr;

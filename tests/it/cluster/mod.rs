@@ -19,6 +19,7 @@
 
 mod coordinator;
 mod copier;
+mod dashboards;
 mod durability;
 mod failover;
 mod isr;

@@ -12,6 +12,7 @@ pub mod kafka_broker;
 pub mod mixed_cluster;
 pub mod netns;
 pub mod produce_load;
+pub mod prometheus;
 pub mod tls;
 pub mod zk_ensemble;
 pub mod zookeeper;
