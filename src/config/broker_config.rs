@@ -180,6 +180,10 @@ pub struct Settings {
     /// (`GET /metrics`); unset, no endpoint. A Kafka broker reading the same file logs it as
     /// unknown.
     pub kcli_metrics_listener: Option<String>,
+    /// `kcli.metrics.jmx.exporter.config`, kcli's own key: a Prometheus JMX exporter YAML
+    /// config whose rules name the metrics (the one a team's Kafka brokers use); unset,
+    /// Strimzi's rules.
+    pub kcli_metrics_jmx_exporter_config: Option<String>,
 }
 
 impl Default for Settings {
@@ -314,6 +318,7 @@ impl Default for Settings {
             zookeeper_connection_timeout_ms: None,
             zookeeper_session_timeout_ms: 18_000,
             kcli_metrics_listener: None,
+            kcli_metrics_jmx_exporter_config: None,
         }
     }
 }
@@ -574,6 +579,9 @@ impl Settings {
                     return Err(invalid("expected HOST:PORT".into()));
                 }
                 self.kcli_metrics_listener = Some(address.to_string()).filter(|a| !a.is_empty())
+            }
+            "kcli.metrics.jmx.exporter.config" => {
+                self.kcli_metrics_jmx_exporter_config = optional(value.trim().to_string())
             }
             _ => return self.sasl.set(key, value),
         }

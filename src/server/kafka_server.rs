@@ -450,8 +450,14 @@ impl KafkaServer {
         super::metrics::spawn_ticker(&metrics, background.clone(), &tasks);
         let metrics_address = match &config.kcli_metrics_listener {
             Some(address) => Some(
-                super::metrics::start_endpoint(address, &metrics, background.clone(), &tasks)
-                    .await?,
+                super::metrics::start_endpoint(
+                    address,
+                    config.kcli_metrics_jmx_exporter_config.as_deref(),
+                    &metrics,
+                    background.clone(),
+                    &tasks,
+                )
+                .await?,
             ),
             None => None,
         };

@@ -71,11 +71,12 @@ fn families(text: &str) -> BTreeMap<String, (String, BTreeSet<String>)> {
     out
 }
 
-/// The Kafka capture: family to (TYPE, label-name sets as `{a,b}`).
-fn kafka_families() -> BTreeMap<String, (String, String)> {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/fixtures/metrics/kafka-3.9.1-series.txt"
+/// A Kafka capture (`kafka-3.9.1-series.txt`, or `-confluent` for Confluent's rules): family
+/// to (TYPE, label-name sets as `{a,b}`).
+fn kafka_families(fixture: &str) -> BTreeMap<String, (String, String)> {
+    let path = format!(
+        "{}/tests/fixtures/metrics/{fixture}",
+        env!("CARGO_MANIFEST_DIR")
     );
     std::fs::read_to_string(path)
         .unwrap()
@@ -161,9 +162,14 @@ fn serve_metrics_count_what_clients_did_under_kafkas_names() {
     assert!(value("process_open_fds") >= 3.0);
     assert!(value("process_cpu_seconds_total") > 0.0);
 
-    // Every family kcli serves is one Kafka serves, with the same TYPE and label names.
-    let kafka = kafka_families();
-    for (name, (kind, label_sets)) in families(&text) {
+    assert_families_are_kafkas(&text, "kafka-3.9.1-series.txt");
+}
+
+/// Every family in `text` is one Kafka 3.9.1 serves under the same rules (the capture
+/// `fixture`), with the same TYPE and label names.
+fn assert_families_are_kafkas(text: &str, fixture: &str) {
+    let kafka = kafka_families(fixture);
+    for (name, (kind, label_sets)) in families(text) {
         if name.starts_with("process_") {
             continue; // the Java client's, not an MBean's (checked above)
         }
@@ -197,6 +203,59 @@ fn serve_metrics_listener_is_refused_when_it_is_not_host_port() {
     assert_ne!(code, 0, "{err}");
     assert!(
         err.contains("kcli.metrics.listener") && err.contains("nowhere"),
+        "{err}"
+    );
+}
+
+#[test]
+fn serve_metrics_take_the_rules_of_the_teams_own_exporter_config() {
+    let rules = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/metrics/confluent-kafka_broker.yml"
+    );
+    let broker = TestBroker::start(&[
+        ("kcli.metrics.listener", "127.0.0.1:{port2}"),
+        ("kcli.metrics.jmx.exporter.config", rules),
+    ]);
+    let records: String = (0..40).map(|i| format!("c{i}\n")).collect();
+    kcat(
+        &broker,
+        &["-P", "-t", "c", "-X", "acks=all"],
+        records.as_bytes(),
+    );
+    let (status, text) = scrape(broker.port2());
+    assert_eq!(status, "HTTP/1.1 200 OK");
+    let all = samples(&text);
+    // Confluent's rules keep `PerSec`, add no `_total` and leave the family untyped.
+    assert_eq!(
+        all.get("kafka_server_brokertopicmetrics_messagesinpersec{topic=\"c\"}"),
+        Some(&40.0),
+        "{text}"
+    );
+    assert!(text.contains("# TYPE kafka_server_brokertopicmetrics_messagesinpersec untyped\n"));
+    assert_families_are_kafkas(&text, "kafka-3.9.1-series-confluent.txt");
+
+    // A config that is not one refuses the start, naming the key and the file.
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.yml");
+    std::fs::write(&bad, "rules:\n- pattern: \"(unclosed\"\n").unwrap();
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kcli"));
+    cmd.arg("serve")
+        .arg("--override")
+        .arg(format!("listeners=PLAINTEXT://127.0.0.1:{}", free_port()))
+        .arg("--override")
+        .arg(format!("log.dirs={}", dir.path().join("data").display()))
+        .arg("--override")
+        .arg(format!("kcli.metrics.listener=127.0.0.1:{}", free_port()))
+        .arg("--override")
+        .arg(format!(
+            "kcli.metrics.jmx.exporter.config={}",
+            bad.display()
+        ));
+    let (code, _, err) = run_within(cmd, b"", LIMIT);
+    assert_ne!(code, 0, "{err}");
+    assert!(
+        err.contains("kcli.metrics.jmx.exporter.config") && err.contains("bad.yml"),
         "{err}"
     );
 }

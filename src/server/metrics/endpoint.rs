@@ -29,6 +29,18 @@ pub(crate) type Render = Arc<dyn Fn() -> String + Send + Sync>;
 /// Why the endpoint could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum MetricsEndpointError {
+    #[error("kcli.metrics.jmx.exporter.config {path}: cannot read it: {source}")]
+    ReadRules {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("kcli.metrics.jmx.exporter.config {path}: {source}")]
+    Rules {
+        path: String,
+        #[source]
+        source: super::jmx_exporter::JmxRulesError,
+    },
     #[error("kcli.metrics.listener {address}: cannot listen: {source}")]
     Bind {
         address: String,

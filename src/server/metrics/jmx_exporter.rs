@@ -91,7 +91,7 @@ const YAMMER_DESCRIPTION: &str = "Attribute exposed for management";
 
 /// A JMX exporter config that does not compile.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum JmxRulesError {
+pub enum JmxRulesError {
     #[error("invalid JMX exporter config")]
     Yaml {
         #[source]

@@ -56,14 +56,30 @@ pub(crate) fn scrape(registry: &MetricsRegistry, rules: &Rules) -> String {
     text
 }
 
-/// Starts the endpoint on `address`, serving [`scrape`]s of `registry` with Strimzi's rules.
+/// Starts the endpoint on `address`, serving [`scrape`]s of `registry` with the JMX exporter
+/// config at `rules_path` (`kcli.metrics.jmx.exporter.config`), Strimzi's rules without one.
 pub(crate) async fn start_endpoint(
     address: &str,
+    rules_path: Option<&str>,
     registry: &Arc<MetricsRegistry>,
     shutdown: CancellationToken,
     tasks: &TaskTracker,
 ) -> Result<SocketAddr, MetricsEndpointError> {
-    let rules = Arc::new(Rules::strimzi());
+    let rules = Arc::new(match rules_path {
+        None => Rules::strimzi(),
+        Some(path) => {
+            let yaml = std::fs::read_to_string(path).map_err(|source| {
+                MetricsEndpointError::ReadRules {
+                    path: path.to_string(),
+                    source,
+                }
+            })?;
+            Rules::from_yaml(&yaml).map_err(|source| MetricsEndpointError::Rules {
+                path: path.to_string(),
+                source,
+            })?
+        }
+    });
     let registry = Arc::clone(registry);
     let render: Render = Arc::new(move || scrape(&registry, &rules));
     endpoint::start(address, render, shutdown, tasks).await
