@@ -21,6 +21,7 @@ use tracing::{debug, info, warn};
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
 use super::connection_quotas::{ConnectionQuotas, ConnectionSlot};
 use super::memory_pool::PooledBytes;
+use super::metrics::{Kind, NetworkMetrics, RequestRecorder, RequestTimes, api_of};
 use super::request::{ConnectionId, DeferredResponse, MAX_PIPELINED_RESPONSES, Request, Response};
 use super::stream::ConnectionStream;
 use super::tls::{ListenerTls, accept_tls};
@@ -39,7 +40,25 @@ const MAX_READ_STEP: usize = 1024 * 1024;
 #[derive(Debug)]
 pub(crate) struct QueuedRequest {
     pub request: Request,
-    pub reply: oneshot::Sender<Response>,
+    pub reply: oneshot::Sender<Handled>,
+}
+
+/// A handler task's answer to a request, with when it took the request up and when the
+/// handler returned.
+#[derive(Debug)]
+pub(crate) struct Handled {
+    pub response: Response,
+    pub dequeued: Instant,
+    pub local_done: Instant,
+}
+
+/// A request whose answer is not written yet: its API and version (when its header had them),
+/// the kind the handler reported and its instants so far.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    api: Option<(i16, i16)>,
+    kind: Kind,
+    times: RequestTimes,
 }
 
 /// Why a connection stopped reading frames.
@@ -156,6 +175,28 @@ pub(crate) struct ConnectionContext {
     pub shutdown: CancellationToken,
     pub active_connections: Arc<AtomicUsize>,
     pub quotas: Arc<ConnectionQuotas>,
+    pub metrics: Arc<NetworkMetrics>,
+    /// The listener's index among the server's, which indexes its metrics.
+    pub listener_index: usize,
+}
+
+/// Counts a connection's opening and closing in its listener's metrics, however it ends.
+struct ConnectionCounted {
+    metrics: Arc<NetworkMetrics>,
+    listener: usize,
+}
+
+impl ConnectionCounted {
+    fn new(metrics: Arc<NetworkMetrics>, listener: usize) -> Self {
+        metrics.connection_created(listener);
+        ConnectionCounted { metrics, listener }
+    }
+}
+
+impl Drop for ConnectionCounted {
+    fn drop(&mut self) {
+        self.metrics.connection_closed(self.listener);
+    }
 }
 
 /// Counts a connection as active from accept until its task ends, however it ends.
@@ -180,6 +221,7 @@ impl Drop for ActiveGuard {
 /// this connection only. The caller instruments it with a span naming the connection id and peer.
 pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot: ConnectionSlot) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
+    let _counted = ConnectionCounted::new(Arc::clone(&ctx.metrics), ctx.listener_index);
     debug!("accepted");
     let (mut stream, transport_principal) = match &ctx.tls {
         None => (ConnectionStream::Plain(tcp), KafkaPrincipal::anonymous()),
@@ -240,8 +282,9 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             }
         }
     };
+    let recorder = RequestRecorder::new(Arc::clone(&ctx.metrics));
     // Pipelined answers not written yet, oldest first, each with its frame's pool bytes.
-    let mut outstanding: VecDeque<(DeferredResponse, PooledBytes)> = VecDeque::new();
+    let mut outstanding: VecDeque<(DeferredResponse, PooledBytes, InFlight)> = VecDeque::new();
     let reason = loop {
         // Idle time counts only while nothing is outstanding; a pipelined answer resolves
         // within its request's own timeout.
@@ -261,8 +304,14 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         };
         let frame = match event {
             Event::Answer(answer) => {
-                outstanding.pop_front();
-                match write_response(&mut stream, &mut staging, answer).await {
+                let Some((_, _pooled, mut in_flight)) = outstanding.pop_front() else {
+                    continue;
+                };
+                in_flight.times.response_done = Instant::now();
+                let written =
+                    write_response(&mut stream, &mut staging, answer, &mut in_flight).await;
+                record(&ctx.metrics, &in_flight, &written);
+                match written {
                     Ok(()) => continue,
                     Err(reason) => break reason,
                 }
@@ -291,6 +340,12 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             }
         };
         let (reply, response) = oneshot::channel();
+        let received = Instant::now();
+        let mut in_flight = InFlight {
+            api: api_of(&frame),
+            kind: Kind::Plain,
+            times: RequestTimes::new(received),
+        };
         let request = Request {
             frame,
             connection_id: ctx.id,
@@ -298,7 +353,8 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             local: ctx.local,
             listener_name: Arc::clone(&ctx.listener_name),
             principal: Arc::clone(&principal),
-            received_at: Instant::now(),
+            received_at: received,
+            recorder: recorder.clone(),
         };
         // Waits while the queue is full: the backpressure of queued.max.requests. A request read
         // before shutdown is still queued and answered.
@@ -310,18 +366,29 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         {
             break "request queue closed";
         }
-        let response = match response.await {
-            Ok(Response::Pipelined(answer)) => {
-                outstanding.push_back((answer, pooled));
+        let handled = match response.await {
+            Ok(handled) => handled,
+            Err(_) => break "request handler failed",
+        };
+        ctx.metrics.response_queued(-1);
+        in_flight.kind = recorder.take_kind();
+        in_flight.times.dequeued = handled.dequeued;
+        in_flight.times.local_done = handled.local_done;
+        in_flight.times.response_done = handled.local_done;
+        let response = match handled.response {
+            Response::Pipelined(answer) => {
+                outstanding.push_back((answer, pooled, in_flight));
                 continue;
             }
-            Ok(response) => response,
-            Err(_) => break "request handler failed",
+            response => response,
         };
         // Answers keep request order: the pipelined ones before this go out first.
         let mut written = Ok(());
-        while let Some((answer, _pooled)) = outstanding.pop_front() {
-            written = write_response(&mut stream, &mut staging, answer.await).await;
+        while let Some((answer, _pooled, mut earlier)) = outstanding.pop_front() {
+            let answer = answer.await;
+            earlier.times.response_done = Instant::now();
+            written = write_response(&mut stream, &mut staging, answer, &mut earlier).await;
+            record(&ctx.metrics, &earlier, &written);
             if written.is_err() {
                 break;
             }
@@ -329,7 +396,9 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         if let Err(reason) = written {
             break reason;
         }
-        if let Err(reason) = write_response(&mut stream, &mut staging, response).await {
+        let written = write_response(&mut stream, &mut staging, response, &mut in_flight).await;
+        record(&ctx.metrics, &in_flight, &written);
+        if let Err(reason) = written {
             break reason;
         }
         drop(pooled);
@@ -346,32 +415,64 @@ enum Event<F> {
 }
 
 /// The oldest outstanding pipelined answer, once it resolves; never, while none is outstanding.
-async fn oldest_answer(outstanding: &mut VecDeque<(DeferredResponse, PooledBytes)>) -> Response {
+async fn oldest_answer(
+    outstanding: &mut VecDeque<(DeferredResponse, PooledBytes, InFlight)>,
+) -> Response {
     match outstanding.front_mut() {
-        Some((answer, _)) => answer.as_mut().await,
+        Some((answer, _, _)) => answer.as_mut().await,
         None => std::future::pending().await,
     }
 }
 
-/// Writes `response` once it is ready (a deferred or pipelined one is awaited first). `Err`
-/// carries why the connection ends.
+/// Why a connection ends when its handler asks it to close.
+const CLOSED_BY_HANDLER: &str = "closed by the request handler";
+
+/// Writes `response` once it is ready (a deferred or pipelined one is awaited first), noting in
+/// `in_flight` when it was ready and written. `Err` carries why the connection ends.
 async fn write_response(
     stream: &mut ConnectionStream,
     staging: &mut TlsStaging,
     mut response: Response,
+    in_flight: &mut InFlight,
 ) -> Result<(), &'static str> {
     loop {
         response = match response {
-            Response::Deferred(later) | Response::Pipelined(later) => later.await,
+            Response::Deferred(later) | Response::Pipelined(later) => {
+                let answer = later.await;
+                in_flight.times.response_done = Instant::now();
+                answer
+            }
             Response::Send(parts) => {
-                return write_parts(stream, &parts, staging).await.map_err(|error| {
+                in_flight.times.send_start = Instant::now();
+                let written = write_parts(stream, &parts, staging).await.map_err(|error| {
                     debug!(%error, "write failed");
                     "write error"
                 });
+                in_flight.times.sent = Instant::now();
+                return written;
             }
-            Response::NoOp => return Ok(()),
-            Response::CloseConnection => return Err("closed by the request handler"),
+            Response::NoOp => {
+                in_flight.times.send_start = Instant::now();
+                in_flight.times.sent = in_flight.times.send_start;
+                return Ok(());
+            }
+            Response::CloseConnection => {
+                in_flight.times.send_start = Instant::now();
+                in_flight.times.sent = in_flight.times.send_start;
+                return Err(CLOSED_BY_HANDLER);
+            }
         };
+    }
+}
+
+/// Records a request's metrics once its answer was written (or its connection closed on the
+/// handler's word, as Kafka records a `CloseConnectionResponse`); not when the write failed.
+fn record(metrics: &NetworkMetrics, in_flight: &InFlight, written: &Result<(), &'static str>) {
+    let Some((api_key, version)) = in_flight.api else {
+        return;
+    };
+    if written.is_ok() || *written == Err(CLOSED_BY_HANDLER) {
+        metrics.record_request(api_key, version, in_flight.kind, &in_flight.times);
     }
 }
 

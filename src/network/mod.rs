@@ -13,6 +13,8 @@
 //! - `connection_quotas`: `max.connections`, `max.connections.per.ip`, and the request memory
 //!   of `queued.max.request.bytes`.
 //! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
+//! - `metrics`: the request, request channel, handler pool and connection metrics, and the
+//!   [`RequestRecorder`] a handler reports what only it knows through.
 //! - `stream`: the byte stream under a connection, plain TCP or TLS.
 //! - `tls`: TLS handshakes (rustls) on listeners and at connect; the SSL principal seam.
 //! - `transmit`: writing a response's parts (`sendfile(2)` on plain TCP, staged copies on TLS).
@@ -31,6 +33,7 @@ mod connection;
 pub(crate) mod connection_quotas;
 pub(crate) mod fetch_response_reader;
 pub(crate) mod memory_pool;
+pub(crate) mod metrics;
 pub(crate) mod network_client;
 pub(crate) mod request;
 pub(crate) mod socket_server;
@@ -47,6 +50,7 @@ pub use client_authenticator::{
 };
 pub use connection::FrameError;
 pub use connection_quotas::ConnectionLimits;
+pub use metrics::RequestRecorder;
 pub use network_client::{ClientSecurity, NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{
     ConnectionId, DeferredResponse, FileRange, MAX_PIPELINED_RESPONSES, Request, RequestHandler,

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::metrics::RequestRecorder;
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
 /// Identifies one accepted connection for the life of a [`SocketServer`](super::SocketServer).
@@ -47,6 +48,9 @@ pub struct Request {
     pub principal: Arc<KafkaPrincipal>,
     /// When the whole frame had been read; the start of the request's time in the broker.
     pub received_at: Instant,
+    /// Where the handler reports what the request metrics need and only it knows (the kind of
+    /// fetch, the errors of the response).
+    pub recorder: RequestRecorder,
 }
 
 /// A byte range of a file, written to the socket with `sendfile(2)` without passing through user

@@ -9,7 +9,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use tokio::net::TcpListener;
 use tokio::sync::{Mutex, mpsc};
@@ -18,10 +18,12 @@ use tokio_util::task::TaskTracker;
 use tracing::{Instrument, debug, error, info, warn};
 
 use super::authenticator::ListenerAuthenticator;
-use super::connection::{ConnectionContext, QueuedRequest, run_connection};
+use super::connection::{ConnectionContext, Handled, QueuedRequest, run_connection};
 use super::connection_quotas::{ConnectionLimits, ConnectionQuotas};
+use super::metrics::NetworkMetrics;
 use super::request::{ConnectionId, RequestHandler};
 use super::tls::ListenerTls;
+use crate::metrics::MetricsSource;
 
 /// A listener to bind: Kafka's `EndPoint` of `listeners` (`NAME://host:port`).
 ///
@@ -127,12 +129,16 @@ pub struct SocketServer {
     active_connections: Arc<AtomicUsize>,
     /// Weak, so that the I/O tasks see the queue close once every acceptor and connection is gone.
     queue: mpsc::WeakSender<QueuedRequest>,
+    metrics: Arc<NetworkMetrics>,
 }
 
 /// Pause after a failed accept (out of file descriptors, say), doubled up to the maximum while
 /// accepts keep failing, so a broken listener does not spin.
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
+/// How long a handler task waits for a request before it counts its idle time so far (Kafka's
+/// request handlers poll the queue every 300 ms).
+const HANDLER_POLL: Duration = Duration::from_millis(300);
 
 impl SocketServer {
     /// Binds every listener, then starts the acceptors and the I/O handler tasks. Cancelling
@@ -181,12 +187,22 @@ impl SocketServer {
 
         let tracker = TaskTracker::new();
         let (queue_tx, queue_rx) = mpsc::channel(config.queued_max_requests);
+        let names: Vec<String> = listeners
+            .iter()
+            .map(|(endpoint, _, _)| endpoint.listener_name.clone())
+            .collect();
+        let metrics = Arc::new(NetworkMetrics::new(
+            &names,
+            queue_tx.downgrade(),
+            config.num_io_threads,
+        ));
         let queue_rx = Arc::new(Mutex::new(queue_rx));
         for index in 0..config.num_io_threads {
             tracker.spawn(io_handler(
                 index,
                 Arc::clone(&queue_rx),
                 Arc::clone(&handler),
+                Arc::clone(&metrics),
                 tracker.clone(),
             ));
         }
@@ -194,7 +210,7 @@ impl SocketServer {
         let quotas = ConnectionQuotas::new(config.limits.clone());
         let next_id = Arc::new(AtomicU64::new(0));
         let mut bound = Vec::with_capacity(listeners.len());
-        for (endpoint, address, listener) in listeners {
+        for (listener_index, (endpoint, address, listener)) in listeners.into_iter().enumerate() {
             bound.push(BoundEndPoint {
                 listener_name: endpoint.listener_name.clone(),
                 address,
@@ -211,6 +227,8 @@ impl SocketServer {
                 active_connections: Arc::clone(&active_connections),
                 next_id: Arc::clone(&next_id),
                 quotas: Arc::clone(&quotas),
+                metrics: Arc::clone(&metrics),
+                listener_index,
             };
             tracker.spawn(acceptor.run(listener));
         }
@@ -221,7 +239,13 @@ impl SocketServer {
             tracker,
             active_connections,
             queue,
+            metrics,
         })
+    }
+
+    /// The network layer's metrics, for the server to register.
+    pub fn metrics(&self) -> Arc<dyn MetricsSource> {
+        Arc::clone(&self.metrics) as Arc<dyn MetricsSource>
     }
 
     /// The listeners with the addresses they were bound to, in configuration order.
@@ -276,6 +300,9 @@ struct Acceptor {
     active_connections: Arc<AtomicUsize>,
     next_id: Arc<AtomicU64>,
     quotas: Arc<ConnectionQuotas>,
+    metrics: Arc<NetworkMetrics>,
+    /// This listener's place in `listeners`, which indexes its metrics.
+    listener_index: usize,
 }
 
 impl Acceptor {
@@ -342,6 +369,8 @@ impl Acceptor {
                 shutdown: self.shutdown.clone(),
                 active_connections: Arc::clone(&self.active_connections),
                 quotas: Arc::clone(&self.quotas),
+                metrics: Arc::clone(&self.metrics),
+                listener_index: self.listener_index,
             };
             self.tracker
                 .spawn(run_connection(stream, context, slot).instrument(span));
@@ -357,11 +386,27 @@ async fn io_handler<H: RequestHandler>(
     index: usize,
     queue: Arc<Mutex<mpsc::Receiver<QueuedRequest>>>,
     handler: Arc<H>,
+    metrics: Arc<NetworkMetrics>,
     tracker: TaskTracker,
 ) {
+    let mut idle_since = Instant::now();
     loop {
         // The lock is held only while waiting for the next request, never while handling it.
-        let next = queue.lock().await.recv().await;
+        // The wait is cut every HANDLER_POLL so the idle time counts while no request comes.
+        let next =
+            match tokio::time::timeout(HANDLER_POLL, async { queue.lock().await.recv().await })
+                .await
+            {
+                Ok(next) => next,
+                Err(_elapsed) => {
+                    let now = Instant::now();
+                    metrics.handler_idle(now.saturating_duration_since(idle_since));
+                    idle_since = now;
+                    continue;
+                }
+            };
+        let dequeued = Instant::now();
+        metrics.handler_idle(dequeued.saturating_duration_since(idle_since));
         let Some(QueuedRequest { request, reply }) = next else {
             break;
         };
@@ -372,11 +417,22 @@ async fn io_handler<H: RequestHandler>(
         let handled = tracker.spawn(async move { handler.handle(request).await });
         match handled.await {
             // The connection may be gone already; then there is no one to answer.
-            Ok(response) => drop(reply.send(response)),
+            Ok(response) => {
+                let handled = Handled {
+                    response,
+                    dequeued,
+                    local_done: Instant::now(),
+                };
+                metrics.response_queued(1);
+                if reply.send(handled).is_err() {
+                    metrics.response_queued(-1);
+                }
+            }
             Err(join_error) => {
                 error!(%connection_id, error = %join_error, "request handler failed; closing the connection");
             }
         }
+        idle_since = Instant::now();
     }
     debug!(index, "request handler task stopped");
 }

@@ -127,6 +127,7 @@ mod tests {
             listener_name: Arc::from("PLAINTEXT"),
             peer: "127.0.0.1:5000".parse().unwrap(),
             principal: Arc::new(KafkaPrincipal::anonymous()),
+            recorder: crate::network::RequestRecorder::default(),
         }
     }
 

@@ -178,6 +178,7 @@ impl RequestHandler for KafkaApis {
             listener_name: Arc::clone(&request.listener_name),
             peer: request.peer,
             principal: Arc::clone(&request.principal),
+            recorder: request.recorder.clone(),
         };
         let Some(range) = api_versions::advertised(api_key) else {
             tracing::debug!(peer = %request.peer, api = ?api_key, "closing connection: API not supported");

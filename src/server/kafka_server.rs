@@ -178,7 +178,7 @@ impl KafkaServer {
             Arc::clone(&log_manager),
         ));
         let metrics = Arc::new(MetricsRegistry::new());
-        let metric_sources: Vec<Arc<dyn MetricsSource>> = vec![
+        let mut metric_sources: Vec<Arc<dyn MetricsSource>> = vec![
             replica_manager.topic_stats(),
             Arc::new(ReplicaManagerMetrics::new(&replica_manager)),
             Arc::new(super::metrics::kafka_server_metrics::KafkaServerMetrics),
@@ -356,6 +356,10 @@ impl KafkaServer {
         let socket_server =
             SocketServer::startup(socket_config, Arc::clone(&apis), CancellationToken::new())
                 .await?;
+        metric_sources.push(socket_server.metrics());
+        if let Some(source) = metric_sources.last() {
+            metrics.register(source);
+        }
 
         let endpoints = advertised_endpoints(&config, socket_server.bound_endpoints());
         metadata_cache.set_brokers(vec![BrokerMetadata {

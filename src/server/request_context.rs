@@ -8,9 +8,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 
 use crate::cluster::kafka_principal::KafkaPrincipal;
-use crate::network::{Response, ResponsePart};
+use crate::network::{RequestRecorder, Response, ResponsePart};
 use crate::protocol::codec::Segment;
-use crate::protocol::messages::{self, ApiKey, ResponseKind};
+use crate::protocol::errors::ErrorCode;
+use crate::protocol::messages::{self, ApiKey, ProduceResponse, ResponseKind};
 
 /// One decoded request's header facts.
 #[derive(Debug, Clone)]
@@ -24,6 +25,8 @@ pub struct RequestContext {
     pub peer: SocketAddr,
     /// Who the connection authenticated as (`User:ANONYMOUS` without authentication).
     pub principal: Arc<KafkaPrincipal>,
+    /// Where the request metrics learn what only the handler knows.
+    pub recorder: RequestRecorder,
 }
 
 impl RequestContext {
@@ -31,6 +34,7 @@ impl RequestContext {
     /// cannot carry) is a broker bug, logged; the connection is closed so the client does not
     /// wait for an answer that will never come.
     pub fn respond(&self, body: ResponseKind) -> Response {
+        self.count_errors(&body);
         match messages::encode_response_frame(self.correlation_id, &body, self.api_version) {
             Ok(frame) => Response::bytes(frame.freeze()),
             Err(err) => {
@@ -47,6 +51,7 @@ impl RequestContext {
         body: &ResponseKind,
         mut replace: impl FnMut(Bytes) -> ResponsePart,
     ) -> Response {
+        self.count_errors(body);
         match messages::encode_response_segments(self.correlation_id, body, self.api_version) {
             Ok(segments) => Response::Send(
                 segments
@@ -61,6 +66,58 @@ impl RequestContext {
                 tracing::error!(api = ?self.api_key, version = self.api_version, %err, "cannot encode response");
                 Response::CloseConnection
             }
+        }
+    }
+
+    /// Counts the errors of `body` in the request metrics' `ErrorsPerSec`, as Kafka counts a
+    /// response's `errorCounts`: for Produce each partition's error, for Fetch the top-level
+    /// error and each partition's. Other APIs count nothing yet.
+    pub(crate) fn count_errors(&self, body: &ResponseKind) {
+        match body {
+            ResponseKind::Produce(response) => self.count_produce_errors(response),
+            ResponseKind::Fetch(response) => self.count_codes(
+                std::iter::once(response.error_code).chain(
+                    response
+                        .responses
+                        .iter()
+                        .flat_map(|t| &t.partitions)
+                        .map(|p| p.error_code),
+                ),
+            ),
+            _ => {}
+        }
+    }
+
+    /// [`RequestContext::count_errors`] of a Produce response (one not sent, with acks=0).
+    pub(crate) fn count_produce_errors(&self, response: &ProduceResponse) {
+        self.count_codes(
+            response
+                .responses
+                .iter()
+                .flat_map(|t| &t.partition_responses)
+                .map(|p| p.error_code),
+        );
+    }
+
+    /// Counts `codes`, a run of equal codes with one atomic add.
+    fn count_codes(&self, codes: impl Iterator<Item = i16>) {
+        let mut run: Option<(i16, u64)> = None;
+        for code in codes {
+            run = match run {
+                Some((last, n)) if last == code => Some((last, n + 1)),
+                Some((last, n)) => {
+                    self.recorder.errors(self.api_key, last, n);
+                    Some((code, 1))
+                }
+                None => Some((code, 1)),
+            };
+        }
+        if let Some((last, n)) = run {
+            self.recorder.errors(self.api_key, last, n);
+        } else {
+            // A response with no partitions is one without errors.
+            self.recorder
+                .errors(self.api_key, ErrorCode::None.code(), 1);
         }
     }
 }

@@ -109,7 +109,12 @@ fn serve_metrics_count_what_clients_did_under_kafkas_names() {
         let all = samples(&text);
         // The fetch counters move when kcat's last fetch was answered, which the scrape may
         // overtake: look again until they did.
-        if all.contains_key("kafka_server_brokertopicmetrics_bytesout_total{topic=\"m\"}")
+        // So do the request metrics, once each answer was written.
+        let fetches_recorded = all.keys().any(|k| {
+            k.starts_with(r#"kafka_network_requestmetrics_requests_total{request="FetchConsumer","#)
+        });
+        if (all.contains_key("kafka_server_brokertopicmetrics_bytesout_total{topic=\"m\"}")
+            && fetches_recorded)
             || Instant::now() > deadline
         {
             break (status, text);
@@ -159,6 +164,67 @@ fn serve_metrics_count_what_clients_did_under_kafkas_names() {
         250.0
     );
     assert!(value("kafka_log_log_size{partition=\"0\",topic=\"m\"}") > 250.0 * 8.0);
+    // The request metrics: kcat's produce requests, each counted under its version, timed, and
+    // answered without errors; its fetches as a consumer's.
+    let sum = |prefix: &str| -> f64 {
+        all.iter()
+            .filter(|(series, _)| series.starts_with(prefix))
+            .map(|(_, v)| v)
+            .sum()
+    };
+    let produce_requests =
+        sum(r#"kafka_network_requestmetrics_requests_total{request="Produce",version=""#);
+    assert!(produce_requests >= 1.0, "{text}");
+    assert_eq!(
+        produce_requests,
+        value("kafka_server_brokertopicmetrics_totalproducerequests_total{topic=\"m\"}")
+    );
+    assert_eq!(
+        value(r#"kafka_network_requestmetrics_totaltimems_count_total{request="Produce"}"#),
+        produce_requests
+    );
+    for quantile in ["0.50", "0.75", "0.95", "0.98", "0.99", "0.999"] {
+        value(&format!(
+            r#"kafka_network_requestmetrics_totaltimems{{quantile="{quantile}",request="Produce"}}"#
+        ));
+    }
+    assert_eq!(
+        value(r#"kafka_network_requestmetrics_errors_total{error="NONE",request="Produce"}"#),
+        produce_requests
+    );
+    assert!(
+        sum(r#"kafka_network_requestmetrics_requests_total{request="Fetch","#)
+            >= sum(r#"kafka_network_requestmetrics_requests_total{request="FetchConsumer","#)
+    );
+    assert!(sum(r#"kafka_network_requestmetrics_requests_total{request="Metadata","#) >= 2.0);
+    // Histograms exist for every request type from the start, as Kafka creates them.
+    value(r#"kafka_network_requestmetrics_localtimems_count_total{request="FetchFollower"}"#);
+    value(
+        r#"kafka_network_requestmetrics_remotetimems_count_total{request="AddPartitionsToTxnVerification"}"#,
+    );
+    value("kafka_network_requestchannel_requestqueuesize");
+    value("kafka_network_requestchannel_responsequeuesize");
+    let idle = value("kafka_server_kafkarequesthandlerpool_requesthandleravgidle_percent");
+    assert!((0.0..=1.0).contains(&idle), "{idle}");
+    // Both kcat runs connected (and closed) at least once; the scrape is not a Kafka client.
+    let listener = r#"{listener="PLAINTEXT",networkProcessor="0"}"#;
+    value(&format!(
+        "kafka_server_socket_server_metrics_connection_count{listener}"
+    ));
+    assert!(
+        value(&format!(
+            "kafka_server_socket_server_metrics_connection_creation_total{listener}"
+        )) >= 2.0
+    );
+    value(&format!(
+        "kafka_server_socket_server_metrics_connection_creation_rate{listener}"
+    ));
+    value(&format!(
+        "kafka_server_socket_server_metrics_connection_close_rate{listener}"
+    ));
+    value(&format!(
+        "kafka_server_socket_server_metrics_connection_close_total{listener}"
+    ));
     assert!(value("process_open_fds") >= 3.0);
     assert!(value("process_cpu_seconds_total") > 0.0);
 

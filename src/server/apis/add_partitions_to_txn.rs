@@ -36,6 +36,10 @@ pub(crate) async fn handle(
     request: AddPartitionsToTxnRequest,
 ) -> Response {
     let v = ctx.api_version;
+    // Kafka's `allVerifyOnlyRequest`: counted as AddPartitionsToTxnVerification.
+    if v >= 4 && request.transactions.iter().all(|t| t.verify_only) {
+        ctx.recorder.verify_only();
+    }
     if v >= 4
         && !apis
             .auth

@@ -77,6 +77,12 @@ pub(crate) async fn handle(
     request: FetchRequest,
 ) -> Response {
     let version = ctx.api_version;
+    let replica_id = if version >= 15 {
+        request.replica_state.replica_id
+    } else {
+        request.replica_id
+    };
+    ctx.recorder.fetch_from_follower(replica_id >= 0);
     if version >= 7 && request.session_epoch > 0 {
         let response = FetchResponse {
             error_code: ErrorCode::FetchSessionIdNotFound.code(),
@@ -84,11 +90,6 @@ pub(crate) async fn handle(
         };
         return ctx.respond(ResponseKind::Fetch(response));
     }
-    let replica_id = if version >= 15 {
-        request.replica_state.replica_id
-    } else {
-        request.replica_id
-    };
     let mut partitions = Vec::new();
     let mut layout = Layout {
         version,

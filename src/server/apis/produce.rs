@@ -233,6 +233,7 @@ fn refuse_all(layout: Vec<Vec<Slot>>, code: ErrorCode) -> Vec<Vec<Slot>> {
 /// failed (the only way to tell such a client).
 fn respond(ctx: &RequestContext, acks: i16, response: ProduceResponse) -> Response {
     if acks == 0 {
+        ctx.count_produce_errors(&response);
         let any_error = response
             .responses
             .iter()
