@@ -36,6 +36,8 @@ use crate::protocol::messages::ApiKey;
 
 /// Error codes have meters from `UNKNOWN_SERVER_ERROR` (-1) up to this one.
 const MAX_ERROR_CODE: i16 = 127;
+/// A handler task's wait start while it handles a request.
+const BUSY: u64 = u64::MAX;
 /// Kafka's `metrics.sample.window.ms` default: a rate's sample is 30 seconds.
 const SAMPLE_WINDOW: Duration = Duration::from_secs(30);
 
@@ -342,7 +344,10 @@ pub(crate) struct NetworkMetrics {
     response_queue: AtomicI64,
     /// Nanoseconds the handler tasks waited for a request, each divided by their number.
     handler_idle: Meter,
-    num_io_threads: u64,
+    /// When each handler task began waiting, in nanoseconds since `created`; `BUSY` while it
+    /// handles a request. The ticker counts a long wait so far and moves it on.
+    handler_idle_since: Box<[AtomicU64]>,
+    created: Instant,
     listeners: Box<[ListenerMetrics]>,
 }
 
@@ -391,7 +396,10 @@ impl NetworkMetrics {
             request_queue,
             response_queue: AtomicI64::new(0),
             handler_idle: Meter::new(),
-            num_io_threads: num_io_threads.max(1) as u64,
+            handler_idle_since: (0..num_io_threads.max(1))
+                .map(|_| AtomicU64::new(BUSY))
+                .collect(),
+            created: now,
             listeners: listeners
                 .iter()
                 .map(|name| ListenerMetrics::new(name.clone(), now))
@@ -456,10 +464,45 @@ impl NetworkMetrics {
         self.response_queue.fetch_add(delta, Ordering::Relaxed);
     }
 
-    /// A handler task waited `idle` for its next request.
-    pub(super) fn handler_idle(&self, idle: Duration) {
-        let nanos = u64::try_from(idle.as_nanos()).unwrap_or(u64::MAX);
-        self.handler_idle.mark(nanos / self.num_io_threads);
+    fn nanos_since_created(&self, now: Instant) -> u64 {
+        u64::try_from(now.saturating_duration_since(self.created).as_nanos()).unwrap_or(BUSY - 1)
+    }
+
+    /// Handler task `index` begins waiting for a request.
+    pub(super) fn handler_waiting(&self, index: usize, now: Instant) {
+        if let Some(since) = self.handler_idle_since.get(index) {
+            since.store(self.nanos_since_created(now), Ordering::Relaxed);
+        }
+    }
+
+    /// Handler task `index` has a request (or the queue closed): its wait is idle time.
+    pub(super) fn handler_woke(&self, index: usize, now: Instant) {
+        if let Some(since) = self.handler_idle_since.get(index) {
+            let since = since.swap(BUSY, Ordering::Relaxed);
+            self.mark_idle(since, self.nanos_since_created(now));
+        }
+    }
+
+    fn mark_idle(&self, since: u64, now: u64) {
+        if since != BUSY {
+            let threads = self.handler_idle_since.len() as u64;
+            self.handler_idle.mark(now.saturating_sub(since) / threads);
+        }
+    }
+
+    /// Counts the waits still going on so far, so a quiet pool reads as idle.
+    fn flush_idle(&self, now: Instant) {
+        let now = self.nanos_since_created(now);
+        for since in self.handler_idle_since.iter() {
+            let start = since.load(Ordering::Relaxed);
+            if start != BUSY
+                && since
+                    .compare_exchange(start, now, Ordering::Relaxed, Ordering::Relaxed)
+                    .is_ok()
+            {
+                self.mark_idle(start, now);
+            }
+        }
     }
 }
 
@@ -563,8 +606,9 @@ impl MetricsSource for NetworkMetrics {
         for meter in self.errors.iter().flatten().filter(|m| m.count() > 0) {
             meter.tick();
         }
-        self.handler_idle.tick();
         let now = Instant::now();
+        self.flush_idle(now);
+        self.handler_idle.tick();
         for listener in self.listeners.iter() {
             listener.tick(now);
         }

@@ -136,9 +136,6 @@ pub struct SocketServer {
 /// accepts keep failing, so a broken listener does not spin.
 const ACCEPT_BACKOFF_MIN: Duration = Duration::from_millis(10);
 const ACCEPT_BACKOFF_MAX: Duration = Duration::from_secs(1);
-/// How long a handler task waits for a request before it counts its idle time so far (Kafka's
-/// request handlers poll the queue every 300 ms).
-const HANDLER_POLL: Duration = Duration::from_millis(300);
 
 impl SocketServer {
     /// Binds every listener, then starts the acceptors and the I/O handler tasks. Cancelling
@@ -389,24 +386,13 @@ async fn io_handler<H: RequestHandler>(
     metrics: Arc<NetworkMetrics>,
     tracker: TaskTracker,
 ) {
-    let mut idle_since = Instant::now();
     loop {
+        // The wait counts as this task's idle time (RequestHandlerAvgIdlePercent).
+        metrics.handler_waiting(index, Instant::now());
         // The lock is held only while waiting for the next request, never while handling it.
-        // The wait is cut every HANDLER_POLL so the idle time counts while no request comes.
-        let next =
-            match tokio::time::timeout(HANDLER_POLL, async { queue.lock().await.recv().await })
-                .await
-            {
-                Ok(next) => next,
-                Err(_elapsed) => {
-                    let now = Instant::now();
-                    metrics.handler_idle(now.saturating_duration_since(idle_since));
-                    idle_since = now;
-                    continue;
-                }
-            };
+        let next = queue.lock().await.recv().await;
         let dequeued = Instant::now();
-        metrics.handler_idle(dequeued.saturating_duration_since(idle_since));
+        metrics.handler_woke(index, dequeued);
         let Some(QueuedRequest { request, reply }) = next else {
             break;
         };
@@ -432,7 +418,6 @@ async fn io_handler<H: RequestHandler>(
                 error!(%connection_id, error = %join_error, "request handler failed; closing the connection");
             }
         }
-        idle_since = Instant::now();
     }
     debug!(index, "request handler task stopped");
 }

@@ -268,7 +268,14 @@ fn queues_and_handler_idle_time() {
     m.response_queued(1);
     m.response_queued(1);
     m.response_queued(-1);
-    m.handler_idle(Duration::from_secs(4));
+    let t0 = m.created;
+    m.handler_waiting(0, t0);
+    m.handler_woke(0, t0 + Duration::from_secs(4));
+    // Handler 1 still waits: the ticker counts its wait so far, and only once.
+    m.handler_waiting(1, t0 + Duration::from_secs(1));
+    m.flush_idle(t0 + Duration::from_secs(3));
+    m.flush_idle(t0 + Duration::from_secs(3));
+    m.handler_woke(1, t0 + Duration::from_secs(3));
     let out = collect(&m);
     let gauge = |mbean: &str| match find(&out, mbean) {
         Some(Reading::Gauge(v)) => *v,
@@ -282,14 +289,14 @@ fn queues_and_handler_idle_time() {
         gauge("kafka.network:type=RequestChannel,name=ResponseQueueSize"),
         1.0
     );
-    // Two handler tasks: 4 s of one's idle time is 2 s of the pool's, in nanoseconds.
+    // Two handler tasks: 4 s and 2 s of their idle time are 3 s of the pool's, in nanoseconds.
     let Some(Reading::Meter(idle)) = find(
         &out,
         "kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent",
     ) else {
         panic!("no RequestHandlerAvgIdlePercent");
     };
-    assert_eq!(idle.count, 2_000_000_000);
+    assert_eq!(idle.count, 3_000_000_000);
     drop(tx);
 }
 
