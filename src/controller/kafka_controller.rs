@@ -35,6 +35,7 @@ use super::controller_request_batch::{
 };
 use super::error::ControllerError;
 use super::log_dir_failure::leader_and_isr_partition_errors;
+use super::metrics::ControllerMetrics;
 use super::partition_state_machine::{
     PartitionLeaderElectionStrategy, PartitionState, PartitionStateMachine,
 };
@@ -64,6 +65,8 @@ pub struct KafkaController {
     pub(super) channels: ControllerChannelManager,
     pub(super) batch: ControllerBrokerRequestBatch,
     active_controller_id: Arc<AtomicI32>,
+    /// What a scrape reads, published after each event.
+    pub(super) metrics: Arc<ControllerMetrics>,
     events: UnboundedReceiver<ControllerEvent>,
     /// The queue's sending end, for events the controller puts itself.
     self_events: UnboundedSender<ControllerEvent>,
@@ -130,6 +133,10 @@ impl KafkaController {
             Arc::clone(&active_controller_id),
             config.batch.controller_id,
         );
+        let metrics = Arc::new(ControllerMetrics::new(
+            config.batch.controller_id,
+            Arc::clone(&active_controller_id),
+        ));
         let controller = KafkaController {
             config,
             zk,
@@ -137,6 +144,7 @@ impl KafkaController {
             channels: ControllerChannelManager::new(channel, on_response),
             batch: ControllerBrokerRequestBatch::default(),
             active_controller_id,
+            metrics,
             events: rx,
             self_events,
             clock,
@@ -147,6 +155,12 @@ impl KafkaController {
 
     fn broker_id(&self) -> BrokerId {
         self.config.batch.controller_id
+    }
+
+    /// The controller's metrics source (KafkaController and ControllerStats), for the server
+    /// to register.
+    pub fn metrics(&self) -> Arc<dyn crate::metrics::MetricsSource> {
+        Arc::clone(&self.metrics) as Arc<dyn crate::metrics::MetricsSource>
     }
 
     /// Queues an event behind the ones already waiting.
@@ -177,11 +191,24 @@ impl KafkaController {
             self.process(event).await;
         }
         self.on_controller_resignation().await;
+        self.metrics.update(&self.ctx);
+    }
+
+    /// One event, then the metrics published (Kafka's `updateMetrics`); a broker change is
+    /// timed as LeaderElectionRateAndTimeMs, as Kafka times its `BrokerChange` state.
+    pub async fn process(&mut self, event: ControllerEvent) {
+        let broker_change = matches!(event, ControllerEvent::BrokerChange);
+        let started = std::time::Instant::now();
+        self.process_event(event).await;
+        if broker_change {
+            self.metrics.stats.record_leader_election(started.elapsed());
+        }
+        self.metrics.update(&self.ctx);
     }
 
     /// One event; a fencing failure resigns, any other failure is logged (the next watch or
     /// event brings the context back in line).
-    pub async fn process(&mut self, event: ControllerEvent) {
+    async fn process_event(&mut self, event: ControllerEvent) {
         let name = event.name();
         tracing::debug!(event = name, "controller event");
         let result = match event {
@@ -607,6 +634,7 @@ impl KafkaController {
             zk: &self.zk,
             batch: &mut self.batch,
             unclean_leader_election_default: self.config.unclean_leader_election_enable,
+            stats: &self.metrics.stats,
         }
     }
 

@@ -382,6 +382,12 @@ async fn unclean_election_only_when_asked_or_enabled_and_then_recovering() {
     c.process(ControllerEvent::BrokerChange).await;
     let t0 = tp("t", 0);
     assert_eq!(state_of(&h, &t0).await.0, -1);
+    // Each broker change timed; both partitions offline; no unclean election yet.
+    assert_eq!(metric(&c, "LeaderElectionRateAndTimeMs"), 3.0);
+    assert_eq!(metric(&c, "OfflinePartitionsCount"), 2.0);
+    assert_eq!(metric(&c, "GlobalTopicCount"), 2.0);
+    assert_eq!(metric(&c, "ActiveControllerCount"), 1.0);
+    assert_eq!(metric(&c, "UncleanLeaderElectionsPerSec"), 0.0);
 
     // A preferred election cannot help; the topic event without the config changes nothing.
     let results = elect(&mut c, std::slice::from_ref(&t0), ElectionType::Preferred).await;
@@ -398,6 +404,8 @@ async fn unclean_election_only_when_asked_or_enabled_and_then_recovering() {
     assert_eq!(codes(&results), vec![Ok(2)]);
     let (leader, _, isr, recovery) = state_of(&h, &t0).await;
     assert_eq!((leader, isr, recovery), (2, vec![2], 1));
+    assert_eq!(metric(&c, "UncleanLeaderElectionsPerSec"), 1.0);
+    assert_eq!(metric(&c, "OfflinePartitionsCount"), 1.0);
 
     // The topic's config enables it: its offline partition is elected.
     let v0 = tp("v", 0);
@@ -418,6 +426,30 @@ async fn unclean_election_only_when_asked_or_enabled_and_then_recovering() {
         .await;
     let (leader, _, isr, recovery) = state_of(&h, &v0).await;
     assert_eq!((leader, isr, recovery), (3, vec![3], 1));
+    assert_eq!(metric(&c, "UncleanLeaderElectionsPerSec"), 2.0);
+    assert_eq!(metric(&c, "OfflinePartitionsCount"), 0.0);
+    assert_eq!(
+        metric(&c, "LeaderElectionRateAndTimeMs"),
+        3.0,
+        "only broker changes are timed"
+    );
+}
+
+/// The controller's metric `name` as a scrape reads it: a gauge's value, a meter's or timer's
+/// count.
+fn metric(c: &KafkaController, name: &str) -> f64 {
+    use crate::metrics::{MetricsSource, Reading};
+    let mut samples = Vec::new();
+    c.metrics.collect(&mut samples);
+    let sample = samples
+        .iter()
+        .find(|s| s.mbean.to_string().ends_with(&format!("name={name}")))
+        .unwrap_or_else(|| panic!("{name} in {samples:#?}"));
+    match &sample.reading {
+        Reading::Gauge(v) => *v,
+        Reading::Meter(m) | Reading::Timer(_, m) => m.count as f64,
+        other => panic!("{name} is {other:?}"),
+    }
 }
 
 #[tokio::test]

@@ -23,8 +23,10 @@
 //! - [`channel_manager`]: a queue per broker over the [`channel_manager::BrokerChannel`] trait,
 //!   which `server` implements.
 //! - `inter_broker_versions`: the request versions `inter.broker.protocol.version` selects.
+//! - `metrics`: the KafkaController gauges and ControllerStats, published by the event task
+//!   after each event and read at scrape time.
 //!
-//! Layering: uses `zk`, `admin`, `cluster` and `protocol`; never `storage`, `server` or
+//! Layering: uses `zk`, `admin`, `cluster`, `protocol` and `metrics`; never `storage`, `server` or
 //! `network`.
 
 mod alter_partition;
@@ -39,6 +41,7 @@ pub(crate) mod error;
 pub(crate) mod inter_broker_versions;
 pub(crate) mod kafka_controller;
 mod log_dir_failure;
+pub(crate) mod metrics;
 pub(crate) mod partition_state_machine;
 mod partition_state_update;
 pub(crate) mod reassignment;

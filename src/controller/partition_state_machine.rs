@@ -24,6 +24,7 @@ use super::controller_context::{ControllerContext, LeaderIsrAndControllerEpoch};
 use super::controller_request_batch::ControllerBrokerRequestBatch;
 use super::election::{self, ElectedLeader, ElectionInput};
 use super::error::ControllerError;
+use super::metrics::ControllerStats;
 
 /// A partition's state in the controller (`PartitionState` in Kafka; the numbers are its
 /// `state` bytes).
@@ -83,6 +84,8 @@ pub(crate) struct PartitionStateMachine<'a> {
     pub batch: &'a mut ControllerBrokerRequestBatch,
     /// The broker's `unclean.leader.election.enable`, which a topic's config overrides.
     pub unclean_leader_election_default: bool,
+    /// Where an unclean election is counted.
+    pub stats: &'a ControllerStats,
 }
 
 impl PartitionStateMachine<'_> {
@@ -310,6 +313,8 @@ impl PartitionStateMachine<'_> {
             return Ok(None);
         };
         if elected.leader_recovery_state == election::LeaderRecoveryState::Recovering {
+            // Counted when elected, before the write, as Kafka's `offlinePartitionLeaderElection`.
+            self.stats.unclean_leader_elections.mark(1);
             tracing::warn!(partition = %tp, leader = elected.leader,
                 "unclean leader election: records not on the new leader are lost");
         }

@@ -6,16 +6,45 @@
 //! InSyncReplicasCount) and `kafka.log:type=Log` (Size, NumLogSegments, LogStartOffset,
 //! LogEndOffset).
 //!
+//! Three ReplicaManager meters are recorded rather than read: IsrExpandsPerSec and
+//! IsrShrinksPerSec, marked by a leader's partition when the controller commits the ISR change
+//! it proposed, and FailedIsrUpdatesPerSec, marked when the controller refuses one or answers
+//! for another epoch (Kafka's `AlterPartitionListener`). The partitions share them through
+//! their context ([`IsrChangeMeters`]).
+//!
+//! Also read here: the replica fetchers' `kafka.server:type=ReplicaFetcherManager` MaxLag and
+//! MinFetchRate (`clientId=Replica`), and the Produce and Fetch purgatories'
+//! `kafka.server:type=DelayedOperationPurgatory` PurgatorySize and NumDelayedOperations.
+//!
 //! As in Kafka, a partition's ISR gauges are non-zero on its leader only, so the cluster-wide
 //! sum of UnderReplicatedPartitions counts each partition once.
 
 use std::sync::{Arc, Weak};
 
 use crate::cluster::sync::lock;
-use crate::metrics::{MBeanName, MetricSample, MetricsSource, Reading};
+use crate::metrics::{MBeanName, Meter, MetricSample, MetricsSource, Reading};
 
 use super::partition::Partition;
 use super::replica_manager::ReplicaManager;
+
+/// The meters a leader's partitions mark as their ISR changes; see the module doc.
+#[derive(Debug, Default)]
+pub(crate) struct IsrChangeMeters {
+    pub expands: Meter,
+    pub shrinks: Meter,
+    pub failed: Meter,
+}
+
+impl IsrChangeMeters {
+    /// The meters with their MBean names, in Kafka's order.
+    fn named(&self) -> [(&'static str, &Meter); 3] {
+        [
+            ("IsrExpandsPerSec", &self.expands),
+            ("IsrShrinksPerSec", &self.shrinks),
+            ("FailedIsrUpdatesPerSec", &self.failed),
+        ]
+    }
+}
 
 /// The replica manager's source; see the module doc.
 #[derive(Debug)]
@@ -164,6 +193,48 @@ impl MetricsSource for ReplicaManagerMetrics {
                 total as f64,
             ));
         }
+        for (name, meter) in replica_manager.isr_meters().named() {
+            out.push(MetricSample {
+                mbean: MBeanName::yammer("kafka.server", "ReplicaManager", name, &[]),
+                reading: Reading::Meter(meter.snapshot()),
+            });
+        }
+        let fetchers = replica_manager.replica_fetcher_manager();
+        for (name, value) in [
+            ("MaxLag", fetchers.max_lag() as f64),
+            ("MinFetchRate", fetchers.min_fetch_rate()),
+        ] {
+            out.push(gauge(
+                "kafka.server",
+                "ReplicaFetcherManager",
+                name,
+                &[("clientId", "Replica")],
+                value,
+            ));
+        }
+        for (operation, purgatory) in replica_manager.purgatories() {
+            for (name, value) in [
+                ("PurgatorySize", purgatory.watchers()),
+                ("NumDelayedOperations", purgatory.operations()),
+            ] {
+                out.push(gauge(
+                    "kafka.server",
+                    "DelayedOperationPurgatory",
+                    name,
+                    &[("delayedOperation", operation)],
+                    value as f64,
+                ));
+            }
+        }
+    }
+
+    fn tick(&self) {
+        if let Some(replica_manager) = self.replica_manager.upgrade() {
+            for (_, meter) in replica_manager.isr_meters().named() {
+                meter.tick();
+            }
+            replica_manager.replica_fetcher_manager().tick_fetch_rates();
+        }
     }
 }
 
@@ -221,6 +292,43 @@ mod tests {
         );
         assert_eq!(server("AtMinIsrPartitionCount"), 1.0);
         assert_eq!(server("OfflineReplicaCount"), 0.0);
+        trm.rm.isr_meters().shrinks.mark(2);
+        trm.rm.isr_meters().failed.mark(1);
+        let meter = |name: &str| {
+            let mbean = format!("kafka.server:type=ReplicaManager,name={name}");
+            let mut samples = Vec::new();
+            source.collect(&mut samples);
+            match samples.iter().find(|s| s.mbean.to_string() == mbean) {
+                Some(MetricSample {
+                    reading: Reading::Meter(m),
+                    ..
+                }) => m.count,
+                other => panic!("{mbean}: {other:?}"),
+            }
+        };
+        assert_eq!(meter("IsrExpandsPerSec"), 0);
+        assert_eq!(meter("IsrShrinksPerSec"), 2);
+        assert_eq!(meter("FailedIsrUpdatesPerSec"), 1);
+        let fetcher = |name: &str| {
+            value(
+                &samples,
+                &format!("kafka.server:type=ReplicaFetcherManager,name={name},clientId=Replica"),
+            )
+        };
+        assert_eq!(
+            fetcher("MaxLag"),
+            0.0,
+            "no fetcher started without an end point"
+        );
+        assert_eq!(fetcher("MinFetchRate"), 0.0);
+        for operation in ["Produce", "Fetch"] {
+            for name in ["PurgatorySize", "NumDelayedOperations"] {
+                let mbean = format!(
+                    "kafka.server:type=DelayedOperationPurgatory,name={name},delayedOperation={operation}"
+                );
+                assert_eq!(value(&samples, &mbean), 0.0, "{mbean}: nothing waits");
+            }
+        }
         let partition = |name: &str, p: i32| {
             value(
                 &samples,

@@ -46,6 +46,7 @@ use crate::storage::log_dir_failure_channel::LogDirFailureChannel;
 use crate::storage::log_manager::SharedLog;
 
 use super::broker_topic_stats::{BrokerTopicMetrics, BrokerTopicStats};
+use super::metrics::IsrChangeMeters;
 use crate::storage::partition_metadata::{PartitionMetadataFile, TopicId};
 use crate::storage::transaction_index::AbortedTxn;
 use crate::storage::unified_log::UnifiedLog;
@@ -74,6 +75,8 @@ pub struct PartitionContext {
     pub failure_channel: Arc<LogDirFailureChannel>,
     /// The broker's `BrokerTopicMetrics`; each partition holds its topic's from creation.
     pub(crate) topic_stats: Arc<BrokerTopicStats>,
+    /// The replica manager's IsrExpandsPerSec, IsrShrinksPerSec and FailedIsrUpdatesPerSec.
+    pub(crate) isr_meters: Arc<IsrChangeMeters>,
 }
 
 /// A snapshot of a partition log's offsets.

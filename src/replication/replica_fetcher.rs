@@ -89,6 +89,9 @@ struct PartitionFetchState {
     current_leader_epoch: i32,
     /// Not fetched before this, after an error.
     delayed_until: Option<Instant>,
+    /// The leader's high watermark less this replica's log end at the last answer (Kafka's
+    /// `FetcherLagMetrics`, which the manager's MaxLag reads); 0 until one.
+    lag: i64,
 }
 
 /// The partitions a fetcher fetches, shared by its task and the manager.
@@ -97,6 +100,9 @@ struct FetcherPartitions {
     map: Mutex<HashMap<TopicPartition, PartitionFetchState>>,
     /// Wakes an idle task when partitions are added.
     added: Notify,
+    /// A mark per fetch round (Kafka's `FetcherStats.requestRate`), for the manager's
+    /// MinFetchRate.
+    request_rate: crate::metrics::Meter,
 }
 
 /// The handle of a running fetcher task for one leader.
@@ -161,6 +167,7 @@ impl ReplicaFetcher {
                 partition,
                 current_leader_epoch: leader_epoch,
                 delayed_until: None,
+                lag: 0,
             },
         );
         self.partitions.added.notify_one();
@@ -182,6 +189,20 @@ impl ReplicaFetcher {
             .drain()
             .map(|(_, s)| (s.partition, s.current_leader_epoch))
             .collect()
+    }
+
+    /// The largest lag of the partitions fetched (0 with none).
+    pub(crate) fn max_lag(&self) -> i64 {
+        lock(&self.partitions.map)
+            .values()
+            .map(|s| s.lag)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// The fetch rounds' meter.
+    pub(crate) fn request_rate(&self) -> &crate::metrics::Meter {
+        &self.partitions.request_rate
     }
 
     pub(crate) fn partition_count(&self) -> usize {
@@ -227,6 +248,8 @@ impl FetcherContext {
                 _ = self.stop.cancelled() => break,
                 answered = self.end_point.fetch_into(&request, Box::new(applier)) => answered,
             };
+            // Every round answered or failed counts, as Kafka marks after the fetch.
+            self.partitions.request_rate.mark(1);
             match answered {
                 Ok(()) => {
                     let out_of_range = std::mem::take(&mut *lock(&out_of_range));
@@ -453,9 +476,12 @@ impl FetchAnswerHandler for RoundApplier {
                     self.time.milliseconds(),
                 );
                 match appended {
-                    Ok(done) => tracing::trace!(topic_partition = %tp, leader,
-                        log_end_offset = done.log_end_offset, high_watermark = done.high_watermark,
-                        bytes, "replicated"),
+                    Ok(done) => {
+                        state.lag = (answer.high_watermark - done.log_end_offset).max(0);
+                        tracing::trace!(topic_partition = %tp, leader,
+                            log_end_offset = done.log_end_offset,
+                            high_watermark = done.high_watermark, bytes, "replicated");
+                    }
                     Err(err) => {
                         tracing::error!(topic_partition = %tp, leader, %err,
                             "cannot append the leader's records");

@@ -128,6 +128,36 @@ impl ReplicaFetcherManager {
     }
 
     /// `num.replica.fetchers` in force.
+    /// Kafka's `MaxLag`: the largest lag of any partition any fetcher fetches (0 with none).
+    pub(crate) fn max_lag(&self) -> i64 {
+        let fetchers = lock(&self.fetchers);
+        fetchers
+            .map
+            .values()
+            .map(ReplicaFetcher::max_lag)
+            .max()
+            .unwrap_or(0)
+    }
+
+    /// Kafka's `MinFetchRate`: the lowest one-minute rate of fetch rounds of any fetcher (0
+    /// with none).
+    pub(crate) fn min_fetch_rate(&self) -> f64 {
+        let fetchers = lock(&self.fetchers);
+        fetchers
+            .map
+            .values()
+            .map(|f| f.request_rate().snapshot().one_minute_rate)
+            .reduce(f64::min)
+            .unwrap_or(0.0)
+    }
+
+    /// Moves the fetchers' rates; see [`crate::metrics::MetricsSource::tick`].
+    pub(crate) fn tick_fetch_rates(&self) {
+        for fetcher in lock(&self.fetchers).map.values() {
+            fetcher.request_rate().tick();
+        }
+    }
+
     pub fn num_fetchers_per_broker(&self) -> i32 {
         lock(&self.fetchers).num_fetchers_per_broker
     }

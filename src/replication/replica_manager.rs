@@ -44,8 +44,10 @@ use super::alter_partition::{
     AllEligible, AlterPartitionManager, NoAlterPartitionManager, ReplicaEligibility,
 };
 use super::broker_topic_stats::BrokerTopicStats;
+use super::delayed::PurgatorySize;
 use super::error::PartitionError;
 use super::leader_end_point::LeaderEndPointFactory;
+use super::metrics::IsrChangeMeters;
 use super::partition::{Partition, PartitionContext};
 use super::replica_fetcher::ReplicaFetcherConfig;
 use super::replica_fetcher_manager::ReplicaFetcherManager;
@@ -62,6 +64,9 @@ pub struct ReplicaManager {
     alter_log_dirs: ReplicaAlterLogDirsManager,
     /// The fetchers of the partitions this broker follows.
     replica_fetcher_manager: ReplicaFetcherManager,
+    /// What the delayed produces (acks=all) and long-poll fetches waiting now watch.
+    produce_purgatory: Arc<PurgatorySize>,
+    fetch_purgatory: Arc<PurgatorySize>,
     /// The clock of record timestamps and new logs.
     time: Arc<dyn Time>,
     /// Who hears of leadership changes (the coordinators); none until the broker wires it.
@@ -101,6 +106,8 @@ impl ReplicaManager {
             shutting_down,
             alter_log_dirs: ReplicaAlterLogDirsManager::default(),
             replica_fetcher_manager,
+            produce_purgatory: Arc::default(),
+            fetch_purgatory: Arc::default(),
             partition_context: std::sync::Mutex::new(PartitionContext {
                 time: Arc::clone(&time),
                 replica_lag_time_max_ms: DEFAULT_REPLICA_LAG_TIME_MAX_MS,
@@ -108,6 +115,7 @@ impl ReplicaManager {
                 eligibility: Arc::new(AllEligible),
                 failure_channel,
                 topic_stats: Arc::new(BrokerTopicStats::default()),
+                isr_meters: Arc::new(IsrChangeMeters::default()),
             }),
             time,
             leadership_listener: std::sync::Mutex::new(None),
@@ -240,6 +248,19 @@ impl ReplicaManager {
     /// The broker's `BrokerTopicMetrics`, for the metrics registry.
     pub(crate) fn topic_stats(&self) -> Arc<BrokerTopicStats> {
         Arc::clone(&lock(&self.partition_context).topic_stats)
+    }
+
+    /// The Produce and Fetch purgatories' sizes.
+    pub(crate) fn purgatories(&self) -> [(&'static str, &PurgatorySize); 2] {
+        [
+            ("Produce", &self.produce_purgatory),
+            ("Fetch", &self.fetch_purgatory),
+        ]
+    }
+
+    /// The meters the hosted partitions mark when their ISR changes or fails to.
+    pub(crate) fn isr_meters(&self) -> Arc<IsrChangeMeters> {
+        Arc::clone(&lock(&self.partition_context).isr_meters)
     }
 
     /// Every hosted partition, in no order.

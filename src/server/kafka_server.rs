@@ -133,7 +133,7 @@ impl KafkaServer {
         let Some(first_dir) = log_dirs.first() else {
             return Err(crate::storage::StorageError::NoLogDirs.into());
         };
-        let zk = open_metadata_store(&config, first_dir).await?;
+        let (zk, zk_metrics) = open_metadata_store(&config, first_dir).await?;
         recipes::ensure_persistent_paths(zk.as_ref()).await?;
         let proposed = zk_data::topic_id_to_string(zk_data::random_uuid());
         let cluster_id = recipes::create_or_get_cluster_id(zk.as_ref(), &proposed).await?;
@@ -183,6 +183,7 @@ impl KafkaServer {
             Arc::new(ReplicaManagerMetrics::new(&replica_manager)),
             Arc::new(super::metrics::kafka_server_metrics::KafkaServerMetrics),
         ];
+        metric_sources.extend(zk_metrics);
         for source in &metric_sources {
             metrics.register(source);
         }
@@ -238,6 +239,9 @@ impl KafkaServer {
             Arc::clone(&channel) as Arc<dyn BrokerChannel>,
             Arc::new(now_ms),
         );
+        let controller_metrics = controller.metrics();
+        metrics.register(&controller_metrics);
+        metric_sources.push(controller_metrics);
         let to_controller = Arc::new(
             BrokerToControllerChannelManager::new(
                 config.broker_id,
@@ -268,6 +272,13 @@ impl KafkaServer {
             background.clone(),
         ));
         let group_coordinator = new_group_coordinator(&config, &replica_manager, &zk).await?;
+        let group_metrics: Arc<dyn MetricsSource> = Arc::new(
+            crate::coordinator::group::metrics::GroupMetadataManagerMetrics::new(
+                &group_coordinator.manager,
+            ),
+        );
+        metrics.register(&group_metrics);
+        metric_sources.push(group_metrics);
         let txn_coordinator = new_transaction_coordinator(
             &config,
             &replica_manager,
@@ -708,18 +719,18 @@ fn broker_registration(config: &BrokerConfig, endpoints: &[BrokerEndPoint]) -> B
 
 /// The metadata store: a session with the ZooKeeper ensemble of `zookeeper.connect` (its chroot
 /// created when missing), or, without it, the embedded store whose files sit in the first log
-/// dir.
+/// dir; with the ZooKeeper client's metrics source (the embedded store has none).
 async fn open_metadata_store(
     config: &BrokerConfig,
     first_dir: &std::path::Path,
-) -> Result<Arc<dyn ZkClient>, ServerError> {
+) -> Result<(Arc<dyn ZkClient>, Option<Arc<dyn MetricsSource>>), ServerError> {
     let Some(connect) = &config.zookeeper_connect else {
         // The embedded store lives in the first log dir. With ZooKeeper nothing is kept there,
         // and a dir that cannot be made is the log manager's to take offline.
         std::fs::create_dir_all(first_dir)
             .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
         let store = EmbeddedStore::open(first_dir)?;
-        return Ok(Arc::new(store.session()));
+        return Ok((Arc::new(store.session()), None));
     };
     let session = ZkSession::connect(
         connect,
@@ -729,7 +740,8 @@ async fn open_metadata_store(
     .await?;
     tracing::info!(zookeeper_connect = %connect, session_id = format!("{:#x}", session.session_id()),
         "connected to ZooKeeper");
-    Ok(Arc::new(session))
+    let metrics = session.metrics();
+    Ok((Arc::new(session), Some(metrics)))
 }
 
 /// A `*.ms` setting as a duration (negative values, which the config refuses, as zero).

@@ -8,9 +8,10 @@
 //! cluster id); `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
 //! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
 //! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications; and
-//! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`.
+//! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`; `metrics`,
+//! the client's request latency and session state meters.
 //!
-//! Layering: this module uses only `crate::cluster`.
+//! Layering: this module uses only `crate::cluster` and `crate::metrics`.
 
 pub(crate) mod acl_store;
 pub(crate) mod broker_znode;
@@ -19,6 +20,7 @@ pub mod client;
 pub(crate) mod embedded;
 mod json_order;
 pub mod kafka_zk_client;
+pub(crate) mod metrics;
 pub mod recipes;
 pub(crate) mod sanitizer;
 pub mod session;

@@ -35,6 +35,7 @@ use super::client::{
     CreateMode, Op, OpResult, SessionState, Stat, StateChangeHandler, WatchedEvent, ZkClient,
     ZkError, ZkFuture,
 };
+use super::metrics::ZooKeeperClientMetrics;
 use super::recipes::create_recursive;
 use super::watch_registry::WatchRegistry;
 use super::zookeeper::ZooKeeperClient;
@@ -71,6 +72,8 @@ struct Inner {
     /// when the `ZkSession` is dropped.
     tasks: TaskTracker,
     stop: CancellationToken,
+    /// Each request's latency and each state published (the SessionExpireListener meters).
+    metrics: Arc<ZooKeeperClientMetrics>,
 }
 
 impl std::fmt::Debug for Inner {
@@ -172,7 +175,10 @@ impl ZkSession {
             closed: AtomicBool::new(false),
             tasks: TaskTracker::new(),
             stop: CancellationToken::new(),
+            metrics: Arc::default(),
         });
+        // The first session's SyncConnected, which Kafka's watcher counts too.
+        inner.metrics.sync_connects.mark(1);
         if let Some(watcher) = watcher {
             let stop = inner.stop.clone();
             let follow = follow_sessions(Arc::downgrade(&inner), watcher);
@@ -184,6 +190,12 @@ impl ZkSession {
             });
         }
         Ok(ZkSession { inner })
+    }
+
+    /// The client's metrics (ZooKeeperClientMetrics, SessionExpireListener), for the server
+    /// to register.
+    pub fn metrics(&self) -> Arc<dyn crate::metrics::MetricsSource> {
+        Arc::clone(&self.inner.metrics) as Arc<dyn crate::metrics::MetricsSource>
     }
 
     /// The latest state.
@@ -211,6 +223,12 @@ impl Drop for ZkSession {
 
 impl Inner {
     fn publish(&self, state: SessionState) {
+        match state {
+            SessionState::Connected => self.metrics.sync_connects.mark(1),
+            SessionState::Disconnected => self.metrics.disconnects.mark(1),
+            SessionState::Expired => self.metrics.expires.mark(1),
+            SessionState::Closed => {}
+        }
         self.state.send_replace(state);
         // No subscriber is not an error.
         let _ = self.states.send(state);
@@ -258,6 +276,11 @@ async fn follow_sessions(inner: Weak<Inner>, mut watcher: zkc::StateWatcher) {
         };
         if strong.closed.load(Ordering::Acquire) {
             return;
+        }
+        match crate_state {
+            zkc::SessionState::AuthFailed => strong.metrics.auth_failures.mark(1),
+            zkc::SessionState::ConnectedReadOnly => strong.metrics.read_only_connects.mark(1),
+            _ => {}
         }
         let state = match crate_state {
             zkc::SessionState::SyncConnected | zkc::SessionState::ConnectedReadOnly => {
@@ -451,7 +474,10 @@ macro_rules! retrying {
     ($self:ident, |$c:ident| $call:expr) => {
         loop {
             let $c = $self.inner.current().await?;
-            match $call.await {
+            let started = std::time::Instant::now();
+            let result = $call.await;
+            $self.inner.metrics.record_request(started.elapsed());
+            match result {
                 Err(ZkError::ConnectionLoss) => $self.inner.wait_until_connected().await?,
                 Err(ZkError::SessionExpired) if $self.inner.resuming() => {
                     $self.inner.wait_until_connected().await?

@@ -11,6 +11,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::serve_support::{TestBroker, free_port, run_within};
+use crate::support::zookeeper::ZkServer;
 
 const LIMIT: Duration = Duration::from_secs(30);
 
@@ -225,6 +226,54 @@ fn serve_metrics_count_what_clients_did_under_kafkas_names() {
     value(&format!(
         "kafka_server_socket_server_metrics_connection_close_total{listener}"
     ));
+    // A single broker is the controller, and its context has the one topic kcat made.
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_activecontrollercount"),
+        1.0
+    );
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_globaltopiccount"),
+        1.0
+    );
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_globalpartitioncount"),
+        1.0
+    );
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_offlinepartitionscount"),
+        0.0
+    );
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_preferredreplicaimbalancecount"),
+        0.0
+    );
+    assert_eq!(
+        value("kafka_controller_controllerstats_uncleanleaderelections_total"),
+        0.0
+    );
+    assert!(
+        all.contains_key(
+            "kafka_controller_controllerstats_leaderelectionrateandtimems_count_total"
+        ),
+        "the timer served from the start:\n{text}"
+    );
+    // A single broker's ISR never changes, it follows nothing, and no produce waits now.
+    for series in [
+        "kafka_server_replicamanager_isrshrinks_total",
+        "kafka_server_replicamanager_isrexpands_total",
+        "kafka_server_replicamanager_failedisrupdates_total",
+        "kafka_server_replicafetchermanager_maxlag{clientId=\"Replica\"}",
+        "kafka_server_replicafetchermanager_minfetchrate{clientId=\"Replica\"}",
+        "kafka_server_delayedoperationpurgatory_purgatorysize{delayedOperation=\"Produce\"}",
+    ] {
+        assert_eq!(value(series), 0.0, "{series}");
+    }
+    // kcat's last long poll may still wait out its max wait after kcat went.
+    assert!(
+        value(
+            "kafka_server_delayedoperationpurgatory_numdelayedoperations{delayedOperation=\"Fetch\"}"
+        ) <= 1.0
+    );
     assert!(value("process_open_fds") >= 3.0);
     assert!(value("process_cpu_seconds_total") > 0.0);
 
@@ -252,6 +301,64 @@ fn assert_families_are_kafkas(text: &str, fixture: &str) {
             );
         }
     }
+}
+
+/// A broker on a real ZooKeeper serves its client's latency and session states, and is the
+/// controller of its one-broker cluster.
+#[test]
+fn serve_metrics_with_zookeeper_serve_the_clients_latency_and_session_states() {
+    let _one = crate::support::cluster::exclusive();
+    let zk = ZkServer::start();
+    let connect = zk.connect_string();
+    let broker = TestBroker::start(&[
+        ("zookeeper.connect", &connect),
+        ("broker.id", "1"),
+        ("kcli.metrics.listener", "127.0.0.1:{port2}"),
+    ]);
+    kcat(&broker, &["-P", "-t", "z", "-X", "acks=all"], b"one\ntwo\n");
+    let deadline = Instant::now() + LIMIT;
+    let text = loop {
+        let (_, text) = scrape(broker.port2());
+        let all = samples(&text);
+        if all.get("kafka_controller_kafkacontroller_globaltopiccount") == Some(&1.0)
+            || Instant::now() > deadline
+        {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let all = samples(&text);
+    let value = |series: &str| {
+        *all.get(series)
+            .unwrap_or_else(|| panic!("{series} missing from:\n{text}"))
+    };
+    assert!(
+        value("kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms_count_total") > 10.0,
+        "every znode read and write is timed"
+    );
+    assert!(all.contains_key(
+        "kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms{quantile=\"0.99\"}"
+    ));
+    assert_eq!(
+        value("kafka_server_sessionexpirelistener_zookeepersyncconnects_total"),
+        1.0
+    );
+    for series in [
+        "kafka_server_sessionexpirelistener_zookeeperdisconnects_total",
+        "kafka_server_sessionexpirelistener_zookeeperexpires_total",
+        "kafka_server_sessionexpirelistener_zookeeperauthfailures_total",
+    ] {
+        assert_eq!(value(series), 0.0, "{series}");
+    }
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_activecontrollercount"),
+        1.0
+    );
+    assert_eq!(
+        value("kafka_controller_kafkacontroller_globalpartitioncount"),
+        1.0
+    );
+    assert_families_are_kafkas(&text, "kafka-3.9.1-series.txt");
 }
 
 #[test]

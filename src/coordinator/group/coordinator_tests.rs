@@ -171,6 +171,17 @@ async fn the_last_member_leaving_empties_the_group_at_once() {
     let c = &f.coordinator;
     let a = ready(&mut c.handle_join_group(params("", 10_000))).unwrap();
     assert_eq!(sync(c, 1, &a.member_id), ErrorCode::None);
+    assert_eq!(
+        group_gauges(c),
+        vec![
+            ("NumGroups".to_string(), 1.0),
+            ("NumGroupsPreparingRebalance".to_string(), 0.0),
+            ("NumGroupsCompletingRebalance".to_string(), 0.0),
+            ("NumGroupsStable".to_string(), 1.0),
+            ("NumGroupsDead".to_string(), 0.0),
+            ("NumGroupsEmpty".to_string(), 0.0),
+        ]
+    );
     let (e, errors) = c.handle_leave_group(
         "g",
         &[LeavingMember {
@@ -181,6 +192,28 @@ async fn the_last_member_leaving_empties_the_group_at_once() {
     assert_eq!((e, errors), (ErrorCode::None, vec![ErrorCode::None]));
     let (_, summary) = c.describe_group("g");
     assert_eq!(summary.state, "Empty");
+    let gauges = group_gauges(c);
+    assert_eq!(gauges[3], ("NumGroupsStable".to_string(), 0.0));
+    assert_eq!(gauges[5], ("NumGroupsEmpty".to_string(), 1.0));
+}
+
+/// The GroupMetadataManager gauges as a scrape reads them, by name, in Kafka's order.
+fn group_gauges(c: &GroupCoordinator) -> Vec<(String, f64)> {
+    use crate::metrics::{MetricsSource, Reading};
+    let source = super::metrics::GroupMetadataManagerMetrics::new(&c.manager);
+    let mut samples = Vec::new();
+    source.collect(&mut samples);
+    samples
+        .into_iter()
+        .map(|s| {
+            assert_eq!(s.mbean.domain, "kafka.coordinator.group");
+            let name = s.mbean.properties[1].1.clone();
+            match s.reading {
+                Reading::Gauge(v) => (name, v),
+                other => panic!("{name} is {other:?}"),
+            }
+        })
+        .collect()
 }
 
 #[tokio::test(start_paused = true)]

@@ -12,6 +12,7 @@
 //!   topic.
 //! - [`offsets_records`]: the keys and values of `__consumer_offsets` and `partitionFor`.
 //! - `txn_offsets`: TxnOffsetCommit, offsets pending until their transaction's marker.
+//! - `metrics`: the GroupMetadataManager gauges (NumGroups, NumGroups by state).
 
 pub(crate) mod group_coordinator;
 pub(crate) mod group_join;
@@ -19,6 +20,7 @@ pub(crate) mod group_metadata;
 pub(crate) mod group_metadata_manager;
 pub(crate) mod group_offsets;
 pub(crate) mod member_metadata;
+pub(crate) mod metrics;
 pub mod offsets_records;
 pub(crate) mod txn_offsets;
 

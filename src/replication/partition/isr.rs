@@ -280,12 +280,17 @@ impl Partition {
                     "ignoring the answer to an AlterPartition no longer pending");
                 return;
             }
+            if result.is_err() {
+                // Kafka's `handleAlterPartitionError` counts every error, retried or not.
+                self.partition_context.isr_meters.failed.mark(1);
+            }
             match result {
                 Ok(committed) => {
                     let current = &state.leader_and_isr;
                     if committed.leader_epoch != current.leader_epoch
                         || committed.partition_epoch < current.partition_epoch
                     {
+                        self.partition_context.isr_meters.failed.mark(1);
                         tracing::debug!(topic_partition = %self.topic_partition, ?committed,
                             "ignoring an AlterPartition answer of another epoch");
                         return;
@@ -296,7 +301,13 @@ impl Partition {
                         leader: current.leader,
                         ..committed
                     };
-                    state.pending_isr = None;
+                    // Kafka's `notifyListener`: counted once the controller committed it.
+                    let meters = &self.partition_context.isr_meters;
+                    match state.pending_isr.take() {
+                        Some(PendingIsrChange::Expand { .. }) => meters.expands.mark(1),
+                        Some(PendingIsrChange::Shrink { .. }) => meters.shrinks.mark(1),
+                        None => {}
+                    }
                     // The ISR may have lost its slowest member: the high watermark may move.
                     let moved = {
                         let mut log = lock(&self.log);

@@ -291,6 +291,16 @@ async fn the_leaders_batches_arrive_byte_identical_and_the_high_watermarks_follo
         "batches copied unchanged"
     );
     assert_eq!(leader.follower_log_end_offset(1), Some(9));
+    let fetchers = b1.rm.replica_fetcher_manager();
+    eventually("the follower's lag reads 0 once caught up", || {
+        fetchers.max_lag() == 0
+    })
+    .await;
+    fetchers.tick_fetch_rates();
+    assert!(
+        fetchers.min_fetch_rate() > 0.0,
+        "the rounds so far count at the first tick"
+    );
     b1.rm.begin_shutdown();
     b1.rm.replica_fetcher_manager().shutdown().await;
 }

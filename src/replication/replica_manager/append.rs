@@ -25,7 +25,7 @@ use crate::storage::StorageError;
 pub use crate::storage::log_validator::AppendOrigin;
 use crate::storage::producer_state::VerificationGuard;
 
-use super::super::delayed::PartitionWatch;
+use super::super::delayed::{PartitionWatch, PurgatorySize};
 use super::super::error::PartitionError;
 use super::super::partition::{LeaderAppend, Partition, ReplicationCheck};
 use super::ReplicaManager;
@@ -137,6 +137,8 @@ pub struct DelayedProduce {
     pending: Vec<PendingAck>,
     deadline: Instant,
     shutting_down: CancellationToken,
+    /// Where its waits count (the Produce purgatory).
+    purgatory: Arc<PurgatorySize>,
 }
 
 /// One partition's append still waiting for its acknowledgement.
@@ -190,6 +192,7 @@ impl ReplicaManager {
             deadline: Instant::now()
                 + Duration::from_millis(u64::try_from(timeout_ms).unwrap_or(0)),
             shutting_down: self.shutting_down().clone(),
+            purgatory: Arc::clone(&self.produce_purgatory),
         };
         if delayed.try_complete() {
             ProduceResult::Ready(delayed.responses)
@@ -321,7 +324,10 @@ impl DelayedProduce {
             if self.try_complete() {
                 break;
             }
-            let watch = PartitionWatch::register(self.pending.iter().map(|p| &p.partition));
+            let watch = PartitionWatch::register(
+                &self.purgatory,
+                self.pending.iter().map(|p| &p.partition),
+            );
             // A change between the check above and the registration is caught here.
             if self.try_complete() {
                 break;

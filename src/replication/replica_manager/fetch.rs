@@ -31,7 +31,7 @@ use crate::storage::file_records::FileSlice;
 use crate::storage::log_reads::FetchIsolation;
 use crate::storage::transaction_index::AbortedTxn;
 
-use super::super::delayed::PartitionWatch;
+use super::super::delayed::{PartitionWatch, PurgatorySize};
 use super::super::partition::{EpochEndOffset, Partition};
 use super::ReplicaManager;
 
@@ -129,6 +129,8 @@ pub struct DelayedFetch {
     plan: FetchPlan,
     deadline: Instant,
     shutting_down: CancellationToken,
+    /// Where its waits count (the Fetch purgatory).
+    purgatory: Arc<PurgatorySize>,
 }
 
 /// The request, resolved once against the hosted partitions and read again after each wait.
@@ -180,6 +182,7 @@ impl ReplicaManager {
             deadline: Instant::now()
                 + Duration::from_millis(u64::try_from(params.max_wait_ms).unwrap_or(0)),
             shutting_down: self.shutting_down().clone(),
+            purgatory: Arc::clone(&self.fetch_purgatory),
         })
     }
 }
@@ -191,7 +194,7 @@ impl DelayedFetch {
     pub async fn complete(self) -> Vec<FetchPartitionData> {
         let min_bytes = usize::try_from(self.plan.params.min_bytes).unwrap_or(0);
         loop {
-            let watch = PartitionWatch::register(self.plan.hosted());
+            let watch = PartitionWatch::register(&self.purgatory, self.plan.hosted());
             let read = self.plan.read();
             if read.bytes >= min_bytes || read.has_error || read.has_diverging_epoch {
                 return self.plan.answer(read);

@@ -19,26 +19,11 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// Series Strimzi's dashboard reads that kcli does not serve yet (issue 34); each is checked
 /// to be absent, so the list cannot outlive the series' arrival.
-const STRIMZI_NOT_SERVED_YET: &[&str] = &[
-    "kafka_controller_controllerstats_uncleanleaderelections_total",
-    "kafka_controller_kafkacontroller_activecontrollercount",
-    "kafka_controller_kafkacontroller_offlinepartitionscount",
-    "kafka_network_socketserver_networkprocessoravgidle_percent",
-    "kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms",
-];
+const STRIMZI_NOT_SERVED_YET: &[&str] =
+    &["kafka_network_socketserver_networkprocessoravgidle_percent"];
 
 /// The same for Confluent's dashboard, under Confluent's names.
 const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
-    "kafka_controller_controllerstats_uncleanleaderelectionspersec",
-    "kafka_controller_kafkacontroller_activecontrollercount",
-    "kafka_controller_kafkacontroller_offlinepartitionscount",
-    "kafka_controller_kafkacontroller_preferredreplicaimbalancecount",
-    "kafka_coordinator_group_groupmetadatamanager_numgroups",
-    "kafka_coordinator_group_groupmetadatamanager_numgroupscompletingrebalance",
-    "kafka_coordinator_group_groupmetadatamanager_numgroupsdead",
-    "kafka_coordinator_group_groupmetadatamanager_numgroupsempty",
-    "kafka_coordinator_group_groupmetadatamanager_numgroupspreparingrebalance",
-    "kafka_coordinator_group_groupmetadatamanager_numgroupsstable",
     "kafka_network_acceptor_acceptorblockedpercent",
     "kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate",
     "kafka_network_socketserver_networkprocessoravgidlepercent",
@@ -46,16 +31,7 @@ const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
     "kafka_server_brokertopicmetrics_producemessageconversionspersec",
     "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",
     "kafka_server_fetchsessioncache_numincrementalfetchsessions",
-    "kafka_server_replicafetchermanager_maxlag",
-    "kafka_server_replicafetchermanager_minfetchrate",
-    "kafka_server_replicamanager_isrexpandspersec",
-    "kafka_server_replicamanager_isrshrinkspersec",
-    "kafka_server_sessionexpirelistener_zookeeperauthfailurespersec",
-    "kafka_server_sessionexpirelistener_zookeeperdisconnectspersec",
-    "kafka_server_sessionexpirelistener_zookeeperexpirespersec",
-    "kafka_server_sessionexpirelistener_zookeepersyncconnectspersec",
     "kafka_server_socketservermetrics_connections",
-    "kafka_server_zookeeperclientmetrics_zookeeperrequestlatencyms",
 ];
 
 /// Expressions that have data only once something happened that a healthy cluster does not

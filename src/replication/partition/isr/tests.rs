@@ -97,6 +97,16 @@ fn fixture() -> Fixture {
     }
 }
 
+/// The replica manager's IsrExpandsPerSec, IsrShrinksPerSec and FailedIsrUpdatesPerSec counts.
+fn isr_counts(f: &Fixture) -> (u64, u64, u64) {
+    let meters = f.rm.isr_meters();
+    (
+        meters.expands.count(),
+        meters.shrinks.count(),
+        meters.failed.count(),
+    )
+}
+
 fn tp() -> TopicPartition {
     TopicPartition::new("t", 0)
 }
@@ -168,10 +178,12 @@ fn a_follower_behind_for_longer_than_the_lag_is_proposed_out_and_counted_until_c
     assert!(p.is_isr_change_in_flight());
     assert_eq!(p.maximal_isr(), vec![0, 1, 2]);
     assert_eq!(p.offsets().high_watermark, 2);
+    assert_eq!(isr_counts(&f), (0, 0, 0), "a shrink counts once committed");
     f.manager.answer_last(Ok(LeaderAndIsr {
         partition_epoch: 6,
         ..item.leader_and_isr.clone()
     }));
+    assert_eq!(isr_counts(&f), (0, 1, 0));
     assert!(!p.is_isr_change_in_flight());
     assert_eq!(p.leader_and_isr().isr, vec![0, 1]);
     assert_eq!(p.leader_and_isr().partition_epoch, 6);
@@ -200,10 +212,18 @@ fn a_follower_at_the_high_watermark_and_the_epochs_start_is_proposed_in() {
     // The controller did not apply it (say, broker 2 is shutting down): back to [0, 1], and a
     // later fetch may propose again.
     f.manager.answer_last(Err(ErrorCode::IneligibleReplica));
+    assert_eq!(isr_counts(&f), (0, 0, 1), "a refusal is a failed update");
     assert_eq!(p.maximal_isr(), vec![0, 1]);
     assert!(!p.is_isr_change_in_flight());
     p.update_follower_fetch_state(2, 2, 2).unwrap();
     assert_eq!(f.manager.count(), 2);
+    let sent = f.manager.last().leader_and_isr;
+    f.manager.answer_last(Ok(LeaderAndIsr {
+        partition_epoch: sent.partition_epoch + 1,
+        ..sent
+    }));
+    assert_eq!(isr_counts(&f), (1, 0, 1));
+    assert_eq!(p.leader_and_isr().isr, vec![0, 1, 2]);
 }
 
 /// Two records on the partition's log before this broker leads it, so its epoch starts at 2.
@@ -246,6 +266,7 @@ fn an_unexpected_error_sends_the_proposal_again_and_a_late_answer_is_ignored() {
     f.manager.answer_last(Err(ErrorCode::UnknownServerError));
     assert_eq!(f.manager.count(), 2);
     assert_eq!(f.manager.last(), sent);
+    assert_eq!(isr_counts(&f), (0, 0, 1));
     // A LeaderAndIsr arrives first; the controller's answer to the old proposal then changes
     // nothing.
     p.update_leader_and_isr(vec![0, 1, 2], leadership(3, vec![0, 2], 7));
@@ -255,6 +276,11 @@ fn an_unexpected_error_sends_the_proposal_again_and_a_late_answer_is_ignored() {
     }));
     assert_eq!(p.leader_and_isr().isr, vec![0, 2]);
     assert_eq!(p.leader_and_isr().partition_epoch, 7);
+    assert_eq!(
+        isr_counts(&f),
+        (0, 0, 1),
+        "an answer no longer pending counts nothing"
+    );
     // And a state of an older partition epoch at the same leader epoch is ignored.
     p.update_leader_and_isr(vec![0, 1, 2], leadership(3, vec![0, 1, 2], 6));
     assert_eq!(p.leader_and_isr().isr, vec![0, 2]);
