@@ -2,7 +2,8 @@
 //! `kcli.metrics.listener` on, scraped every second, and every PromQL expression of a dashboard
 //! (tests/fixtures/metrics/dashboard-queries.txt) evaluated through Prometheus's HTTP API with
 //! its Grafana variables substituted. Each expression over series kcli serves returns data;
-//! then a broker is killed -9 and the Under Replicated Partitions panel moves.
+//! then a broker is killed -9 and the Under Replicated Partitions and Offline Partitions Count
+//! panels move.
 //!
 //! Strimzi's dashboard reads the names Strimzi's exporter rules make (kcli's default);
 //! Confluent's reads those of Confluent's own rules, so its brokers run with
@@ -13,7 +14,7 @@ use std::time::Duration;
 use crate::support::cluster::TestCluster;
 use crate::support::prometheus::{TestPrometheus, substitute};
 
-use super::create_topic;
+use super::{create_topic, create_topic_assigned};
 
 const LIMIT: Duration = Duration::from_secs(60);
 
@@ -71,7 +72,7 @@ fn expressions(dashboard: &str) -> Vec<(String, String, Vec<String>, String)> {
 
 /// Starts three brokers with `overrides` and Prometheus over them, puts a topic and some
 /// records through, evaluates `dashboard`'s expressions, and kills a broker under the Under
-/// Replicated Partitions panel.
+/// Replicated Partitions and Offline Partitions Count panels.
 fn dashboard_reads_a_kcli_cluster(
     dashboard: &str,
     overrides: &[(&str, &str)],
@@ -84,6 +85,13 @@ fn dashboard_reads_a_kcli_cluster(
     all.extend_from_slice(overrides);
     let mut cluster = TestCluster::start(3, &all);
     create_topic(&cluster, "dash", 3, 3);
+    // A partition only the victim holds, which goes offline with it.
+    let victim = cluster
+        .ids()
+        .into_iter()
+        .find(|id| Some(*id) != cluster.controller_id())
+        .unwrap();
+    create_topic_assigned(&cluster, "solo", &[&[victim]]);
     let records: String = (0..100).map(|i| format!("r{i}\n")).collect();
     let mut kcat = std::process::Command::new("kcat");
     kcat.args([
@@ -154,26 +162,32 @@ fn dashboard_reads_a_kcli_cluster(
     }
     assert!(evaluated >= 15, "only {evaluated} expressions evaluated");
 
-    // Under Replicated Partitions: zero, then above zero once a broker dies and the leaders
-    // drop it from their ISRs (replica.lag.time.max.ms 2 s).
-    let panel = expressions(dashboard)
-        .into_iter()
-        .find(|(panel, ..)| panel == "Under Replicated Partitions")
-        .map(|(_, _, _, expr)| substitute(&expr))
-        .expect("the dashboard has the panel");
-    let sum = format!("sum({panel})");
-    prometheus.wait_for(&sum, LIMIT, |r| r.first().is_some_and(|(_, v)| *v == 0.0));
-    let victim = cluster
-        .ids()
-        .into_iter()
-        .find(|id| Some(*id) != cluster.controller_id())
-        .unwrap();
+    // Under Replicated Partitions and Offline Partitions Count: zero, then above zero once a
+    // broker dies: the leaders drop it from their ISRs (replica.lag.time.max.ms 2 s), and once
+    // its ZooKeeper session expires the controller finds its lone partition without a leader.
+    let panel = |title: &str| {
+        let expr = expressions(dashboard)
+            .into_iter()
+            .find(|(panel, ..)| panel == title)
+            .map(|(_, _, _, expr)| substitute(&expr))
+            .unwrap_or_else(|| panic!("the dashboard has no panel {title:?}"));
+        format!("sum({expr})")
+    };
+    let (under_replicated, offline) = (
+        panel("Under Replicated Partitions"),
+        panel("Offline Partitions Count"),
+    );
+    for expr in [&under_replicated, &offline] {
+        prometheus.wait_for(expr, LIMIT, |r| r.first().is_some_and(|(_, v)| *v == 0.0));
+    }
     cluster.kill9(victim);
-    prometheus.wait_for(&sum, LIMIT, |r| r.first().is_some_and(|(_, v)| *v > 0.0));
+    for expr in [&under_replicated, &offline] {
+        prometheus.wait_for(expr, LIMIT, |r| r.first().is_some_and(|(_, v)| *v > 0.0));
+    }
 }
 
 #[test]
-fn strimzis_dashboard_reads_a_kcli_cluster_and_its_under_replicated_panel_moves() {
+fn strimzis_dashboard_reads_a_kcli_cluster_and_its_under_replicated_and_offline_panels_move() {
     dashboard_reads_a_kcli_cluster("strimzi-kafka", &[], STRIMZI_NOT_SERVED_YET);
 }
 
