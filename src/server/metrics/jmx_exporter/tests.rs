@@ -65,10 +65,8 @@ fn meters_are_counters_and_gauges_keep_their_type() {
     );
 }
 
-#[test]
-fn rules_substitute_anchor_and_take_the_first_match() {
-    let rules = Rules::from_yaml(
-        r#"
+/// The two rules both configs of `rules_substitute_anchor_and_take_the_first_match` open with.
+const COMMON_RULES: &str = r#"
 lowercaseOutputLabelNames: true
 rules:
 - pattern: "k<type=(\\w+), name=(.+)><>Value(x)?"
@@ -83,14 +81,19 @@ rules:
 - pattern: "k<type=(\\w+)><>(\\w+)"
   name: "a.b-c__$2_total"
   type: COUNTER
-- pattern: "k<type=v, x=y><>OneMinuteRate"
+"#;
+
+#[test]
+fn rules_substitute_anchor_and_take_the_first_match() {
+    let rules = Rules::from_yaml(&format!(
+        r#"{COMMON_RULES}- pattern: "k<type=v, x=y><>OneMinuteRate"
   attrNameSnakeCase: true
 - pattern: "k<type=v, x=y><>Value"
   value: "4$1"
 - pattern: "nomatch"
   name: never
-"#,
-    );
+"#
+    ));
     let bean = |properties: &[(&'static str, &str)]| MBeanName {
         domain: "k",
         properties: properties
@@ -150,23 +153,8 @@ rules:
             ..
         })
     ));
-    let rules = Rules::from_yaml(
-        r#"
-lowercaseOutputLabelNames: true
-rules:
-- pattern: "k<type=(\\w+), name=(.+)><>Value(x)?"
-  name: first_$1_$2
-  type: GAUGE
-  valueFactor: 0.5
-  help: "the $2 of $1"
-  labels:
-    Fixed: "x"
-    "$1": "$2"
-    empty: "$3"
-- pattern: "k<type=(\\w+)><>(\\w+)"
-  name: "a.b-c__$2_total"
-  type: COUNTER
-- pattern: "k<type=v, x=y><>one_minute_rate"
+    let rules = Rules::from_yaml(&format!(
+        r#"{COMMON_RULES}- pattern: "k<type=v, x=y><>one_minute_rate"
   attrNameSnakeCase: true
 - pattern: "k<type=v, x=(y)><>Value"
   value: "4$1" # "4y": no number, so the attribute is dropped, whatever rules follow
@@ -174,8 +162,8 @@ rules:
   value: "42"
 - pattern: "nomatch"
   name: never
-"#,
-    )
+"#
+    ))
     .unwrap();
     assert_eq!(
         rules.render(&samples),
