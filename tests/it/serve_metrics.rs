@@ -4,13 +4,12 @@
 //! JMX exporter with Strimzi's rules (tests/fixtures/metrics/kafka-3.9.1-series.txt, captured
 //! from a real Kafka broker by tests/kafka/capture-jmx-metrics.sh).
 
-use std::collections::{BTreeMap, BTreeSet};
-use std::io::{Read, Write};
-use std::net::TcpStream;
+use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::serve_support::{TestBroker, free_port, run_within};
+use crate::support::exposition::{families, get_metrics, samples};
 use crate::support::zookeeper::ZkServer;
 
 const LIMIT: Duration = Duration::from_secs(30);
@@ -25,51 +24,7 @@ fn kcat(broker: &TestBroker, args: &[&str], input: &[u8]) -> String {
 
 /// `GET /metrics`: the status line and the body.
 fn scrape(port: u16) -> (String, String) {
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
-    stream.set_read_timeout(Some(LIMIT)).unwrap();
-    stream
-        .write_all(b"GET /metrics HTTP/1.1\r\nHost: kcli\r\nConnection: close\r\n\r\n")
-        .unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).unwrap();
-    let (head, body) = response.split_once("\r\n\r\n").unwrap();
-    (head.lines().next().unwrap().to_string(), body.to_string())
-}
-
-/// Every sample: `name{labels}` to its value.
-fn samples(text: &str) -> BTreeMap<String, f64> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.is_empty())
-        .map(|l| {
-            let (series, value) = l.rsplit_once(' ').unwrap();
-            (series.to_string(), value.parse::<f64>().unwrap())
-        })
-        .collect()
-}
-
-/// Each family's TYPE, and the label names each of its samples has.
-fn families(text: &str) -> BTreeMap<String, (String, BTreeSet<String>)> {
-    let mut out: BTreeMap<String, (String, BTreeSet<String>)> = BTreeMap::new();
-    for line in text.lines() {
-        if let Some(rest) = line.strip_prefix("# TYPE ") {
-            let (name, kind) = rest.split_once(' ').unwrap();
-            out.insert(name.to_string(), (kind.to_string(), BTreeSet::new()));
-        } else if !line.starts_with('#') && !line.is_empty() {
-            let series = line.rsplit_once(' ').unwrap().0;
-            let (name, labels) = series.split_once('{').unwrap_or((series, ""));
-            let names: Vec<&str> = labels
-                .trim_end_matches('}')
-                .split(',')
-                .filter(|l| !l.is_empty())
-                .map(|l| l.split_once('=').unwrap().0)
-                .collect();
-            let family = out
-                .get_mut(name)
-                .unwrap_or_else(|| panic!("{name} has no TYPE line"));
-            family.1.insert(names.join(","));
-        }
-    }
-    out
+    get_metrics(port, LIMIT).expect("the metrics endpoint answers")
 }
 
 /// A Kafka capture (`kafka-3.9.1-series.txt`, or `-confluent` for Confluent's rules): family

@@ -3,11 +3,13 @@
 //! a temp dir, stopped by PID, or a three-server ZooKeeper ensemble to fail ([`zk_ensemble`]); brokers in network namespaces
 //! whose links tests cut ([`netns`]) or slow down ([`delay_relay`]); kcli clusters on a real ZooKeeper ([`cluster`]), one at a time;
 //! Kafka and kcli brokers in one cluster ([`mixed_cluster`]); an idempotent produce load and its
-//! check that nothing acknowledged was lost ([`produce_load`]); and test certificates ([`tls`]).
+//! check that nothing acknowledged was lost ([`produce_load`]); a real Prometheus ([`prometheus`])
+//! and a scraper and parser of `/metrics` endpoints ([`exposition`]); and test certificates ([`tls`]).
 
 pub mod availability;
 pub mod cluster;
 pub mod delay_relay;
+pub mod exposition;
 pub mod kafka_broker;
 pub mod mixed_cluster;
 pub mod netns;
