@@ -6,7 +6,8 @@
 //! Kafka's tools beside kcli's on one cluster ([`tools`]), a restarted leader of either kind
 //! truncating to a new leader of the other ([`truncation`]), a kcli broker's failed log dir
 //! handed to Kafka's controller ([`log_dirs`]), transactions coordinated by either kind with
-//! leaders of both ([`transactions`]), and the inter-broker requests
+//! leaders of both ([`transactions`]), their metrics beside each other and beside describe-cluster
+//! ([`metrics`]), and the inter-broker requests
 //! Kafka sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
@@ -16,6 +17,7 @@ mod groups;
 mod kafka_controller;
 mod kcli_controller;
 mod log_dirs;
+mod metrics;
 mod migration;
 mod tools;
 mod transactions;

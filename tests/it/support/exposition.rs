@@ -174,6 +174,12 @@ pub fn get_metrics(port: u16, limit: Duration) -> Option<(String, String)> {
     Some((head.lines().next()?.to_string(), body))
 }
 
+/// A scrape of 127.0.0.1:`port`'s `/metrics`, parsed; `None` unless it answered 200.
+pub fn scrape(port: u16) -> Option<Exposition> {
+    let (status, body) = get_metrics(port, Duration::from_secs(30))?;
+    (status.split(' ').nth(1) == Some("200")).then(|| Exposition::parse(&body))
+}
+
 /// A chunked HTTP/1.1 body, decoded.
 pub fn dechunk(body: &str) -> String {
     let mut out = String::new();

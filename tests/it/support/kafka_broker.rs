@@ -11,7 +11,9 @@
 //! holds the lock itself and runs Kafka brokers beside kcli ones (`support::mixed_cluster`);
 //! [`KafkaBroker::restart`] starts the same broker again on its dir and port;
 //! [`KafkaBroker::launch_in`] runs one in a network namespace of a
-//! [`super::netns::TestNetwork`], listening on that namespace's address.
+//! [`super::netns::TestNetwork`], listening on that namespace's address;
+//! [`KafkaBroker::launch_exporting`] runs one with the Prometheus JMX exporter javaagent
+//! (`.tools/jmx_prometheus_javaagent-1.0.1.jar`, Strimzi's rules) serving `/metrics` on a port.
 
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -20,7 +22,7 @@ use std::time::{Duration, Instant};
 
 use kcli::zk::ZkClient;
 
-use crate::kafka_tools::support::{java, kafka_classpath};
+use crate::kafka_tools::support::{java, kafka_classpath, repo};
 use crate::serve_support::{KafkaConn, free_port};
 
 /// A JVM start plus the broker's startup; the machine is shared by several builds.
@@ -36,6 +38,8 @@ pub struct KafkaBroker {
     logs: PathBuf,
     /// The network namespace it runs in and its address there; 127.0.0.1 when `None`.
     netns: Option<(String, std::net::Ipv4Addr)>,
+    /// The port the JMX exporter javaagent serves `/metrics` on, when it runs one.
+    exporter_port: Option<u16>,
     /// The one-cluster lock, when this broker took it itself ([`KafkaBroker::start`]).
     _turn: Option<MutexGuard<'static, ()>>,
 }
@@ -126,6 +130,24 @@ impl KafkaBroker {
         broker
     }
 
+    /// [`KafkaBroker::launch_at`] with the Prometheus JMX exporter javaagent 1.0.1 and
+    /// Strimzi's rules (tests/fixtures/metrics/kafka-metrics.yaml) in the JVM, serving
+    /// `/metrics` on 127.0.0.1:`exporter_port`, as Strimzi runs its Kafka brokers; again on
+    /// every [`KafkaBroker::restart`].
+    pub fn launch_exporting(
+        id: i32,
+        zookeeper_connect: &str,
+        extra: &[(&str, &str)],
+        dir: tempfile::TempDir,
+        (port, exporter_port): (u16, u16),
+        logs: PathBuf,
+    ) -> KafkaBroker {
+        let mut broker = KafkaBroker::configure(id, zookeeper_connect, extra, dir, port, logs);
+        broker.exporter_port = Some(exporter_port);
+        broker.restart();
+        broker
+    }
+
     /// Writes `server.properties` (an `extra` line replaces a default one; `{port}` in a value
     /// is the broker's port), without starting the JVM.
     fn configure(
@@ -155,6 +177,7 @@ impl KafkaBroker {
             dir,
             logs,
             netns: None,
+            exporter_port: None,
             _turn: None,
         }
     }
@@ -168,7 +191,10 @@ impl KafkaBroker {
             .append(true)
             .open(self.dir.path().join("kafka.log"))
             .unwrap();
-        let jvm: Command = java("kafka.Kafka");
+        let mut jvm: Command = java("kafka.Kafka");
+        if let Some(port) = self.exporter_port {
+            jvm = with_exporter(&jvm, port);
+        }
         let mut cmd = match &self.netns {
             // `ip netns exec` execs the JVM: the PID is the broker's.
             Some((ns, _)) => {
@@ -267,6 +293,32 @@ impl KafkaBroker {
             let _ = child.wait();
         }
     }
+}
+
+/// `jvm` (a `java ... <main class>` command) with the JMX exporter javaagent among the JVM's
+/// options, before the main class: `-javaagent:<jar>=127.0.0.1:<port>:<Strimzi's rules>`.
+fn with_exporter(jvm: &Command, port: u16) -> Command {
+    let agent = repo().join(".tools/jmx_prometheus_javaagent-1.0.1.jar");
+    assert!(
+        agent.exists(),
+        "{} is missing: run tests/install-kafka-tools",
+        agent.display()
+    );
+    let rules = repo().join("tests/fixtures/metrics/kafka-metrics.yaml");
+    let mut args: Vec<std::ffi::OsString> = jvm.get_args().map(ToOwned::to_owned).collect();
+    let main_class = args.len() - 1;
+    args.insert(
+        main_class,
+        format!(
+            "-javaagent:{}=127.0.0.1:{port}:{}",
+            agent.display(),
+            rules.display()
+        )
+        .into(),
+    );
+    let mut cmd = Command::new(jvm.get_program());
+    cmd.args(args);
+    cmd
 }
 
 /// Whether the broker on `port` answers Metadata (v12) with itself among the brokers.

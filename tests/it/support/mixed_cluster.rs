@@ -5,6 +5,10 @@
 //! first of them is the controller. It holds the one-cluster lock for its whole life, and
 //! every wait is a poll with a deadline (a JVM gets [`JVM_START`] to serve).
 //!
+//! [`MixedCluster::start_with_metrics`] also serves each broker's metrics in Prometheus's format
+//! on a free port of its own ([`MixedCluster::metrics_port`]): the JMX exporter javaagent with
+//! Strimzi's rules in the Kafka brokers' JVMs, `kcli.metrics.listener` on the kcli brokers.
+//!
 //! Also here: [`dump_log_segments`], Kafka's own `kafka.tools.DumpLogSegments` over every
 //! segment of a partition directory, for comparing replicas across kinds.
 
@@ -66,10 +70,12 @@ impl Node {
     }
 }
 
-/// Where a broker id lives: its port, and its log dir `logs/` under a temp dir.
+/// Where a broker id lives: its port, its metrics port, and its log dir `logs/` under a temp
+/// dir.
 struct Home {
     dir: tempfile::TempDir,
     port: u16,
+    metrics_port: u16,
 }
 
 impl Home {
@@ -88,6 +94,8 @@ pub struct MixedCluster {
     /// Brokers replaced by one of the other kind, kept for their logs.
     retired: Vec<(i32, Node)>,
     settings: Vec<(String, String)>,
+    /// Whether every broker serves its metrics (on its home's `metrics_port`).
+    metrics: bool,
     _exclusive: MutexGuard<'static, ()>,
 }
 
@@ -96,6 +104,26 @@ impl MixedCluster {
     /// kcli brokers `kcli`, all with [`SHARED`] and `settings`, and waits until every broker's
     /// Metadata lists every broker.
     pub fn start(kafka: &[i32], kcli: &[i32], settings: &[(&str, &str)]) -> MixedCluster {
+        MixedCluster::start_serving(kafka, kcli, settings, false)
+    }
+
+    /// [`MixedCluster::start`] with every broker serving its metrics on
+    /// [`MixedCluster::metrics_port`]: the Kafka brokers through the JMX exporter javaagent with
+    /// Strimzi's rules, the kcli brokers through `kcli.metrics.listener`.
+    pub fn start_with_metrics(
+        kafka: &[i32],
+        kcli: &[i32],
+        settings: &[(&str, &str)],
+    ) -> MixedCluster {
+        MixedCluster::start_serving(kafka, kcli, settings, true)
+    }
+
+    fn start_serving(
+        kafka: &[i32],
+        kcli: &[i32],
+        settings: &[(&str, &str)],
+        metrics: bool,
+    ) -> MixedCluster {
         let exclusive = exclusive();
         let zk = ZkServer::start();
         let mut cluster = MixedCluster {
@@ -108,6 +136,7 @@ impl MixedCluster {
                 .chain(settings)
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            metrics,
             _exclusive: exclusive,
         };
         for (i, id) in kafka.iter().enumerate() {
@@ -144,6 +173,7 @@ impl MixedCluster {
         let home = self.homes.entry(id).or_insert_with(|| Home {
             dir: tempfile::tempdir().unwrap(),
             port: free_port(),
+            metrics_port: free_port(),
         });
         (home.port, home.logs())
     }
@@ -152,14 +182,13 @@ impl MixedCluster {
     pub fn start_kafka(&mut self, id: i32) {
         assert!(!self.nodes.contains_key(&id), "broker {id} runs");
         let (port, logs) = self.home(id);
-        let broker = KafkaBroker::launch_at(
-            id,
-            &self.connect(),
-            &self.settings(),
-            tempfile::tempdir().unwrap(),
-            port,
-            logs,
-        );
+        let dir = tempfile::tempdir().unwrap();
+        let broker = if self.metrics {
+            let ports = (port, self.homes[&id].metrics_port);
+            KafkaBroker::launch_exporting(id, &self.connect(), &self.settings(), dir, ports, logs)
+        } else {
+            KafkaBroker::launch_at(id, &self.connect(), &self.settings(), dir, port, logs)
+        };
         self.nodes.insert(id, Node::Kafka(broker));
     }
 
@@ -181,12 +210,16 @@ impl MixedCluster {
         let id_text = id.to_string();
         let listeners = format!("PLAINTEXT://127.0.0.1:{port}");
         let log_dirs = logs.display().to_string();
+        let metrics_listener = format!("127.0.0.1:{}", self.homes[&id].metrics_port);
         let mut all = vec![
             ("zookeeper.connect", connect.as_str()),
             ("broker.id", id_text.as_str()),
             ("listeners", listeners.as_str()),
             ("log.dirs", log_dirs.as_str()),
         ];
+        if self.metrics {
+            all.push(("kcli.metrics.listener", metrics_listener.as_str()));
+        }
         all.extend(self.settings());
         all.extend_from_slice(extra);
         let broker = TestBroker::start(&all);
@@ -236,6 +269,12 @@ impl MixedCluster {
 
     pub fn port(&self, id: i32) -> u16 {
         self.homes[&id].port
+    }
+
+    /// The port broker `id` serves `/metrics` on (with [`MixedCluster::start_with_metrics`]).
+    pub fn metrics_port(&self, id: i32) -> u16 {
+        assert!(self.metrics, "the cluster was started without metrics");
+        self.homes[&id].metrics_port
     }
 
     pub fn log_dir(&self, id: i32) -> PathBuf {
