@@ -14,13 +14,11 @@
 //! Lock order: `update` (a tokio mutex, Kafka's `lock`: one update or notification at a time)
 //! before `cache` (a std lock, never held across an await).
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, RwLock, Weak};
 use std::time::Duration;
 
-use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
@@ -30,19 +28,15 @@ use crate::security::acl::{
     AccessControlEntry, AclBinding, AclBindingFilter, AclCache, AclOperation, AclPermissionType,
     AuthorizerSettings, PatternType, ResourcePattern, ResourceType, UNKNOWN_VERSION, VersionedAcls,
 };
-use crate::zk::acl_store::{self, AclEntryJson, AclStore};
-use crate::zk::client::{HandlerFuture, StateChangeHandler};
-use crate::zk::watch_dispatcher::{WatchDispatcher, ZNodeChildChangeHandler};
+use crate::zk::acl_store::{self, ACL_CHANGE_PREFIX, AclEntryJson, AclStore};
+use crate::zk::watch_dispatcher::WatchDispatcher;
+use crate::zk::zk_node_change_notification_listener::{
+    NotificationFuture, NotificationHandler, ZkNodeChangeNotificationListener,
+};
 use crate::zk::{ZkClient, ZkError};
-
-/// Kafka's `ZkNodeChangeNotificationListener` default `changeExpirationMs`: 15 minutes.
-pub(crate) const CHANGE_EXPIRATION_MS: i64 = 15 * 60 * 1000;
 
 /// `maxUpdateRetries`.
 const MAX_UPDATE_RETRIES: u32 = 10;
-
-/// The pause before a notification pass that a store error ended is tried again.
-const RETRY_BACKOFF: Duration = Duration::from_secs(1);
 
 /// What an ACL update failed with.
 #[derive(Debug, thiserror::Error)]
@@ -61,9 +55,8 @@ pub struct AclAuthorizer {
     settings: AuthorizerSettings,
     cache: RwLock<AclCache>,
     update: tokio::sync::Mutex<()>,
-    wake: Notify,
-    /// Set after a new session: the next listener pass reloads every ACL first.
-    reload_all: AtomicBool,
+    /// The change listeners, one per store (Kafka's `aclChangeListeners`), once started.
+    listeners: std::sync::OnceLock<Vec<ZkNodeChangeNotificationListener>>,
 }
 
 impl std::fmt::Debug for AclAuthorizer {
@@ -164,14 +157,15 @@ impl AclAuthorizer {
             settings,
             cache: RwLock::new(AclCache::new()),
             update: tokio::sync::Mutex::new(()),
-            wake: Notify::new(),
-            reload_all: AtomicBool::new(false),
+            listeners: std::sync::OnceLock::new(),
         })
     }
 
-    /// Kafka's `configure`: the ACL paths, the change listeners (watch handlers and the
-    /// session handler registered, the listener task started, tracked by `tasks` and ended by
-    /// `stop`), then every ACL loaded. `now_ms` is the clock notification ages are taken with.
+    /// Kafka's `configure`: the ACL paths, every ACL loaded, then a change listener per store
+    /// (`zk::zk_node_change_notification_listener`: watch and session handlers registered,
+    /// its task tracked by `tasks` and ended by `stop`). `now_ms` is the clock notification
+    /// ages are taken with. After a session expiry the literal store's listener reloads every
+    /// ACL (one cache serves both stores).
     pub async fn startup(
         self: &Arc<Self>,
         watches: &WatchDispatcher,
@@ -180,16 +174,26 @@ impl AclAuthorizer {
         stop: CancellationToken,
     ) -> Result<(), AclError> {
         acl_store::create_acl_paths(self.zk.as_ref()).await?;
-        for store in AclStore::ALL {
-            watches.register_znode_child_change_handler(Arc::new(ChangesWatch {
-                path: store.change_path(),
-                authorizer: Arc::clone(self),
-            }));
-        }
-        self.zk
-            .register_state_change_handler(Arc::new(NewSession(Arc::clone(self))));
         self.load_cache().await?;
-        tasks.spawn(run_listener(Arc::clone(self), now_ms, stop));
+        let listeners = AclStore::ALL
+            .into_iter()
+            .map(|store| {
+                let handler = Arc::new(AclChangedNotificationHandler {
+                    store,
+                    authorizer: Arc::downgrade(self),
+                });
+                ZkNodeChangeNotificationListener::start(
+                    watches,
+                    store.change_path(),
+                    ACL_CHANGE_PREFIX,
+                    handler,
+                    now_ms,
+                    tasks,
+                    stop.clone(),
+                )
+            })
+            .collect();
+        let _ = self.listeners.set(listeners);
         Ok(())
     }
 
@@ -499,6 +503,14 @@ impl AclAuthorizer {
         Ok(())
     }
 
+    /// What the listeners do after a new session; the tests' stand-in for a session expiry.
+    #[cfg(test)]
+    pub(crate) fn after_new_session(&self) {
+        for listener in self.listeners.get().into_iter().flatten() {
+            listener.after_new_session();
+        }
+    }
+
     /// Kafka's `processAclChangeNotification`: the resource re-read and cached as stored.
     async fn process_change(&self, resource: &ResourcePattern) -> Result<(), AclError> {
         let _guard = self.update.lock().await;
@@ -522,129 +534,55 @@ fn resource_of(store: AclStore, data: &[u8]) -> Result<ResourcePattern, String> 
     Ok(ResourcePattern::new(resource_type, name, pattern_type))
 }
 
-/// The child watch on one change path.
-struct ChangesWatch {
-    path: &'static str,
-    authorizer: Arc<AclAuthorizer>,
-}
-
-impl ZNodeChildChangeHandler for ChangesWatch {
-    fn path(&self) -> &str {
-        self.path
-    }
-    fn handle_child_change(&self) {
-        self.authorizer.wake.notify_one();
-    }
-}
-
-struct NewSession(Arc<AclAuthorizer>);
-
-impl StateChangeHandler for NewSession {
-    fn name(&self) -> &str {
-        "acl-authorizer-change-notifications"
-    }
-    fn after_initializing_session(&self) -> HandlerFuture<'_> {
-        self.0.reload_all.store(true, Ordering::Release);
-        self.0.wake.notify_one();
-        Box::pin(async {})
-    }
-}
-
-async fn run_listener(
-    authorizer: Arc<AclAuthorizer>,
-    now_ms: fn() -> i64,
-    stop: CancellationToken,
-) {
-    let mut last: HashMap<AclStore, i64> = HashMap::new();
-    loop {
-        let pass = async {
-            if authorizer.reload_all.swap(false, Ordering::AcqRel)
-                && let Err(err) = authorizer.load_cache().await
-            {
-                authorizer.reload_all.store(true, Ordering::Release);
-                return Err(err);
-            }
-            for store in AclStore::ALL {
-                let last = last.entry(store).or_insert(-1);
-                process_notifications(&authorizer, store, last, now_ms()).await?;
-            }
-            Ok::<(), AclError>(())
-        };
-        let result = tokio::select! {
-            _ = stop.cancelled() => return,
-            result = pass => result,
-        };
-        if let Err(err) = result {
-            tracing::warn!(%err, "processing ACL change notifications; trying again");
-            tokio::select! {
-                _ = stop.cancelled() => return,
-                () = tokio::time::sleep(RETRY_BACKOFF) => {}
-            }
-            continue;
-        }
-        tokio::select! {
-            _ = stop.cancelled() => return,
-            () = authorizer.wake.notified() => {}
-        }
-    }
-}
-
-/// One store's new notifications in sequence order (re-arming the child watch), then the
-/// purge of those older than [`CHANGE_EXPIRATION_MS`].
-async fn process_notifications(
-    authorizer: &AclAuthorizer,
+/// Kafka's `AclChangedNotificationHandler` of one store: the resource a notification names is
+/// re-read. Holds the authorizer weakly, so the listeners it keeps do not keep it alive.
+struct AclChangedNotificationHandler {
     store: AclStore,
-    last: &mut i64,
-    now: i64,
-) -> Result<(), AclError> {
-    let zk = authorizer.zk.as_ref();
-    let mut names = match zk.get_children(store.change_path(), true).await {
-        Ok((names, _)) => names,
-        Err(ZkError::NoNode(_)) => return Ok(()),
-        Err(e) => return Err(e.into()),
-    };
-    names.retain(|n| acl_store::change_number(n).is_some());
-    names.sort_unstable_by_key(|n| acl_store::change_number(n));
-    for name in &names {
-        let Some(number) = acl_store::change_number(name) else {
-            continue;
-        };
-        if number <= *last {
-            continue;
-        }
-        let path = format!("{}/{name}", store.change_path());
-        match zk.get_data(&path, false).await {
-            Ok((data, _)) => match resource_of(store, &data) {
-                Ok(resource) => authorizer.process_change(&resource).await?,
+    authorizer: Weak<AclAuthorizer>,
+}
+
+impl NotificationHandler for AclChangedNotificationHandler {
+    fn process_notification<'a>(&'a self, data: &'a [u8]) -> NotificationFuture<'a> {
+        Box::pin(async move {
+            let Some(authorizer) = self.authorizer.upgrade() else {
+                return Ok(());
+            };
+            let resource = match resource_of(self.store, data) {
+                Ok(resource) => resource,
                 Err(reason) => {
-                    tracing::error!(
-                        path,
-                        reason,
-                        "unreadable ACL change notification is skipped"
-                    )
+                    tracing::error!(reason, "unreadable ACL change notification is skipped");
+                    return Ok(());
                 }
-            },
-            Err(ZkError::NoNode(_)) => {
-                tracing::warn!(path, "ACL change notification vanished before it was read");
+            };
+            match authorizer.process_change(&resource).await {
+                Ok(()) => Ok(()),
+                Err(AclError::Zk(e)) => Err(e),
+                Err(err) => {
+                    tracing::error!(%resource, %err, "ACL change notification is skipped");
+                    Ok(())
+                }
             }
-            Err(e) => return Err(e.into()),
-        }
-        *last = number;
+        })
     }
-    for name in &names {
-        let path = format!("{}/{name}", store.change_path());
-        let Some(stat) = zk.exists(&path, false).await? else {
-            continue;
-        };
-        if now - stat.ctime > CHANGE_EXPIRATION_MS {
-            tracing::debug!(path, "purging ACL change notification");
-            match zk.delete(&path, -1).await {
-                Ok(()) | Err(ZkError::NoNode(_)) => {}
-                Err(e) => return Err(e.into()),
+
+    fn reload_all(&self) -> NotificationFuture<'_> {
+        Box::pin(async move {
+            let Some(authorizer) = self.authorizer.upgrade() else {
+                return Ok(());
+            };
+            if self.store != AclStore::Literal {
+                return Ok(());
             }
-        }
+            match authorizer.load_cache().await {
+                Ok(()) => Ok(()),
+                Err(AclError::Zk(e)) => Err(e),
+                Err(err) => {
+                    tracing::error!(%err, "reloading ACLs after a new session");
+                    Ok(())
+                }
+            }
+        })
     }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -276,9 +276,7 @@ async fn a_new_session_reloads_every_acl() {
     .await
     .unwrap();
     assert!(!may(&b, "User:alice", AclOperation::Read, "quiet"));
-    NewSession(Arc::clone(&b.authorizer))
-        .after_initializing_session()
-        .await;
+    b.authorizer.after_new_session();
     eventually("the reload", || {
         may(&b, "User:alice", AclOperation::Read, "quiet")
     })

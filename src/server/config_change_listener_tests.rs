@@ -3,7 +3,8 @@
 //! dynamic broker config over a hosted log), in sequence order and once each; old notifications
 //! are purged; after a new session every entity config is read again.
 
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::time::Duration;
 
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 use tokio::time::timeout;
@@ -210,9 +211,7 @@ async fn a_new_session_reads_every_entity_again_and_rearms_the_watch() {
     )
     .await
     .unwrap();
-    NewSession(Arc::clone(&listener.inner))
-        .after_initializing_session()
-        .await;
+    listener.inner.after_new_session();
     let mut seen = vec![next(&mut rx).await, next(&mut rx).await];
     seen.sort();
     assert_eq!(

@@ -361,11 +361,6 @@ pub(crate) async fn create_change_notification(
     attempt.map(|(p, _)| p)
 }
 
-/// The sequence number of a notification's name, `acl_changes_0000000042` → 42.
-pub(crate) fn change_number(name: &str) -> Option<i64> {
-    name.strip_prefix(ACL_CHANGE_PREFIX)?.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -417,7 +412,13 @@ mod tests {
             ("Topic".into(), "a:b".into(), "LITERAL".into())
         );
         assert!(decode_change(AclStore::Literal, b"nocolon").is_err());
-        assert_eq!(change_number("acl_changes_0000000042"), Some(42));
+        assert_eq!(
+            crate::zk::zk_node_change_notification_listener::change_number(
+                ACL_CHANGE_PREFIX,
+                "acl_changes_0000000042"
+            ),
+            Some(42)
+        );
     }
 
     #[tokio::test]

@@ -9,7 +9,8 @@
 //! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
 //! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications; and
 //! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`; `metrics`,
-//! the client's request latency and session state meters.
+//! the client's request latency and session state meters; `zk_node_change_notification_listener`,
+//! Kafka's follower of a path of sequential change notifications (configs, ACLs).
 //!
 //! Layering: this module uses only `crate::cluster` and `crate::metrics`.
 
@@ -31,6 +32,7 @@ pub(crate) mod user_configs;
 pub(crate) mod watch_dispatcher;
 pub(crate) mod watch_registry;
 pub mod zk_data;
+pub(crate) mod zk_node_change_notification_listener;
 mod zk_paths;
 pub mod zookeeper;
 
