@@ -1,5 +1,6 @@
 //! Shared vocabulary of the cluster: the names every layer uses for topics, partitions, brokers,
-//! epochs and a partition's leadership ([`LeaderAndIsr`]); the broker's clock (`time`), the
+//! epochs and a partition's leadership ([`LeaderAndIsr`]); client quota entities and keys
+//! (`client_quota`); the broker's clock (`time`), the
 //! poison-tolerant lock helpers (`sync`) and UTC dates for printing times. Nothing here does
 //! I/O.
 
@@ -16,6 +17,7 @@ pub fn is_internal_topic(name: &str) -> bool {
     name == GROUP_METADATA_TOPIC_NAME || name == TRANSACTION_STATE_TOPIC_NAME
 }
 
+pub mod client_quota;
 pub(crate) mod inter_broker_protocol;
 pub mod kafka_principal;
 pub(crate) mod sync;

@@ -44,6 +44,10 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     // only (apis::describe_user_scram_credentials, apis::alter_user_scram_credentials).
     (ApiKey::DescribeUserScramCredentials, 0),
     (ApiKey::AlterUserScramCredentials, 0),
+    // Client quota configs in /config/{users,clients,ips}, described and altered by any broker
+    // (apis::describe_client_quotas, apis::alter_client_quotas); not enforced yet.
+    (ApiKey::DescribeClientQuotas, 0),
+    (ApiKey::AlterClientQuotas, 0),
     // Idempotent producers, and transactional ids through the transaction coordinator
     // (src/coordinator/transaction/).
     (ApiKey::InitProducerId, 0),
@@ -145,6 +149,13 @@ mod tests {
             assert_eq!(
                 advertised(key),
                 Some(VersionRange { min: 0, max }),
+                "{key:?}"
+            );
+        }
+        for key in [ApiKey::DescribeClientQuotas, ApiKey::AlterClientQuotas] {
+            assert_eq!(
+                advertised(key),
+                Some(VersionRange { min: 0, max: 1 }),
                 "{key:?}"
             );
         }

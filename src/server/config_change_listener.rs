@@ -10,7 +10,8 @@
 //! znode is an empty config) and hands it to the handler of its type: topics to the topic
 //! manager (its overrides and the hosted logs' config), brokers to the dynamic broker config
 //! (`<default>` and this broker's id; other brokers' ids are not ours), users to the SCRAM
-//! credential cache. Types without a handler are skipped. Notifications this broker wrote are
+//! credential cache, and users (with `<user>/clients/<client-id>`), clients and ips to the
+//! quota configs (`client_quota_configs`); a type may have several handlers. Types without a handler are skipped. Notifications this broker wrote are
 //! applied again: re-reading the znode it wrote gives what it already applied. A config read
 //! just before a newer write may be applied after it was superseded; the newer write's own
 //! notification follows and puts it right. An unreadable notification or config is logged and
@@ -28,6 +29,7 @@ use tokio_util::task::TaskTracker;
 use crate::cluster::BrokerId;
 use crate::controller::ControllerHandle;
 use crate::zk::client::HandlerFuture;
+use crate::zk::quota_configs;
 use crate::zk::watch_dispatcher::WatchDispatcher;
 use crate::zk::zk_data::{self, CONFIG_CHANGES_PATH};
 #[cfg(test)]
@@ -193,20 +195,26 @@ async fn process_notification(
     apply_entity(inner, entity_type, entity_name).await
 }
 
-/// Re-reads `/config/<type>/<name>` and hands it to the type's handler, if kcli has one.
+/// Re-reads `/config/<type>/<name>` and hands it to the type's handlers, if kcli has any.
 async fn apply_entity(
     inner: &ConfigChangedNotificationHandler,
     entity_type: &str,
     entity_name: &str,
 ) -> Result<(), ZkError> {
-    let Some((_, handler)) = inner.handlers.iter().find(|(t, _)| *t == entity_type) else {
+    let mut handlers: Vec<Arc<dyn ConfigHandler>> = Vec::new();
+    for (t, h) in &inner.handlers {
+        if *t == entity_type {
+            handlers.push(Arc::clone(h));
+        }
+    }
+    if handlers.is_empty() {
         tracing::debug!(
             entity_type,
             entity_name,
             "no handler for config changes of this type"
         );
         return Ok(());
-    };
+    }
     let path = zk_data::config_entity_path(entity_type, entity_name);
     let props = match inner.zk.get_data(&path, false).await {
         Ok((data, _)) => zk_data::decode_entity_config(&data).unwrap_or_else(|err| {
@@ -214,6 +222,11 @@ async fn apply_entity(
             BTreeMap::new()
         }),
         Err(ZkError::NoNode(_)) => BTreeMap::new(),
+        // A name that is no znode path (a peer's malformed notification) names nothing.
+        Err(ZkError::BadArguments(reason)) => {
+            tracing::error!(path, reason, "config change names no valid entity");
+            return Ok(());
+        }
         Err(e) => return Err(e),
     };
     tracing::info!(
@@ -221,27 +234,38 @@ async fn apply_entity(
         entity_name,
         "processing config change notification"
     );
-    handler.process_config_changes(entity_name, props).await;
+    for handler in handlers {
+        handler
+            .process_config_changes(entity_name, props.clone())
+            .await;
+    }
     Ok(())
 }
 
-/// After a new session: every entity config of every handled type, applied again.
+/// Every entity config of every handled type, applied again (for `users` also each
+/// `<user>/clients/<client-id>`).
 async fn reload_all_entities(inner: &ConfigChangedNotificationHandler) -> Result<(), ZkError> {
-    for (entity_type, _) in &inner.handlers {
-        let names = match inner
-            .zk
-            .get_children(&zk_data::config_entity_type_path(entity_type), false)
-            .await
-        {
-            Ok((names, _)) => names,
-            Err(ZkError::NoNode(_)) => continue,
-            Err(e) => return Err(e),
-        };
-        for name in &names {
-            apply_entity(inner, entity_type, name).await?;
+    let mut types: Vec<&'static str> = Vec::new();
+    for (t, _) in &inner.handlers {
+        if !types.contains(t) {
+            types.push(t);
+        }
+    }
+    for entity_type in types {
+        for name in quota_configs::all_entity_names(inner.zk.as_ref(), entity_type).await? {
+            apply_entity(inner, entity_type, &name).await?;
         }
     }
     Ok(())
+}
+
+/// The bootstrap of Kafka's `ZkConfigManager.startup` for `handlers`' entity types: every
+/// entity config read and handed to its handlers, once, before the listener starts.
+pub(crate) async fn load_all_entity_configs(
+    zk: Arc<dyn ZkClient>,
+    handlers: Vec<(&'static str, Arc<dyn ConfigHandler>)>,
+) -> Result<(), ZkError> {
+    reload_all_entities(&ConfigChangedNotificationHandler { zk, handlers }).await
 }
 
 #[cfg(test)]

@@ -22,6 +22,8 @@ use super::api_versions;
 use super::apis;
 use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
+use super::client_quota_admin::ClientQuotaAdmin;
+use super::client_quota_configs::ClientQuotaConfigs;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::metadata_cache::MetadataCache;
 use super::request_context::RequestContext;
@@ -58,6 +60,15 @@ pub struct KafkaApis {
     pub controller: ControllerHandle,
     /// The authorizer (`authorizer.class.name`), as handlers ask it.
     pub auth: AuthHelper,
+    /// The quota configs this broker has read (`/config/{users,clients,ips}`), delivered to
+    /// whoever subscribes: where the quota managers will find them.
+    #[expect(
+        dead_code,
+        reason = "the quota managers subscribe here; they are being built"
+    )]
+    pub(crate) quota_configs: Arc<ClientQuotaConfigs>,
+    /// Describe/AlterClientQuotas over `/config/{users,clients,ips}`.
+    pub(crate) client_quota_admin: Arc<ClientQuotaAdmin>,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     pub ready: watch::Receiver<bool>,
@@ -112,6 +123,12 @@ impl KafkaApis {
             RequestKind::DescribeCluster(r) => apis::describe_cluster::handle(self, ctx, r),
             RequestKind::DeleteRecords(r) => apis::delete_records::handle(self, ctx, r),
             RequestKind::DescribeLogDirs(r) => apis::describe_log_dirs::handle(self, ctx, r),
+            RequestKind::DescribeClientQuotas(r) => {
+                apis::describe_client_quotas::handle(self, ctx, r).await
+            }
+            RequestKind::AlterClientQuotas(r) => {
+                apis::alter_client_quotas::handle(self, ctx, r).await
+            }
             RequestKind::AlterUserScramCredentials(r) => {
                 apis::alter_user_scram_credentials::handle(self, ctx, r).await
             }

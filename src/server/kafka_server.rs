@@ -55,8 +55,11 @@ use super::broker_registration::{
 use super::broker_to_controller_channel::{
     BrokerToControllerChannel, BrokerToControllerChannelManager,
 };
+use super::client_quota_admin::ClientQuotaAdmin;
+use super::client_quota_configs::{ClientQuotaConfigs, QuotaEntityConfigHandler};
 use super::config_change_listener::{
     BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
+    load_all_entity_configs,
 };
 use super::controlled_shutdown::{ControlledShutdownSettings, controlled_shutdown};
 use super::controller_channel::ControllerChannel;
@@ -337,13 +340,16 @@ impl KafkaServer {
             .with_client_security(client_security),
         ));
         let authorizer = new_authorizer(&config, &zk)?;
+        let quota_configs = ClientQuotaConfigs::new();
+        let user_scram_admin = Arc::new(UserScramAdmin::new(Arc::clone(&zk)));
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),
             replica_manager: Arc::clone(&replica_manager),
             topic_manager: topic_manager.clone(),
             dynamic_config: Arc::clone(&dynamic_config),
-            user_scram_admin: Arc::new(UserScramAdmin::new(Arc::clone(&zk))),
+            user_scram_admin: Arc::clone(&user_scram_admin),
+            client_quota_admin: Arc::new(ClientQuotaAdmin::new(Arc::clone(&zk), user_scram_admin)),
             producer_id_manager: Arc::clone(&producer_id_manager),
             zk_producer_id_manager,
             group_coordinator: Arc::clone(&group_coordinator),
@@ -352,6 +358,7 @@ impl KafkaServer {
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
             auth: AuthHelper::new(authorizer.clone()),
+            quota_configs: Arc::clone(&quota_configs),
             ready: ready_rx,
         });
         channel.bind(&apis);
@@ -414,31 +421,38 @@ impl KafkaServer {
         if !first_block.await && config.zookeeper_connect.is_none() {
             tracing::warn!("no producer id block from the controller within 30 s of startup");
         }
-        // Topic and broker configs other brokers change (Kafka's `dynamicConfigManager`).
+        // Quota configs: every one stored, then each change (below) delivered to the quota
+        // handlers through `quota_configs`.
+        let quota_handlers = QuotaEntityConfigHandler::all(&quota_configs);
+        load_all_entity_configs(Arc::clone(&zk), quota_handlers.clone()).await?;
+        // Topic, broker, user, client and IP configs any broker or tool changes (Kafka's
+        // `dynamicConfigManager`).
+        let mut config_handlers: Vec<(&'static str, Arc<dyn ConfigHandler>)> = vec![
+            (
+                "topics",
+                Arc::new(TopicConfigHandler {
+                    topic_manager: Arc::clone(&topic_manager),
+                    controller: controller_handle.clone(),
+                }) as Arc<dyn ConfigHandler>,
+            ),
+            (
+                "brokers",
+                Arc::new(BrokerConfigHandler {
+                    broker_id: config.broker_id,
+                    dynamic_config,
+                }),
+            ),
+            (
+                USERS_ENTITY_TYPE,
+                Arc::new(UserConfigHandler {
+                    cache: Arc::clone(&sasl.scram_cache),
+                }),
+            ),
+        ];
+        config_handlers.extend(quota_handlers);
         ConfigChangeListener::start(
             &watches,
-            vec![
-                (
-                    "topics",
-                    Arc::new(TopicConfigHandler {
-                        topic_manager: Arc::clone(&topic_manager),
-                        controller: controller_handle.clone(),
-                    }) as Arc<dyn ConfigHandler>,
-                ),
-                (
-                    "brokers",
-                    Arc::new(BrokerConfigHandler {
-                        broker_id: config.broker_id,
-                        dynamic_config,
-                    }),
-                ),
-                (
-                    USERS_ENTITY_TYPE,
-                    Arc::new(UserConfigHandler {
-                        cache: Arc::clone(&sasl.scram_cache),
-                    }),
-                ),
-            ],
+            config_handlers,
             now_ms,
             &tasks,
             background.clone(),

@@ -38,8 +38,12 @@
 //! - `remote_leader_end_point`: the replica fetchers' `LeaderEndPoint` over the inter-broker
 //!   client (Fetch and ListOffsets to the leader).
 //! - `dynamic_broker_config`: dynamic broker configs in `/config/brokers/*`, applied live.
-//! - `config_change_listener`: applies the topic and broker configs other brokers changed
-//!   (`/config/changes`).
+//! - `config_change_listener`: applies the topic, broker, user, client and IP configs any
+//!   broker or tool changed (`/config/changes`).
+//! - `client_quota_admin`: DescribeClientQuotas' and AlterClientQuotas' semantics over
+//!   `/config/{users,clients,ips}`.
+//! - `client_quota_configs`: the quota configs read from `/config/{users,clients,ips}`, and
+//!   the `QuotaConfigHandler` seam through which the quota managers receive them.
 //! - `config_entries`: config entries, sources and synonyms as DescribeConfigs reports them.
 //! - `config_ops`: AlterConfigs' shared checks and IncrementalAlterConfigs' operations.
 //! - `topic_manager`: topic creation, deletion, partitions and configs in ZooKeeper's layout.
@@ -63,6 +67,8 @@ pub(crate) mod auth_helper;
 pub(crate) mod broker_epoch_manager;
 pub(crate) mod broker_registration;
 pub(crate) mod broker_to_controller_channel;
+pub(crate) mod client_quota_admin;
+pub(crate) mod client_quota_configs;
 pub(crate) mod config_change_listener;
 pub(crate) mod config_entries;
 pub(crate) mod config_ops;

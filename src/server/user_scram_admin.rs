@@ -116,6 +116,12 @@ fn push_once<T: PartialEq>(v: &mut Vec<T>, key: T) {
 }
 
 impl UserScramAdmin {
+    /// Holds off this broker's SCRAM alterations while a quota alteration rewrites a user's
+    /// znode (both rewrite `/config/users/<user>` whole).
+    pub(crate) async fn lock_user_configs(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.alter_lock.lock().await
+    }
+
     pub fn new(zk: Arc<dyn ZkClient>) -> Self {
         UserScramAdmin {
             zk,

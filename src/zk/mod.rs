@@ -7,7 +7,9 @@
 //! create; `recipes` (recursive create, the pre-created paths, the
 //! cluster id); `zk_data`, Kafka's znode paths and JSON payloads byte for byte as Kafka 3.9
 //! writes them; `sanitizer`, Kafka's URL-encoding of entity names; `user_configs`,
-//! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications; and
+//! `AdminZkClient`'s reads and writes of `/config/users` with their change notifications;
+//! `quota_configs`, the same for the quota entities (users, user and client id, client ids,
+//! IPs); and
 //! `acl_store`, the ACL znodes and change notifications of Kafka's `ZkAclStore`; `metrics`,
 //! the client's request latency and session state meters; `zk_node_change_notification_listener`,
 //! Kafka's follower of a path of sequential change notifications (configs, ACLs).
@@ -22,6 +24,7 @@ pub(crate) mod embedded;
 mod json_order;
 pub mod kafka_zk_client;
 pub(crate) mod metrics;
+pub(crate) mod quota_configs;
 pub mod recipes;
 pub(crate) mod sanitizer;
 pub mod session;

@@ -96,7 +96,11 @@ pub(crate) async fn change_user_config(
 
 /// `KafkaZkClient.setOrCreateEntityConfigs`: set any version; on NONODE create it with its
 /// parents; if another writer created it in between, set again.
-async fn set_or_create(zk: &dyn ZkClient, path: &str, data: &[u8]) -> Result<(), KafkaZkError> {
+pub(crate) async fn set_or_create(
+    zk: &dyn ZkClient,
+    path: &str,
+    data: &[u8],
+) -> Result<(), KafkaZkError> {
     match zk.set_data(path, data, -1).await {
         Ok(_) => Ok(()),
         Err(ZkError::NoNode(_)) => match recipes::create_recursive(zk, path, data).await {

@@ -522,8 +522,13 @@ pub fn encode_entity_config(config: &BTreeMap<String, String>) -> Vec<u8> {
     js_obj_in_order(&[("version", "1".to_string()), ("config", inner)]).into_bytes()
 }
 
-/// The overrides of an entity config; a missing `config` reads as none, like Kafka.
+/// The overrides of an entity config; a missing `config` reads as none, like Kafka, and so
+/// does a znode without data (a user's znode created as the parent of
+/// `/config/users/<user>/clients/<client-id>`).
 pub fn decode_entity_config(bytes: &[u8]) -> Result<BTreeMap<String, String>, ZkDataError> {
+    if bytes.is_empty() {
+        return Ok(BTreeMap::new());
+    }
     let m = parse(bytes)?;
     let mut out = BTreeMap::new();
     if let Some(Value::Object(config)) = m.get("config") {

@@ -7,6 +7,7 @@
 pub(crate) mod add_offsets_to_txn;
 pub(crate) mod add_partitions_to_txn;
 pub(crate) mod allocate_producer_ids;
+pub(crate) mod alter_client_quotas;
 pub(crate) mod alter_configs;
 pub(crate) mod alter_partition;
 pub(crate) mod alter_partition_reassignments;
@@ -22,6 +23,7 @@ pub(crate) mod delete_groups;
 pub(crate) mod delete_records;
 pub(crate) mod delete_topics;
 pub(crate) mod describe_acls;
+pub(crate) mod describe_client_quotas;
 pub(crate) mod describe_cluster;
 pub(crate) mod describe_configs;
 pub(crate) mod describe_groups;

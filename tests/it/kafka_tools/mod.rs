@@ -411,11 +411,9 @@ fn golden_topics_configs_offsets() {
 }
 
 /// Kafka's producer perf tool with a transactional id: transactions of 100 ms, each committed;
-/// and a tool that needs an API of a later issue gets the error Kafka's client raises for it:
-/// client quotas (DescribeClientQuotas is not advertised, so the admin client refuses it before
-/// sending).
+/// then `kafka-configs` describes a client id's quotas (none: nothing printed).
 #[test]
-fn transactional_perf_runs_and_tools_needing_later_apis_get_kafkas_errors() {
+fn transactional_perf_runs_and_client_quotas_describe() {
     let mut broker = crate::serve_support::TestBroker::start(support::BROKER);
     let run = |class: &str, args: &[&str]| {
         let mut cmd = support::java(class);
@@ -467,12 +465,6 @@ fn transactional_perf_runs_and_tools_needing_later_apis_get_kafkas_errors() {
             "c1",
         ],
     );
-    assert_eq!(code, 1, "{out}\n{err}");
-    assert_eq!(
-        err.lines().nth(1).unwrap(),
-        "java.util.concurrent.ExecutionException: org.apache.kafka.common.errors.\
-         UnsupportedVersionException: The node does not support DESCRIBE_CLIENT_QUOTAS",
-        "{err}"
-    );
+    assert_eq!((code, out.as_str()), (0, ""), "{err}");
     broker.stop();
 }
