@@ -221,7 +221,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             [CompletionResult]::new('--help', '--help', [CompletionResultType]::ParameterName, 'Print help (see more with ''--help'')')
             [CompletionResult]::new('-V', '-V ', [CompletionResultType]::ParameterName, 'Print version')
             [CompletionResult]::new('--version', '--version', [CompletionResultType]::ParameterName, 'Print version')
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -269,7 +269,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;users;help' {
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
             [CompletionResult]::new('help', 'help', [CompletionResultType]::ParameterValue, 'Print this message or the help of the given subcommand(s)')
@@ -341,7 +341,7 @@ Register-ArgumentCompleter -Native -CommandName 'kcli' -ScriptBlock {
             break
         }
         'kcli;help;users' {
-            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations')
+            [CompletionResult]::new('list', 'list', [CompletionResultType]::ParameterValue, 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas')
             [CompletionResult]::new('add', 'add', [CompletionResultType]::ParameterValue, 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)')
             [CompletionResult]::new('remove', 'remove', [CompletionResultType]::ParameterValue, 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them')
             break

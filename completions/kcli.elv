@@ -203,7 +203,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --help 'Print help (see more with ''--help'')'
             cand -V 'Print version'
             cand --version 'Print version'
-            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
             cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
             cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -247,7 +247,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --version 'Print version'
         }
         &'kcli;users;help'= {
-            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
             cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
             cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
             cand help 'Print this message or the help of the given subcommand(s)'
@@ -303,7 +303,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
         &'kcli;help;rebuild-index'= {
         }
         &'kcli;help;users'= {
-            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+            cand list 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
             cand add 'Set a user''s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user''s other config (other mechanisms, quotas)'
             cand remove 'Remove a user''s credential for one mechanism, or (without --mechanism) all of them'
         }

@@ -186,7 +186,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_sub
 json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -s V -l version -d 'Print version'
-complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "add" -d 'Set a user\'s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user\'s other config (other mechanisms, quotas)'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "remove" -d 'Remove a user\'s credential for one mechanism, or (without --mechanism) all of them'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and not __fish_seen_subcommand_from list add remove help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -224,7 +224,7 @@ complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcomm
 json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and the event\'s fields at the top level, and the spans it is in'"
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -s h -l help -d 'Print help (see more with \'--help\')'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from remove" -s V -l version -d 'Print version'
-complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "add" -d 'Set a user\'s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user\'s other config (other mechanisms, quotas)'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "remove" -d 'Remove a user\'s credential for one mechanism, or (without --mechanism) all of them'
 complete -c kcli -n "__fish_kcli_using_subcommand users; and __fish_seen_subcommand_from help" -f -a "help" -d 'Print this message or the help of the given subcommand(s)'
@@ -247,6 +247,6 @@ complete -c kcli -n "__fish_kcli_using_subcommand help; and not __fish_seen_subc
 complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from acls" -f -a "list" -d 'List the ACLs the filter selects (all of them without a resource or --principal)'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from acls" -f -a "add" -d 'Add ACLs: each --allow-principal and --deny-principal with each --operation and --host, on each resource given'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from acls" -f -a "remove" -d 'Remove the ACLs of the resources given that match the principals, operations and hosts (an option left out matches any), printing what was removed'
-complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations'
+complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "list" -d 'List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "add" -d 'Set a user\'s credential for one mechanism from a password, replacing any the user had for that mechanism and keeping the user\'s other config (other mechanisms, quotas)'
 complete -c kcli -n "__fish_kcli_using_subcommand help; and __fish_seen_subcommand_from users" -f -a "remove" -d 'Remove a user\'s credential for one mechanism, or (without --mechanism) all of them'

@@ -234,7 +234,7 @@ pub enum AssignFormat {
 /// `kcli users`: SCRAM credential administration.
 #[derive(Debug, Subcommand)]
 pub enum UsersCommand {
-    /// List the users with SCRAM credentials (or the named ones): mechanism and iterations.
+    /// List the users with SCRAM credentials (or the named ones): mechanism and iterations, and their quotas.
     List(UsersListArgs),
     /// Set a user's credential for one mechanism from a password, replacing any the user had
     /// for that mechanism and keeping the user's other config (other mechanisms, quotas).

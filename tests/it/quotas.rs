@@ -5,7 +5,8 @@
 //! 3.9's tool allows only to describe quotas, of users) reads what the brokers wrote, and a
 //! quota written straight into ZooKeeper is served and delivered; every broker's quota
 //! handler receives each change within a deadline (its "quota config updated" log line); a
-//! SCRAM user keeps its credential through a quota added and removed.
+//! SCRAM user keeps its credential through a quota added and removed, and `kcli users list`
+//! shows the quota beside it.
 
 use std::time::Duration;
 
@@ -14,7 +15,7 @@ use kcli::zk::{CreateMode, ZkClient};
 
 use crate::support::cluster::{TestCluster, wait_until, with_zk};
 use crate::support::zookeeper::write_znode;
-use crate::users::{assert_credential, kafka_configs};
+use crate::users::{assert_credential, kafka_configs, users_ok};
 
 /// A change reaches the other broker's handler within this (a notification and a read).
 const DELIVERY: Duration = Duration::from_secs(30);
@@ -314,6 +315,30 @@ fn kafkas_config_command_alters_and_describes_quotas_through_any_broker() {
         config["SCRAM-SHA-256"].as_str().unwrap(),
         "carol-pw",
         4096,
+    );
+    // `kcli users list` shows the quota beside the credential, through a broker and through
+    // ZooKeeper; users with quotas and no credential are not listed.
+    for source in [
+        ["--bootstrap-server", two.as_str()],
+        ["--zookeeper", connect.as_str()],
+    ] {
+        let out = users_ok(&["list", source[0], source[1], "--format", "json"], b"");
+        let v: serde_json::Value = serde_json::from_str(out.trim_end()).unwrap();
+        assert_eq!(v["users"].as_array().map(Vec::len), Some(1), "{out}");
+        assert_eq!(v["users"][0]["user"], "carol", "{out}");
+        assert_eq!(
+            v["users"][0]["quotas"],
+            serde_json::json!([{"client_id": null, "values": {"producer_byte_rate": 10.0}}]),
+            "{out}"
+        );
+    }
+    let out = users_ok(&["list", "carol", "--bootstrap-server", &two], b"");
+    assert!(
+        out.contains("Quotas (not enforced by kcli yet):")
+            && out.lines().any(|l| l.contains("carol")
+                && l.contains("producer_byte_rate")
+                && l.contains("10.0")),
+        "{out}"
     );
     run(
         &cluster,

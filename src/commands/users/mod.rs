@@ -1,5 +1,6 @@
-//! `kcli users`: SCRAM credentials as Kafka stores them in `/config/users`, listed, set and
-//! removed through ZooKeeper or through a broker. `store` reaches either with the same two
+//! `kcli users`: SCRAM credentials as Kafka stores them in `/config/users`, listed (with each
+//! user's quotas beside them: DescribeClientQuotas' semantics), set and removed through
+//! ZooKeeper or through a broker. `store` reaches either with the same two
 //! operations (Kafka's describe and alter semantics, `server/user_scram_admin.rs`); `password`
 //! reads the secret; `render` prints tables and JSON. The password, salts and keys are never
 //! printed. Exit 0 when done, 2 on an error (one line naming the user, flag or broker).
@@ -77,6 +78,10 @@ async fn list(args: &UsersListArgs) -> anyhow::Result<String> {
     let store = open(&args.common).await?;
     let named = (!args.users.is_empty()).then_some(args.users.as_slice());
     let outcome = store.describe(named).await;
+    let quotas = match &outcome {
+        Ok(DescribeOutcome::Results(_)) => store.user_quotas().await,
+        _ => Ok(Default::default()),
+    };
     store.close().await;
     let results = match outcome? {
         DescribeOutcome::Results(results) => results,
@@ -91,7 +96,7 @@ async fn list(args: &UsersListArgs) -> anyhow::Result<String> {
     if let Some(r) = results.iter().find(|r| r.error != ErrorCode::None) {
         return Err(user_error(&r.user, r.error, r.message.as_deref()));
     }
-    Ok(render::list(&results, args.common.format))
+    Ok(render::list(&results, &quotas?, args.common.format))
 }
 
 fn check_alter(results: &[AlterResult], user: &str) -> anyhow::Result<()> {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow, bail};
 
+use crate::cluster::client_quota::{self, ClientQuotaEntity, QuotaEntity, QuotaEntityName};
 use crate::commands::assign::requests::{self, ClusterMetadata};
 use crate::network::{NetworkClient, NetworkClientConfig};
 use crate::protocol::codec::Bytes;
@@ -18,17 +19,25 @@ use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::alter_user_scram_credentials_request::{
     AlterUserScramCredentialsRequest, ScramCredentialDeletion, ScramCredentialUpsertion,
 };
+use crate::protocol::messages::describe_client_quotas_request::{
+    ComponentData, DescribeClientQuotasRequest,
+};
+use crate::protocol::messages::describe_client_quotas_response::DescribeClientQuotasResponse;
 use crate::protocol::messages::describe_user_scram_credentials_request::{
     DescribeUserScramCredentialsRequest, UserName,
 };
 use crate::protocol::messages::{RequestKind, ResponseKind};
 use crate::security::scram_credential::ScramMechanism;
+use crate::server::client_quota_admin::{
+    ComponentMatch, DescribedQuotas, FilterComponent, describe_client_quotas,
+};
 use crate::server::user_scram_admin::{
     AlterResult, Deletion, DescribeOutcome, DescribeResult, Upsertion, UserScramAdmin,
 };
 use crate::zk::ZkClient;
 
 const SCRAM_API_VERSION: i16 = 0;
+const QUOTAS_API_VERSION: i16 = 1;
 
 /// One of the two ways in.
 pub(super) enum Store {
@@ -149,6 +158,50 @@ impl Store {
                         Err(e) => {
                             last = anyhow::Error::new(e).context("DescribeUserScramCredentials")
                         }
+                    }
+                }
+                Err(last)
+            }
+        }
+    }
+
+    /// The quotas of every user and of every user's client ids (Kafka's DescribeClientQuotas
+    /// with a `user` component matching any name, not strict), by entity.
+    pub(super) async fn user_quotas(&self) -> anyhow::Result<DescribedQuotas> {
+        let any_user = FilterComponent {
+            entity_type: client_quota::USER.to_string(),
+            matching: ComponentMatch::Specified,
+        };
+        match self {
+            Store::ZooKeeper { client, .. } => self
+                .bounded(
+                    "reading /config/users",
+                    describe_client_quotas(client.as_ref(), &[any_user], false),
+                )
+                .await?
+                .map_err(anyhow::Error::new),
+            Store::Broker { bootstrap, .. } => {
+                let request = RequestKind::DescribeClientQuotas(DescribeClientQuotasRequest {
+                    components: vec![ComponentData {
+                        entity_type: client_quota::USER.into(),
+                        match_type: 2,
+                        r#match: None,
+                        ..ComponentData::default()
+                    }],
+                    strict: false,
+                    ..DescribeClientQuotasRequest::default()
+                });
+                let mut last = anyhow!("--bootstrap-server names no broker");
+                for client in bootstrap {
+                    match client.send(&request, QUOTAS_API_VERSION).await {
+                        Ok(ResponseKind::DescribeClientQuotas(r)) => {
+                            return read_quotas(&r, client.destination());
+                        }
+                        Ok(_) => bail!(
+                            "{} answered DescribeClientQuotas with another response",
+                            client.destination()
+                        ),
+                        Err(e) => last = anyhow::Error::new(e).context("DescribeClientQuotas"),
                     }
                 }
                 Err(last)
@@ -278,6 +331,43 @@ impl Store {
         }
         Err(last)
     }
+}
+
+/// A DescribeClientQuotas answer as entities and values; a top-level error fails it.
+fn read_quotas(r: &DescribeClientQuotasResponse, broker: &str) -> anyhow::Result<DescribedQuotas> {
+    let error = ErrorCode::from_code(r.error_code).unwrap_or(ErrorCode::UnknownServerError);
+    if error != ErrorCode::None {
+        let message = r.error_message.as_ref().map(ToString::to_string);
+        bail!(
+            "{broker} refused DescribeClientQuotas: {}: {}",
+            super::render::error_name(error),
+            message.as_deref().unwrap_or(error.message())
+        );
+    }
+    let mut out = DescribedQuotas::new();
+    for entry in r.entries.iter().flatten() {
+        let mut entity = ClientQuotaEntity {
+            user: None,
+            client_id: None,
+        };
+        for e in &entry.entity {
+            let name = QuotaEntityName::from_wire(
+                e.entity_name.as_ref().map(|n| n.to_string()).as_deref(),
+            );
+            if e.entity_type == client_quota::USER {
+                entity.user = Some(name);
+            } else if e.entity_type == client_quota::CLIENT_ID {
+                entity.client_id = Some(name);
+            }
+        }
+        let values = entry
+            .values
+            .iter()
+            .map(|v| (v.key.to_string(), v.value))
+            .collect();
+        out.insert(QuotaEntity::Client(entity), values);
+    }
+    Ok(out)
 }
 
 fn read_describe(
