@@ -342,3 +342,61 @@ async fn wait_for(done: impl Fn() -> bool) {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
 }
+
+#[tokio::test]
+async fn quota_configs_are_loaded_at_start_followed_and_reloaded_after_a_new_session() {
+    use crate::cluster::client_quota::{ClientQuotaEntity, QuotaEntity, QuotaEntityName, QuotaKey};
+    use crate::server::client_quota_configs::{ClientQuotaConfigs, QuotaEntityConfigHandler};
+    use crate::zk::quota_configs::{change_entity_config, entity_config_path};
+
+    let f = fixture().await;
+    let other = f.store.session();
+    let named = |n: &str| Some(QuotaEntityName::Named(n.into()));
+    let alice_app = QuotaEntity::Client(ClientQuotaEntity {
+        user: named("alice"),
+        client_id: named("app"),
+    });
+    let ip = QuotaEntity::Ip(QuotaEntityName::Default);
+    let set = |entity: &QuotaEntity, key: &str, value: &str| {
+        let path = entity_config_path(entity).unwrap();
+        let config = BTreeMap::from([(key.to_string(), value.to_string())]);
+        let other = &other;
+        async move { change_entity_config(other, &path, &config).await.unwrap() }
+    };
+    // Stored before the broker starts: loaded at start, a user's client id included.
+    set(&alice_app, "request_percentage", "12.5").await;
+    let quotas = ClientQuotaConfigs::new();
+    let handlers = QuotaEntityConfigHandler::all(&quotas);
+    load_all_entity_configs(Arc::clone(f.watches.client()), handlers.clone())
+        .await
+        .unwrap();
+    assert_eq!(
+        quotas.quotas_of(&alice_app),
+        BTreeMap::from([(QuotaKey::RequestPercentage, 12.5)])
+    );
+    // Then each change.
+    let listener =
+        ConfigChangeListener::start(&f.watches, handlers, now_ms, &f.tasks, f.stop.clone());
+    set(&ip, "connection_creation_rate", "5").await;
+    wait_for(|| quotas.quotas_of(&ip) == BTreeMap::from([(QuotaKey::ConnectionCreationRate, 5.0)]))
+        .await;
+    // Written while the session was gone, its notification purged: read again after a new one.
+    let path = entity_config_path(&alice_app).unwrap();
+    other
+        .set_data(
+            &path.znode(),
+            &zk_data::encode_entity_config(&BTreeMap::from([(
+                "producer_byte_rate".to_string(),
+                "7".to_string(),
+            )])),
+            -1,
+        )
+        .await
+        .unwrap();
+    listener.inner.after_new_session();
+    wait_for(|| {
+        quotas.quotas_of(&alice_app) == BTreeMap::from([(QuotaKey::ProducerByteRate, 7.0)])
+    })
+    .await;
+    f.stop.cancel();
+}
