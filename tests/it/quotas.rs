@@ -6,10 +6,19 @@
 //! quota written straight into ZooKeeper is served and delivered; every broker's quota
 //! handler receives each change within a deadline (its "quota config updated" log line); a
 //! SCRAM user keeps its credential through a quota added and removed, and `kcli users list`
-//! shows the quota beside it.
+//! shows the quota beside it; per-entry errors and validate_only on the wire.
 
 use std::time::Duration;
 
+use kcli::network::{NetworkClient, NetworkClientConfig};
+use kcli::protocol::errors::ErrorCode;
+use kcli::protocol::messages::alter_client_quotas_request::{
+    AlterClientQuotasRequest, EntityData, EntryData, OpData,
+};
+use kcli::protocol::messages::describe_client_quotas_request::{
+    ComponentData, DescribeClientQuotasRequest,
+};
+use kcli::protocol::messages::{RequestKind, ResponseKind};
 use kcli::security::scram_credential::ScramMechanism;
 use kcli::zk::{CreateMode, ZkClient};
 
@@ -363,4 +372,96 @@ fn kafkas_config_command_alters_and_describes_quotas_through_any_broker() {
         !out.contains("Quota configs for user-principal 'carol'"),
         "{out}"
     );
+
+    // On the wire: per-entry errors beside a validated entry that writes nothing; a bad match
+    // type fails the whole describe.
+    let port = cluster.port(1);
+    let entry = |entity: &[(&str, Option<&str>)], key: &str, value: f64| EntryData {
+        entity: entity
+            .iter()
+            .map(|(t, n)| EntityData {
+                entity_type: (*t).into(),
+                entity_name: n.map(Into::into),
+                ..EntityData::default()
+            })
+            .collect(),
+        ops: vec![OpData {
+            key: key.into(),
+            value,
+            ..OpData::default()
+        }],
+        ..EntryData::default()
+    };
+    let request = RequestKind::AlterClientQuotas(AlterClientQuotasRequest {
+        entries: vec![
+            entry(
+                &[("ip", Some("10.0.0.9")), ("user", Some("x"))],
+                "producer_byte_rate",
+                1.0,
+            ),
+            entry(&[("client-id", Some("c"))], "bogus", 1.0),
+            entry(&[("client-id", Some("valid"))], "producer_byte_rate", 5.0),
+        ],
+        validate_only: true,
+        ..AlterClientQuotasRequest::default()
+    });
+    let ResponseKind::AlterClientQuotas(r) = send(port, request) else {
+        panic!("not an AlterClientQuotas response");
+    };
+    let got: Vec<(i16, Option<String>)> = r
+        .entries
+        .iter()
+        .map(|e| {
+            (
+                e.error_code,
+                e.error_message.as_ref().map(ToString::to_string),
+            )
+        })
+        .collect();
+    let invalid = ErrorCode::InvalidRequest.code();
+    assert_eq!(
+        got,
+        [
+            (
+                invalid,
+                Some(
+                    "Invalid quota entity combination, IP entity should not be used with \
+                     user/client ID entity."
+                        .to_string()
+                )
+            ),
+            (invalid, Some("Invalid configuration key bogus".to_string())),
+            (0, None),
+        ]
+    );
+    assert!(cluster.get("/config/clients/valid").is_none());
+    let request = RequestKind::DescribeClientQuotas(DescribeClientQuotasRequest {
+        components: vec![ComponentData {
+            entity_type: "user".into(),
+            match_type: 7,
+            ..ComponentData::default()
+        }],
+        ..DescribeClientQuotasRequest::default()
+    });
+    let ResponseKind::DescribeClientQuotas(r) = send(port, request) else {
+        panic!("not a DescribeClientQuotas response");
+    };
+    assert_eq!(r.error_code, ErrorCode::UnknownServerError.code());
+    assert_eq!(r.entries, None);
+}
+
+fn send(port: u16, request: RequestKind) -> ResponseKind {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = NetworkClientConfig {
+            client_id: "quotas-test".into(),
+            request_timeout: Duration::from_secs(10),
+            ..NetworkClientConfig::default()
+        };
+        let client = NetworkClient::new(format!("127.0.0.1:{port}"), config);
+        client.send(&request, 1).await.unwrap()
+    })
 }

@@ -1,6 +1,7 @@
 //! The refusals on the wire, from one kcli broker with the authorizer on and no ACLs for the
 //! PLAINTEXT principal `User:ANONYMOUS` (not a super user): the ACL APIs, DescribeLogDirs and
-//! UpdateMetadata answer CLUSTER_AUTHORIZATION_FAILED, DeleteRecords TOPIC_AUTHORIZATION_FAILED;
+//! UpdateMetadata answer CLUSTER_AUTHORIZATION_FAILED (and Describe/AlterClientQuotas, at the
+//! top level and per entry), DeleteRecords TOPIC_AUTHORIZATION_FAILED;
 //! without an authorizer the ACL APIs answer SECURITY_DISABLED; another authorizer class or a
 //! super user not `type:name` is refused at startup naming the key.
 
@@ -8,11 +9,15 @@ use std::time::Duration;
 
 use kcli::network::{NetworkClient, NetworkClientConfig};
 use kcli::protocol::errors::ErrorCode;
+use kcli::protocol::messages::alter_client_quotas_request::{
+    AlterClientQuotasRequest, EntityData, EntryData, OpData,
+};
 use kcli::protocol::messages::create_acls_request::{AclCreation, CreateAclsRequest};
 use kcli::protocol::messages::delete_records_request::{
     DeleteRecordsPartition, DeleteRecordsRequest, DeleteRecordsTopic,
 };
 use kcli::protocol::messages::describe_acls_request::DescribeAclsRequest;
+use kcli::protocol::messages::describe_client_quotas_request::DescribeClientQuotasRequest;
 use kcli::protocol::messages::describe_log_dirs_request::DescribeLogDirsRequest;
 use kcli::protocol::messages::update_metadata_request::UpdateMetadataRequest;
 use kcli::protocol::messages::{RequestKind, ResponseKind};
@@ -96,6 +101,42 @@ fn a_principal_without_acls_is_refused_with_kafkas_codes() {
         8,
     ) {
         ResponseKind::UpdateMetadata(r) => assert_eq!(r.error_code, cluster_denied),
+        other => panic!("{other:?}"),
+    }
+    // Client quotas need DESCRIBE_CONFIGS / ALTER_CONFIGS on the cluster.
+    let request = RequestKind::DescribeClientQuotas(DescribeClientQuotasRequest::default());
+    match send(port, request, 1) {
+        ResponseKind::DescribeClientQuotas(r) => {
+            assert_eq!(r.error_code, cluster_denied);
+            assert_eq!(r.entries, None);
+        }
+        other => panic!("{other:?}"),
+    }
+    let request = RequestKind::AlterClientQuotas(AlterClientQuotasRequest {
+        entries: vec![EntryData {
+            entity: vec![EntityData {
+                entity_type: "user".into(),
+                entity_name: Some("alice".into()),
+                ..EntityData::default()
+            }],
+            ops: vec![OpData {
+                key: "producer_byte_rate".into(),
+                value: 1024.0,
+                ..OpData::default()
+            }],
+            ..EntryData::default()
+        }],
+        ..AlterClientQuotasRequest::default()
+    });
+    match send(port, request, 1) {
+        ResponseKind::AlterClientQuotas(r) => {
+            assert_eq!(r.entries.len(), 1);
+            assert_eq!(r.entries[0].error_code, cluster_denied);
+            assert_eq!(
+                r.entries[0].entity[0].entity_name.as_ref().unwrap(),
+                "alice"
+            );
+        }
         other => panic!("{other:?}"),
     }
     let request = RequestKind::DeleteRecords(DeleteRecordsRequest {
