@@ -19,6 +19,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
 use super::authenticator::{AuthenticationIo, ListenerAuthenticator};
+use super::channel_throttle::{ChannelThrottle, NetworkTimeCallback};
 use super::connection_quotas::{ConnectionQuotas, ConnectionSlot};
 use super::memory_pool::PooledBytes;
 use super::metrics::{Kind, NetworkMetrics, RequestRecorder, RequestTimes, api_of};
@@ -54,11 +55,13 @@ pub(crate) struct Handled {
 
 /// A request whose answer is not written yet: its API and version (when its header had them),
 /// the kind the handler reported and its instants so far.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug)]
 struct InFlight {
     api: Option<(i16, i16)>,
     kind: Kind,
     times: RequestTimes,
+    /// Told how long writing the answer took, for the request quota.
+    network_time: Option<NetworkTimeCallback>,
 }
 
 /// Why a connection stopped reading frames.
@@ -283,6 +286,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         }
     };
     let recorder = RequestRecorder::new(Arc::clone(&ctx.metrics));
+    let throttle = ChannelThrottle::new();
     // Pipelined answers not written yet, oldest first, each with its frame's pool bytes.
     let mut outstanding: VecDeque<(DeferredResponse, PooledBytes, InFlight)> = VecDeque::new();
     let reason = loop {
@@ -293,14 +297,18 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         } else {
             Duration::MAX
         };
+        // A client throttled for a quota is not read from until its throttle ends (Kafka mutes
+        // the channel); answers already due still go out.
+        let muted = throttle.muted_until(Instant::now());
         let event = tokio::select! {
             biased;
             () = ctx.shutdown.cancelled(), if outstanding.is_empty() => break "shutdown",
             answer = oldest_answer(&mut outstanding) => Event::Answer(answer),
+            () = sleep_until_unmuted(muted), if muted.is_some() => continue,
             frame = tokio::time::timeout(
                 idle,
                 read_pooled_frame(&mut stream, &mut buf, ctx.socket_request_max_bytes, &ctx.quotas),
-            ), if outstanding.len() < MAX_PIPELINED_RESPONSES => Event::Frame(frame),
+            ), if outstanding.len() < MAX_PIPELINED_RESPONSES && muted.is_none() => Event::Frame(frame),
         };
         let frame = match event {
             Event::Answer(answer) => {
@@ -310,7 +318,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
                 in_flight.times.response_done = Instant::now();
                 let written =
                     write_response(&mut stream, &mut staging, answer, &mut in_flight).await;
-                record(&ctx.metrics, &in_flight, &written);
+                record(&ctx.metrics, &mut in_flight, &written);
                 match written {
                     Ok(()) => continue,
                     Err(reason) => break reason,
@@ -345,6 +353,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             api: api_of(&frame),
             kind: Kind::Plain,
             times: RequestTimes::new(received),
+            network_time: None,
         };
         let request = Request {
             frame,
@@ -355,6 +364,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             principal: Arc::clone(&principal),
             received_at: received,
             recorder: recorder.clone(),
+            throttle: throttle.clone(),
         };
         // Waits while the queue is full: the backpressure of queued.max.requests. A request read
         // before shutdown is still queued and answered.
@@ -372,6 +382,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         };
         ctx.metrics.response_queued(-1);
         in_flight.kind = recorder.take_kind();
+        in_flight.network_time = throttle.take_network_time_callback();
         in_flight.times.dequeued = handled.dequeued;
         in_flight.times.local_done = handled.local_done;
         in_flight.times.response_done = handled.local_done;
@@ -388,7 +399,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             let answer = answer.await;
             earlier.times.response_done = Instant::now();
             written = write_response(&mut stream, &mut staging, answer, &mut earlier).await;
-            record(&ctx.metrics, &earlier, &written);
+            record(&ctx.metrics, &mut earlier, &written);
             if written.is_err() {
                 break;
             }
@@ -397,13 +408,20 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             break reason;
         }
         let written = write_response(&mut stream, &mut staging, response, &mut in_flight).await;
-        record(&ctx.metrics, &in_flight, &written);
+        record(&ctx.metrics, &mut in_flight, &written);
         if let Err(reason) = written {
             break reason;
         }
         drop(pooled);
     };
     debug!(reason, "connection closed");
+}
+
+/// Waits out a quota throttle's deadline.
+async fn sleep_until_unmuted(muted: Option<Instant>) {
+    if let Some(until) = muted {
+        tokio::time::sleep_until(until.into()).await;
+    }
 }
 
 /// What woke a connection's loop.
@@ -467,7 +485,11 @@ async fn write_response(
 
 /// Records a request's metrics once its answer was written (or its connection closed on the
 /// handler's word, as Kafka records a `CloseConnectionResponse`); not when the write failed.
-fn record(metrics: &NetworkMetrics, in_flight: &InFlight, written: &Result<(), &'static str>) {
+fn record(metrics: &NetworkMetrics, in_flight: &mut InFlight, written: &Result<(), &'static str>) {
+    if let Some(callback) = in_flight.network_time.take() {
+        let times = &in_flight.times;
+        callback.call(times.sent.saturating_duration_since(times.send_start));
+    }
     let Some((api_key, version)) = in_flight.api else {
         return;
     };

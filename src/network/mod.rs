@@ -10,6 +10,8 @@
 //! - [`authenticator`]: the seam where a listener authenticates a connection (SASL) before its
 //!   first request reaches the handler.
 //! - `connection`: one task per connection; framing; one request in processing at a time.
+//! - `channel_throttle`: a connection's mute deadline, set by a handler that throttles its
+//!   client for a quota (Kafka's channel muting, KIP-219).
 //! - `connection_quotas`: `max.connections`, `max.connections.per.ip`, and the request memory
 //!   of `queued.max.request.bytes`.
 //! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
@@ -28,6 +30,7 @@
 //!   (SASL toward a SASL inter-broker listener) before its first request.
 
 pub mod authenticator;
+pub(crate) mod channel_throttle;
 pub(crate) mod client_authenticator;
 mod connection;
 pub(crate) mod connection_quotas;
@@ -44,6 +47,7 @@ mod transmit;
 pub use authenticator::{
     AuthenticationError, AuthenticationIo, Authenticator, ListenerAuthenticator,
 };
+pub use channel_throttle::{ChannelThrottle, NetworkTimeCallback};
 pub use client_authenticator::{
     ClientAuthenticationError, ClientAuthenticationIo, ClientAuthenticator,
     ClientAuthenticatorHandle,

@@ -11,6 +11,7 @@ use std::time::Instant;
 
 use bytes::Bytes;
 
+use super::channel_throttle::ChannelThrottle;
 use super::metrics::RequestRecorder;
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
@@ -51,6 +52,9 @@ pub struct Request {
     /// Where the handler reports what the request metrics need and only it knows (the kind of
     /// fetch, the errors of the response).
     pub recorder: RequestRecorder,
+    /// The connection's mute deadline: a handler that throttles the client for a quota sets
+    /// it, and the connection reads nothing more before it.
+    pub throttle: ChannelThrottle,
 }
 
 /// A byte range of a file, written to the socket with `sendfile(2)` without passing through user

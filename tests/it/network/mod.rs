@@ -1,7 +1,11 @@
 //! The socket server over real loopback sockets, with a test handler whose behaviour is chosen by
 //! the first byte of each frame: ordering under pipelining, one request in processing per
 //! connection, bad frames, sendfile responses, no-response and close instructions, handler
-//! panics, backpressure of the bounded queue and graceful shutdown.
+//! panics, backpressure of the bounded queue and graceful shutdown; `pipelining` and
+//! `throttle` test pipelined answers and a quota's muting with the same handler.
+
+mod pipelining;
+mod throttle;
 
 use std::collections::HashMap;
 use std::fs::File;
@@ -15,8 +19,8 @@ use bytes::{BufMut, Bytes, BytesMut};
 use kcli::cluster::kafka_principal::KafkaPrincipal;
 use kcli::network::{
     AuthenticationError, AuthenticationIo, Authenticator, ConnectionId, EndPoint, FileRange,
-    ListenerAuthenticator, MAX_PIPELINED_RESPONSES, Request, RequestHandler, Response,
-    ResponsePart, SocketServer, SocketServerConfig,
+    ListenerAuthenticator, NetworkTimeCallback, Request, RequestHandler, Response, ResponsePart,
+    SocketServer, SocketServerConfig,
 };
 use rand::RngCore;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -26,13 +30,16 @@ use tokio::time::timeout;
 use tokio_util::sync::CancellationToken;
 
 const LIMIT: Duration = Duration::from_secs(20);
+/// How long a `T` request mutes its connection.
+const THROTTLE: Duration = Duration::from_millis(300);
 
 /// Frames start with a command byte:
 /// `E` echo, `S` sleep 30 ms then echo, `N` no response, `C` close, `B` wait for a gate permit
 /// then echo, `F` the handler's file range between a header and a trailer (`G`: a range past the
 /// file's end), `P` panic,
 /// `D` a deferred echo, `M` the frame 1000 times in 2000 parts, `W` the connection's principal,
-/// `H` a pipelined echo that waits for a gate permit, `X` a pipelined close.
+/// `H` a pipelined echo that waits for a gate permit, `X` a pipelined close, `T` an echo that
+/// mutes the connection for 300 ms (a quota's throttle) and asks for its network time.
 #[derive(Default)]
 struct TestHandler {
     gate: Gate,
@@ -46,6 +53,8 @@ struct TestHandler {
     file: Option<(Arc<File>, u64, u64)>,
     /// Permits for the answers of `H` requests; none at first.
     pipeline_gate: Arc<Gate>,
+    /// The network times reported for `T` requests.
+    network_times: Arc<Mutex<Vec<Duration>>>,
 }
 
 /// Permits for `B` requests; none at first.
@@ -137,6 +146,16 @@ impl RequestHandler for TestHandler {
                 }))
             }
             Some(b'X') => Response::Pipelined(Box::pin(async { Response::CloseConnection })),
+            Some(b'T') => {
+                request.throttle.throttle_for(THROTTLE);
+                let times = Arc::clone(&self.network_times);
+                request
+                    .throttle
+                    .on_network_time(NetworkTimeCallback::new(move |time| {
+                        times.lock().unwrap().push(time);
+                    }));
+                echo(&frame)
+            }
             _ => echo(&frame),
         };
         *self
@@ -415,75 +434,6 @@ async fn no_response_close_deferred_and_panic() {
         let mut close = frame(b"C");
         close.extend(frame(b"E5"));
         stream.write_all(&close).await.unwrap();
-        assert!(closed_by_server(&mut stream).await);
-        server.shutdown().await;
-    })
-    .await
-    .unwrap();
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn pipelined_answers_let_the_connection_read_on_and_keep_request_order() {
-    timeout(LIMIT, async {
-        let (server, address, handler) = start(config(|_| {}), TestHandler::default()).await;
-        let started = || handler.started.load(Ordering::SeqCst);
-        let mut stream = TcpStream::connect(address).await.unwrap();
-        // Three pipelined requests, then an ordinary one: all four are handled (in order, one
-        // at a time) while no pipelined answer is ready.
-        let mut all = Vec::new();
-        for body in ["H0", "H1", "H2", "E3"] {
-            all.extend(frame(body.as_bytes()));
-        }
-        stream.write_all(&all).await.unwrap();
-        eventually("all four requests handled", || started() == 4).await;
-        // ... but nothing is answered before the first answer: the echo waits its turn.
-        let mut byte = [0u8; 1];
-        assert!(
-            timeout(Duration::from_millis(50), stream.read(&mut byte))
-                .await
-                .is_err(),
-            "an answer overtook the pipelined ones before it"
-        );
-        handler.pipeline_gate.0.add_permits(3);
-        for body in ["H0", "H1", "H2", "E3"] {
-            assert_eq!(receive(&mut stream).await, body.as_bytes());
-        }
-        assert!(!handler.overlap_within_connection.load(Ordering::SeqCst));
-        let log = handler.log.lock().unwrap().clone();
-        let order: Vec<&[u8]> = log.iter().map(|(_, f)| &f[..]).collect();
-        assert_eq!(order, [&b"H0"[..], b"H1", b"H2", b"E3"]);
-
-        // At most MAX_PIPELINED_RESPONSES answers outstanding: the next frame is read only once
-        // the oldest is written.
-        let before = started();
-        let mut all = Vec::new();
-        for i in 0..=MAX_PIPELINED_RESPONSES {
-            all.extend(frame(format!("H{i}").as_bytes()));
-        }
-        stream.write_all(&all).await.unwrap();
-        eventually("the outstanding limit reached", || {
-            started() == before + MAX_PIPELINED_RESPONSES
-        })
-        .await;
-        tokio::time::sleep(Duration::from_millis(30)).await;
-        assert_eq!(started(), before + MAX_PIPELINED_RESPONSES);
-        handler.pipeline_gate.0.add_permits(1);
-        assert_eq!(receive(&mut stream).await, b"H0");
-        eventually("the last request read", || {
-            started() == before + MAX_PIPELINED_RESPONSES + 1
-        })
-        .await;
-        handler.pipeline_gate.0.add_permits(MAX_PIPELINED_RESPONSES);
-        for i in 1..=MAX_PIPELINED_RESPONSES {
-            assert_eq!(receive(&mut stream).await, format!("H{i}").into_bytes());
-        }
-
-        // A pipelined answer may still close the connection, after the answers before it.
-        let mut close = frame(b"H9");
-        close.extend(frame(b"X"));
-        stream.write_all(&close).await.unwrap();
-        handler.pipeline_gate.0.add_permits(1);
-        assert_eq!(receive(&mut stream).await, b"H9");
         assert!(closed_by_server(&mut stream).await);
         server.shutdown().await;
     })
