@@ -2802,6 +2802,298 @@ impl ResponseKind {
             ResponseKind::WriteTxnMarkers(m) => m.encode(w, version),
         }
     }
+
+    /// Sets the top-level `throttle_time_ms` of a body that has the field (KIP-219: how
+    /// long the broker mutes the connection for a quota); false for one without it.
+    pub fn set_throttle_time_ms(&mut self, ms: i32) -> bool {
+        match self {
+            ResponseKind::AddOffsetsToTxn(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AddPartitionsToTxn(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AddRaftVoter(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AllocateProducerIds(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterClientQuotas(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterConfigs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterPartitionReassignments(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterPartition(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterReplicaLogDirs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AlterUserScramCredentials(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ApiVersions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::AssignReplicasToDirs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::BrokerHeartbeat(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::BrokerRegistration(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ConsumerGroupDescribe(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ConsumerGroupHeartbeat(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ControllerRegistration(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::CreateAcls(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::CreateDelegationToken(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::CreatePartitions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::CreateTopics(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DeleteAcls(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DeleteGroups(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DeleteRecords(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DeleteTopics(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeAcls(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeClientQuotas(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeCluster(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeConfigs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeDelegationToken(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeGroups(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeLogDirs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeProducers(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeTopicPartitions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeTransactions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::DescribeUserScramCredentials(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ElectLeaders(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::EndTxn(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ExpireDelegationToken(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::Fetch(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::FetchSnapshot(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::FindCoordinator(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::GetTelemetrySubscriptions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::Heartbeat(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::IncrementalAlterConfigs(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::InitProducerId(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::JoinGroup(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::LeaveGroup(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ListClientMetricsResources(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ListGroups(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ListOffsets(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ListPartitionReassignments(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ListTransactions(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::Metadata(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::OffsetCommit(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::OffsetDelete(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::OffsetFetch(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::OffsetForLeaderEpoch(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::Produce(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::PushTelemetry(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::RemoveRaftVoter(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::RenewDelegationToken(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ShareAcknowledge(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ShareFetch(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ShareGroupDescribe(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::ShareGroupHeartbeat(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::SyncGroup(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::TxnOffsetCommit(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::UnregisterBroker(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::UpdateFeatures(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            ResponseKind::UpdateRaftVoter(m) => {
+                m.throttle_time_ms = ms;
+                true
+            }
+            _ => false,
+        }
+    }
 }
 
 pub use super::frame::{

@@ -18,6 +18,32 @@ fn listener(l: &str) -> &'static str {
     }
 }
 
+/// `ResponseKind::set_throttle_time_ms`, over the responses whose top level has Kafka's
+/// `ThrottleTimeMs` field.
+fn emit_set_throttle_time(out: &mut String, specs: &[Spec], requests: &[&Spec]) {
+    out.push_str(
+        "\n    /// Sets the top-level `throttle_time_ms` of a body that has the field (KIP-219: how\n    \
+         /// long the broker mutes the connection for a quota); false for one without it.\n    \
+         pub fn set_throttle_time_ms(&mut self, ms: i32) -> bool {\n        match self {\n",
+    );
+    for r in requests {
+        let response = format!("{}Response", api_name(r));
+        let has_field = specs
+            .iter()
+            .find(|s| s.name == response)
+            .is_some_and(|s| s.fields.iter().any(|f| f.name == "ThrottleTimeMs"));
+        if has_field {
+            writeln!(
+                out,
+                "            ResponseKind::{}(m) => {{\n                m.throttle_time_ms = ms;\n                true\n            }}",
+                api_name(r)
+            )
+            .ok();
+        }
+    }
+    out.push_str("            _ => false,\n        }\n    }\n");
+}
+
 pub fn emit_mod(specs: &[Spec]) -> String {
     let mut out = String::new();
     out.push_str(
@@ -180,7 +206,11 @@ pub fn emit_mod(specs: &[Spec]) -> String {
             )
             .ok();
         }
-        writeln!(out, "        }}\n    }}\n}}").ok();
+        writeln!(out, "        }}\n    }}").ok();
+        if kind == "ResponseKind" {
+            emit_set_throttle_time(&mut out, specs, &requests);
+        }
+        writeln!(out, "}}").ok();
     }
     // The framing is hand-written (src/protocol/frame.rs); it is re-exported here so that
     // callers find every message-level entry point in one module.
