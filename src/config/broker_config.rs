@@ -140,6 +140,14 @@ pub struct Settings {
     /// `queued.max.request.bytes`: the memory pool of request frames; -1 (or 0): none.
     pub queued_max_request_bytes: i64,
     pub queued_max_requests: i32,
+    /// `quota.window.num`: the samples a client quota's rate is taken over.
+    pub quota_window_num: i32,
+    /// `quota.window.size.seconds`: each sample's length.
+    pub quota_window_size_seconds: i32,
+    /// `replication.quota.window.num`, `replication.quota.window.size.seconds`: the same for
+    /// the replication throttles.
+    pub replication_quota_window_num: i32,
+    pub replication_quota_window_size_seconds: i32,
     pub replica_fetch_backoff_ms: i32,
     pub replica_fetch_max_bytes: i32,
     pub replica_fetch_min_bytes: i32,
@@ -289,6 +297,10 @@ impl Default for Settings {
             producer_id_expiration_ms: 86_400_000,
             queued_max_request_bytes: -1,
             queued_max_requests: 500,
+            quota_window_num: 11,
+            quota_window_size_seconds: 1,
+            replication_quota_window_num: 11,
+            replication_quota_window_size_seconds: 1,
             replica_fetch_backoff_ms: 1000,
             replica_fetch_max_bytes: 1024 * 1024,
             replica_fetch_min_bytes: 1,
@@ -520,6 +532,12 @@ impl Settings {
             "producer.id.expiration.ms" => self.producer_id_expiration_ms = int(1)?,
             "queued.max.request.bytes" => self.queued_max_request_bytes = long(i64::MIN)?,
             "queued.max.requests" => self.queued_max_requests = int(1)?,
+            "quota.window.num" => self.quota_window_num = int(1)?,
+            "quota.window.size.seconds" => self.quota_window_size_seconds = int(1)?,
+            "replication.quota.window.num" => self.replication_quota_window_num = int(1)?,
+            "replication.quota.window.size.seconds" => {
+                self.replication_quota_window_size_seconds = int(1)?
+            }
             "max.connections" => self.max_connections = int(0)?,
             "max.connections.per.ip" => self.max_connections_per_ip = int(0)?,
             "max.connections.per.ip.overrides" => {

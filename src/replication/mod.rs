@@ -11,6 +11,8 @@
 //! - `replica_fetcher_manager`, `replica_fetcher`: the follower side, one fetcher task per
 //!   leader broker appending the leader's batches unchanged, and truncating where the leader
 //!   answers that the logs diverged.
+//! - `replication_quota_manager`: the leader and follower replication throttles a
+//!   reassignment sets (Kafka's `ReplicationQuotaManager`).
 //! - `alter_partition`: the seam through which leaders propose ISR changes to the controller.
 //! - `alter_log_dirs`: moving a partition's log to another log dir while it serves.
 //! - `error`: per-partition failures, each with its Kafka error code.
@@ -32,6 +34,7 @@ pub(crate) mod partition;
 pub(crate) mod replica_fetcher;
 pub(crate) mod replica_fetcher_manager;
 pub(crate) mod replica_manager;
+pub(crate) mod replication_quota_manager;
 
 /// A range of a segment file, as fetch results carry records for `sendfile(2)`.
 pub use crate::storage::file_records::FileSlice;

@@ -53,6 +53,7 @@ use super::leader_end_point::{
     FetchAnswerHandler, FetchPartition, FetchPartitionResult, LeaderEndPoint,
 };
 use super::partition::{EpochEndOffset, FollowerRecords, Partition};
+use super::replication_quota_manager::{ReplicationQuotaManager, throttled_replicas_include};
 use crate::storage::records_source::RecordsSource;
 
 pub(crate) mod truncation;
@@ -92,6 +93,10 @@ struct PartitionFetchState {
     /// The leader's high watermark less this replica's log end at the last answer (Kafka's
     /// `FetcherLagMetrics`, which the manager's MaxLag reads); 0 until one.
     lag: i64,
+    /// Caught up to the leader's high watermark at the last answer (Kafka's
+    /// `isReplicaInSync`: a lag known and 0); false until an answer. Such a partition is never
+    /// held back by the follower's replication throttle.
+    in_sync: bool,
 }
 
 /// The partitions a fetcher fetches, shared by its task and the manager.
@@ -113,6 +118,16 @@ pub(crate) struct ReplicaFetcher {
     stop: CancellationToken,
 }
 
+/// What every fetcher shares with its manager.
+pub(crate) struct FetcherDeps {
+    pub log_manager: Arc<LogManager>,
+    pub time: Arc<dyn Time>,
+    /// `follower.replication.throttled.rate`.
+    pub follower_quota: Arc<ReplicationQuotaManager>,
+    /// This broker, whose replicas the throttled-replica lists name.
+    pub local_broker_id: BrokerId,
+}
+
 /// What the task needs besides its partitions.
 struct FetcherContext {
     end_point: Arc<dyn LeaderEndPoint>,
@@ -120,6 +135,8 @@ struct FetcherContext {
     config: ReplicaFetcherConfig,
     log_manager: Arc<LogManager>,
     time: Arc<dyn Time>,
+    follower_quota: Arc<ReplicationQuotaManager>,
+    local_broker_id: BrokerId,
     stop: CancellationToken,
     /// The rounds' buffer for records read back (see [`RoundApplier`]).
     scratch: Arc<Mutex<Vec<u8>>>,
@@ -130,8 +147,7 @@ impl ReplicaFetcher {
     pub(crate) fn start(
         end_point: Arc<dyn LeaderEndPoint>,
         config: ReplicaFetcherConfig,
-        log_manager: Arc<LogManager>,
-        time: Arc<dyn Time>,
+        deps: FetcherDeps,
         tracker: &tokio_util::task::TaskTracker,
         runtime: &tokio::runtime::Handle,
         stop: CancellationToken,
@@ -141,8 +157,10 @@ impl ReplicaFetcher {
             end_point: Arc::clone(&end_point),
             partitions: Arc::clone(&partitions),
             config,
-            log_manager,
-            time,
+            log_manager: deps.log_manager,
+            time: deps.time,
+            follower_quota: deps.follower_quota,
+            local_broker_id: deps.local_broker_id,
             stop: stop.clone(),
             scratch: Arc::default(),
         };
@@ -168,6 +186,7 @@ impl ReplicaFetcher {
                 current_leader_epoch: leader_epoch,
                 delayed_until: None,
                 lag: 0,
+                in_sync: false,
             },
         );
         self.partitions.added.notify_one();
@@ -279,10 +298,18 @@ impl FetcherContext {
         }
     }
 
-    /// Kafka's `buildFetch`: every partition not backing off, from its log end. `Err` with the
-    /// earliest end of a backoff (or `None`) when there is nothing to fetch now.
+    /// Kafka's `buildFetch`: every partition not backing off, from its log end, but for those
+    /// the follower's replication throttle holds back now (see [`should_follower_throttle`]).
+    /// `Err` with the earliest end of a backoff (or `None`) when there is nothing to fetch now.
     fn build_fetch(&self) -> Result<Round, Option<Instant>> {
         let now = Instant::now();
+        // Asked once per round, and only when a rate is set: the fetch path pays nothing
+        // without a throttle.
+        let quota_exceeded = self.follower_quota.is_configured()
+            && self
+                .follower_quota
+                .is_quota_exceeded(self.time.milliseconds());
+        let local_broker_id = self.local_broker_id;
         let mut map = lock(&self.partitions.map);
         let mut earliest: Option<Instant> = None;
         let mut round = Vec::with_capacity(map.len());
@@ -295,6 +322,16 @@ impl FetcherContext {
                 state.delayed_until = None;
             }
             if state.partition.is_offline() {
+                continue;
+            }
+            if quota_exceeded && should_follower_throttle(state, local_broker_id) {
+                // Fetched again once the rate is back within the throttle; Kafka waits
+                // `replica.fetch.backoff.ms`, which leaves the move well under its rate.
+                let within = self
+                    .follower_quota
+                    .time_until_within(self.time.milliseconds())
+                    .map_or(now, |wait| now + wait);
+                earliest = Some(earliest.map_or(within, |e| e.min(within)));
                 continue;
             }
             let offsets = state.partition.offsets();
@@ -325,6 +362,8 @@ impl FetcherContext {
             leader: self.leader(),
             log_manager: Arc::clone(&self.log_manager),
             time: Arc::clone(&self.time),
+            follower_quota: Arc::clone(&self.follower_quota),
+            local_broker_id: self.local_broker_id,
             backoff: self.config.fetch_backoff,
             out_of_range: Arc::default(),
             scratch: Arc::clone(&self.scratch),
@@ -406,6 +445,8 @@ struct RoundApplier {
     leader: BrokerId,
     log_manager: Arc<LogManager>,
     time: Arc<dyn Time>,
+    follower_quota: Arc<ReplicationQuotaManager>,
+    local_broker_id: BrokerId,
     backoff: Duration,
     /// The partitions whose fetch offset the leader called out of range, with the epoch they
     /// were fetched at, for the fetcher to resolve after the round.
@@ -475,9 +516,17 @@ impl FetchAnswerHandler for RoundApplier {
                     answer.log_start_offset,
                     self.time.milliseconds(),
                 );
+                // Kafka records a throttled partition's bytes whether or not it is in sync.
+                if self.follower_quota.is_configured()
+                    && follower_throttled(partition, self.local_broker_id)
+                {
+                    self.follower_quota
+                        .record(bytes as u64, self.time.milliseconds());
+                }
                 match appended {
                     Ok(done) => {
                         state.lag = (answer.high_watermark - done.log_end_offset).max(0);
+                        state.in_sync = state.lag == 0;
                         tracing::trace!(topic_partition = %tp, leader,
                             log_end_offset = done.log_end_offset,
                             high_watermark = done.high_watermark, bytes, "replicated");
@@ -504,6 +553,22 @@ impl FetchAnswerHandler for RoundApplier {
             }
         }
     }
+}
+
+/// Kafka's `shouldFollowerThrottle` (its quota already known to be exceeded): a partition not
+/// in sync whose topic names it for this broker in `follower.replication.throttled.replicas`.
+fn should_follower_throttle(state: &PartitionFetchState, local_broker_id: BrokerId) -> bool {
+    !state.in_sync && follower_throttled(&state.partition, local_broker_id)
+}
+
+/// Whether the partition's topic throttles this broker's replica of it as a follower.
+fn follower_throttled(partition: &Partition, local_broker_id: BrokerId) -> bool {
+    let log = lock(partition.log());
+    throttled_replicas_include(
+        &log.config().follower_replication_throttled_replicas,
+        partition.topic_partition().partition,
+        local_broker_id,
+    )
 }
 
 /// Kafka's `truncateOnFetchResponse` for one partition: truncates the log (and with it the

@@ -36,7 +36,8 @@ use crate::storage::log_manager::LogManager;
 
 use super::leader_end_point::{LeaderEndPoint, LeaderEndPointFactory};
 use super::partition::Partition;
-use super::replica_fetcher::{ReplicaFetcher, ReplicaFetcherConfig};
+use super::replica_fetcher::{FetcherDeps, ReplicaFetcher, ReplicaFetcherConfig};
+use super::replication_quota_manager::ReplicationQuotaManager;
 
 /// Kafka's `BrokerIdAndFetcherId`: which fetcher of which leader.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -78,6 +79,9 @@ pub struct ReplicaFetcherManager {
     config: Mutex<ReplicaFetcherConfig>,
     log_manager: Arc<LogManager>,
     time: Arc<dyn Time>,
+    /// `follower.replication.throttled.rate`, which every fetcher honours.
+    follower_quota: Arc<ReplicationQuotaManager>,
+    local_broker_id: BrokerId,
     end_points: OnceLock<Arc<dyn LeaderEndPointFactory>>,
     fetchers: Mutex<Fetchers>,
     tracker: TaskTracker,
@@ -86,16 +90,20 @@ pub struct ReplicaFetcherManager {
 }
 
 impl ReplicaFetcherManager {
-    pub fn new(
+    pub(crate) fn new(
         config: ReplicaFetcherConfig,
         log_manager: Arc<LogManager>,
         time: Arc<dyn Time>,
+        follower_quota: Arc<ReplicationQuotaManager>,
+        local_broker_id: BrokerId,
         shutting_down: CancellationToken,
     ) -> Self {
         ReplicaFetcherManager {
             config: Mutex::new(config),
             log_manager,
             time,
+            follower_quota,
+            local_broker_id,
             end_points: OnceLock::new(),
             fetchers: Mutex::new(Fetchers {
                 num_fetchers_per_broker: 1,
@@ -221,8 +229,12 @@ impl ReplicaFetcherManager {
                 entry.insert(ReplicaFetcher::start(
                     end_point,
                     *lock(&self.config),
-                    Arc::clone(&self.log_manager),
-                    Arc::clone(&self.time),
+                    FetcherDeps {
+                        log_manager: Arc::clone(&self.log_manager),
+                        time: Arc::clone(&self.time),
+                        follower_quota: Arc::clone(&self.follower_quota),
+                        local_broker_id: self.local_broker_id,
+                    },
                     &self.tracker,
                     &runtime,
                     self.shutting_down.child_token(),

@@ -51,6 +51,7 @@ use super::metrics::IsrChangeMeters;
 use super::partition::{Partition, PartitionContext};
 use super::replica_fetcher::ReplicaFetcherConfig;
 use super::replica_fetcher_manager::ReplicaFetcherManager;
+use super::replication_quota_manager::ReplicationQuotas;
 
 /// The broker's hosted partitions over its log manager.
 #[derive(Debug)]
@@ -64,6 +65,9 @@ pub struct ReplicaManager {
     alter_log_dirs: ReplicaAlterLogDirsManager,
     /// The fetchers of the partitions this broker follows.
     replica_fetcher_manager: ReplicaFetcherManager,
+    /// The replication throttles (`*.replication.throttled.rate`); the follower's is the
+    /// fetchers'.
+    replication_quotas: ReplicationQuotas,
     /// What the delayed produces (acks=all) and long-poll fetches waiting now watch.
     produce_purgatory: Arc<PurgatorySize>,
     fetch_purgatory: Arc<PurgatorySize>,
@@ -92,10 +96,13 @@ impl ReplicaManager {
         time: Arc<dyn Time>,
     ) -> Self {
         let shutting_down = CancellationToken::new();
+        let replication_quotas = ReplicationQuotas::default();
         let replica_fetcher_manager = ReplicaFetcherManager::new(
             ReplicaFetcherConfig::default(),
             Arc::clone(&log_manager),
             Arc::clone(&time),
+            Arc::clone(&replication_quotas.follower),
+            local_broker_id,
             shutting_down.child_token(),
         );
         let failure_channel = Arc::clone(log_manager.failure_channel());
@@ -106,6 +113,7 @@ impl ReplicaManager {
             shutting_down,
             alter_log_dirs: ReplicaAlterLogDirsManager::default(),
             replica_fetcher_manager,
+            replication_quotas,
             produce_purgatory: Arc::default(),
             fetch_purgatory: Arc::default(),
             partition_context: std::sync::Mutex::new(PartitionContext {
@@ -168,6 +176,11 @@ impl ReplicaManager {
     }
 
     /// The replica fetchers (stopped at shutdown with `ReplicaFetcherManager::shutdown`).
+    /// The leader and follower replication throttles.
+    pub(crate) fn replication_quotas(&self) -> &ReplicationQuotas {
+        &self.replication_quotas
+    }
+
     pub fn replica_fetcher_manager(&self) -> &ReplicaFetcherManager {
         &self.replica_fetcher_manager
     }

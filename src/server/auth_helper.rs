@@ -128,6 +128,13 @@ mod tests {
             peer: "127.0.0.1:5000".parse().unwrap(),
             principal: Arc::new(KafkaPrincipal::anonymous()),
             recorder: crate::network::RequestRecorder::default(),
+            request_size: 0,
+            dequeued_at: std::time::Instant::now(),
+            handled_for: None,
+            quotas: Arc::new(crate::server::quota::QuotaManagers::new(
+                crate::metrics::sampled_stat::QuotaWindow::DEFAULT,
+            )),
+            throttle: crate::network::ChannelThrottle::default(),
         }
     }
 

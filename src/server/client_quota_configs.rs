@@ -58,10 +58,6 @@ impl ClientQuotaConfigs {
         Arc::new(ClientQuotaConfigs::default())
     }
 
-    #[cfg_attr(
-        not(test),
-        expect(dead_code, reason = "the quota managers' seam; they are being built")
-    )]
     /// Adds `handler`: it first receives every entity's current quotas, then every change.
     pub(crate) fn subscribe(&self, handler: Arc<dyn QuotaConfigHandler>) {
         let mut handlers = write(&self.handlers);

@@ -26,6 +26,7 @@ use crate::config::{BrokerConfig, ConfigError, Settings};
 use crate::zk::zk_data;
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 
+use super::replication_throttles;
 use super::topic_manager::TopicManager;
 
 /// Kafka's `ZooKeeperInternals.DEFAULT_STRING`: the entity name of cluster-wide defaults.
@@ -138,7 +139,7 @@ fn parse_one(key: &str, value: &str) -> Result<(), ConfigError> {
     if defs::find(key).is_some() {
         Settings::default().set(key, value)?;
     }
-    Ok(())
+    replication_throttles::validate_rate(key, value)
 }
 
 /// A config error as Kafka's `ConfigException` words it.
@@ -180,6 +181,17 @@ impl DynamicBrokerConfig {
             state: RwLock::new(layers),
             update_lock: Mutex::new(()),
         }
+    }
+
+    /// Puts the replication throttles' rates the layers give in force (Kafka's
+    /// `BrokerConfigHandler`); at start and after every change of either layer.
+    pub fn apply_replication_throttles(&self) {
+        let state = read(&self.state);
+        replication_throttles::apply_rates(
+            self.topic_manager.replica_manager().replication_quotas(),
+            &state.per_broker,
+            &state.cluster_default,
+        );
     }
 
     /// Reads both layers from the store (a missing node is an empty layer).
@@ -358,6 +370,7 @@ impl DynamicBrokerConfig {
             state.current = Arc::new(current);
         }
         tracing::info!(?level, "updated dynamic broker config");
+        self.apply_replication_throttles();
         self.topic_manager
             .update_default_log_config(log_config)
             .await;

@@ -6,6 +6,7 @@
 //! code in the response.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use tokio::sync::watch;
 
@@ -23,9 +24,9 @@ use super::apis;
 use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::client_quota_admin::ClientQuotaAdmin;
-use super::client_quota_configs::ClientQuotaConfigs;
 use super::dynamic_broker_config::DynamicBrokerConfig;
 use super::metadata_cache::MetadataCache;
+use super::quota::QuotaManagers;
 use super::request_context::RequestContext;
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::topic_manager::TopicManager;
@@ -60,15 +61,10 @@ pub struct KafkaApis {
     pub controller: ControllerHandle,
     /// The authorizer (`authorizer.class.name`), as handlers ask it.
     pub auth: AuthHelper,
-    /// The quota configs this broker has read (`/config/{users,clients,ips}`), delivered to
-    /// whoever subscribes: where the quota managers will find them.
-    #[expect(
-        dead_code,
-        reason = "the quota managers subscribe here; they are being built"
-    )]
-    pub(crate) quota_configs: Arc<ClientQuotaConfigs>,
     /// Describe/AlterClientQuotas over `/config/{users,clients,ips}`.
     pub(crate) client_quota_admin: Arc<ClientQuotaAdmin>,
+    /// The client quotas (produce, fetch and request).
+    pub(crate) quotas: Arc<QuotaManagers>,
     /// False until startup has loaded the topics; requests wait for it, as Kafka opens its
     /// data plane only at the end of startup.
     pub ready: watch::Receiver<bool>,
@@ -168,6 +164,7 @@ impl KafkaApis {
 
 impl RequestHandler for KafkaApis {
     async fn handle(&self, request: Request) -> Response {
+        let dequeued_at = Instant::now();
         let mut ready = self.ready.clone();
         if ready.wait_for(|r| *r).await.is_err() {
             return Response::CloseConnection;
@@ -196,6 +193,11 @@ impl RequestHandler for KafkaApis {
             peer: request.peer,
             principal: Arc::clone(&request.principal),
             recorder: request.recorder.clone(),
+            request_size: request.frame.len(),
+            dequeued_at,
+            handled_for: None,
+            quotas: Arc::clone(&self.quotas),
+            throttle: request.throttle.clone(),
         };
         let Some(range) = api_versions::advertised(api_key) else {
             tracing::debug!(peer = %request.peer, api = ?api_key, "closing connection: API not supported");

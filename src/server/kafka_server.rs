@@ -56,7 +56,9 @@ use super::broker_to_controller_channel::{
     BrokerToControllerChannel, BrokerToControllerChannelManager,
 };
 use super::client_quota_admin::ClientQuotaAdmin;
-use super::client_quota_configs::{ClientQuotaConfigs, QuotaEntityConfigHandler};
+use super::client_quota_configs::{
+    ClientQuotaConfigs, QuotaConfigHandler, QuotaEntityConfigHandler,
+};
 use super::config_change_listener::{
     BrokerConfigHandler, ConfigChangeListener, ConfigHandler, TopicConfigHandler,
     load_all_entity_configs,
@@ -69,6 +71,7 @@ use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
+use super::quota::QuotaManagers;
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::sasl_listeners::SaslListeners;
@@ -78,6 +81,7 @@ use super::topic_manager::TopicManager;
 use super::user_scram_admin::UserScramAdmin;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 use crate::coordinator::CoordinatorLeadership;
+use crate::metrics::sampled_stat::QuotaWindow;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 use crate::security::acl::AuthorizerSettings;
 
@@ -186,6 +190,7 @@ impl KafkaServer {
             Arc::new(ReplicaManagerMetrics::new(&replica_manager)),
             Arc::new(super::metrics::kafka_server_metrics::KafkaServerMetrics),
         ];
+        metric_sources.push(Arc::new(replica_manager.replication_quotas().clone()));
         metric_sources.extend(zk_metrics);
         for source in &metric_sources {
             metrics.register(source);
@@ -202,6 +207,13 @@ impl KafkaServer {
             layers,
             Arc::clone(&topic_manager),
         ));
+        dynamic_config.apply_replication_throttles();
+        replica_manager
+            .replication_quotas()
+            .set_window(QuotaWindow {
+                samples: u32::try_from(config.replication_quota_window_num).unwrap_or(11),
+                window_ms: i64::from(config.replication_quota_window_size_seconds) * 1000,
+            });
         let background = CancellationToken::new();
         let tasks = TaskTracker::new();
         let epochs = Arc::new(BrokerEpochManager::default());
@@ -342,6 +354,14 @@ impl KafkaServer {
         let authorizer = new_authorizer(&config, &zk)?;
         let quota_configs = ClientQuotaConfigs::new();
         let user_scram_admin = Arc::new(UserScramAdmin::new(Arc::clone(&zk)));
+        let quotas = Arc::new(QuotaManagers::new(QuotaWindow {
+            samples: u32::try_from(config.quota_window_num).unwrap_or(11),
+            window_ms: i64::from(config.quota_window_size_seconds) * 1000,
+        }));
+        let quota_metrics: Arc<dyn MetricsSource> = Arc::clone(&quotas) as Arc<dyn MetricsSource>;
+        metrics.register(&quota_metrics);
+        metric_sources.push(quota_metrics);
+        quota_configs.subscribe(Arc::clone(&quotas) as Arc<dyn QuotaConfigHandler>);
         let apis = Arc::new(KafkaApis {
             config: Arc::clone(&current),
             metadata_cache: Arc::clone(&metadata_cache),
@@ -358,7 +378,7 @@ impl KafkaServer {
             epochs: Arc::clone(&epochs),
             controller: controller_handle.clone(),
             auth: AuthHelper::new(authorizer.clone()),
-            quota_configs: Arc::clone(&quota_configs),
+            quotas: Arc::clone(&quotas),
             ready: ready_rx,
         });
         channel.bind(&apis);

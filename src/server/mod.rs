@@ -35,6 +35,10 @@
 //! - `metadata_cache`: brokers, controller and topics as this broker knows them.
 //! - `metrics`: the metrics endpoint's rendering: the Prometheus JMX exporter's rules applied
 //!   to what the layers record.
+//! - `quota`: client quotas (produce, fetch and request), their precedence, sliding-window
+//!   measurement and throttling (Kafka's `QuotaFactory`, `ClientQuotaManager`).
+//! - `replication_throttles`: the leader and follower replication throttle rates, from the
+//!   dynamic broker configs.
 //! - `remote_leader_end_point`: the replica fetchers' `LeaderEndPoint` over the inter-broker
 //!   client (Fetch and ListOffsets to the leader).
 //! - `dynamic_broker_config`: dynamic broker configs in `/config/brokers/*`, applied live.
@@ -84,7 +88,9 @@ pub(crate) mod kafka_server;
 pub(crate) mod log_dir_failure_handler;
 pub(crate) mod metadata_cache;
 pub(crate) mod metrics;
+pub(crate) mod quota;
 pub(crate) mod remote_leader_end_point;
+pub(crate) mod replication_throttles;
 pub(crate) mod request_context;
 pub(crate) mod rpc_producer_id_manager;
 pub mod sasl_authenticator;

@@ -4,11 +4,14 @@
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 
+use super::quota::QuotaManagers;
+use super::quota::request_quotas;
 use crate::cluster::kafka_principal::KafkaPrincipal;
-use crate::network::{RequestRecorder, Response, ResponsePart};
+use crate::network::{ChannelThrottle, RequestRecorder, Response, ResponsePart};
 use crate::protocol::codec::Segment;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::{self, ApiKey, ProduceResponse, ResponseKind};
@@ -27,14 +30,45 @@ pub struct RequestContext {
     pub principal: Arc<KafkaPrincipal>,
     /// Where the request metrics learn what only the handler knows.
     pub recorder: RequestRecorder,
+    /// The size of the request frame (Kafka's `request.sizeInBytes`, what the produce quota
+    /// counts).
+    pub request_size: usize,
+    /// When the handler took the request up; the request quota counts the time since.
+    pub dequeued_at: Instant,
+    /// The handler's time, fixed when it handed its answer to a deferred future: the time a
+    /// request waits in a purgatory is not thread time (Kafka's `apiLocalCompleteTimeNanos`).
+    pub handled_for: Option<Duration>,
+    /// The client quotas, and the connection's mute deadline for throttling.
+    pub(crate) quotas: Arc<QuotaManagers>,
+    pub throttle: ChannelThrottle,
 }
 
 impl RequestContext {
+    /// A copy for a future that answers after the handler returned: its thread time stops
+    /// counting now.
+    pub(crate) fn deferred(&self) -> RequestContext {
+        RequestContext {
+            handled_for: Some(self.thread_time()),
+            ..self.clone()
+        }
+    }
+
+    /// The handler's time on this request so far, or until it deferred its answer (Kafka's
+    /// `requestThreadTimeNanos`).
+    pub(crate) fn thread_time(&self) -> Duration {
+        self.handled_for
+            .unwrap_or_else(|| self.dequeued_at.elapsed())
+    }
+
     /// Frames `body` as the answer to this request. An encoding failure (a value the version
     /// cannot carry) is a broker bug, logged; the connection is closed so the client does not
     /// wait for an answer that will never come.
-    pub fn respond(&self, body: ResponseKind) -> Response {
+    pub fn respond(&self, mut body: ResponseKind) -> Response {
         self.count_errors(&body);
+        let throttle_ms = request_quotas::throttle_request(self);
+        if throttle_ms > 0 {
+            body.set_throttle_time_ms(throttle_ms);
+        }
         match messages::encode_response_frame(self.correlation_id, &body, self.api_version) {
             Ok(frame) => Response::bytes(frame.freeze()),
             Err(err) => {
@@ -45,13 +79,14 @@ impl RequestContext {
     }
 
     /// As [`RequestContext::respond`], with every `records` field left as its own segment for
-    /// `replace` to turn into a response part (the fetch path swaps in file ranges).
+    /// `replace` to turn into a response part (the fetch path swaps in file ranges). Neither
+    /// counts the response's errors nor throttles: the fetch path does both once it knows
+    /// which response goes out.
     pub fn respond_segments(
         &self,
         body: &ResponseKind,
         mut replace: impl FnMut(Bytes) -> ResponsePart,
     ) -> Response {
-        self.count_errors(body);
         match messages::encode_response_segments(self.correlation_id, body, self.api_version) {
             Ok(segments) => Response::Send(
                 segments

@@ -15,6 +15,7 @@ mod kafka_tools;
 mod network;
 mod network_client;
 mod network_sasl;
+mod quota_enforcement;
 mod quotas;
 mod rebuild_index;
 mod rebuild_index_kafka;

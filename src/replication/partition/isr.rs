@@ -128,6 +128,12 @@ impl Partition {
         lock(&self.state).maximal_isr()
     }
 
+    /// Whether `id` is in the committed ISR (Kafka's `inSyncReplicaIds`), which a replication
+    /// throttle never holds back.
+    pub fn is_in_sync_replica(&self, id: BrokerId) -> bool {
+        lock(&self.state).leader_and_isr.isr.contains(&id)
+    }
+
     /// Whether an ISR change is waiting for the controller.
     pub fn is_isr_change_in_flight(&self) -> bool {
         lock(&self.state).pending_isr.is_some()

@@ -25,7 +25,8 @@ use std::time::Duration;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use crate::cluster::TopicPartition;
+use crate::cluster::time::Time;
+use crate::cluster::{BrokerId, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::storage::file_records::FileSlice;
 use crate::storage::log_reads::FetchIsolation;
@@ -33,6 +34,9 @@ use crate::storage::transaction_index::AbortedTxn;
 
 use super::super::delayed::{PartitionWatch, PurgatorySize};
 use super::super::partition::{EpochEndOffset, Partition};
+use super::super::replication_quota_manager::{
+    ReplicationQuotaManager, throttled_replicas_include,
+};
 use super::ReplicaManager;
 
 /// The request-level parameters of a fetch (Kafka's `FetchParams`).
@@ -138,6 +142,17 @@ pub struct DelayedFetch {
 struct FetchPlan {
     params: FetchParams,
     partitions: Vec<(FetchPartitionInfo, Result<Arc<Partition>, ErrorCode>)>,
+    /// A follower's fetch: the leader's replication throttle, this broker's id (which the
+    /// throttled-replica lists name) and the throttle's clock. `None` for a consumer.
+    leader_throttle: Option<LeaderThrottle>,
+}
+
+/// What a leader needs to throttle a follower's fetch (see [`FetchPlan::read`]).
+#[derive(Debug)]
+struct LeaderThrottle {
+    quota: Arc<ReplicationQuotaManager>,
+    local_broker_id: BrokerId,
+    time: Arc<dyn Time>,
 }
 
 /// One read of every partition, and whether it is enough to answer.
@@ -146,6 +161,9 @@ struct Read {
     bytes: usize,
     has_error: bool,
     has_diverging_epoch: bool,
+    /// When the leader's replication throttle, which held records back, is within its rate
+    /// again: a waiting fetch reads again then rather than at `max_wait_ms`.
+    throttled_until: Option<Instant>,
 }
 
 impl ReplicaManager {
@@ -166,7 +184,16 @@ impl ReplicaManager {
                 (info, partition)
             })
             .collect();
-        let plan = FetchPlan { params, partitions };
+        let leader_throttle = (params.replica_id >= 0).then(|| LeaderThrottle {
+            quota: Arc::clone(&self.replication_quotas().leader),
+            local_broker_id: self.local_broker_id(),
+            time: Arc::clone(self.time()),
+        });
+        let plan = FetchPlan {
+            params,
+            partitions,
+            leader_throttle,
+        };
         let read = plan.read();
         let min_bytes = usize::try_from(params.min_bytes).unwrap_or(0);
         if params.max_wait_ms <= 0
@@ -199,7 +226,12 @@ impl DelayedFetch {
             if read.bytes >= min_bytes || read.has_error || read.has_diverging_epoch {
                 return self.plan.answer(read);
             }
-            if !watch.wait(self.deadline, &self.shutting_down).await {
+            let wake = read
+                .throttled_until
+                .map_or(self.deadline, |t| t.min(self.deadline));
+            if !watch.wait(wake, &self.shutting_down).await
+                && (wake >= self.deadline || self.shutting_down.is_cancelled())
+            {
                 return self.plan.answer(self.plan.read());
             }
         }
@@ -241,6 +273,14 @@ impl FetchPlan {
             if bytes > 0 {
                 if from_follower {
                     stats.replication_bytes_out().mark(bytes);
+                    // Kafka records the throttled partitions' bytes as the response is sent
+                    // (`sizeOfThrottledPartitions`).
+                    if let Some(throttle) = &self.leader_throttle
+                        && throttle.quota.is_configured()
+                        && leader_throttled(partition, throttle.local_broker_id)
+                    {
+                        throttle.quota.record(bytes, throttle.time.milliseconds());
+                    }
                 } else {
                     topic.bytes_out.mark(bytes);
                     all.bytes_out.mark(bytes);
@@ -250,8 +290,16 @@ impl FetchPlan {
         read.data
     }
 
-    /// Kafka's `readFromLog`: every partition in order under the request's byte budget.
+    /// Kafka's `readFromLog`: every partition in order under the request's byte budget. While
+    /// the leader's replication throttle is over its rate, a follower not in the ISR gets no
+    /// records of the partitions its topic throttles on this broker (Kafka's
+    /// `shouldLeaderThrottle`); its fetch state still moves, and the bytes do not count
+    /// towards `min_bytes`.
     fn read(&self) -> Read {
+        let throttle_exceeded = self.leader_throttle.as_ref().is_some_and(|t| {
+            t.quota.is_configured() && t.quota.is_quota_exceeded(t.time.milliseconds())
+        });
+        let mut throttled = false;
         let mut limit = self.params.max_bytes;
         let mut min_one_message = self.params.min_one_message;
         let mut bytes = 0usize;
@@ -294,6 +342,17 @@ impl FetchPlan {
                         }
                         Ok(read)
                     })
+                    .map(|mut read| {
+                        if throttle_exceeded
+                            && let Some(t) = &self.leader_throttle
+                            && !partition.is_in_sync_replica(self.params.replica_id)
+                            && leader_throttled(partition, t.local_broker_id)
+                        {
+                            throttled |= read.records.size > 0;
+                            read.records.size = 0;
+                        }
+                        read
+                    })
                     // An out-of-range consumer resets through ListOffsets.
                     .map_err(|e| e.error_code())
             });
@@ -323,11 +382,32 @@ impl FetchPlan {
                 }
             }
         }
+        let throttled_until = if throttled {
+            self.leader_throttle.as_ref().and_then(|t| {
+                t.quota
+                    .time_until_within(t.time.milliseconds())
+                    .map(|wait| Instant::now() + wait)
+            })
+        } else {
+            None
+        };
         Read {
             data,
             bytes,
             has_error,
             has_diverging_epoch,
+            throttled_until,
         }
     }
+}
+
+/// Whether the partition's topic throttles this broker's replica of it as a leader
+/// (`leader.replication.throttled.replicas`).
+fn leader_throttled(partition: &Partition, local_broker_id: BrokerId) -> bool {
+    let log = crate::cluster::sync::lock(partition.log());
+    throttled_replicas_include(
+        &log.config().leader_replication_throttled_replicas,
+        partition.topic_partition().partition,
+        local_broker_id,
+    )
 }

@@ -45,6 +45,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
+use super::super::quota::request_quotas::{fetch_max_bytes_for_quota, throttle_fetch};
 use super::super::request_context::RequestContext;
 use super::partition_error;
 
@@ -145,13 +146,22 @@ pub(crate) async fn handle(
             partitions: slots,
         });
     }
+    // A consumer is never sent more than its fetch quota allows over the window: a larger
+    // response would be sure to be throttled (Kafka's `maxQuotaWindowBytes`).
+    let quota_max_bytes = if layout.from_follower {
+        i32::MAX
+    } else {
+        fetch_max_bytes_for_quota(ctx)
+    };
     let params = FetchParams {
         replica_id,
         max_wait_ms: request.max_wait_ms,
-        min_bytes: request.min_bytes,
+        min_bytes: request.min_bytes.min(quota_max_bytes),
         // v0-2 have no request-level limit, and their partition limits are hard.
         max_bytes: if version >= 3 {
-            usize::try_from(request.max_bytes).unwrap_or(0)
+            usize::try_from(request.max_bytes.min(quota_max_bytes)).unwrap_or(0)
+        } else if quota_max_bytes < i32::MAX {
+            usize::try_from(quota_max_bytes).unwrap_or(0)
         } else {
             usize::MAX
         },
@@ -162,16 +172,19 @@ pub(crate) async fn handle(
         FetchResult::Ready(reads) => respond(
             ctx,
             build(&apis.replica_manager, &apis.metadata_cache, &layout, reads),
+            layout.from_follower,
         ),
         FetchResult::Delayed(delayed) => {
-            let ctx = ctx.clone();
+            let ctx = ctx.deferred();
             let replica_manager = std::sync::Arc::clone(&apis.replica_manager);
             let metadata_cache = std::sync::Arc::clone(&apis.metadata_cache);
             Response::Deferred(Box::pin(async move {
                 let reads = delayed.complete().await;
+                let from_follower = layout.from_follower;
                 respond(
                     &ctx,
                     build(&replica_manager, &metadata_cache, &layout, reads),
+                    from_follower,
                 )
             }))
         }
@@ -323,19 +336,37 @@ fn placeholder(len: usize) -> Bytes {
     }
 }
 
-fn respond(ctx: &RequestContext, read: FetchRead) -> Response {
+/// The response on the wire. A consumer over its fetch or request quota is answered with no
+/// partitions and the throttle time instead, and its connection is muted (Kafka's
+/// `getThrottledResponse`); the bytes it would have had are not counted against it.
+fn respond(ctx: &RequestContext, read: FetchRead, from_follower: bool) -> Response {
     let body = ResponseKind::Fetch(read.response);
-    if ctx.api_version < 4 {
-        return ctx.respond(body);
-    }
     let mut files = read.files.into_iter();
-    ctx.respond_segments(&body, |placeholder| match files.next() {
+    let response = ctx.respond_segments(&body, |placeholder| match files.next() {
         Some(slice) => ResponsePart::File(FileRange {
             file: slice.file,
             position: slice.position,
             len: slice.size,
         }),
-        // Only the placeholders are non-empty records at v4+, one per slice.
+        // Only the placeholders are non-empty records at v4+, one per slice; below v4 the
+        // records are the down-converted bytes themselves.
         None => ResponsePart::Bytes(placeholder),
-    })
+    });
+    let throttle_ms = match (&response, from_follower) {
+        (Response::Send(parts), false) => {
+            let size: u64 = parts.iter().map(ResponsePart::len).sum();
+            throttle_fetch(ctx, usize::try_from(size).unwrap_or(usize::MAX))
+        }
+        _ => 0,
+    };
+    if throttle_ms == 0 {
+        ctx.count_errors(&body);
+        return response;
+    }
+    let throttled = ResponseKind::Fetch(FetchResponse {
+        throttle_time_ms: throttle_ms,
+        ..FetchResponse::default()
+    });
+    ctx.count_errors(&throttled);
+    ctx.respond_segments(&throttled, ResponsePart::Bytes)
 }

@@ -65,7 +65,7 @@ pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: JoinGroupRequest
     if let Ok(result) = rx.try_recv() {
         return ctx.respond(ResponseKind::JoinGroup(response(result, v)));
     }
-    let ctx = ctx.clone();
+    let ctx = ctx.deferred();
     Response::Deferred(Box::pin(async move {
         // A dropped answer means the member was replaced or removed: it must rejoin.
         let result = rx

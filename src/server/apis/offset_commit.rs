@@ -95,7 +95,7 @@ pub(crate) async fn handle(
         return ctx.respond(ResponseKind::OffsetCommit(response(&r, &errors)));
     }
     let coordinator = Arc::clone(&apis.group_coordinator);
-    let ctx = ctx.clone();
+    let ctx = ctx.deferred();
     let params = CommitParams {
         group_id,
         member_id: r.member_id.to_string_lossy().into_owned(),

@@ -44,6 +44,7 @@ use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::metadata_cache::MetadataCache;
+use super::super::quota::request_quotas::throttle_produce;
 use super::super::request_context::RequestContext;
 use super::partition_error;
 
@@ -149,21 +150,21 @@ pub(crate) async fn handle(
                 respond(ctx, acks, response)
             }
             Appended::Delayed(answers) => {
-                let ctx = ctx.clone();
+                let ctx = ctx.deferred();
                 let metadata_cache = Arc::clone(&apis.metadata_cache);
                 // The batches are in the log: the connection reads the producer's next
                 // requests while the followers catch up (see `Response::Pipelined`).
                 Response::Pipelined(Box::pin(async move {
                     let answers = answers.await;
                     let response = response_of(&ctx, &metadata_cache, &request, layout, answers);
-                    ctx.respond(ResponseKind::Produce(response))
+                    respond(&ctx, acks, response)
                 }))
             }
         };
     };
     // The coordinator's answer comes over the network: wait on the connection's task, not on
     // an I/O handler.
-    let ctx = ctx.clone();
+    let ctx = ctx.deferred();
     let metadata_cache = Arc::clone(&apis.metadata_cache);
     let replica_manager = Arc::clone(&apis.replica_manager);
     Response::Deferred(Box::pin(async move {
@@ -229,9 +230,11 @@ fn refuse_all(layout: Vec<Vec<Slot>>, code: ErrorCode) -> Vec<Vec<Slot>> {
         .collect()
 }
 
-/// The response on the wire; with acks=0 nothing, or the connection closed if any partition
-/// failed (the only way to tell such a client).
-fn respond(ctx: &RequestContext, acks: i16, response: ProduceResponse) -> Response {
+/// The response on the wire, throttled for the client's quotas; with acks=0 nothing (the
+/// connection may still be muted), or the connection closed if any partition failed (the only
+/// way to tell such a client).
+fn respond(ctx: &RequestContext, acks: i16, mut response: ProduceResponse) -> Response {
+    response.throttle_time_ms = throttle_produce(ctx, acks);
     if acks == 0 {
         ctx.count_produce_errors(&response);
         let any_error = response

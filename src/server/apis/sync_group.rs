@@ -51,7 +51,7 @@ pub(crate) fn handle(apis: &KafkaApis, ctx: &RequestContext, r: SyncGroupRequest
     if let Ok(result) = rx.try_recv() {
         return ctx.respond(ResponseKind::SyncGroup(response(result)));
     }
-    let ctx = ctx.clone();
+    let ctx = ctx.deferred();
     Response::Deferred(Box::pin(async move {
         // A dropped answer means the member left the generation: it must rejoin.
         let result = rx

@@ -130,7 +130,7 @@ pub(crate) async fn handle(
             manager,
             replica_manager: Arc::clone(&apis.replica_manager),
         });
-    let ctx = ctx.clone();
+    let ctx = ctx.deferred();
     Response::Deferred(Box::pin(async move {
         let mut params = params;
         if let Some(verifier) = verifier {

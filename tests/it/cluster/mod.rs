@@ -31,6 +31,7 @@ mod partition_soak;
 mod partitions;
 mod reassignment;
 mod replication;
+mod replication_throttle;
 mod sasl;
 mod slow_links;
 mod stays_dead;

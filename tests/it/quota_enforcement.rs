@@ -1,0 +1,253 @@
+//! Client quotas enforced on `kcli serve`, set with Kafka 3.9.1's `kafka-configs`: a
+//! librdkafka producer with `producer_byte_rate` 1 MiB/s for its client id, sending as fast as
+//! it can beside an unthrottled producer, sees `throttle_time_ms` in its statistics, gets no
+//! error, and is held to what Kafka's windowed rate allows it at every second. The other
+//! producer keeps its speed. A consumer with `consumer_byte_rate` is held the same way while
+//! another consumer of the same topic reads at full speed.
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rdkafka::ClientConfig;
+use rdkafka::client::ClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
+use rdkafka::statistics::Statistics;
+
+use crate::serve_support::TestBroker;
+use crate::users::kafka_configs;
+
+const QUOTA: f64 = 1_048_576.0;
+const RECORD: usize = 10 * 1024;
+/// How long each client runs.
+const RUN: Duration = Duration::from_secs(24);
+
+/// What a client's callbacks saw: acknowledged bytes with their times, errors, and the largest
+/// average throttle time its statistics reported.
+#[derive(Default)]
+struct Seen {
+    acked: Mutex<Vec<(Instant, usize)>>,
+    errors: Mutex<Vec<String>>,
+    throttle_avg_ms: Mutex<i64>,
+}
+
+#[derive(Clone, Default)]
+struct Observer(Arc<Seen>);
+
+impl ClientContext for Observer {
+    fn stats(&self, statistics: Statistics) {
+        let avg = statistics
+            .brokers
+            .values()
+            .filter_map(|b| b.throttle.as_ref().map(|w| w.avg))
+            .max()
+            .unwrap_or(0);
+        let mut seen = self.0.throttle_avg_ms.lock().unwrap();
+        *seen = (*seen).max(avg);
+    }
+}
+
+impl ProducerContext for Observer {
+    type DeliveryOpaque = ();
+
+    fn delivery(&self, result: &DeliveryResult<'_>, _: ()) {
+        match result {
+            Ok(message) => self
+                .0
+                .acked
+                .lock()
+                .unwrap()
+                .push((Instant::now(), message.payload_len())),
+            Err((err, _)) => self.0.errors.lock().unwrap().push(err.to_string()),
+        }
+    }
+}
+
+impl rdkafka::consumer::ConsumerContext for Observer {}
+
+/// Sets `key=value` for client id `client` with `kafka-configs --bootstrap-server`.
+fn set_client_quota(broker: &TestBroker, client: &str, key: &str, value: &str) {
+    let (code, out, err) = kafka_configs(&[
+        "--bootstrap-server",
+        &broker.bootstrap(),
+        "--alter",
+        "--entity-type",
+        "clients",
+        "--entity-name",
+        client,
+        "--add-config",
+        &format!("{key}={value}"),
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+}
+
+/// Bytes per second in each whole second from `from` to `to` after `start`.
+fn rates(events: &[(Instant, usize)], start: Instant, from: u64, to: u64) -> Vec<f64> {
+    (from..to)
+        .map(|s| {
+            let (lo, hi) = (
+                start + Duration::from_secs(s),
+                start + Duration::from_secs(s + 1),
+            );
+            events
+                .iter()
+                .filter(|(t, _)| *t >= lo && *t < hi)
+                .map(|(_, n)| *n as f64)
+                .sum()
+        })
+        .collect()
+}
+
+/// What Kafka's windowed rate allows a client flat out from `start`, and what it holds it to:
+/// at every second `t`, no more than the quota over `t` plus the ten windows a first burst is
+/// spread over, and one request besides (the one whose throttle holds the rest back); and over
+/// the whole run at least half its quota (throttled, not starved).
+///
+/// A windowed rate does not hold a client to its quota second by second: the first burst is
+/// forgiven, the client is then held near nothing until that burst leaves the window, and may
+/// then send a window's worth at once; Kafka 3.9.1 behaves the same. Convergence to the quota
+/// within 10% second by second (issue 35) needs a smoother measure than Kafka's.
+fn assert_within_windowed_allowance(acked: &[(Instant, usize)], start: Instant) {
+    let per_second = rates(acked, start, 0, RUN.as_secs());
+    let mut total = 0.0;
+    for (second, bytes) in per_second.iter().enumerate() {
+        total += bytes;
+        let allowance = QUOTA * (second as f64 + 1.0 + 10.0) + QUOTA;
+        assert!(
+            total <= allowance,
+            "{total:.0} bytes acknowledged by second {second}, over the {allowance:.0} Kafka's \
+             quota allows (each second: {per_second:?})"
+        );
+    }
+    assert!(
+        total >= QUOTA * RUN.as_secs_f64() / 2.0,
+        "only {total:.0} bytes in {RUN:?} (each second: {per_second:?})"
+    );
+}
+
+/// Runs a producer with `client.id` `client` flat out for [`RUN`]; what it saw.
+fn produce_flat_out(broker: &TestBroker, topic: &str, client: &str) -> (Arc<Seen>, Instant) {
+    let observer = Observer::default();
+    let producer: BaseProducer<Observer> = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("client.id", client)
+        .set("acks", "1")
+        .set("linger.ms", "5")
+        .set("statistics.interval.ms", "1000")
+        .set("queue.buffering.max.kbytes", "2048")
+        .create_with_context(observer.clone())
+        .unwrap();
+    let payload = vec![b'q'; RECORD];
+    let start = Instant::now();
+    while start.elapsed() < RUN {
+        match producer.send(BaseRecord::<(), _>::to(topic).payload(&payload)) {
+            Ok(()) => {
+                producer.poll(Duration::ZERO);
+            }
+            Err(_) => {
+                producer.poll(Duration::from_millis(5));
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(30)).unwrap();
+    (observer.0, start)
+}
+
+#[test]
+fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
+    let broker = TestBroker::start(&[]);
+    set_client_quota(&broker, "throttled", "producer_byte_rate", "1048576");
+    let (throttled, free) = std::thread::scope(|s| {
+        let throttled = s.spawn(|| produce_flat_out(&broker, "quota-p", "throttled"));
+        let free = s.spawn(|| produce_flat_out(&broker, "quota-free", "unlimited"));
+        (throttled.join().unwrap(), free.join().unwrap())
+    });
+    let (seen, start) = throttled;
+    assert!(seen.errors.lock().unwrap().is_empty(), "{:?}", seen.errors);
+    let throttle = *seen.throttle_avg_ms.lock().unwrap();
+    assert!(throttle > 0, "librdkafka saw no throttle_time_ms");
+    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start);
+    let (free_seen, free_start) = free;
+    let free_rates = rates(
+        &free_seen.acked.lock().unwrap(),
+        free_start,
+        2,
+        RUN.as_secs() - 1,
+    );
+    let free_mean = free_rates.iter().sum::<f64>() / free_rates.len() as f64;
+    assert!(
+        free_mean > 4.0 * QUOTA,
+        "the unthrottled producer got only {free_mean:.0} B/s: {free_rates:?}"
+    );
+    assert!(free_seen.errors.lock().unwrap().is_empty());
+    assert_eq!(*free_seen.throttle_avg_ms.lock().unwrap(), 0);
+}
+
+/// Reads `topic` for [`RUN`] as `client`: the bytes of each message with its time.
+fn consume_for(broker: &TestBroker, topic: &str, client: &str) -> (Arc<Seen>, Instant) {
+    let observer = Observer::default();
+    let consumer: BaseConsumer<Observer> = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("client.id", client)
+        .set("group.id", client)
+        .set("auto.offset.reset", "earliest")
+        .set("enable.auto.commit", "false")
+        .set("statistics.interval.ms", "1000")
+        .create_with_context(observer.clone())
+        .unwrap();
+    consumer.subscribe(&[topic]).unwrap();
+    let start = Instant::now();
+    let mut window: VecDeque<(Instant, usize)> = VecDeque::new();
+    while start.elapsed() < RUN {
+        if let Some(message) = consumer.poll(Duration::from_millis(100)) {
+            match message {
+                Ok(m) => window.push_back((Instant::now(), m.payload_len())),
+                Err(e) => observer.0.errors.lock().unwrap().push(e.to_string()),
+            }
+        }
+    }
+    observer.0.acked.lock().unwrap().extend(window);
+    (observer.0, start)
+}
+
+#[test]
+fn a_consumer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
+    let broker = TestBroker::start(&[]);
+    // 64 MB to read: more than either consumer takes in the run.
+    let producer: BaseProducer = ClientConfig::new()
+        .set("bootstrap.servers", broker.bootstrap())
+        .set("acks", "1")
+        .set("linger.ms", "5")
+        .create()
+        .unwrap();
+    let payload = vec![b'c'; RECORD];
+    for _ in 0..6_400 {
+        while producer
+            .send(BaseRecord::<(), _>::to("quota-c").payload(&payload))
+            .is_err()
+        {
+            producer.poll(Duration::from_millis(5));
+        }
+    }
+    producer.flush(Duration::from_secs(60)).unwrap();
+    set_client_quota(&broker, "slow-reader", "consumer_byte_rate", "1048576");
+    let (slow, free) = std::thread::scope(|s| {
+        let slow = s.spawn(|| consume_for(&broker, "quota-c", "slow-reader"));
+        let free = s.spawn(|| consume_for(&broker, "quota-c", "fast-reader"));
+        (slow.join().unwrap(), free.join().unwrap())
+    });
+    let (seen, start) = slow;
+    assert!(seen.errors.lock().unwrap().is_empty(), "{:?}", seen.errors);
+    assert!(
+        *seen.throttle_avg_ms.lock().unwrap() > 0,
+        "librdkafka saw no throttle_time_ms"
+    );
+    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start);
+    let (free_seen, _) = free;
+    let free_total: usize = free_seen.acked.lock().unwrap().iter().map(|(_, n)| n).sum();
+    assert!(
+        free_total as f64 > 4.0 * QUOTA * RUN.as_secs_f64() || free_total >= 6_400 * RECORD,
+        "the unthrottled consumer read only {free_total} bytes"
+    );
+}
