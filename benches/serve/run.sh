@@ -16,6 +16,10 @@
 #               transactions of TXN_PER_COMMIT (default 1000) with commitTransaction() timed,
 #               then TXN_VISIBLE one-record transactions timed from commit until read_committed
 #               ListOffsets sees them; median of RUNS_TXN runs (kcli and kafka only);
+#   quota:      kcli only: 100 B records produced (acks=1) to 1 partition and read back, with
+#               no quota configured and with producer and consumer quotas that are never
+#               reached (1 TB/s for every client id, set with kafka-configs), runs alternating,
+#               median of RUNS_QUOTA (default 5): what measuring a quota costs a client;
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
 #        SECTIONS="throughput rss latency recompress txn txncommit" (default all) picks the tables.
@@ -33,7 +37,8 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
-SECTIONS=${SECTIONS:-throughput rss latency recompress txn txncommit}
+SECTIONS=${SECTIONS:-throughput rss latency recompress txn txncommit quota}
+RUNS_QUOTA=${RUNS_QUOTA:-5}
 RUNS_RC=${RUNS_RC:-3}
 RUNS_TXN=${RUNS_TXN:-3}
 TXN_MS=${TXN_MS:-100}
@@ -247,5 +252,32 @@ for target in "${targets[@]}"; do
   done
   printf '%s\n' "${rows[@]}" | sort -n -t'|' -k1 | sed -n "$(( (RUNS_TXN + 1) / 2 ))p" |
     awk -F'|' -v t="$target" -v n="$TXN_PER_COMMIT" '{printf "| %s | every %s records | 1 KiB | %s | %s | %s | %s |\n", t, n, $1, $2, $3, $4}'
+done
+fi
+
+if wants quota && [[ " ${targets[*]} " == *" kcli "* ]]; then
+echo
+echo "| quotas | produce msg/s (median) | runs | consume msg/s (median) |"
+echo "|---|---|---|---|"
+median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+declare -A prod cons
+for run in $(seq 1 "$RUNS_QUOTA"); do
+  for mode in none unreached; do
+    start_kcli 1
+    if [ "$mode" = unreached ]; then
+      java -cp "$root/.tools/kafka-3.9.1/*" kafka.admin.ConfigCommand --bootstrap-server "$BOOTSTRAP" \
+        --alter --entity-type clients --entity-default \
+        --add-config producer_byte_rate=1000000000000,consumer_byte_rate=1000000000000 >/dev/null
+    fi
+    p=$(produce_run "$BOOTSTRAP" quota 100 "$COUNT_100" 1)
+    c=$(consume_run "$BOOTSTRAP" quota "$COUNT_100" 1)
+    prod[$mode]+="${p%% *} "; cons[$mode]+="${c%% *} "
+    stop_broker
+  done
+done
+for mode in none unreached; do
+  pm=$(tr ' ' '\n' <<<"${prod[$mode]}" | grep . | median)
+  cm=$(tr ' ' '\n' <<<"${cons[$mode]}" | grep . | median)
+  echo "| $mode | $pm | ${prod[$mode]} | $cm |"
 done
 fi
