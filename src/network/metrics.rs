@@ -10,6 +10,8 @@
 //!   included, counted under the API's own name as Kafka counts them).
 //! - `kafka.network:type=RequestChannel,name=RequestQueueSize` and `ResponseQueueSize`.
 //! - `kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent`.
+//! - `kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent`: the runtime
+//!   workers' idle share (`processor_idle`: kcli has no processor threads).
 //! - `kafka.server:type=socket-server-metrics,listener=<L>,networkProcessor=0`: the
 //!   connection count and the creation and close totals and rates.
 //!
@@ -347,6 +349,7 @@ pub(crate) struct NetworkMetrics {
     /// When each handler task began waiting, in nanoseconds since `created`; `BUSY` while it
     /// handles a request. The ticker counts a long wait so far and moves it on.
     handler_idle_since: Box<[AtomicU64]>,
+    processor_idle: processor_idle::RuntimeIdle,
     created: Instant,
     listeners: Box<[ListenerMetrics]>,
 }
@@ -399,6 +402,7 @@ impl NetworkMetrics {
             handler_idle_since: (0..num_io_threads.max(1))
                 .map(|_| AtomicU64::new(BUSY))
                 .collect(),
+            processor_idle: processor_idle::RuntimeIdle::new(),
             created: now,
             listeners: listeners
                 .iter()
@@ -556,6 +560,17 @@ impl MetricsSource for NetworkMetrics {
             ),
             reading: Reading::Meter(per_nanosecond(self.handler_idle.snapshot())),
         });
+        if let Some(idle) = self.processor_idle.value() {
+            out.push(MetricSample {
+                mbean: MBeanName::yammer(
+                    "kafka.network",
+                    "SocketServer",
+                    "NetworkProcessorAvgIdlePercent",
+                    &[],
+                ),
+                reading: Reading::Gauge(idle),
+            });
+        }
         for metrics in self.requests.iter().flatten().chain([
             &self.fetch_consumer,
             &self.fetch_follower,
@@ -609,6 +624,7 @@ impl MetricsSource for NetworkMetrics {
         let now = Instant::now();
         self.flush_idle(now);
         self.handler_idle.tick();
+        self.processor_idle.tick();
         for listener in self.listeners.iter() {
             listener.tick(now);
         }
@@ -623,5 +639,6 @@ fn served_name(key: i16) -> Option<&'static str> {
         .map(|info| info.name)
 }
 
+mod processor_idle;
 #[cfg(test)]
 mod tests;

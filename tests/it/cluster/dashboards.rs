@@ -20,14 +20,12 @@ const LIMIT: Duration = Duration::from_secs(60);
 
 /// Series Strimzi's dashboard reads that kcli does not serve yet (issue 34); each is checked
 /// to be absent, so the list cannot outlive the series' arrival.
-const STRIMZI_NOT_SERVED_YET: &[&str] =
-    &["kafka_network_socketserver_networkprocessoravgidle_percent"];
+const STRIMZI_NOT_SERVED_YET: &[&str] = &[];
 
 /// The same for Confluent's dashboard, under Confluent's names.
 const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
     "kafka_network_acceptor_acceptorblockedpercent",
     "kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate",
-    "kafka_network_socketserver_networkprocessoravgidlepercent",
     "kafka_server_brokertopicmetrics_fetchmessageconversionspersec",
     "kafka_server_brokertopicmetrics_producemessageconversionspersec",
     "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",

@@ -53,10 +53,7 @@ const ON_KAFKA: &str = "on-kafka-only";
 const ON_KCLI: &str = "on-kcli-only";
 
 /// Families Kafka serves that kcli does not, each as docs/metrics.md's "Not served" says.
-const NOT_SERVED: &[(&str, &str)] = &[(
-    "kafka_network_socketserver_networkprocessoravgidle_percent",
-    "no network processor threads",
-)];
+const NOT_SERVED: &[(&str, &str)] = &[];
 
 /// Label-name sets Kafka serves a family under that kcli, serving the family, does not serve,
 /// each as docs/metrics.md's "Not served" says.
