@@ -1,7 +1,8 @@
 //! Kafka's `BrokerTopicStats`: the `kafka.server:type=BrokerTopicMetrics` meters, per topic
 //! (`topic=t`) and for all topics together (no tag): messages and bytes in, bytes out, bytes
-//! rejected, produce and fetch requests and their failures, and, for all topics only, the
-//! bytes replicated in and out.
+//! rejected, produce and fetch requests and their failures, the records converted between
+//! message formats for old clients (up on produce v0-2, down on fetch v0-3), and, for all
+//! topics only, the bytes replicated in and out.
 //!
 //! Recording is lock-free: each hosted [`Partition`](super::partition::Partition) holds its
 //! topic's [`BrokerTopicMetrics`] from creation, and marking is a relaxed atomic add. The map
@@ -29,11 +30,15 @@ pub(crate) struct BrokerTopicMetrics {
     pub failed_fetch_requests: Meter,
     pub total_produce_requests: Meter,
     pub total_fetch_requests: Meter,
+    /// Records down-converted for a fetch below v4 (Kafka counts the records converted).
+    pub fetch_message_conversions: Meter,
+    /// Records up-converted from a produce below v3.
+    pub produce_message_conversions: Meter,
 }
 
 impl BrokerTopicMetrics {
     /// The meters with their MBean names, in Kafka's order.
-    fn named(&self) -> [(&'static str, &Meter); 8] {
+    fn named(&self) -> [(&'static str, &Meter); 10] {
         [
             ("MessagesInPerSec", &self.messages_in),
             ("BytesInPerSec", &self.bytes_in),
@@ -43,6 +48,14 @@ impl BrokerTopicMetrics {
             ("FailedFetchRequestsPerSec", &self.failed_fetch_requests),
             ("TotalProduceRequestsPerSec", &self.total_produce_requests),
             ("TotalFetchRequestsPerSec", &self.total_fetch_requests),
+            (
+                "FetchMessageConversionsPerSec",
+                &self.fetch_message_conversions,
+            ),
+            (
+                "ProduceMessageConversionsPerSec",
+                &self.produce_message_conversions,
+            ),
         ]
     }
 }

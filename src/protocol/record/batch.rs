@@ -197,6 +197,25 @@ impl RecordBatchHeader {
     }
 }
 
+/// The records in the whole v2 batches at the start of `data` (their headers'
+/// `records_count`); a torn or unreadable tail ends the count.
+pub fn count_records(data: &[u8]) -> u64 {
+    let mut count = 0u64;
+    let mut position = 0;
+    while let Some(rest) = data.get(position..) {
+        let Ok(header) = RecordBatchHeader::parse(rest) else {
+            break;
+        };
+        let size = header.size_in_bytes();
+        if size == 0 || size > rest.len() {
+            break;
+        }
+        count += u64::try_from(header.records_count).unwrap_or(0);
+        position += size;
+    }
+    count
+}
+
 /// Kafka's `DefaultRecordBatch.incrementSequence`: sequences wrap from `i32::MAX` to 0.
 pub fn increment_sequence(sequence: i32, increment: i32) -> i32 {
     if sequence > i32::MAX.wrapping_sub(increment) {
@@ -305,6 +324,17 @@ mod tests {
             ));
         }
         b.build().unwrap()
+    }
+
+    #[test]
+    fn count_records_sums_whole_batches_and_stops_at_a_torn_tail() {
+        let one = batch();
+        let mut two = one.clone();
+        two.extend_from_slice(&one);
+        assert_eq!(count_records(&one), 3);
+        assert_eq!(count_records(&two), 6);
+        assert_eq!(count_records(&two[..two.len() - 1]), 3);
+        assert_eq!(count_records(&[]), 0);
     }
 
     #[test]

@@ -36,6 +36,7 @@ use crate::protocol::messages::fetch_request::FetchRequest;
 use crate::protocol::messages::fetch_response::{
     AbortedTransaction, EpochEndOffset, FetchResponse, FetchableTopicResponse, PartitionData,
 };
+use crate::protocol::record::batch::count_records;
 use crate::protocol::record::down_convert::batches_to_message_set;
 use crate::replication::{
     FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice, ReplicaManager,
@@ -271,7 +272,7 @@ fn build(
                 );
             }
             if let Some(slice) = read.records {
-                match records_for(version, slice, &mut files) {
+                match records_for(version, slice, &mut files, replica_manager, tp) {
                     Ok(records) => data.records = Some(records),
                     Err(code) => data.error_code = code.code(),
                 }
@@ -308,6 +309,8 @@ fn records_for(
     version: i16,
     slice: FileSlice,
     files: &mut Vec<FileSlice>,
+    replica_manager: &ReplicaManager,
+    tp: &TopicPartition,
 ) -> Result<Bytes, ErrorCode> {
     if version >= 4 {
         let placeholder = placeholder(usize::try_from(slice.size).unwrap_or(0));
@@ -319,9 +322,17 @@ fn records_for(
         ErrorCode::KafkaStorageError
     })?;
     let magic = if version <= 1 { 0 } else { 1 };
-    batches_to_message_set(&bytes, magic)
+    let converted = batches_to_message_set(&bytes, magic)
         .map(Bytes::from)
-        .map_err(|e| e.code)
+        .map_err(|e| e.code)?;
+    let records = count_records(&bytes);
+    let stats = replica_manager.topic_stats();
+    stats
+        .topic(&tp.topic)
+        .fetch_message_conversions
+        .mark(records);
+    stats.all_topics().fetch_message_conversions.mark(records);
+    Ok(converted)
 }
 
 /// Bytes that only stand for a file range's length: the encoder writes their length prefix and

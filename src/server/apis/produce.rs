@@ -34,7 +34,7 @@ use crate::protocol::messages::produce_request::ProduceRequest;
 use crate::protocol::messages::produce_response::{
     BatchIndexAndErrorMessage, PartitionProduceResponse, ProduceResponse, TopicProduceResponse,
 };
-use crate::protocol::record::batch::RecordBatchHeader;
+use crate::protocol::record::batch::{RecordBatchHeader, count_records};
 use crate::protocol::record::compression::CompressionType;
 use crate::protocol::record::convert::message_set_to_batch;
 use crate::replication::{
@@ -100,6 +100,19 @@ pub(crate) async fn handle(
             } else {
                 match records_of(ctx, data.records.clone()) {
                     Ok(records) => {
+                        if ctx.api_version < 3 {
+                            // Up-converted from the message format of an old client.
+                            let converted = count_records(&records);
+                            let stats = apis.replica_manager.topic_stats();
+                            stats
+                                .topic(&name)
+                                .produce_message_conversions
+                                .mark(converted);
+                            stats
+                                .all_topics()
+                                .produce_message_conversions
+                                .mark(converted);
+                        }
                         entries.push(AppendEntry::new(tp, records));
                         Slot::Appended(entries.len() - 1)
                     }

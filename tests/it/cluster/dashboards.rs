@@ -26,8 +26,6 @@ const STRIMZI_NOT_SERVED_YET: &[&str] = &[];
 const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
     "kafka_network_acceptor_acceptorblockedpercent",
     "kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate",
-    "kafka_server_brokertopicmetrics_fetchmessageconversionspersec",
-    "kafka_server_brokertopicmetrics_producemessageconversionspersec",
     "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",
     "kafka_server_fetchsessioncache_numincrementalfetchsessions",
     "kafka_server_socketservermetrics_connections",

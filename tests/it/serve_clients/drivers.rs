@@ -30,7 +30,10 @@ pub(crate) fn run_driver(mut cmd: Command, what: &str) -> serde_json::Value {
 /// The brokers of the driver tests: the drivers were validated against Kafka 3.9.1 with this
 /// limit (confluent-kafka sends a 1 MiB record).
 fn driver_broker() -> TestBroker {
-    TestBroker::start(&[("message.max.bytes", "2000000")])
+    TestBroker::start(&[
+        ("message.max.bytes", "2000000"),
+        ("kcli.metrics.listener", "127.0.0.1:{port2}"),
+    ])
 }
 
 #[test]
@@ -67,6 +70,24 @@ fn kafka_python_api_version_0_10_1_down_conversion() {
     let s = run_driver(cmd, "kafka_python_check.py --api-version 0.10.1");
     assert_eq!(s["mode"], "api_version=0.10.1", "{s}");
     assert_eq!(s["produced"], s["consumed"], "{s}");
+    // Every record went up on the way in and down on the way out, and the meters say so.
+    let metrics = crate::support::exposition::scrape(broker.port2()).unwrap();
+    for (name, count) in [
+        (
+            "kafka_server_brokertopicmetrics_producemessageconversions_total",
+            &s["produced"],
+        ),
+        (
+            "kafka_server_brokertopicmetrics_fetchmessageconversions_total",
+            &s["consumed"],
+        ),
+    ] {
+        let served = metrics.value(name, &[("topic", "kp-old")]);
+        assert!(
+            served.is_some_and(|v| v >= count.as_f64().unwrap()),
+            "{name}: {served:?}, {count} records"
+        );
+    }
 }
 
 #[test]
