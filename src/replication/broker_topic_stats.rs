@@ -161,7 +161,7 @@ mod tests {
         let mut samples = Vec::new();
         stats.collect(&mut samples);
         let names: Vec<String> = samples.iter().map(|s| s.mbean.to_string()).collect();
-        assert_eq!(names.len(), 11, "{names:#?}");
+        assert_eq!(names.len(), 13, "{names:#?}");
         assert!(names.contains(
             &"kafka.server:type=BrokerTopicMetrics,name=FailedFetchRequestsPerSec".to_string()
         ));
@@ -169,13 +169,13 @@ mod tests {
             names.last().map(String::as_str),
             Some("kafka.server:type=BrokerTopicMetrics,name=MessagesInPerSec,topic=t")
         );
-        match &samples[10].reading {
+        match &samples[12].reading {
             Reading::Meter(m) => assert_eq!(m.count, 3),
             other => panic!("{other:?}"),
         }
         stats.remove_topic("t");
         let mut samples = Vec::new();
         stats.collect(&mut samples);
-        assert_eq!(samples.len(), 10);
+        assert_eq!(samples.len(), 12);
     }
 }
