@@ -14,6 +14,9 @@
 //!   workers' idle share (`processor_idle`: kcli has no processor threads).
 //! - `kafka.server:type=socket-server-metrics,listener=<L>,networkProcessor=0`: the
 //!   connection count and the creation and close totals and rates.
+//! - `kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=<L>`: the time the
+//!   listener's acceptor waited for a connection slot (`max.connections`), a meter of
+//!   nanoseconds read as a fraction of the time, as Kafka's.
 //!
 //! Recording a request is relaxed atomic adds into a table made at startup (indexed by API key,
 //! then by version or error code): no allocation, no lock. What only the handler knows (a
@@ -271,6 +274,8 @@ struct ListenerMetrics {
     name: String,
     created: AtomicU64,
     closed: AtomicU64,
+    /// Nanoseconds the acceptor waited for a connection slot.
+    acceptor_blocked: Meter,
     /// The counts at the start of the previous and of the current rate sample.
     samples: Mutex<[RateSample; 2]>,
 }
@@ -293,6 +298,7 @@ impl ListenerMetrics {
             name,
             created: AtomicU64::new(0),
             closed: AtomicU64::new(0),
+            acceptor_blocked: Meter::new(),
             samples: Mutex::new([sample; 2]),
         }
     }
@@ -455,6 +461,15 @@ impl NetworkMetrics {
         }
     }
 
+    /// Listener `listener`'s acceptor waited `blocked` for a connection slot before accepting
+    /// (Kafka's `blockedPercentMeter`).
+    pub(super) fn acceptor_blocked(&self, listener: usize, blocked: Duration) {
+        if let Some(l) = self.listeners.get(listener) {
+            l.acceptor_blocked
+                .mark(u64::try_from(blocked.as_nanos()).unwrap_or(u64::MAX));
+        }
+    }
+
     /// A connection of listener `listener` closed.
     pub(super) fn connection_closed(&self, listener: usize) {
         if let Some(l) = self.listeners.get(listener) {
@@ -600,6 +615,15 @@ impl MetricsSource for NetworkMetrics {
         let now = Instant::now();
         for listener in self.listeners.iter() {
             out.push(MetricSample {
+                mbean: MBeanName::yammer(
+                    "kafka.network",
+                    "Acceptor",
+                    "AcceptorBlockedPercent",
+                    &[("listener", &listener.name)],
+                ),
+                reading: Reading::Meter(per_nanosecond(listener.acceptor_blocked.snapshot())),
+            });
+            out.push(MetricSample {
                 mbean: MBeanName::kafka_group(
                     "kafka.server",
                     "socket-server-metrics",
@@ -626,6 +650,7 @@ impl MetricsSource for NetworkMetrics {
         self.handler_idle.tick();
         self.processor_idle.tick();
         for listener in self.listeners.iter() {
+            listener.acceptor_blocked.tick();
             listener.tick(now);
         }
     }

@@ -307,11 +307,14 @@ impl Acceptor {
         let mut backoff = ACCEPT_BACKOFF_MIN;
         loop {
             // With max.connections taken, accept nothing until a connection closes.
+            let waiting = Instant::now();
             let slot = tokio::select! {
                 biased;
                 () = self.shutdown.cancelled() => break,
                 slot = self.quotas.wait_for_slot() => slot,
             };
+            self.metrics
+                .acceptor_blocked(self.listener_index, waiting.elapsed());
             let accepted = tokio::select! {
                 biased;
                 () = self.shutdown.cancelled() => break,

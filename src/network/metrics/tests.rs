@@ -310,3 +310,20 @@ fn error_names_and_request_headers() {
     assert_eq!(api_of(&[0, 1, 0, 17, 0, 0]), Some((1, 17)));
     assert_eq!(api_of(&[0, 1, 0]), None);
 }
+
+#[test]
+fn an_acceptor_waiting_for_a_slot_counts_its_blocked_time_per_listener() {
+    let (metrics, _tx) = metrics();
+    metrics.acceptor_blocked(0, Duration::from_millis(1500));
+    let samples = collect(&metrics);
+    let mbean = "kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=PLAINTEXT";
+    assert_eq!(count(&samples, mbean), 1_500_000_000);
+    let other = find(
+        &samples,
+        "kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=INTERNAL",
+    );
+    assert!(
+        matches!(other, Some(Reading::Meter(m)) if m.count == 0),
+        "{other:?}"
+    );
+}

@@ -24,7 +24,6 @@ const STRIMZI_NOT_SERVED_YET: &[&str] = &[];
 
 /// The same for Confluent's dashboard, under Confluent's names.
 const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
-    "kafka_network_acceptor_acceptorblockedpercent",
     "kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate",
     "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",
     "kafka_server_fetchsessioncache_numincrementalfetchsessions",
