@@ -225,6 +225,8 @@ impl Drop for ActiveGuard {
 pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot: ConnectionSlot) {
     let _active = ActiveGuard::new(Arc::clone(&ctx.active_connections));
     let _counted = ConnectionCounted::new(Arc::clone(&ctx.metrics), ctx.listener_index);
+    // Counted under unknown client software until an ApiVersions names it, as Kafka does.
+    let recorder = RequestRecorder::new(Arc::clone(&ctx.metrics), ctx.listener_index);
     debug!("accepted");
     let (mut stream, transport_principal) = match &ctx.tls {
         None => (ConnectionStream::Plain(tcp), KafkaPrincipal::anonymous()),
@@ -285,7 +287,6 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             }
         }
     };
-    let recorder = RequestRecorder::new(Arc::clone(&ctx.metrics));
     let throttle = ChannelThrottle::new();
     // Pipelined answers not written yet, oldest first, each with its frame's pool bytes.
     let mut outstanding: VecDeque<(DeferredResponse, PooledBytes, InFlight)> = VecDeque::new();

@@ -14,6 +14,9 @@
 //!   workers' idle share (`processor_idle`: kcli has no processor threads).
 //! - `kafka.server:type=socket-server-metrics,listener=<L>,networkProcessor=0`: the
 //!   connection count and the creation and close totals and rates.
+//! - `kafka.server:type=socket-server-metrics,clientSoftwareName=<N>,clientSoftwareVersion=<V>,
+//!   listener=<L>,networkProcessor=0`: `connections`, the open connections by the client
+//!   software their ApiVersions named (`unknown` before one).
 //! - `kafka.network:type=Acceptor,name=AcceptorBlockedPercent,listener=<L>`: the time the
 //!   listener's acceptor waited for a connection slot (`max.connections`), a meter of
 //!   nanoseconds read as a fraction of the time, as Kafka's.
@@ -83,14 +86,54 @@ pub struct RequestRecorder(Option<Arc<ConnectionRecorder>>);
 struct ConnectionRecorder {
     metrics: Arc<NetworkMetrics>,
     kind: AtomicU8,
+    /// The connection's listener (its index) and the client software it counts under in
+    /// `socket-server-metrics` `connections`: `unknown` until an ApiVersions names it.
+    listener: usize,
+    software: Mutex<ClientSoftware>,
+}
+
+/// A client's `client_software_name` and `client_software_version` (ApiVersions v3+).
+type ClientSoftware = (Arc<str>, Arc<str>);
+
+/// Kafka's `ClientInformation.UNKNOWN_NAME_OR_VERSION`.
+const UNKNOWN_SOFTWARE: &str = "unknown";
+
+impl Drop for ConnectionRecorder {
+    fn drop(&mut self) {
+        let software = lock(&self.software).clone();
+        self.metrics
+            .count_client_software(self.listener, &software, -1);
+    }
 }
 
 impl RequestRecorder {
-    pub(super) fn new(metrics: Arc<NetworkMetrics>) -> Self {
+    /// The recorder of a connection of listener `listener` (its index), counted from now on
+    /// as a connection of unknown client software.
+    pub(super) fn new(metrics: Arc<NetworkMetrics>, listener: usize) -> Self {
+        let software: ClientSoftware = (Arc::from(UNKNOWN_SOFTWARE), Arc::from(UNKNOWN_SOFTWARE));
+        metrics.count_client_software(listener, &software, 1);
         RequestRecorder(Some(Arc::new(ConnectionRecorder {
             metrics,
             kind: AtomicU8::new(Kind::Plain as u8),
+            listener,
+            software: Mutex::new(software),
         })))
+    }
+
+    /// The client named its software in an ApiVersions (v3+, valid by Kafka's rules): the
+    /// connection counts under it from now on (Kafka's `registerClientInformation`).
+    pub fn client_software(&self, name: &str, version: &str) {
+        let Some(recorder) = &self.0 else {
+            return;
+        };
+        let new: ClientSoftware = (Arc::from(name), Arc::from(version));
+        let old = std::mem::replace(&mut *lock(&recorder.software), new.clone());
+        recorder
+            .metrics
+            .count_client_software(recorder.listener, &old, -1);
+        recorder
+            .metrics
+            .count_client_software(recorder.listener, &new, 1);
     }
 
     /// The request being handled is a Fetch from a follower (`true`) or a consumer (`false`):
@@ -356,6 +399,9 @@ pub(crate) struct NetworkMetrics {
     /// handles a request. The ticker counts a long wait so far and moves it on.
     handler_idle_since: Box<[AtomicU64]>,
     processor_idle: processor_idle::RuntimeIdle,
+    /// Open connections by listener and client software (`connections`); an entry goes when
+    /// its count does.
+    client_software: Mutex<std::collections::BTreeMap<(usize, ClientSoftware), u64>>,
     created: Instant,
     listeners: Box<[ListenerMetrics]>,
 }
@@ -409,6 +455,7 @@ impl NetworkMetrics {
                 .map(|_| AtomicU64::new(BUSY))
                 .collect(),
             processor_idle: processor_idle::RuntimeIdle::new(),
+            client_software: Mutex::default(),
             created: now,
             listeners: listeners
                 .iter()
@@ -467,6 +514,17 @@ impl NetworkMetrics {
         if let Some(l) = self.listeners.get(listener) {
             l.acceptor_blocked
                 .mark(u64::try_from(blocked.as_nanos()).unwrap_or(u64::MAX));
+        }
+    }
+
+    /// A connection of `listener` counts (`+1`) or no longer counts (`-1`) under `software`.
+    fn count_client_software(&self, listener: usize, software: &ClientSoftware, delta: i64) {
+        let mut counts = lock(&self.client_software);
+        let key = (listener, software.clone());
+        let count = counts.entry(key.clone()).or_default();
+        *count = count.saturating_add_signed(delta);
+        if *count == 0 {
+            counts.remove(&key);
         }
     }
 
@@ -611,6 +669,24 @@ impl MetricsSource for NetworkMetrics {
                     });
                 }
             }
+        }
+        for ((listener, (name, version)), count) in lock(&self.client_software).iter() {
+            let Some(listener) = self.listeners.get(*listener) else {
+                continue;
+            };
+            out.push(MetricSample {
+                mbean: MBeanName::kafka_group(
+                    "kafka.server",
+                    "socket-server-metrics",
+                    &[
+                        ("clientSoftwareName", name),
+                        ("clientSoftwareVersion", version),
+                        ("listener", &listener.name),
+                        ("networkProcessor", "0"),
+                    ],
+                ),
+                reading: Reading::KafkaMetrics(vec![("connections", *count as f64)]),
+            });
         }
         let now = Instant::now();
         for listener in self.listeners.iter() {

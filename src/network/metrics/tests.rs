@@ -129,7 +129,7 @@ fn fetches_count_under_their_kind_and_fetch_and_verifications_apart() {
 #[test]
 fn the_recorder_carries_the_kind_of_one_request_and_counts_errors() {
     let (m, _tx) = metrics();
-    let recorder = RequestRecorder::new(Arc::clone(&m));
+    let recorder = RequestRecorder::new(Arc::clone(&m), 0);
     assert_eq!(recorder.take_kind(), Kind::Plain);
     recorder.fetch_from_follower(true);
     assert_eq!(recorder.take_kind(), Kind::FetchFollower);
@@ -326,4 +326,32 @@ fn an_acceptor_waiting_for_a_slot_counts_its_blocked_time_per_listener() {
         matches!(other, Some(Reading::Meter(m)) if m.count == 0),
         "{other:?}"
     );
+}
+
+#[test]
+fn connections_count_by_the_client_software_they_named() {
+    let (metrics, _tx) = metrics();
+    let connections = |samples: &[MetricSample], name: &str, version: &str| {
+        let mbean = format!(
+            "kafka.server:type=socket-server-metrics,clientSoftwareName={name},\
+             clientSoftwareVersion={version},listener=PLAINTEXT,networkProcessor=0"
+        );
+        match find(samples, &mbean) {
+            Some(Reading::KafkaMetrics(a)) => a[0].1,
+            None => 0.0,
+            other => panic!("{other:?}"),
+        }
+    };
+    let first = RequestRecorder::new(Arc::clone(&metrics), 0);
+    let second = RequestRecorder::new(Arc::clone(&metrics), 0);
+    assert_eq!(connections(&collect(&metrics), "unknown", "unknown"), 2.0);
+    first.client_software("apache-kafka-java", "3.9.1");
+    let samples = collect(&metrics);
+    assert_eq!(connections(&samples, "unknown", "unknown"), 1.0);
+    assert_eq!(connections(&samples, "apache-kafka-java", "3.9.1"), 1.0);
+    drop(first);
+    drop(second);
+    let samples = collect(&metrics);
+    assert_eq!(connections(&samples, "apache-kafka-java", "3.9.1"), 0.0);
+    assert_eq!(connections(&samples, "unknown", "unknown"), 0.0);
 }

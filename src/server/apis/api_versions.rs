@@ -27,9 +27,32 @@ fn api_keys() -> Vec<ApiVersion> {
 pub(crate) fn handle(
     _apis: &KafkaApis,
     ctx: &RequestContext,
-    _request: ApiVersionsRequest,
+    request: ApiVersionsRequest,
 ) -> Response {
+    // Kafka's processor registers the client's software from a valid v3+ ApiVersions; the
+    // connection counts under it in `socket-server-metrics` `connections`.
+    if ctx.api_version >= 3 {
+        let name = request.client_software_name.to_string_lossy();
+        let version = request.client_software_version.to_string_lossy();
+        if is_valid_software_field(&name) && is_valid_software_field(&version) {
+            ctx.recorder.client_software(&name, &version);
+        }
+    }
     ctx.respond(ResponseKind::ApiVersions(response()))
+}
+
+/// Kafka's `ApiVersionsRequest.isValid` pattern for the client software's name and version:
+/// `[a-zA-Z0-9](?:[a-zA-Z0-9\-.]*[a-zA-Z0-9])?`.
+fn is_valid_software_field(field: &str) -> bool {
+    let bytes = field.as_bytes();
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    first.is_ascii_alphanumeric()
+        && last.is_ascii_alphanumeric()
+        && bytes
+            .iter()
+            .all(|b| b.is_ascii_alphanumeric() || *b == b'-' || *b == b'.')
 }
 
 /// The answer to an ApiVersions this broker can read, on any listener (the SASL authenticator
@@ -61,4 +84,20 @@ pub(crate) fn unsupported_version(ctx: &RequestContext) -> Response {
         ..ctx.clone()
     };
     v0.respond(ResponseKind::ApiVersions(unsupported_version_response()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn client_software_fields_follow_kafkas_pattern() {
+        assert!(is_valid_software_field("apache-kafka-java"));
+        assert!(is_valid_software_field("3.9.1"));
+        assert!(is_valid_software_field("a"));
+        assert!(!is_valid_software_field(""));
+        assert!(!is_valid_software_field("-x"));
+        assert!(!is_valid_software_field("x."));
+        assert!(!is_valid_software_field("a b"));
+    }
 }

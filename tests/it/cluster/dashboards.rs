@@ -27,7 +27,6 @@ const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
     "kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate",
     "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",
     "kafka_server_fetchsessioncache_numincrementalfetchsessions",
-    "kafka_server_socketservermetrics_connections",
 ];
 
 /// Expressions that have data only once something happened that a healthy cluster does not
