@@ -10,7 +10,6 @@
 
 use std::time::Duration;
 
-use kcli::network::{NetworkClient, NetworkClientConfig};
 use kcli::protocol::errors::ErrorCode;
 use kcli::protocol::messages::alter_client_quotas_request::{
     AlterClientQuotasRequest, EntityData, EntryData, OpData,
@@ -451,17 +450,5 @@ fn kafkas_config_command_alters_and_describes_quotas_through_any_broker() {
 }
 
 fn send(port: u16, request: RequestKind) -> ResponseKind {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let config = NetworkClientConfig {
-            client_id: "quotas-test".into(),
-            request_timeout: Duration::from_secs(10),
-            ..NetworkClientConfig::default()
-        };
-        let client = NetworkClient::new(format!("127.0.0.1:{port}"), config);
-        client.send(&request, 1).await.unwrap()
-    })
+    crate::support::requests::send_request(port, &request, 1)
 }

@@ -5,9 +5,6 @@
 //! without an authorizer the ACL APIs answer SECURITY_DISABLED; another authorizer class or a
 //! super user not `type:name` is refused at startup naming the key.
 
-use std::time::Duration;
-
-use kcli::network::{NetworkClient, NetworkClientConfig};
 use kcli::protocol::errors::ErrorCode;
 use kcli::protocol::messages::alter_client_quotas_request::{
     AlterClientQuotasRequest, EntityData, EntryData, OpData,
@@ -26,19 +23,7 @@ use super::ACL_AUTHORIZER;
 use crate::serve_support::TestBroker;
 
 fn send(port: u16, request: RequestKind, version: i16) -> ResponseKind {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let config = NetworkClientConfig {
-            client_id: "acls-test".into(),
-            request_timeout: Duration::from_secs(10),
-            ..NetworkClientConfig::default()
-        };
-        let client = NetworkClient::new(format!("127.0.0.1:{port}"), config);
-        client.send(&request, version).await.unwrap()
-    })
+    crate::support::requests::send_request(port, &request, version)
 }
 
 fn describe_acls(port: u16) -> i16 {

@@ -4,7 +4,8 @@
 //! whose links tests cut ([`netns`]) or slow down ([`delay_relay`]); kcli clusters on a real ZooKeeper ([`cluster`]), one at a time;
 //! Kafka and kcli brokers in one cluster ([`mixed_cluster`]); an idempotent produce load and its
 //! check that nothing acknowledged was lost ([`produce_load`]); a real Prometheus ([`prometheus`])
-//! and a scraper and parser of `/metrics` endpoints ([`exposition`]); and test certificates ([`tls`]).
+//! and a scraper and parser of `/metrics` endpoints ([`exposition`]); one request on the wire
+//! ([`requests`]); and test certificates ([`tls`]).
 
 pub mod availability;
 pub mod cluster;
@@ -15,6 +16,7 @@ pub mod mixed_cluster;
 pub mod netns;
 pub mod produce_load;
 pub mod prometheus;
+pub mod requests;
 pub mod tls;
 pub mod zk_ensemble;
 pub mod zookeeper;

@@ -4,9 +4,6 @@
 //! controller; that broker's own answers (NOT_CONTROLLER for an alteration, a listing for a
 //! describe); a quota key in the znode kept; a refused credential's per-user code on the wire.
 
-use std::time::Duration;
-
-use kcli::network::{NetworkClient, NetworkClientConfig};
 use kcli::protocol::codec::Bytes;
 use kcli::protocol::errors::ErrorCode;
 use kcli::protocol::messages::alter_user_scram_credentials_request::{
@@ -25,19 +22,7 @@ use crate::support::cluster::{TestCluster, with_zk};
 use crate::support::zookeeper::write_znode;
 
 fn send(port: u16, request: RequestKind) -> ResponseKind {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let config = NetworkClientConfig {
-            client_id: "users-test".into(),
-            request_timeout: Duration::from_secs(10),
-            ..NetworkClientConfig::default()
-        };
-        let client = NetworkClient::new(format!("127.0.0.1:{port}"), config);
-        client.send(&request, 0).await.unwrap()
-    })
+    crate::support::requests::send_request(port, &request, 0)
 }
 
 fn alter(
