@@ -251,3 +251,57 @@ fn a_consumer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
         "the unthrottled consumer read only {free_total} bytes"
     );
 }
+
+/// Sends `count` Metadata requests (no topics) one after another as `client`, over one
+/// connection: how long they took, and the largest `throttle_time_ms` answered.
+fn metadata_requests(broker: &TestBroker, client: &str, count: usize) -> (Duration, i32) {
+    use kcli::network::{NetworkClient, NetworkClientConfig};
+    use kcli::protocol::messages::metadata_request::MetadataRequest;
+    use kcli::protocol::messages::{RequestKind, ResponseKind};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let config = NetworkClientConfig {
+            client_id: client.into(),
+            request_timeout: Duration::from_secs(10),
+            ..NetworkClientConfig::default()
+        };
+        let network = NetworkClient::new(broker.bootstrap(), config);
+        let request = RequestKind::Metadata(MetadataRequest {
+            topics: Some(Vec::new()),
+            ..MetadataRequest::default()
+        });
+        let started = Instant::now();
+        let mut throttle = 0;
+        for _ in 0..count {
+            match network.send(&request, 12).await.unwrap() {
+                ResponseKind::Metadata(m) => throttle = throttle.max(m.throttle_time_ms),
+                other => panic!("{other:?}"),
+            }
+        }
+        (started.elapsed(), throttle)
+    })
+}
+
+/// `request_percentage` bounds a client that sends many small requests: its answers carry a
+/// throttle time and its connection is muted, so the same requests take it far longer than a
+/// client without a quota, whose answers carry none.
+#[test]
+fn a_client_over_its_request_percentage_is_throttled_and_others_are_not() {
+    let broker = TestBroker::start(&[]);
+    // 1% of one thread: 10 ms of the broker's time per second.
+    set_client_quota(&broker, "busy", "request_percentage", "1");
+    let (free_time, free_throttle) = metadata_requests(&broker, "idle", 1_500);
+    let (busy_time, busy_throttle) = metadata_requests(&broker, "busy", 1_500);
+    assert_eq!(free_throttle, 0, "the client without a quota was throttled");
+    assert!(
+        busy_throttle > 0,
+        "no throttle_time_ms for the client over its quota"
+    );
+    assert!(
+        busy_time > free_time * 3,
+        "1,500 requests took {busy_time:?} over the quota and {free_time:?} without one"
+    );
+}
