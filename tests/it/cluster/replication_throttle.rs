@@ -235,3 +235,64 @@ fn throttled_move(cluster: &TestCluster) {
     );
     drop(load);
 }
+
+/// A replica in the ISR is never throttled, so a throttle cannot push it out: with both rates
+/// at 1,000 B/s and every replica of the topic throttled (`*`), an acks=all producer keeps going
+/// and the follower stays in the ISR past `replica.lag.time.max.ms` many times over.
+#[test]
+fn a_follower_in_the_isr_is_never_throttled_out_of_it() {
+    let cluster = TestCluster::start(
+        2,
+        &[
+            ("replica.lag.time.max.ms", "1000"),
+            ("auto.leader.rebalance.enable", "false"),
+        ],
+    );
+    create_topic_assigned(&cluster, "insync", &[&[1, 2]]);
+    let bootstrap = cluster.bootstrap();
+    for broker in ["1", "2"] {
+        let (code, out, err) = crate::users::kafka_configs(&[
+            "--bootstrap-server",
+            &bootstrap,
+            "--alter",
+            "--entity-type",
+            "brokers",
+            "--entity-name",
+            broker,
+            "--add-config",
+            "leader.replication.throttled.rate=1000,follower.replication.throttled.rate=1000",
+        ]);
+        assert_eq!(code, 0, "{out}{err}");
+    }
+    let (code, out, err) = crate::users::kafka_configs(&[
+        "--bootstrap-server",
+        &bootstrap,
+        "--alter",
+        "--entity-type",
+        "topics",
+        "--entity-name",
+        "insync",
+        "--add-config",
+        "leader.replication.throttled.replicas=*,follower.replication.throttled.replicas=*",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    let load = ProduceLoad::start(&bootstrap, "insync", 1);
+    load.wait_for_more_acks(100, Duration::from_secs(30));
+    let started = Instant::now();
+    let acked = load.acked_count();
+    while started.elapsed() < Duration::from_secs(8) {
+        assert_eq!(
+            cluster.isr("insync", 0),
+            Some(vec![1, 2]),
+            "the follower left the ISR {:?} into the throttle",
+            started.elapsed()
+        );
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    let gap = load.longest_ack_gap(started, Instant::now());
+    assert!(
+        load.acked_count() > acked + 100 && gap < Duration::from_secs(2),
+        "acks=all stalled under the throttle: {} acks, longest gap {gap:?}",
+        load.acked_count() - acked
+    );
+}
