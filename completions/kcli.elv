@@ -131,6 +131,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --topics-to-move-json 'Propose new assignments for these existing topics: Kafka''s `{"topics":[{"topic":"foo"}],"version":1}`'
             cand --broker-list 'Assign only to these of the cluster''s brokers (comma-separated ids)'
             cand --reassignment-json 'The reassignment, in Kafka''s reassignment JSON (what --format json prints)'
+            cand --throttle 'With --execute: throttle the moves'' replication to this many bytes per second (sets `leader.replication.throttled.rate` and `follower.replication.throttled.rate` on every broker a move touches, and the topics'' throttled replicas, as Kafka''s tool does); --verify removes them once no move is in progress'
             cand --connection-timeout-ms 'How long to wait for ZooKeeper or a broker to connect and answer, in ms'
             cand --log-format 'How log lines are written to stderr: text (coloured only when stderr is a terminal and NO_COLOR is unset) or json (one JSON object per line, for log shippers)'
             cand --minimize-movement 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'

@@ -206,6 +206,13 @@ pub struct AssignArgs {
     /// With --execute: start even though other reassignments are in progress.
     #[arg(long, requires = "execute")]
     pub additional: bool,
+    /// With --execute: throttle the moves' replication to this many bytes per second (sets
+    /// `leader.replication.throttled.rate` and `follower.replication.throttled.rate` on every
+    /// broker a move touches, and the topics' throttled replicas, as Kafka's tool does);
+    /// --verify removes them once no move is in progress.
+    #[arg(long, value_name = "BYTES_PER_SECOND", requires_all = ["execute", "bootstrap_server"],
+          value_parser = clap::value_parser!(i64).range(0..))]
+    pub throttle: Option<i64>,
     /// How long to wait for ZooKeeper or a broker to connect and answer, in ms.
     #[arg(long, value_name = "MS", default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     pub connection_timeout_ms: u64,

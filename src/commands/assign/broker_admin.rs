@@ -9,7 +9,11 @@ use anyhow::{Context, anyhow};
 
 use crate::cluster::{BrokerId, TopicPartition};
 use crate::network::{NetworkClient, NetworkClientConfig};
+use crate::protocol::messages::incremental_alter_configs_request::IncrementalAlterConfigsRequest;
 use crate::protocol::messages::{RequestKind, ResponseKind};
+
+/// IncrementalAlterConfigs at v0 (every broker kcli and Kafka 3.9 run serves it).
+const INCREMENTAL_ALTER_CONFIGS_VERSION: i16 = 0;
 
 use super::requests::{self, ClusterMetadata, Ongoing};
 
@@ -80,6 +84,51 @@ impl BrokerAdmin {
                 )
             })?;
         Ok(NetworkClient::new(&controller.address, self.config.clone()))
+    }
+
+    /// A client for broker `id` as `metadata` lists it.
+    pub(super) fn broker(
+        &self,
+        metadata: &ClusterMetadata,
+        id: BrokerId,
+    ) -> anyhow::Result<NetworkClient> {
+        let broker = metadata
+            .brokers
+            .iter()
+            .find(|b| b.metadata.id == id)
+            .ok_or_else(|| anyhow!("broker {id} is not in the cluster's metadata"))?;
+        Ok(NetworkClient::new(&broker.address, self.config.clone()))
+    }
+
+    /// IncrementalAlterConfigs on `client`; any resource refused is an error naming it.
+    pub(super) async fn incremental_alter_configs(
+        &self,
+        client: &NetworkClient,
+        request: IncrementalAlterConfigsRequest,
+    ) -> anyhow::Result<()> {
+        let response = client
+            .send(
+                &RequestKind::IncrementalAlterConfigs(request),
+                INCREMENTAL_ALTER_CONFIGS_VERSION,
+            )
+            .await
+            .context("IncrementalAlterConfigs")?;
+        let ResponseKind::IncrementalAlterConfigs(r) = response else {
+            return Err(anyhow!(
+                "{} answered IncrementalAlterConfigs with another response",
+                client.destination()
+            ));
+        };
+        for resource in &r.responses {
+            if resource.error_code != 0 {
+                return Err(anyhow!(
+                    "IncrementalAlterConfigs of {}: {}",
+                    resource.resource_name.to_string_lossy(),
+                    requests::error_text(resource.error_code, resource.error_message.as_ref())
+                ));
+            }
+        }
+        Ok(())
     }
 
     /// The reassignments in progress (of `partitions`, or all).

@@ -12,6 +12,7 @@ mod propose;
 mod reassign;
 pub(crate) mod requests;
 mod text;
+mod throttle;
 mod zookeeper;
 
 use std::collections::BTreeMap;

@@ -20,7 +20,11 @@ use crate::cluster::{BrokerId, TopicPartition};
 use super::Outcome;
 use super::broker_admin::BrokerAdmin;
 use super::inputs::{self, InputError};
+use super::throttle;
 use super::zookeeper::{Started, Zk};
+
+/// Kafka's warning when a throttle is set.
+const VERIFY_PERIODICALLY: &str = "Warning: You must run --verify periodically, until the reassignment completes, to ensure the throttle is removed.";
 
 /// Kafka's refusal to start over reassignments in progress (without `--additional`).
 const EXISTING: &str = "Cannot execute because there is an existing partition assignment.  Use --additional to override this and create a new partition assignment in addition to the existing one. The --additional flag can also be used to change the throttle by resubmitting the current reassignment.";
@@ -137,6 +141,23 @@ pub(super) async fn execute(args: &AssignArgs, out: &mut dyn Write) -> anyhow::R
         check_brokers(&targets, &known)?;
         let current = current_of(&parts, &metadata.topics)?;
         write_out(out, &rollback_text(&current))?;
+        if let Some(rate) = args.throttle {
+            write_out(out, &format!("{VERIFY_PERIODICALLY}\n"))?;
+            let moves = throttle::move_map(&ongoing, &targets, &current);
+            admin
+                .incremental_alter_configs(&controller, throttle::set_topic_throttles(&moves))
+                .await?;
+            for broker in throttle::reassigning_brokers(&moves) {
+                let client = admin.broker(&metadata, broker)?;
+                admin
+                    .incremental_alter_configs(&client, throttle::set_broker_throttle(broker, rate))
+                    .await?;
+            }
+            write_out(
+                out,
+                &format!("The inter-broker throttle limit was set to {rate} B/s\n"),
+            )?;
+        }
         let asked = targets
             .iter()
             .map(|(tp, r)| (tp.clone(), Some(r.clone())))
@@ -287,11 +308,60 @@ pub(super) async fn verify(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Re
     }
     let (text, complete) = verify_text(&targets, &states);
     write_out(out, &text)?;
+    let in_progress = states.values().any(|s| *s == State::InProgress);
+    if let (Some(bootstrap), false) = (&args.bootstrap_server, in_progress) {
+        clear_all_throttles(bootstrap, timeout, &targets, out).await?;
+    }
     Ok(if complete {
         Outcome::Success
     } else {
         Outcome::CheckFailed
     })
+}
+
+/// Kafka's `clearAllThrottles`: once no move of the plan is in progress, the rates of every
+/// broker of the cluster and of the plan, and the throttled replicas of the plan's topics.
+async fn clear_all_throttles(
+    bootstrap: &str,
+    timeout: std::time::Duration,
+    targets: &[PartitionReassignment],
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
+    let admin = BrokerAdmin::new(bootstrap, timeout);
+    let metadata = admin.metadata(&[]).await?;
+    let mut brokers: BTreeSet<BrokerId> = metadata.brokers.iter().map(|b| b.metadata.id).collect();
+    brokers.extend(targets.iter().flat_map(|t| t.replicas.iter().copied()));
+    let listed = |ids: Vec<String>| ids.join(",");
+    write_out(
+        out,
+        &format!(
+            "Clearing broker-level throttles on broker{} {}\n",
+            if brokers.len() == 1 { "" } else { "s" },
+            listed(brokers.iter().map(i32::to_string).collect())
+        ),
+    )?;
+    for broker in &brokers {
+        // A broker of the plan that is not in the cluster has nothing to clear.
+        let Ok(client) = admin.broker(&metadata, *broker) else {
+            continue;
+        };
+        admin
+            .incremental_alter_configs(&client, throttle::clear_broker_throttles(*broker))
+            .await?;
+    }
+    let topics: BTreeSet<String> = targets.iter().map(|t| t.partition.topic.clone()).collect();
+    write_out(
+        out,
+        &format!(
+            "Clearing topic-level throttles on topic{} {}\n",
+            if topics.len() == 1 { "" } else { "s" },
+            listed(topics.iter().cloned().collect())
+        ),
+    )?;
+    let controller = admin.controller(&metadata)?;
+    admin
+        .incremental_alter_configs(&controller, throttle::clear_topic_throttles(&topics))
+        .await
 }
 
 /// In progress: named by `/admin/reassign_partitions`, or with adding or removing replicas in

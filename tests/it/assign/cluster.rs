@@ -1,8 +1,9 @@
 //! `kcli assign` against a live cluster of three kcli brokers: a topic crowded onto two of them
 //! gets a `--minimize-movement` proposal that moves only what the third must take, the same from
 //! Metadata (`--bootstrap-server`, with bytes moved from DescribeLogDirs) and from ZooKeeper;
-//! `--execute` through the controller's AlterPartitionReassignments, `--verify` until the
-//! controller has carried it out (and Kafka 3.9.1's `kafka-reassign-partitions --verify` reads
+//! `--execute --throttle` through the controller's AlterPartitionReassignments (the rates and
+//! throttled replicas set as Kafka's tool sets them), `--verify` until the controller has
+//! carried it out (then the throttle cleared) (and Kafka 3.9.1's `kafka-reassign-partitions --verify` reads
 //! kcli's JSON and agrees), the rollback through the legacy znode, and `--cancel` with nothing in
 //! progress.
 
@@ -140,8 +141,42 @@ fn minimal_moves_are_proposed_executed_and_verified_on_a_live_cluster() {
         plan_file,
         "--bootstrap-server",
         &bootstrap,
+        "--throttle",
+        "50000000",
     ]);
     assert_eq!(code, 0, "{err}\n{}", cluster.logs());
+    // The throttle, as Kafka's tool sets it: the rates on every broker a move touches, the
+    // moving partitions' replicas on their topic.
+    assert!(
+        out.contains("Warning: You must run --verify periodically")
+            && out.contains("The inter-broker throttle limit was set to 50000000 B/s"),
+        "{out}"
+    );
+    let config_of = |path: &str| -> serde_json::Value {
+        cluster
+            .get(path)
+            .map(|(data, _)| {
+                serde_json::from_str::<serde_json::Value>(&data).unwrap()["config"].clone()
+            })
+            .unwrap_or_default()
+    };
+    for broker in 1..=3 {
+        let config = config_of(&format!("/config/brokers/{broker}"));
+        assert_eq!(
+            config["leader.replication.throttled.rate"], "50000000",
+            "{config}"
+        );
+        assert_eq!(
+            config["follower.replication.throttled.rate"], "50000000",
+            "{config}"
+        );
+    }
+    let topic_config = config_of(&format!("/config/topics/{TOPIC}"));
+    assert!(
+        topic_config["leader.replication.throttled.replicas"].is_string()
+            && topic_config["follower.replication.throttled.replicas"].is_string(),
+        "{topic_config}"
+    );
     assert!(
         out.contains(&format!(
             "Successfully started partition reassignments for {TOPIC}-0,{TOPIC}-1,{TOPIC}-2"
@@ -171,6 +206,26 @@ fn minimal_moves_are_proposed_executed_and_verified_on_a_live_cluster() {
         &cluster,
     );
     assert_eq!(out.matches("is completed.").count(), 3, "{out}");
+    // Done: --verify cleared the throttle everywhere, as Kafka's does.
+    assert!(
+        out.contains("Clearing broker-level throttles on brokers 1,2,3")
+            && out.contains(&format!("Clearing topic-level throttles on topic {TOPIC}")),
+        "{out}"
+    );
+    for path in [
+        "/config/brokers/1".to_string(),
+        "/config/brokers/2".to_string(),
+        "/config/brokers/3".to_string(),
+        format!("/config/topics/{TOPIC}"),
+    ] {
+        let config = config_of(&path);
+        assert!(
+            config
+                .as_object()
+                .is_none_or(|c| c.keys().all(|k| !k.contains("replication.throttled"))),
+            "{path}: {config}"
+        );
+    }
     let (data, _) = cluster.get(&format!("/brokers/topics/{TOPIC}")).unwrap();
     let znode: serde_json::Value = serde_json::from_str(&data).unwrap();
     for (_, p, replicas) in &proposed {
