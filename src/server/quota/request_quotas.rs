@@ -50,7 +50,9 @@ fn exempt_from_request_quota(api_key: ApiKey) -> bool {
 /// `sendResponseMaybeThrottle`), the connection muted for it; 0 when none. Produce and Fetch
 /// take theirs in [`throttle_produce`] and [`throttle_fetch`].
 pub(crate) fn throttle_request(ctx: &RequestContext) -> i32 {
-    if matches!(ctx.api_key, ApiKey::Produce | ApiKey::Fetch)
+    // Every response passes here: without a request quota it costs one atomic load.
+    if !ctx.quotas.request.quotas_enabled()
+        || matches!(ctx.api_key, ApiKey::Produce | ApiKey::Fetch)
         || exempt_from_request_quota(ctx.api_key)
     {
         return 0;
