@@ -125,20 +125,6 @@ proptest! {
     }
 }
 
-async fn notifications(zk: &dyn ZkClient) -> Vec<String> {
-    let mut names = children(zk, zk_data::CONFIG_CHANGES_PATH).await.unwrap();
-    names.sort();
-    let mut out = Vec::new();
-    for name in names {
-        let (data, _) = zk
-            .get_data(&format!("{}/{name}", zk_data::CONFIG_CHANGES_PATH), false)
-            .await
-            .unwrap();
-        out.push(String::from_utf8(data).unwrap());
-    }
-    out
-}
-
 #[tokio::test]
 async fn changes_write_notify_and_clean_up_as_kafka() {
     let store = EmbeddedStore::in_memory();
@@ -233,7 +219,7 @@ async fn changes_write_notify_and_clean_up_as_kafka() {
             .is_none()
     );
     assert_eq!(
-        notifications(zk).await,
+        crate::zk::user_configs::tests::changes(zk).await,
         [
             "users/alice",
             "users/alice/clients/app",

@@ -136,7 +136,7 @@ pub(crate) async fn create_config_change_notification(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
@@ -149,7 +149,9 @@ mod tests {
             .collect()
     }
 
-    async fn changes(zk: &dyn ZkClient) -> Vec<String> {
+    /// Every config change notification's JSON, in sequence order (the quota configs' tests
+    /// read them too).
+    pub(crate) async fn changes(zk: &dyn ZkClient) -> Vec<String> {
         let (mut names, _) = zk
             .get_children(zk_data::CONFIG_CHANGES_PATH, false)
             .await
