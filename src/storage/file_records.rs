@@ -74,6 +74,37 @@ pub struct FileSlice {
 }
 
 impl FileSlice {
+    /// The slice cut back to its last whole entry, for a read that a size limit cut mid-entry:
+    /// one `pread` of an entry's offset and size per entry. The slice must start on an entry.
+    /// A first entry that is itself cut stays as it is (nothing would be left).
+    pub fn whole_entries(&self) -> std::io::Result<FileSlice> {
+        let end = self.position + self.size;
+        let mut at = self.position;
+        let mut header = [0u8; LOG_OVERHEAD];
+        while at + LOG_OVERHEAD as u64 <= end {
+            self.file.read_exact_at(&mut header, at)?;
+            let size_field = i32_at(&header, 8);
+            let Ok(body) = u64::try_from(size_field) else {
+                break;
+            };
+            let next = at + LOG_OVERHEAD as u64 + body;
+            if next > end {
+                break;
+            }
+            at = next;
+        }
+        let kept = if at == self.position {
+            self.size
+        } else {
+            at - self.position
+        };
+        Ok(FileSlice {
+            file: Arc::clone(&self.file),
+            position: self.position,
+            size: kept,
+        })
+    }
+
     /// Copies the range into memory: for tests, tools and the down-conversion path.
     pub fn read_to_vec(&self) -> std::io::Result<Vec<u8>> {
         let len = usize::try_from(self.size).map_err(std::io::Error::other)?;
@@ -589,6 +620,21 @@ mod tests {
         let p2 = p1 + batches[1].len() as u64;
         assert_eq!(seen, vec![(0, 0, 2), (p1, 3, 3), (p2, 4, 8)]);
         assert_eq!(scanner.position(), total as u64);
+    }
+
+    #[test]
+    fn a_slice_cut_mid_entry_is_cut_back_to_its_last_whole_entry() {
+        let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
+        let (_dir, records) = file_with(&batches);
+        let (a, b) = (batches[0].len() as u64, batches[1].len() as u64);
+        let cut = records.slice(0, a + b + 7).whole_entries().unwrap();
+        assert_eq!((cut.position, cut.size), (0, a + b));
+        // Already whole: unchanged; from the second entry: only it.
+        assert_eq!(records.slice(0, a).whole_entries().unwrap().size, a);
+        let from_second = records.slice(a, b + 20).whole_entries().unwrap();
+        assert_eq!((from_second.position, from_second.size), (a, b));
+        // A first entry cut short is left as it is: there is no whole one to keep.
+        assert_eq!(records.slice(0, a - 1).whole_entries().unwrap().size, a - 1);
     }
 
     #[test]

@@ -140,6 +140,7 @@ impl FakeLeader {
             max_bytes: 10 << 20,
             isolation_level: 0,
             min_one_message: true,
+            whole_batches: false,
         };
         let infos = partitions
             .iter()

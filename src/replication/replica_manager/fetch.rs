@@ -53,6 +53,10 @@ pub struct FetchParams {
     pub isolation_level: i8,
     /// Whether the first batch with data is returned even when over the limits (KIP-74).
     pub min_one_message: bool,
+    /// Whether a read that the size limits cut mid-batch ends at its last whole batch instead
+    /// (a consumer paced by its fetch quota, which pays for every byte sent: a partial batch it
+    /// would discard and fetch again would cost it a large share of a small quota).
+    pub whole_batches: bool,
 }
 
 impl FetchParams {
@@ -350,6 +354,14 @@ impl FetchPlan {
                         {
                             throttled |= read.records.size > 0;
                             read.records.size = 0;
+                        }
+                        if self.params.whole_batches
+                            && usize::try_from(read.records.size).unwrap_or(usize::MAX) >= max
+                        {
+                            // Best effort: a header that cannot be read leaves the cut as is.
+                            if let Ok(whole) = read.records.whole_entries() {
+                                read.records = whole;
+                            }
                         }
                         read
                     })

@@ -238,6 +238,7 @@ fn consumer_fetch(max_wait_ms: i32, min_bytes: i32) -> (FetchParams, Vec<FetchPa
         max_bytes: 1 << 20,
         isolation_level: 0,
         min_one_message: true,
+        whole_batches: false,
     };
     let info = FetchPartitionInfo {
         topic_partition: tp(),

@@ -147,8 +147,8 @@ pub(crate) async fn handle(
             partitions: slots,
         });
     }
-    // A consumer is never sent more than its fetch quota allows over the window: a larger
-    // response would be sure to be throttled (Kafka's `maxQuotaWindowBytes`).
+    // A consumer under a fetch quota takes a small slice of it per fetch, so that its bytes
+    // arrive paced instead of a window's worth at once (Kafka caps it at `maxQuotaWindowBytes`).
     let quota_max_bytes = if layout.from_follower {
         i32::MAX
     } else {
@@ -168,6 +168,7 @@ pub(crate) async fn handle(
         },
         isolation_level: request.isolation_level,
         min_one_message: version > 2,
+        whole_batches: quota_max_bytes < i32::MAX,
     };
     match apis.replica_manager.fetch_messages(params, partitions) {
         FetchResult::Ready(reads) => respond(

@@ -167,6 +167,7 @@ fn follower_fetch(
         max_bytes: 1 << 20,
         isolation_level: 0,
         min_one_message: true,
+        whole_batches: false,
     };
     let info = FetchPartitionInfo {
         topic_partition: tp(),
