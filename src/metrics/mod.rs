@@ -1,7 +1,8 @@
 //! Kafka's metrics as its MBeans name them, recorded without locks: the vocabulary every layer
 //! records in ([`MBeanName`], [`Reading`]), the primitives ([`Meter`], [`Histogram`], gauges
 //! read when collected), and the [`MetricsRegistry`] each layer adds its [`MetricsSource`]s to;
-//! and Kafka's own windowed statistics (`sampled_stat`), which quotas measure rates with.
+//! and Kafka's own windowed statistics (`sampled_stat`) and token bucket (`token_bucket`),
+//! which quotas measure rates and take throttles from.
 //!
 //! A layer owns the figures it knows (the network layer its request times, `replication` its
 //! ISR gauges, the controller its own) in a small `metrics` module of its own, and registers a
@@ -16,6 +17,7 @@ mod histogram;
 mod meter;
 mod registry;
 pub(crate) mod sampled_stat;
+pub(crate) mod token_bucket;
 
 pub use histogram::{Histogram, HistogramSnapshot};
 pub(crate) use meter::TICK;

@@ -20,6 +20,16 @@
 //! quotas_enabled`] is one relaxed atomic load and nothing is recorded: clients without quotas
 //! pay nothing.
 //!
+//! **Throttling.** The rate a sensor reports is Kafka's windowed `Rate` (what `byte-rate` and
+//! `request-time` show), but the throttle is taken from a token bucket of one window's quota
+//! (Kafka's `TokenBucket` stat, as its controller mutation quota uses it): a request takes its
+//! value from the bucket, and a client in debt waits until the quota has repaid it. Kafka's
+//! `Rate` forgives a first burst of ten windows and lets the client send a window's worth at
+//! once each time an old sample leaves the window, so a client flat out gets its quota only on
+//! average, in bursts; the bucket holds it to its quota second by second after a first burst of
+//! one window, which is never more than Kafka's would allow. A debt is bounded by what Kafka's
+//! window remembers (`quota.window.num` windows of the quota).
+//!
 //! Lock order: `overrides` before `sensors` before one sensor's mutex; none is held across an
 //! await (there are none here).
 
@@ -28,6 +38,7 @@ use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::metrics::sampled_stat::{QuotaWindow, SampledStat};
+use crate::metrics::token_bucket::{TokenBucket, time_to_repay_ms};
 use crate::zk::sanitizer::sanitize;
 
 /// Which quota a manager enforces; Kafka's `QuotaType`, whose name is the metrics' `type`.
@@ -121,10 +132,16 @@ const INACTIVE_SENSOR_EXPIRATION_MS: i64 = 3_600_000;
 /// How often the sensors are scanned for inactive ones (Kafka's `ExpireSensorTask` period).
 const SENSOR_PURGE_INTERVAL_MS: i64 = 30_000;
 
-/// One quota user's measurements: the quota's rate and the throttle times it was given.
+/// A fetch takes at most this share of one window's quota, so a throttled consumer's bytes
+/// arrive in steps of at most 5% of its quota per window instead of all at once.
+const FETCH_SLICES_PER_WINDOW: f64 = 20.0;
+
+/// One quota user's measurements: the quota's rate, the bucket its throttle is taken from, and
+/// the throttle times it was given.
 #[derive(Debug, Default)]
 struct ClientSensors {
     quota: SampledStat,
+    bucket: TokenBucket,
     throttle_time: SampledStat,
     last_record_ms: i64,
 }
@@ -238,23 +255,37 @@ impl ClientQuotaManager {
         let (tags, bound) = self.tags_and_limit(user, client_id);
         let sensor = self.sensor(tags);
         let mut sensor = sensor.lock().unwrap_or_else(|e| e.into_inner());
-        sensor.last_record_ms = now_ms;
-        sensor.quota.record(self.window, value, now_ms);
+        let Some(tokens) = self.record_in(&mut sensor, bound, value, now_ms) else {
+            return 0;
+        };
         let Some(bound) = bound else {
             return 0;
         };
-        let observed = sensor.quota.rate(self.window, now_ms);
-        if observed <= bound {
-            return 0;
-        }
-        // Kafka's `QuotaUtils.throttleTime`: to bring an observed rate O down to the bound T
-        // over a window W, wait X with O * W / (W + X) = T, so X = (O - T) / T * W.
-        let window_ms = sensor.quota.window_size_ms(self.window, now_ms) as f64;
-        let mut throttle = ((observed - bound) / bound * window_ms).round();
+        // Wait until the quota has repaid the debt; rounded up, so that the client does not
+        // come back a fraction of a millisecond early and is throttled again for it.
+        let mut throttle = time_to_repay_ms(tokens, bound).ceil();
         if let Some(max) = self.max_throttle_time_ms {
             throttle = throttle.min(max as f64);
         }
         throttle.clamp(0.0, f64::from(i32::MAX)) as i32
+    }
+
+    /// Records `value` in a sensor's rate and, where a quota applies, its bucket; the bucket's
+    /// level after, `None` without a quota.
+    fn record_in(
+        &self,
+        sensor: &mut ClientSensors,
+        bound: Option<f64>,
+        value: f64,
+        now_ms: i64,
+    ) -> Option<f64> {
+        sensor.last_record_ms = now_ms;
+        sensor.quota.record(self.window, value, now_ms);
+        let bound = bound?;
+        let window_s = self.window.window_ms as f64 / 1000.0;
+        let burst = bound * window_s;
+        let max_debt = bound * f64::from(self.window.samples) * window_s;
+        Some(sensor.bucket.record(bound, burst, max_debt, value, now_ms))
     }
 
     /// Records `value` without checking the quota; the next request pays for it (Kafka's
@@ -263,11 +294,10 @@ impl ClientQuotaManager {
         if !self.quotas_enabled() {
             return;
         }
-        let (tags, _) = self.tags_and_limit(user, client_id);
+        let (tags, bound) = self.tags_and_limit(user, client_id);
         let sensor = self.sensor(tags);
         let mut sensor = sensor.lock().unwrap_or_else(|e| e.into_inner());
-        sensor.last_record_ms = now_ms;
-        sensor.quota.record(self.window, value, now_ms);
+        self.record_in(&mut sensor, bound, value, now_ms);
     }
 
     /// Takes back a value recorded for a response that is sent empty because the client is
@@ -276,19 +306,16 @@ impl ClientQuotaManager {
         self.record_no_throttle(user, client_id, -value, now_ms);
     }
 
-    /// The most a client may take at once without being sure to be throttled: its quota over
-    /// all windows but the current one (Kafka's `getMaxValueInQuotaWindow`); a fetch is sized
-    /// to it. `f64::MAX` when no quota applies.
-    pub(crate) fn max_value_in_quota_window(&self, user: &str, client_id: &str) -> f64 {
+    /// The most bytes one fetch may return to a client: a twentieth of its quota over one
+    /// window (Kafka sizes it at the quota over all windows but the current one, which lets a
+    /// consumer take ten seconds' worth at once). `f64::MAX` when no quota applies.
+    pub(crate) fn max_fetch_value(&self, user: &str, client_id: &str) -> f64 {
         if !self.quotas_enabled() {
             return f64::MAX;
         }
-        let (_, bound) = self.tags_and_limit(user, client_id);
-        match bound {
+        match self.tags_and_limit(user, client_id).1 {
             Some(bound) => {
-                bound
-                    * f64::from(self.window.samples.saturating_sub(1))
-                    * (self.window.window_ms as f64 / 1000.0)
+                bound * (self.window.window_ms as f64 / 1000.0) / FETCH_SLICES_PER_WINDOW
             }
             None => f64::MAX,
         }

@@ -1,5 +1,5 @@
-//! The client quota managers' tests: Kafka's precedence level by level, sharing, the throttle-time
-//! formula and its convergence, the request quota's cap, and sensor expiry.
+//! The client quota managers' tests: Kafka's precedence level by level, sharing, the token bucket's
+//! throttle and its convergence second by second, the request quota's cap, and sensor expiry.
 
 use super::*;
 
@@ -115,52 +115,86 @@ fn nothing_is_recorded_or_throttled_while_no_quota_is_configured() {
         0
     );
     assert!(manager.readings(0).is_empty());
-    assert_eq!(manager.max_value_in_quota_window("u", "c"), f64::MAX);
+    assert_eq!(manager.max_fetch_value("u", "c"), f64::MAX);
 }
 
 #[test]
-fn throttle_time_is_kafkas_formula_over_the_rate_window() {
+fn a_client_may_take_one_window_of_its_quota_at_once_and_then_waits_for_each_byte() {
     let manager = ClientQuotaManager::new(QuotaType::Produce, W);
     manager.update_quota(
         KafkaQuotaEntity::client_id(named_client("p")),
         Some(1_000.0),
     );
-    // 10,000 bytes in the first ten seconds is exactly the quota: no throttle.
+    // The bucket holds one window (1 s) of the quota: 1,000 bytes at once are not throttled.
     assert_eq!(
-        manager.maybe_record_and_get_throttle_time_ms("u", "p", 10_000.0, 0),
+        manager.maybe_record_and_get_throttle_time_ms("u", "p", 1_000.0, 0),
         0
     );
-    // 5,000 more at once: 15,000 over the 10 s minimum window is 1,500/s, so
-    // (1,500 - 1,000) / 1,000 * 10,000 ms = 5,000 ms.
+    // 500 more at once are a debt the quota repays in half a second.
     assert_eq!(
-        manager.maybe_record_and_get_throttle_time_ms("u", "p", 5_000.0, 0),
-        5_000
+        manager.maybe_record_and_get_throttle_time_ms("u", "p", 500.0, 0),
+        500
     );
+    // The rate reported is still Kafka's: 1,500 over the 10 s minimum window.
     let readings = manager.readings(0);
     assert_eq!(readings.len(), 1);
     assert_eq!(readings[0].tags.client_id, "p");
-    assert_eq!(readings[0].rate, 1_500.0);
+    assert_eq!(readings[0].rate, 150.0);
+    // Back after the throttle, 250 bytes are a debt of 250: a quarter second.
+    assert_eq!(
+        manager.maybe_record_and_get_throttle_time_ms("u", "p", 250.0, 500),
+        250
+    );
 }
 
 #[test]
-fn a_client_at_its_quota_is_not_throttled_and_one_above_converges_to_it() {
-    // A client that waits out each throttle it is given gets its quota over time.
+fn a_debt_is_bounded_by_what_kafkas_window_remembers() {
     let manager = ClientQuotaManager::new(QuotaType::Produce, W);
-    manager.update_quota(
-        KafkaQuotaEntity::client_id(named_client("p")),
-        Some(100_000.0),
+    manager.update_quota(KafkaQuotaEntity::client_id(named_client("p")), Some(10.0));
+    // 1,000,000 bytes at 10/s would be a debt of a day; eleven windows of the quota is the
+    // most that is owed.
+    assert_eq!(
+        manager.maybe_record_and_get_throttle_time_ms("u", "p", 1e6, 0),
+        11_000
     );
+}
+
+/// A client that waits out each throttle it is given and sends `request` bytes each time: the
+/// bytes it sends in each second of `seconds`.
+fn per_second_flat_out(quota: f64, request: f64, seconds: i64) -> Vec<f64> {
+    let manager = ClientQuotaManager::new(QuotaType::Produce, W);
+    manager.update_quota(KafkaQuotaEntity::client_id(named_client("p")), Some(quota));
+    let mut per_second = vec![0.0; seconds as usize];
     let mut now = 0;
-    let mut sent = 0.0;
-    while now < 120_000 {
-        let throttle = manager.maybe_record_and_get_throttle_time_ms("u", "p", 64_000.0, now);
-        sent += 64_000.0;
-        now += i64::from(throttle) + 10;
+    while now < seconds * 1_000 {
+        per_second[(now / 1_000) as usize] += request;
+        let throttle = manager.maybe_record_and_get_throttle_time_ms("u", "p", request, now);
+        // One millisecond for the round trip.
+        now += i64::from(throttle) + 1;
     }
-    let rate = sent / (now as f64 / 1000.0);
+    per_second
+}
+
+#[test]
+fn a_client_flat_out_gets_its_quota_second_by_second_after_the_first() {
+    let per_second = per_second_flat_out(100_000.0, 4_000.0, 60);
+    // The first second: the bucket's window and that second's quota.
+    assert!(per_second[0] <= 2.0 * 100_000.0 + 4_000.0, "{per_second:?}");
+    for (second, bytes) in per_second.iter().enumerate().skip(1) {
+        assert!(
+            (bytes - 100_000.0).abs() <= 10_000.0,
+            "second {second}: {bytes} ({per_second:?})"
+        );
+    }
+}
+
+#[test]
+fn a_client_with_requests_larger_than_its_window_still_gets_its_quota_over_time() {
+    let per_second = per_second_flat_out(100_000.0, 640_000.0, 120);
+    let rate = per_second.iter().sum::<f64>() / 120.0;
     assert!(
         (rate - 100_000.0).abs() / 100_000.0 < 0.10,
-        "{rate} bytes/s over {now} ms"
+        "{rate} bytes/s ({per_second:?})"
     );
 }
 
@@ -169,11 +203,11 @@ fn a_user_quota_is_shared_by_the_users_client_ids() {
     let manager = ClientQuotaManager::new(QuotaType::Produce, W);
     manager.update_quota(KafkaQuotaEntity::user(named_user("alice")), Some(1_000.0));
     assert_eq!(
-        manager.maybe_record_and_get_throttle_time_ms("alice", "a", 6_000.0, 0),
+        manager.maybe_record_and_get_throttle_time_ms("alice", "a", 1_000.0, 0),
         0
     );
-    // The second client id shares alice's sensor: 12,000 over 10 s exceeds 1,000/s.
-    assert!(manager.maybe_record_and_get_throttle_time_ms("alice", "b", 6_000.0, 0) > 0);
+    // The second client id shares alice's bucket, which 6,000 emptied.
+    assert!(manager.maybe_record_and_get_throttle_time_ms("alice", "b", 1_000.0, 0) > 0);
     let readings = manager.readings(0);
     assert_eq!(readings.len(), 1);
     assert_eq!(
@@ -221,16 +255,13 @@ fn the_request_quota_caps_a_throttle_at_one_window() {
 }
 
 #[test]
-fn max_value_in_quota_window_is_the_quota_over_all_windows_but_the_current() {
+fn a_fetch_takes_a_twentieth_of_a_windows_quota() {
     let manager = ClientQuotaManager::new(QuotaType::Fetch, W);
     manager.update_quota(
         KafkaQuotaEntity::client_id(ClientIdEntity::Default),
         Some(1_048_576.0),
     );
-    assert_eq!(
-        manager.max_value_in_quota_window("u", "any"),
-        1_048_576.0 * 10.0
-    );
+    assert_eq!(manager.max_fetch_value("u", "any"), 1_048_576.0 / 20.0);
 }
 
 #[test]
@@ -240,6 +271,11 @@ fn an_unrecorded_value_no_longer_counts() {
     assert!(manager.maybe_record_and_get_throttle_time_ms("u", "c", 5_000.0, 0) > 0);
     manager.unrecord("u", "c", 5_000.0, 0);
     assert_eq!(manager.readings(0)[0].rate, 0.0);
+    // The bucket has it back too: a full window's 100 is taken without a throttle.
+    assert_eq!(
+        manager.maybe_record_and_get_throttle_time_ms("u", "c", 100.0, 0),
+        0
+    );
 }
 
 #[test]

@@ -90,13 +90,14 @@ pub(crate) fn throttle_produce(ctx: &RequestContext, acks: i16) -> i32 {
     bandwidth.max(request)
 }
 
-/// The most bytes a consumer's fetch may return: what its quota allows over the window
-/// (Kafka's `getMaxValueInQuotaWindow`), so a fetch is never sure to be throttled.
+/// The most bytes a consumer's fetch may return under its fetch quota (Kafka caps it at
+/// `getMaxValueInQuotaWindow`; kcli at a twentieth of one window's quota, so that a throttled
+/// consumer is paced in small steps).
 pub(crate) fn fetch_max_bytes_for_quota(ctx: &RequestContext) -> i32 {
     let max = ctx
         .quotas
         .fetch
-        .max_value_in_quota_window(&ctx.principal.name, &ctx.client_id);
+        .max_fetch_value(&ctx.principal.name, &ctx.client_id);
     if max >= f64::from(i32::MAX) {
         i32::MAX
     } else {
