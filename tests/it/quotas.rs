@@ -342,7 +342,7 @@ fn kafkas_config_command_alters_and_describes_quotas_through_any_broker() {
     }
     let out = users_ok(&["list", "carol", "--bootstrap-server", &two], b"");
     assert!(
-        out.contains("Quotas (not enforced by kcli yet):")
+        out.contains("Quotas:\n")
             && out.lines().any(|l| l.contains("carol")
                 && l.contains("producer_byte_rate")
                 && l.contains("10.0")),

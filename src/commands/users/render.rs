@@ -134,9 +134,7 @@ pub(super) fn list(
                 if let Some(col) = quota_table.column_mut(3) {
                     col.set_cell_alignment(CellAlignment::Right);
                 }
-                out.push_str(&format!(
-                    "Quotas (not enforced by kcli yet):\n{quota_table}\n"
-                ));
+                out.push_str(&format!("Quotas:\n{quota_table}\n"));
             }
             out
         }
