@@ -435,7 +435,7 @@ _kcli() {
             return 0
             ;;
         kcli__subcmd__assign)
-            opts="-h -V --brokers --racks --partitions --replication-factor --rack-aware-mode --start-index --replica-shift --seed --topic --format --zookeeper --bootstrap-server --topics-to-move-json --broker-list --minimize-movement --execute --verify --cancel --reassignment-json --additional --throttle --connection-timeout-ms --log-format --help --version"
+            opts="-h -V --brokers --racks --partitions --replication-factor --rack-aware-mode --start-index --replica-shift --seed --topic --format --zookeeper --bootstrap-server --topics-to-move-json --broker-list --minimize-movement --execute --verify --preserve-throttles --cancel --reassignment-json --additional --throttle --connection-timeout-ms --log-format --help --version"
             if [[ ${cur} == -* || ${COMP_CWORD} -eq 2 ]] ; then
                 COMPREPLY=( $(compgen -W "${opts}" -- "${cur}") )
                 return 0

@@ -137,6 +137,7 @@ set edit:completion:arg-completer[kcli] = {|@words|
             cand --minimize-movement 'With --topics-to-move-json: meet the rack and balance constraints of Kafka''s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'
             cand --execute 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback'
             cand --verify 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed'
+            cand --preserve-throttles 'With --verify: leave the replication throttles in place even when no move is in progress (Kafka''s --preserve-throttles)'
             cand --cancel 'Cancel the reassignments in progress of the partitions in --reassignment-json (needs --bootstrap-server: ZooKeeper''s znode cannot cancel)'
             cand --additional 'With --execute: start even though other reassignments are in progress'
             cand -h 'Print help (see more with ''--help'')'

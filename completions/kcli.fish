@@ -134,6 +134,7 @@ json\t'One JSON object per line: `timestamp`, `level`, `target`, `message` and t
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l minimize-movement -d 'With --topics-to-move-json: meet the rack and balance constraints of Kafka\'s proposal (same draws) while moving as few replicas as possible, and nothing when the current assignment already meets them'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l execute -d 'Start the reassignment in --reassignment-json, after printing the current assignment for a rollback'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l verify -d 'Report each partition of --reassignment-json as completed or still in progress; exit 1 unless all are completed'
+complete -c kcli -n "__fish_kcli_using_subcommand assign" -l preserve-throttles -d 'With --verify: leave the replication throttles in place even when no move is in progress (Kafka\'s --preserve-throttles)'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l cancel -d 'Cancel the reassignments in progress of the partitions in --reassignment-json (needs --bootstrap-server: ZooKeeper\'s znode cannot cancel)'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -l additional -d 'With --execute: start even though other reassignments are in progress'
 complete -c kcli -n "__fish_kcli_using_subcommand assign" -s h -l help -d 'Print help (see more with \'--help\')'

@@ -191,6 +191,10 @@ pub struct AssignArgs {
     /// unless all are completed.
     #[arg(long, requires = "reassignment_json")]
     pub verify: bool,
+    /// With --verify: leave the replication throttles in place even when no move is in
+    /// progress (Kafka's --preserve-throttles).
+    #[arg(long, requires = "verify")]
+    pub preserve_throttles: bool,
     /// Cancel the reassignments in progress of the partitions in --reassignment-json (needs
     /// --bootstrap-server: ZooKeeper's znode cannot cancel).
     #[arg(long, requires_all = ["reassignment_json", "bootstrap_server"])]

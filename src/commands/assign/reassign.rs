@@ -309,7 +309,10 @@ pub(super) async fn verify(args: &AssignArgs, out: &mut dyn Write) -> anyhow::Re
     let (text, complete) = verify_text(&targets, &states);
     write_out(out, &text)?;
     let in_progress = states.values().any(|s| *s == State::InProgress);
-    if let (Some(bootstrap), false) = (&args.bootstrap_server, in_progress) {
+    if let (Some(bootstrap), false) = (
+        &args.bootstrap_server,
+        in_progress || args.preserve_throttles,
+    ) {
         clear_all_throttles(bootstrap, timeout, &targets, out).await?;
     }
     Ok(if complete {

@@ -196,15 +196,22 @@ fn minimal_moves_are_proposed_executed_and_verified_on_a_live_cluster() {
             .collect::<Vec<_>>(),
         [vec![1, 2], vec![2, 1], vec![1, 2]]
     );
-    let out = verify_until_complete(
-        &[
-            "--reassignment-json",
-            plan_file,
-            "--bootstrap-server",
-            &bootstrap,
-        ],
-        &cluster,
+    let verify_args = [
+        "--reassignment-json",
+        plan_file,
+        "--bootstrap-server",
+        &bootstrap,
+    ];
+    // --preserve-throttles leaves them, as Kafka's tool does.
+    let mut preserving = verify_args.to_vec();
+    preserving.push("--preserve-throttles");
+    let out = verify_until_complete(&preserving, &cluster);
+    assert!(!out.contains("Clearing"), "{out}");
+    assert_eq!(
+        config_of("/config/brokers/1")["leader.replication.throttled.rate"],
+        "50000000"
     );
+    let out = verify_until_complete(&verify_args, &cluster);
     assert_eq!(out.matches("is completed.").count(), 3, "{out}");
     // Done: --verify cleared the throttle everywhere, as Kafka's does.
     assert!(
