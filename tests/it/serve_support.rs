@@ -374,10 +374,15 @@ pub fn run_within(mut cmd: Command, input: &[u8], limit: Duration) -> (i32, Stri
 /// Per-read and per-write limit of [`KafkaConn`].
 pub const IO_LIMIT: Duration = Duration::from_secs(10);
 
+/// The client id a [`KafkaConn`] sends until told another.
+const DEFAULT_CLIENT_ID: &str = "kcli-serve-test";
+
 /// A blocking Kafka connection speaking the crate's codec.
 pub struct KafkaConn {
     pub stream: TcpStream,
     next_correlation: i32,
+    /// The `client_id` of every request header (`kcli-serve-test` unless set).
+    client_id: String,
 }
 
 impl KafkaConn {
@@ -394,6 +399,7 @@ impl KafkaConn {
         KafkaConn {
             stream,
             next_correlation: 1,
+            client_id: DEFAULT_CLIENT_ID.to_string(),
         }
     }
 
@@ -404,7 +410,13 @@ impl KafkaConn {
         KafkaConn {
             stream,
             next_correlation,
+            client_id: DEFAULT_CLIENT_ID.to_string(),
         }
+    }
+
+    /// Sends the next requests with `client_id` in their headers (a client id's quotas).
+    pub fn set_client_id(&mut self, client_id: &str) {
+        self.client_id = client_id.to_string();
     }
 
     /// Writes `body` at `version`; returns its correlation id.
@@ -415,7 +427,7 @@ impl KafkaConn {
             request_api_key: body.api_key() as i16,
             request_api_version: version,
             correlation_id,
-            client_id: Some(StrBytes::from("kcli-serve-test")),
+            client_id: Some(StrBytes::from(self.client_id.clone())),
             ..RequestHeader::default()
         };
         let frame = encode_request_frame(&header, body).unwrap();
