@@ -16,6 +16,7 @@ mod network;
 mod network_client;
 mod network_sasl;
 mod quota_enforcement;
+mod quota_java_clients;
 mod quota_precedence;
 mod quotas;
 mod rebuild_index;

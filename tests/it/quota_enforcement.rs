@@ -17,7 +17,9 @@ use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, Prod
 use rdkafka::statistics::Statistics;
 
 use crate::serve_support::TestBroker;
-use crate::users::kafka_configs;
+use crate::support::client_quotas::{
+    assert_converged, assert_within_windowed_allowance, rates, set_client_quota,
+};
 
 const QUOTA: f64 = 1_048_576.0;
 const RECORD: usize = 10 * 1024;
@@ -72,94 +74,6 @@ impl ProducerContext for Observer {
 
 impl rdkafka::consumer::ConsumerContext for Observer {}
 
-/// Sets `key=value` for client id `client` with `kafka-configs --bootstrap-server`.
-fn set_client_quota(broker: &TestBroker, client: &str, key: &str, value: &str) {
-    let (code, out, err) = kafka_configs(&[
-        "--bootstrap-server",
-        &broker.bootstrap(),
-        "--alter",
-        "--entity-type",
-        "clients",
-        "--entity-name",
-        client,
-        "--add-config",
-        &format!("{key}={value}"),
-    ]);
-    assert_eq!(code, 0, "{out}{err}");
-}
-
-/// Bytes per second in each whole second from `from` to `to` after `start`.
-fn rates(events: &[(Instant, usize)], start: Instant, from: u64, to: u64) -> Vec<f64> {
-    (from..to)
-        .map(|s| {
-            let (lo, hi) = (
-                start + Duration::from_secs(s),
-                start + Duration::from_secs(s + 1),
-            );
-            events
-                .iter()
-                .filter(|(t, _)| *t >= lo && *t < hi)
-                .map(|(_, n)| *n as f64)
-                .sum()
-        })
-        .collect()
-}
-
-/// What Kafka's windowed rate allows a client flat out from `start`: at every second `t`, no
-/// more than the quota over `t` plus the ten windows a first burst is spread over, and one
-/// request besides (the one whose throttle holds the rest back); and over the whole run at
-/// least half its quota (throttled, not starved).
-fn assert_within_windowed_allowance(acked: &[(Instant, usize)], start: Instant) {
-    let per_second = rates(acked, start, 0, RUN.as_secs());
-    let mut total = 0.0;
-    for (second, bytes) in per_second.iter().enumerate() {
-        total += bytes;
-        let allowance = QUOTA * (second as f64 + 1.0 + 10.0) + QUOTA;
-        assert!(
-            total <= allowance,
-            "{total:.0} bytes acknowledged by second {second}, over the {allowance:.0} Kafka's \
-             quota allows (each second: {per_second:?})"
-        );
-    }
-    assert!(
-        total >= QUOTA * RUN.as_secs_f64() / 2.0,
-        "only {total:.0} bytes in {RUN:?} (each second: {per_second:?})"
-    );
-}
-
-/// Kafka's windowed rate holds a client to its quota only on average: it forgives a first burst
-/// of ten windows and lets a window's worth through at once each time an old sample leaves the
-/// window. kcli's throttle is a bucket of one window, so after the first two seconds (the
-/// bucket and that second's quota) every second is within 10% of the quota. The last second is
-/// left out: the client stops within it. Seconds count from the first byte (a consumer first
-/// joins its group).
-fn assert_converged(acked: &[(Instant, usize)], start: Instant) {
-    let first = acked.first().expect("nothing acknowledged or consumed").0;
-    let seconds = RUN.saturating_sub(first - start).as_secs();
-    assert!(
-        seconds >= 10,
-        "the first byte came only after {:?}",
-        first - start
-    );
-    let per_second = rates(acked, first, 0, seconds);
-    assert!(
-        per_second[0] + per_second[1] <= 3.0 * QUOTA + SLICE,
-        "the first burst was more than one window: {per_second:?}"
-    );
-    for (second, bytes) in per_second
-        .iter()
-        .enumerate()
-        .take(per_second.len() - 1)
-        .skip(2)
-    {
-        assert!(
-            (bytes - QUOTA).abs() <= QUOTA / 10.0,
-            "second {second}: {bytes:.0} bytes, not within 10% of {QUOTA} (each second: \
-             {per_second:?})"
-        );
-    }
-}
-
 /// Runs a producer with `client.id` `client` flat out for [`RUN`]; what it saw.
 fn produce_flat_out(broker: &TestBroker, topic: &str, client: &str) -> (Arc<Seen>, Instant) {
     let observer = Observer::default();
@@ -192,7 +106,12 @@ fn produce_flat_out(broker: &TestBroker, topic: &str, client: &str) -> (Arc<Seen
 #[test]
 fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
     let broker = TestBroker::start(&[]);
-    set_client_quota(&broker, "throttled", "producer_byte_rate", "1048576");
+    set_client_quota(
+        &broker.bootstrap(),
+        "throttled",
+        "producer_byte_rate",
+        "1048576",
+    );
     let (throttled, free) = std::thread::scope(|s| {
         let throttled = s.spawn(|| produce_flat_out(&broker, "quota-p", "throttled"));
         let free = s.spawn(|| produce_flat_out(&broker, "quota-free", "unlimited"));
@@ -202,8 +121,8 @@ fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
     assert!(seen.errors.lock().unwrap().is_empty(), "{:?}", seen.errors);
     let throttle = *seen.throttle_avg_ms.lock().unwrap();
     assert!(throttle > 0, "librdkafka saw no throttle_time_ms");
-    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start);
-    assert_converged(&seen.acked.lock().unwrap(), start);
+    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start, RUN, QUOTA);
+    assert_converged(&seen.acked.lock().unwrap(), start, RUN, QUOTA, SLICE);
     let (free_seen, free_start) = free;
     let free_rates = rates(
         &free_seen.acked.lock().unwrap(),
@@ -268,7 +187,12 @@ fn a_consumer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
         }
     }
     producer.flush(Duration::from_secs(60)).unwrap();
-    set_client_quota(&broker, "slow-reader", "consumer_byte_rate", "1048576");
+    set_client_quota(
+        &broker.bootstrap(),
+        "slow-reader",
+        "consumer_byte_rate",
+        "1048576",
+    );
     let (slow, free) = std::thread::scope(|s| {
         let slow = s.spawn(|| consume_for(&broker, "quota-c", "slow-reader"));
         let free = s.spawn(|| consume_for(&broker, "quota-c", "fast-reader"));
@@ -280,8 +204,8 @@ fn a_consumer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
         *seen.throttle_avg_ms.lock().unwrap() > 0,
         "librdkafka saw no throttle_time_ms"
     );
-    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start);
-    assert_converged(&seen.acked.lock().unwrap(), start);
+    assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start, RUN, QUOTA);
+    assert_converged(&seen.acked.lock().unwrap(), start, RUN, QUOTA, SLICE);
     let (free_seen, _) = free;
     let free_total: usize = free_seen.acked.lock().unwrap().iter().map(|(_, n)| n).sum();
     assert!(
@@ -330,7 +254,7 @@ fn metadata_requests(broker: &TestBroker, client: &str, count: usize) -> (Durati
 fn a_client_over_its_request_percentage_is_throttled_and_others_are_not() {
     let broker = TestBroker::start(&[]);
     // 1% of one thread: 10 ms of the broker's time per second.
-    set_client_quota(&broker, "busy", "request_percentage", "1");
+    set_client_quota(&broker.bootstrap(), "busy", "request_percentage", "1");
     let (free_time, free_throttle) = metadata_requests(&broker, "idle", 1_500);
     let (busy_time, busy_throttle) = metadata_requests(&broker, "busy", 1_500);
     assert_eq!(free_throttle, 0, "the client without a quota was throttled");

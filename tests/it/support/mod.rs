@@ -4,10 +4,12 @@
 //! whose links tests cut ([`netns`]) or slow down ([`delay_relay`]); kcli clusters on a real ZooKeeper ([`cluster`]), one at a time;
 //! Kafka and kcli brokers in one cluster ([`mixed_cluster`]); an idempotent produce load and its
 //! check that nothing acknowledged was lost ([`produce_load`]); a real Prometheus ([`prometheus`])
-//! and a scraper and parser of `/metrics` endpoints ([`exposition`]); one request on the wire
+//! and a scraper and parser of `/metrics` endpoints ([`exposition`]); client quotas set
+//! with Kafka's tool and what its windowed rate allows a client ([`client_quotas`]); one request on the wire
 //! ([`requests`]); and test certificates ([`tls`]).
 
 pub mod availability;
+pub mod client_quotas;
 pub mod cluster;
 pub mod delay_relay;
 pub mod exposition;
