@@ -3,7 +3,8 @@
 //! kcli brokers ([`kafka_controller`]), a kcli controller driving a Kafka broker
 //! ([`kcli_controller`]), a consumer group whose coordinator moves between kinds ([`groups`]),
 //! a rolling migration from Kafka to kcli and back on the same log dirs ([`migration`]),
-//! Kafka's tools beside kcli's on one cluster ([`tools`]), a restarted leader of either kind
+//! Kafka's tools beside kcli's on one cluster ([`tools`]), a client quota and a reassignment
+//! throttle holding on both kinds ([`quotas`]), a restarted leader of either kind
 //! truncating to a new leader of the other ([`truncation`]), a kcli broker's failed log dir
 //! handed to Kafka's controller ([`log_dirs`]), transactions coordinated by either kind with
 //! leaders of both ([`transactions`]), their metrics beside each other and beside describe-cluster
@@ -19,6 +20,7 @@ mod kcli_controller;
 mod log_dirs;
 mod metrics;
 mod migration;
+mod quotas;
 mod tools;
 mod transactions;
 mod truncation;
