@@ -1,6 +1,7 @@
 //! Kafka 3.9.1's Java clients under client quotas on `kcli serve`, driven by Kafka's own perf
 //! tools: `ProducerPerformance` sending far more than its client id's `producer_byte_rate` of
-//! 1 MiB/s, and `ConsumerPerformance` reading far more than its `consumer_byte_rate`. Each ends
+//! 1 MiB/s (beside one without a quota, which is not throttled and keeps its speed), and
+//! `ConsumerPerformance` reading far more than its `consumer_byte_rate`. Each ends
 //! without an error, its client's throttle-time metric (`produce-throttle-time-max`,
 //! `fetch-throttle-time-max`, printed with `--print-metrics`) shows the broker's
 //! `throttle_time_ms`, and what it moved, at each report the tool printed, stays within what
@@ -89,8 +90,23 @@ fn as_events(reports: &[(Duration, usize)], start: Instant) -> Vec<(Instant, usi
         .collect()
 }
 
+/// `ProducerPerformance` sending [`RECORDS`] records of [`RECORD`] bytes to `topic` as fast as
+/// it can, as `client`, printing its metrics: (exit code, stdout, stderr).
+fn producer_perf(broker: &TestBroker, topic: &str, client: &str) -> (i32, String, String) {
+    let mut cmd = java(PRODUCER_PERF);
+    cmd.args(["--topic", topic, "--num-records"])
+        .arg(RECORDS.to_string())
+        .args(["--record-size"])
+        .arg(RECORD.to_string())
+        .args(["--throughput", "-1", "--print-metrics", "--producer-props"])
+        .arg(format!("bootstrap.servers={}", broker.bootstrap()))
+        .arg(format!("client.id={client}"))
+        .arg("acks=1");
+    run_within(cmd, b"", TOOL_LIMIT)
+}
+
 #[test]
-fn the_java_producer_over_its_byte_rate_is_throttled_without_errors() {
+fn the_java_producer_over_its_byte_rate_is_throttled_without_errors_and_others_are_not() {
     let broker = TestBroker::start(&[]);
     set_client_quota(
         &broker.bootstrap(),
@@ -99,19 +115,35 @@ fn the_java_producer_over_its_byte_rate_is_throttled_without_errors() {
         "1048576",
     );
     wait_delivered(&broker, "java-throttled");
-    let mut cmd = java(PRODUCER_PERF);
-    cmd.args(["--topic", "quota-java", "--num-records"])
-        .arg(RECORDS.to_string())
-        .args(["--record-size"])
-        .arg(RECORD.to_string())
-        .args(["--throughput", "-1", "--print-metrics", "--producer-props"])
-        .arg(format!("bootstrap.servers={}", broker.bootstrap()))
-        .args(["client.id=java-throttled", "acks=1"]);
-    let (code, out, err) = run_within(cmd, b"", TOOL_LIMIT);
+    // The throttled producer and, beside it, one without a quota.
+    let ((code, out, err), (free_code, free_out, free_err)) = std::thread::scope(|s| {
+        let throttled = s.spawn(|| producer_perf(&broker, "quota-java", "java-throttled"));
+        let free = s.spawn(|| producer_perf(&broker, "quota-java-free", "java-free"));
+        (throttled.join().unwrap(), free.join().unwrap())
+    });
     assert_eq!(code, 0, "{out}\n{err}");
     assert!(
         !err.contains("Exception") && !out.contains("Exception"),
         "the producer got errors:\n{err}"
+    );
+    assert_eq!(free_code, 0, "{free_out}\n{free_err}");
+    assert!(
+        !free_err.contains("Exception"),
+        "the free producer got errors:\n{free_err}"
+    );
+    assert_eq!(
+        metric(&free_out, "producer-metrics:produce-throttle-time-max"),
+        0.0,
+        "the producer without a quota was throttled"
+    );
+    let free_rate = producer_reports(&free_out)
+        .last()
+        .map(|(run, records)| (records * RECORD) as f64 / run.as_secs_f64())
+        .expect("no total from the free producer");
+    eprintln!("ProducerPerformance without a quota: {free_rate:.0} B/s");
+    assert!(
+        free_rate > 3.0 * QUOTA,
+        "the producer without a quota got only {free_rate:.0} B/s"
     );
     let throttle_max = metric(&out, "producer-metrics:produce-throttle-time-max");
     let throttle_avg = metric(&out, "producer-metrics:produce-throttle-time-avg");
