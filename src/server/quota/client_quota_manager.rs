@@ -27,8 +27,9 @@
 //! `Rate` forgives a first burst of ten windows and lets the client send a window's worth at
 //! once each time an old sample leaves the window, so a client flat out gets its quota only on
 //! average, in bursts; the bucket holds it to its quota second by second after a first burst of
-//! one window, which is never more than Kafka's would allow. A debt is bounded by what Kafka's
-//! window remembers (`quota.window.num` windows of the quota).
+//! one window, which is never more than Kafka's would allow. The request quota's debt is
+//! bounded by what Kafka's window remembers (`quota.window.num` windows of the quota), as its
+//! throttle is capped at one window.
 //!
 //! Lock order: `overrides` before `sensors` before one sensor's mutex; none is held across an
 //! await (there are none here).
@@ -284,7 +285,13 @@ impl ClientQuotaManager {
         let bound = bound?;
         let window_s = self.window.window_ms as f64 / 1000.0;
         let burst = bound * window_s;
-        let max_debt = bound * f64::from(self.window.samples) * window_s;
+        // The request quota forgets a debt after the windows Kafka's rate remembers, as its
+        // throttle is capped at one window; a byte quota's debt is repaid in full, as Kafka's
+        // formula throttles a request much larger than the quota for all of it.
+        let max_debt = match self.max_throttle_time_ms {
+            Some(_) => bound * f64::from(self.window.samples) * window_s,
+            None => f64::INFINITY,
+        };
         Some(sensor.bucket.record(bound, burst, max_debt, value, now_ms))
     }
 

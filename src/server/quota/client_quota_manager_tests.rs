@@ -148,15 +148,36 @@ fn a_client_may_take_one_window_of_its_quota_at_once_and_then_waits_for_each_byt
 }
 
 #[test]
-fn a_debt_is_bounded_by_what_kafkas_window_remembers() {
+fn a_request_much_larger_than_the_quota_is_repaid_in_full() {
     let manager = ClientQuotaManager::new(QuotaType::Produce, W);
-    manager.update_quota(KafkaQuotaEntity::client_id(named_client("p")), Some(10.0));
-    // 1,000,000 bytes at 10/s would be a debt of a day; eleven windows of the quota is the
-    // most that is owed.
-    assert_eq!(
-        manager.maybe_record_and_get_throttle_time_ms("u", "p", 1e6, 0),
-        11_000
+    manager.update_quota(
+        KafkaQuotaEntity::client_id(named_client("p")),
+        Some(1_000.0),
     );
+    // 100,000 bytes at 1,000/s: the window's 1,000 free, 99 s to repay the rest (Kafka's
+    // formula: 90 s, after which its window has forgotten the request).
+    assert_eq!(
+        manager.maybe_record_and_get_throttle_time_ms("u", "p", 100_000.0, 0),
+        99_000
+    );
+}
+
+#[test]
+fn the_request_quotas_debt_is_bounded_by_what_kafkas_window_remembers() {
+    let manager = ClientQuotaManager::new(QuotaType::Request, W);
+    manager.update_quota(KafkaQuotaEntity::client_id(named_client("r")), Some(1.0));
+    // A request of 1,000 percent-seconds owes at most eleven windows of the quota: after
+    // eleven throttles of one window (the cap) it is repaid.
+    let mut now = 0;
+    let mut throttles = 0;
+    let mut throttle = manager.maybe_record_and_get_throttle_time_ms("u", "r", 1_000.0, now);
+    while throttle > 0 {
+        throttles += 1;
+        assert_eq!(throttle, 1_000);
+        now += i64::from(throttle);
+        throttle = manager.maybe_record_and_get_throttle_time_ms("u", "r", 0.0, now);
+    }
+    assert_eq!(throttles, 11);
 }
 
 /// A client that waits out each throttle it is given and sends `request` bytes each time: the
