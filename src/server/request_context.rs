@@ -13,7 +13,7 @@ use super::quota::request_quotas;
 use crate::cluster::kafka_principal::KafkaPrincipal;
 use crate::network::{ChannelThrottle, RequestRecorder, Response, ResponsePart};
 use crate::protocol::codec::Segment;
-use crate::protocol::errors::ErrorCode;
+use crate::protocol::error_counts::{count_runs, error_counts};
 use crate::protocol::messages::{self, ApiKey, ProduceResponse, ResponseKind};
 
 /// One decoded request's header facts.
@@ -105,54 +105,19 @@ impl RequestContext {
     }
 
     /// Counts the errors of `body` in the request metrics' `ErrorsPerSec`, as Kafka counts a
-    /// response's `errorCounts`: for Produce each partition's error, for Fetch the top-level
-    /// error and each partition's. Other APIs count nothing yet.
+    /// response's `errorCounts()` (see [`error_counts`]).
     pub(crate) fn count_errors(&self, body: &ResponseKind) {
-        match body {
-            ResponseKind::Produce(response) => self.count_produce_errors(response),
-            ResponseKind::Fetch(response) => self.count_codes(
-                std::iter::once(response.error_code).chain(
-                    response
-                        .responses
-                        .iter()
-                        .flat_map(|t| &t.partitions)
-                        .map(|p| p.error_code),
-                ),
-            ),
-            _ => {}
-        }
+        error_counts(body, |code, n| self.recorder.errors(self.api_key, code, n));
     }
 
-    /// [`RequestContext::count_errors`] of a Produce response (one not sent, with acks=0).
+    /// [`RequestContext::count_errors`] of a Produce response not sent (acks=0): each
+    /// partition's error.
     pub(crate) fn count_produce_errors(&self, response: &ProduceResponse) {
-        self.count_codes(
-            response
-                .responses
-                .iter()
-                .flat_map(|t| &t.partition_responses)
-                .map(|p| p.error_code),
-        );
-    }
-
-    /// Counts `codes`, a run of equal codes with one atomic add.
-    fn count_codes(&self, codes: impl Iterator<Item = i16>) {
-        let mut run: Option<(i16, u64)> = None;
-        for code in codes {
-            run = match run {
-                Some((last, n)) if last == code => Some((last, n + 1)),
-                Some((last, n)) => {
-                    self.recorder.errors(self.api_key, last, n);
-                    Some((code, 1))
-                }
-                None => Some((code, 1)),
-            };
-        }
-        if let Some((last, n)) = run {
-            self.recorder.errors(self.api_key, last, n);
-        } else {
-            // A response with no partitions is one without errors.
-            self.recorder
-                .errors(self.api_key, ErrorCode::None.code(), 1);
-        }
+        let codes = response
+            .responses
+            .iter()
+            .flat_map(|t| &t.partition_responses)
+            .map(|p| p.error_code);
+        count_runs(codes, |code, n| self.recorder.errors(self.api_key, code, n));
     }
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::serve_support::{TestBroker, free_port, run_within};
+use crate::serve_support::{KafkaConn, TestBroker, create_topic_with, free_port, run_within};
 use crate::support::exposition::{families, get_metrics, samples};
 use crate::support::zookeeper::ZkServer;
 
@@ -386,4 +386,77 @@ fn serve_metrics_take_the_rules_of_the_teams_own_exporter_config() {
         err.contains("kcli.metrics.jmx.exporter.config") && err.contains("bad.yml"),
         "{err}"
     );
+}
+
+/// Every API's response counts its errors as Kafka's `errorCounts()` does (here CreateTopics
+/// and Metadata, besides Produce and Fetch).
+#[test]
+fn serve_metrics_count_every_apis_errors() {
+    use kcli::protocol::codec::StrBytes;
+    use kcli::protocol::messages::api_versions_request::ApiVersionsRequest;
+    use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
+    use kcli::protocol::messages::metadata_request::{MetadataRequest, MetadataRequestTopic};
+    use kcli::protocol::messages::{RequestKind, ResponseKind};
+
+    let broker = TestBroker::start(&[("kcli.metrics.listener", "127.0.0.1:{port2}")]);
+    let mut conn = KafkaConn::connect(broker.port());
+    let versions = RequestKind::ApiVersions(ApiVersionsRequest {
+        client_software_name: StrBytes::from("kcli-it"),
+        client_software_version: StrBytes::from("0.1"),
+        ..Default::default()
+    });
+    let ResponseKind::ApiVersions(answer) = conn.call(&versions, 3) else {
+        unreachable!()
+    };
+    assert_eq!(answer.error_code, 0);
+    create_topic_with(&mut conn, "e", 2, &[]);
+    let again = RequestKind::CreateTopics(CreateTopicsRequest {
+        topics: vec![CreatableTopic {
+            name: StrBytes::from("e"),
+            num_partitions: 1,
+            replication_factor: 1,
+            ..Default::default()
+        }],
+        timeout_ms: 10_000,
+        ..Default::default()
+    });
+    let ResponseKind::CreateTopics(answer) = conn.call(&again, 7) else {
+        unreachable!()
+    };
+    assert_eq!(answer.topics[0].error_code, 36, "TOPIC_ALREADY_EXISTS");
+    // Metadata v1, twice: the topic and its two partitions count NONE.
+    let metadata = RequestKind::Metadata(MetadataRequest {
+        topics: Some(vec![MetadataRequestTopic {
+            name: Some(StrBytes::from("e")),
+            ..Default::default()
+        }]),
+        ..Default::default()
+    });
+    for _ in 0..2 {
+        let ResponseKind::Metadata(answer) = conn.call(&metadata, 1) else {
+            unreachable!()
+        };
+        assert_eq!(answer.topics[0].partitions.len(), 2);
+    }
+
+    // A response's errors are counted before it is written.
+    let (_, text) = scrape(broker.port2());
+    let all = samples(&text);
+    let value = |series: &str| {
+        *all.get(series)
+            .unwrap_or_else(|| panic!("{series} missing from:\n{text}"))
+    };
+    let errors = |request: &str, error: &str| {
+        value(&format!(
+            "kafka_network_requestmetrics_errors_total{{error=\"{error}\",request=\"{request}\"}}"
+        ))
+    };
+    assert_eq!(errors("CreateTopics", "TOPIC_ALREADY_EXISTS"), 1.0);
+    assert_eq!(errors("CreateTopics", "NONE"), 1.0);
+    assert_eq!(
+        errors("Metadata", "NONE"),
+        6.0,
+        "a topic and 2 partitions, twice"
+    );
+    assert_eq!(errors("ApiVersions", "NONE"), 1.0);
 }

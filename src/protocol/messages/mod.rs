@@ -3094,6 +3094,485 @@ impl ResponseKind {
             _ => false,
         }
     }
+
+    /// Calls `f` with every `ErrorCode` field of the body, at any depth and whatever the
+    /// version (an absent field holds its default, as in Kafka's response data): what
+    /// Kafka's `errorCounts()` counts for most responses (see `protocol::error_counts`).
+    pub fn for_each_error_code(&self, mut f: impl FnMut(i16)) {
+        match self {
+            ResponseKind::AddOffsetsToTxn(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::AddPartitionsToTxn(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::AddRaftVoter(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::AllocateProducerIds(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::AlterClientQuotas(m) => {
+                for x0 in &m.entries {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::AlterConfigs(m) => {
+                for x0 in &m.responses {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::AlterPartitionReassignments(m) => {
+                f(m.error_code);
+                for x0 in &m.responses {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::AlterPartition(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::AlterReplicaLogDirs(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::AlterUserScramCredentials(m) => {
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::ApiVersions(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::AssignReplicasToDirs(m) => {
+                f(m.error_code);
+                for x0 in &m.directories {
+                    for x1 in &x0.topics {
+                        for x2 in &x1.partitions {
+                            f(x2.error_code);
+                        }
+                    }
+                }
+            }
+            ResponseKind::BeginQuorumEpoch(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::BrokerHeartbeat(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::BrokerRegistration(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ConsumerGroupDescribe(m) => {
+                for x0 in &m.groups {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::ConsumerGroupHeartbeat(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ControlledShutdown(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ControllerRegistration(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::CreateAcls(m) => {
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::CreateDelegationToken(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::CreatePartitions(m) => {
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::CreateTopics(m) => {
+                for x0 in &m.topics {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DeleteAcls(m) => {
+                for x0 in &m.filter_results {
+                    f(x0.error_code);
+                    for x1 in &x0.matching_acls {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DeleteGroups(m) => {
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DeleteRecords(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DeleteShareGroupState(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DeleteTopics(m) => {
+                for x0 in &m.responses {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DescribeAcls(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::DescribeClientQuotas(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::DescribeCluster(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::DescribeConfigs(m) => {
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DescribeDelegationToken(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::DescribeGroups(m) => {
+                for x0 in &m.groups {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DescribeLogDirs(m) => {
+                f(m.error_code);
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DescribeProducers(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DescribeQuorum(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DescribeTopicPartitions(m) => {
+                for x0 in &m.topics {
+                    f(x0.error_code);
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::DescribeTransactions(m) => {
+                for x0 in &m.transaction_states {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::DescribeUserScramCredentials(m) => {
+                f(m.error_code);
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::ElectLeaders(m) => {
+                f(m.error_code);
+                for x0 in &m.replica_election_results {
+                    for x1 in &x0.partition_result {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::EndQuorumEpoch(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::EndTxn(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::Envelope(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ExpireDelegationToken(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::Fetch(m) => {
+                f(m.error_code);
+                for x0 in &m.responses {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::FetchSnapshot(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::FindCoordinator(m) => {
+                f(m.error_code);
+                for x0 in &m.coordinators {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::GetTelemetrySubscriptions(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::Heartbeat(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::IncrementalAlterConfigs(m) => {
+                for x0 in &m.responses {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::InitProducerId(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::InitializeShareGroupState(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::JoinGroup(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::LeaderAndIsr(m) => {
+                f(m.error_code);
+                for x0 in &m.partition_errors {
+                    f(x0.error_code);
+                }
+                for x0 in &m.topics {
+                    for x1 in &x0.partition_errors {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::LeaveGroup(m) => {
+                f(m.error_code);
+                for x0 in &m.members {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::ListClientMetricsResources(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ListGroups(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ListOffsets(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::ListPartitionReassignments(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ListTransactions(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::Metadata(m) => {
+                for x0 in &m.topics {
+                    f(x0.error_code);
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::OffsetCommit(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::OffsetDelete(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::OffsetFetch(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+                f(m.error_code);
+                for x0 in &m.groups {
+                    for x1 in &x0.topics {
+                        for x2 in &x1.partitions {
+                            f(x2.error_code);
+                        }
+                    }
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::OffsetForLeaderEpoch(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::Produce(m) => {
+                for x0 in &m.responses {
+                    for x1 in &x0.partition_responses {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::PushTelemetry(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ReadShareGroupState(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::ReadShareGroupStateSummary(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::RemoveRaftVoter(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::RenewDelegationToken(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::SaslAuthenticate(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::SaslHandshake(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::ShareAcknowledge(m) => {
+                f(m.error_code);
+                for x0 in &m.responses {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::ShareFetch(m) => {
+                f(m.error_code);
+                for x0 in &m.responses {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::ShareGroupDescribe(m) => {
+                for x0 in &m.groups {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::ShareGroupHeartbeat(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::StopReplica(m) => {
+                f(m.error_code);
+                for x0 in &m.partition_errors {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::SyncGroup(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::TxnOffsetCommit(m) => {
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::UnregisterBroker(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::UpdateFeatures(m) => {
+                f(m.error_code);
+                for x0 in &m.results {
+                    f(x0.error_code);
+                }
+            }
+            ResponseKind::UpdateMetadata(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::UpdateRaftVoter(m) => {
+                f(m.error_code);
+            }
+            ResponseKind::Vote(m) => {
+                f(m.error_code);
+                for x0 in &m.topics {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::WriteShareGroupState(m) => {
+                for x0 in &m.results {
+                    for x1 in &x0.partitions {
+                        f(x1.error_code);
+                    }
+                }
+            }
+            ResponseKind::WriteTxnMarkers(m) => {
+                for x0 in &m.markers {
+                    for x1 in &x0.topics {
+                        for x2 in &x1.partitions {
+                            f(x2.error_code);
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
 
 pub use super::frame::{

@@ -2,6 +2,7 @@
 //! `RequestKind`/`ResponseKind` enums that decode and encode a body by API key.
 
 use super::emit::module_name;
+use super::emit_error_codes::emit_for_each_error_code;
 use super::spec::Spec;
 use std::fmt::Write;
 
@@ -209,6 +210,7 @@ pub fn emit_mod(specs: &[Spec]) -> String {
         writeln!(out, "        }}\n    }}").ok();
         if kind == "ResponseKind" {
             emit_set_throttle_time(&mut out, specs, &requests);
+            emit_for_each_error_code(&mut out, specs, &requests, api_name);
         }
         writeln!(out, "}}").ok();
     }

@@ -9,6 +9,7 @@
 
 mod emit;
 mod emit_arb;
+mod emit_error_codes;
 mod emit_mod;
 mod spec;
 
