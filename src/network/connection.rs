@@ -319,7 +319,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
                 in_flight.times.response_done = Instant::now();
                 let written =
                     write_response(&mut stream, &mut staging, answer, &mut in_flight).await;
-                record(&ctx.metrics, &mut in_flight, &written);
+                record(&ctx.metrics, &recorder, &mut in_flight, &written);
                 match written {
                     Ok(()) => continue,
                     Err(reason) => break reason,
@@ -400,7 +400,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             let answer = answer.await;
             earlier.times.response_done = Instant::now();
             written = write_response(&mut stream, &mut staging, answer, &mut earlier).await;
-            record(&ctx.metrics, &mut earlier, &written);
+            record(&ctx.metrics, &recorder, &mut earlier, &written);
             if written.is_err() {
                 break;
             }
@@ -409,7 +409,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
             break reason;
         }
         let written = write_response(&mut stream, &mut staging, response, &mut in_flight).await;
-        record(&ctx.metrics, &mut in_flight, &written);
+        record(&ctx.metrics, &recorder, &mut in_flight, &written);
         if let Err(reason) = written {
             break reason;
         }
@@ -486,7 +486,12 @@ async fn write_response(
 
 /// Records a request's metrics once its answer was written (or its connection closed on the
 /// handler's word, as Kafka records a `CloseConnectionResponse`); not when the write failed.
-fn record(metrics: &NetworkMetrics, in_flight: &mut InFlight, written: &Result<(), &'static str>) {
+fn record(
+    metrics: &NetworkMetrics,
+    recorder: &RequestRecorder,
+    in_flight: &mut InFlight,
+    written: &Result<(), &'static str>,
+) {
     if let Some(callback) = in_flight.network_time.take() {
         let times = &in_flight.times;
         callback.call(times.sent.saturating_duration_since(times.send_start));
@@ -496,6 +501,7 @@ fn record(metrics: &NetworkMetrics, in_flight: &mut InFlight, written: &Result<(
     };
     if written.is_ok() || *written == Err(CLOSED_BY_HANDLER) {
         metrics.record_request(api_key, version, in_flight.kind, &in_flight.times);
+        metrics.record_deprecated(api_key, version, in_flight.kind, recorder);
     }
 }
 

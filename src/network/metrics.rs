@@ -8,6 +8,8 @@
 //!   `AddPartitionsToTxnVerification`), the meter `RequestsPerSec` with a `version` tag (one per
 //!   version seen), and `ErrorsPerSec` with an `error` tag (one per error seen, `NONE`
 //!   included, counted under the API's own name as Kafka counts them).
+//! - `DeprecatedRequestsPerSec` with `version`, `clientSoftwareName` and
+//!   `clientSoftwareVersion` tags, for the requests of a deprecated version (`deprecated`).
 //! - `kafka.network:type=RequestChannel,name=RequestQueueSize` and `ResponseQueueSize`.
 //! - `kafka.server:type=KafkaRequestHandlerPool,name=RequestHandlerAvgIdlePercent`.
 //! - `kafka.network:type=SocketServer,name=NetworkProcessorAvgIdlePercent`: the runtime
@@ -134,6 +136,13 @@ impl RequestRecorder {
         recorder
             .metrics
             .count_client_software(recorder.listener, &new, 1);
+    }
+
+    /// The client software the connection counts under now.
+    fn software(&self) -> Option<ClientSoftware> {
+        self.0
+            .as_ref()
+            .map(|recorder| lock(&recorder.software).clone())
     }
 
     /// The request being handled is a Fetch from a follower (`true`) or a consumer (`false`):
@@ -389,6 +398,7 @@ pub(crate) struct NetworkMetrics {
     fetch_consumer: RequestMetrics,
     fetch_follower: RequestMetrics,
     verification: RequestMetrics,
+    deprecated: deprecated::DeprecatedRequests,
     /// `ErrorsPerSec` by API key, then by error code + 1.
     errors: Box<[Box<[Meter]>]>,
     request_queue: mpsc::WeakSender<QueuedRequest>,
@@ -438,6 +448,7 @@ impl NetworkMetrics {
                 "AddPartitionsToTxnVerification",
                 versions(ApiKey::AddPartitionsToTxn),
             ),
+            deprecated: deprecated::DeprecatedRequests::default(),
             errors: (0..=max_key)
                 .map(|key| {
                     let codes = if served(key).is_some() {
@@ -488,6 +499,40 @@ impl NetworkMetrics {
         if let Some(metrics) = self.by_key(api_key) {
             metrics.record(version, times);
         }
+    }
+
+    /// Counts a request of a version Kafka 3.9 deprecates under `DeprecatedRequestsPerSec`,
+    /// with the client software `recorder`'s connection named, under each name the request
+    /// counts under (Kafka's `overrideMetricNames`); nothing for another version.
+    pub(super) fn record_deprecated(
+        &self,
+        api_key: i16,
+        version: i16,
+        kind: Kind,
+        recorder: &RequestRecorder,
+    ) {
+        let deprecated = ApiKey::from_i16(api_key)
+            .and_then(|key| key.info().deprecated)
+            .is_some_and(|range| range.contains(version));
+        let (Some(metrics), true) = (self.by_key(api_key), deprecated) else {
+            return;
+        };
+        let Some(software) = recorder.software() else {
+            return;
+        };
+        let also = match kind {
+            Kind::Plain => None,
+            Kind::FetchConsumer => Some(&self.fetch_consumer),
+            Kind::FetchFollower => Some(&self.fetch_follower),
+            Kind::Verification => {
+                let name = self.verification.name;
+                return self.deprecated.mark(name, version, software);
+            }
+        };
+        if let Some(also) = also {
+            self.deprecated.mark(also.name, version, software.clone());
+        }
+        self.deprecated.mark(metrics.name, version, software);
     }
 
     fn mark_errors(&self, api_key: i16, code: i16, count: u64) {
@@ -651,6 +696,7 @@ impl MetricsSource for NetworkMetrics {
         ]) {
             metrics.collect(out);
         }
+        self.deprecated.collect(out);
         for (key, codes) in self.errors.iter().enumerate() {
             let Some(name) = i16::try_from(key).ok().and_then(served_name) else {
                 continue;
@@ -721,6 +767,7 @@ impl MetricsSource for NetworkMetrics {
         for meter in self.errors.iter().flatten().filter(|m| m.count() > 0) {
             meter.tick();
         }
+        self.deprecated.tick();
         let now = Instant::now();
         self.flush_idle(now);
         self.handler_idle.tick();
@@ -740,6 +787,7 @@ fn served_name(key: i16) -> Option<&'static str> {
         .map(|info| info.name)
 }
 
+mod deprecated;
 mod processor_idle;
 #[cfg(test)]
 mod tests;

@@ -389,9 +389,10 @@ fn serve_metrics_take_the_rules_of_the_teams_own_exporter_config() {
 }
 
 /// Every API's response counts its errors as Kafka's `errorCounts()` does (here CreateTopics
-/// and Metadata, besides Produce and Fetch).
+/// and Metadata, besides Produce and Fetch), and a request of a version Kafka 3.9 deprecates
+/// counts under DeprecatedRequestsPerSec with the client software its connection named.
 #[test]
-fn serve_metrics_count_every_apis_errors() {
+fn serve_metrics_count_every_apis_errors_and_the_deprecated_requests_by_client_software() {
     use kcli::protocol::codec::StrBytes;
     use kcli::protocol::messages::api_versions_request::ApiVersionsRequest;
     use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
@@ -424,7 +425,7 @@ fn serve_metrics_count_every_apis_errors() {
         unreachable!()
     };
     assert_eq!(answer.topics[0].error_code, 36, "TOPIC_ALREADY_EXISTS");
-    // Metadata v1, twice: the topic and its two partitions count NONE.
+    // Metadata v1 (deprecated: 0-3), twice: the topic and its two partitions count NONE.
     let metadata = RequestKind::Metadata(MetadataRequest {
         topics: Some(vec![MetadataRequestTopic {
             name: Some(StrBytes::from("e")),
@@ -439,8 +440,21 @@ fn serve_metrics_count_every_apis_errors() {
         assert_eq!(answer.topics[0].partitions.len(), 2);
     }
 
-    // A response's errors are counted before it is written.
-    let (_, text) = scrape(broker.port2());
+    // Strimzi's two-pair per-second rule takes the first three of the four tags as one label
+    // name, as the javaagent does (see jmx_exporter's tests).
+    let deprecated = concat!(
+        "kafka_network_requestmetrics_deprecatedrequests_total{clientSoftwareVersion=\"0.1\",",
+        "request_Metadata_version_1_clientSoftwareName=\"kcli-it\"}"
+    );
+    let deadline = Instant::now() + LIMIT;
+    let text = loop {
+        let (_, text) = scrape(broker.port2());
+        // A request is recorded once its answer was written, which the scrape may overtake.
+        if samples(&text).get(deprecated) == Some(&2.0) || Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let all = samples(&text);
     let value = |series: &str| {
         *all.get(series)
@@ -459,4 +473,11 @@ fn serve_metrics_count_every_apis_errors() {
         "a topic and 2 partitions, twice"
     );
     assert_eq!(errors("ApiVersions", "NONE"), 1.0);
+    assert_eq!(value(deprecated), 2.0);
+    // The versions Kafka does not deprecate are not counted.
+    assert!(
+        !all.keys()
+            .any(|k| k.contains("deprecatedrequests") && !k.contains("version_1_")),
+        "{text}"
+    );
 }

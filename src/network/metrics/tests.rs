@@ -355,3 +355,52 @@ fn connections_count_by_the_client_software_they_named() {
     assert_eq!(connections(&samples, "apache-kafka-java", "3.9.1"), 0.0);
     assert_eq!(connections(&samples, "unknown", "unknown"), 0.0);
 }
+
+#[test]
+fn requests_of_a_deprecated_version_count_by_the_client_software_of_their_connection() {
+    let (metrics, _tx) = metrics();
+    let recorder = RequestRecorder::new(Arc::clone(&metrics), 0);
+    let deprecated = "kafka.network:type=RequestMetrics,name=DeprecatedRequestsPerSec";
+    // Metadata 0-3 and Fetch 0-3 are deprecated in 3.9; Metadata 4 and Produce 9 are not.
+    metrics.record_deprecated(ApiKey::Metadata as i16, 1, Kind::Plain, &recorder);
+    recorder.client_software("kafka-python", "2.0.2");
+    metrics.record_deprecated(ApiKey::Metadata as i16, 1, Kind::Plain, &recorder);
+    metrics.record_deprecated(ApiKey::Metadata as i16, 1, Kind::Plain, &recorder);
+    metrics.record_deprecated(ApiKey::Metadata as i16, 4, Kind::Plain, &recorder);
+    metrics.record_deprecated(ApiKey::Produce as i16, 9, Kind::Plain, &recorder);
+    metrics.record_deprecated(ApiKey::Fetch as i16, 3, Kind::FetchConsumer, &recorder);
+    metrics.record_deprecated(i16::MAX, 0, Kind::Plain, &recorder);
+    let out = collect(&metrics);
+    let software = "clientSoftwareName=kafka-python,clientSoftwareVersion=2.0.2";
+    assert_eq!(
+        count(
+            &out,
+            &format!(
+                "{deprecated},request=Metadata,version=1,clientSoftwareName=unknown,\
+                 clientSoftwareVersion=unknown"
+            )
+        ),
+        1
+    );
+    assert_eq!(
+        count(
+            &out,
+            &format!("{deprecated},request=Metadata,version=1,{software}")
+        ),
+        2
+    );
+    for name in ["Fetch", "FetchConsumer"] {
+        assert_eq!(
+            count(
+                &out,
+                &format!("{deprecated},request={name},version=3,{software}")
+            ),
+            1
+        );
+    }
+    let series = out
+        .iter()
+        .filter(|s| s.mbean.to_string().starts_with(deprecated))
+        .count();
+    assert_eq!(series, 4, "only deprecated versions are counted");
+}

@@ -547,6 +547,46 @@ fn confluents_rules_render_kafkas_mbeans_as_the_javaagent_does() {
     golden("confluent-kafka_broker.yml", "confluent");
 }
 
+/// DeprecatedRequestsPerSec has four tags: Strimzi's two-pair per-second rule still matches it,
+/// its greedy first key taking the first three pairs (the javaagent makes a label name of
+/// them); Confluent's rules have one rule for it, whose five-minute rate the dashboard reads.
+#[test]
+fn deprecated_requests_render_as_each_rule_set_makes_them() {
+    let meter = Meter::new();
+    meter.mark(2);
+    let samples = [yammer(
+        "kafka.network",
+        "RequestMetrics",
+        "DeprecatedRequestsPerSec",
+        &[
+            ("request", "Metadata"),
+            ("version", "1"),
+            ("clientSoftwareName", "kcli-it"),
+            ("clientSoftwareVersion", "0.1"),
+        ],
+        Reading::Meter(meter.snapshot()),
+    )];
+    let strimzi = Rules::strimzi().render(&samples);
+    assert!(
+        strimzi.contains(
+            "\nkafka_network_requestmetrics_deprecatedrequests_total{\
+             clientSoftwareVersion=\"0.1\",\
+             request_Metadata_version_1_clientSoftwareName=\"kcli-it\"} 2.0\n"
+        ),
+        "{strimzi}"
+    );
+    let rules = std::fs::read_to_string(fixtures().join("confluent-kafka_broker.yml")).unwrap();
+    let confluent = Rules::from_yaml(&rules).unwrap().render(&samples);
+    let labels = "{api_name=\"Metadata\",api_version=\"1\",client_software_name=\"kcli-it\",\
+                  client_software_version=\"0.1\"}";
+    for line in [
+        format!("kafka_network_requestmetrics_deprecatedrequestspersec_count_total{labels} 2.0"),
+        format!("kafka_network_requestmetrics_deprecatedrequestspersec_fiveminuterate{labels} "),
+    ] {
+        assert!(confluent.contains(&line), "{line} not in:\n{confluent}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 
 /// A broker with 10,000 partitions: per partition the Partition and Log gauges Kafka registers
