@@ -24,6 +24,7 @@ use tokio::io::AsyncWriteExt;
 use crate::cluster::kafka_principal::KafkaPrincipal;
 
 use super::connection::{FrameError, read_frame};
+use super::metrics::RequestRecorder;
 use super::stream::ConnectionStream;
 
 /// Why a connection was not authenticated; it is closed either way.
@@ -65,9 +66,19 @@ pub struct AuthenticationIo<'a> {
     pub local: SocketAddr,
     /// The listener's name.
     pub listener_name: &'a str,
+    /// The connection's request metrics, for the client software an ApiVersions names before
+    /// authentication.
+    pub(super) recorder: &'a RequestRecorder,
 }
 
 impl AuthenticationIo<'_> {
+    /// The client named its software in an ApiVersions before authenticating (valid by
+    /// Kafka's rules, `unknown` for an empty field): the connection counts under it in
+    /// `socket-server-metrics` `connections`, as Kafka's `SaslServerAuthenticator` registers it.
+    pub fn client_software(&self, name: &str, version: &str) {
+        self.recorder.client_software(name, version);
+    }
+
     /// The next frame's body (no size prefix), at most `max_size` bytes; `Ok(None)` when the
     /// peer closed between frames.
     pub async fn read_frame(

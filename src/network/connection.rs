@@ -265,6 +265,7 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
                 peer: ctx.peer,
                 local: ctx.local,
                 listener_name: &ctx.listener_name,
+                recorder: &recorder,
             };
             let authenticated = tokio::select! {
                 biased;

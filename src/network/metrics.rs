@@ -122,13 +122,15 @@ impl RequestRecorder {
         })))
     }
 
-    /// The client named its software in an ApiVersions (v3+, valid by Kafka's rules): the
-    /// connection counts under it from now on (Kafka's `registerClientInformation`).
+    /// The client named its software in an ApiVersions (valid by Kafka's rules): the
+    /// connection counts under it from now on, an empty name or version as `unknown` (Kafka's
+    /// `registerClientInformation` of a `ClientInformation`).
     pub fn client_software(&self, name: &str, version: &str) {
         let Some(recorder) = &self.0 else {
             return;
         };
-        let new: ClientSoftware = (Arc::from(name), Arc::from(version));
+        let or_unknown = |s: &str| Arc::from(if s.is_empty() { UNKNOWN_SOFTWARE } else { s });
+        let new: ClientSoftware = (or_unknown(name), or_unknown(version));
         let old = std::mem::replace(&mut *lock(&recorder.software), new.clone());
         recorder
             .metrics

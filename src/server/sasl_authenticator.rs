@@ -158,8 +158,21 @@ impl SaslAuthenticator {
                     respond(io, &header, &body, 0).await?;
                     return Ok(State::HandshakeOrVersions);
                 }
-                RequestKind::decode(api, &mut r, version)
-                    .map_err(|e| unexpected(format!("undecodable ApiVersions: {e}")))?;
+                let request = match RequestKind::decode(api, &mut r, version) {
+                    Ok(RequestKind::ApiVersions(request)) => request,
+                    Ok(_) => return Err(unexpected("undecodable ApiVersions")),
+                    Err(e) => return Err(unexpected(format!("undecodable ApiVersions: {e}"))),
+                };
+                // Kafka's SaslServerAuthenticator: an invalid one is answered INVALID_REQUEST
+                // and another may follow; a valid one names the client's software.
+                let Some((name, software_version)) =
+                    api_versions::client_software(&request, version)
+                else {
+                    let body = ResponseKind::ApiVersions(api_versions::invalid_request_response());
+                    respond(io, &header, &body, version).await?;
+                    return Ok(State::HandshakeOrVersions);
+                };
+                io.client_software(&name, &software_version);
                 let body = ResponseKind::ApiVersions(api_versions::response());
                 respond(io, &header, &body, version).await?;
                 Ok(State::Handshake)

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use kcli::metrics::Reading;
 use kcli::network::{
     EndPoint, ListenerAuthenticator, Request, RequestHandler, Response, SocketServer,
     SocketServerConfig,
@@ -88,6 +89,15 @@ fn authenticate(token: &[u8]) -> RequestKind {
     })
 }
 
+/// An ApiVersions naming the client's software (valid at v3+ only with both fields non-empty).
+fn api_versions(name: &str, version: &str) -> RequestKind {
+    RequestKind::ApiVersions(ApiVersionsRequest {
+        client_software_name: StrBytes::from(name.to_string()),
+        client_software_version: StrBytes::from(version.to_string()),
+        ..ApiVersionsRequest::default()
+    })
+}
+
 /// The principal the handler reports for a Metadata request on `conn`.
 fn principal_of(conn: &mut KafkaConn) -> String {
     conn.send(&RequestKind::Metadata(MetadataRequest::default()), 12)
@@ -101,9 +111,7 @@ async fn sasl_plain_framed_and_unframed_and_the_refusals() {
     tokio::task::spawn_blocking(move || {
         // ApiVersions, SaslHandshake v1, SaslAuthenticate v2: authenticated as alice.
         let mut c = KafkaConn::connect(port);
-        let ResponseKind::ApiVersions(versions) =
-            c.call(&RequestKind::ApiVersions(ApiVersionsRequest::default()), 3)
-        else {
+        let ResponseKind::ApiVersions(versions) = c.call(&api_versions("kcli-it", "1.0"), 3) else {
             panic!()
         };
         assert!(versions.api_keys.iter().any(|k| k.api_key == 36));
@@ -163,14 +171,75 @@ async fn sasl_plain_framed_and_unframed_and_the_refusals() {
             .unwrap();
         assert!(closed_within(&mut c.stream, Duration::from_secs(5)));
         let mut c = KafkaConn::connect(port);
-        c.call(&RequestKind::ApiVersions(ApiVersionsRequest::default()), 3);
-        c.send(&RequestKind::ApiVersions(ApiVersionsRequest::default()), 3)
-            .unwrap();
+        c.call(&api_versions("kcli-it", "1.0"), 3);
+        c.send(&api_versions("kcli-it", "1.0"), 3).unwrap();
         assert!(closed_within(&mut c.stream, Duration::from_secs(5)));
         // A frame over sasl.server.max.receive.size before authentication: closed.
         let mut c = KafkaConn::connect(port);
         c.stream.write_all(&(600_000i32).to_be_bytes()).unwrap();
         assert!(closed_within(&mut c.stream, Duration::from_secs(5)));
+    })
+    .await
+    .unwrap();
+    server.shutdown().await;
+}
+
+/// The open connections of `listener` that count under the client software `name` `version`
+/// in `socket-server-metrics` `connections`.
+fn connections(server: &SocketServer, name: &str, version: &str) -> f64 {
+    let mbean = format!(
+        "kafka.server:type=socket-server-metrics,clientSoftwareName={name},\
+         clientSoftwareVersion={version},listener=SASL_PLAINTEXT,networkProcessor=0"
+    );
+    let mut samples = Vec::new();
+    server.metrics().collect(&mut samples);
+    samples
+        .iter()
+        .find(|s| s.mbean.to_string() == mbean)
+        .map_or(0.0, |s| match &s.reading {
+            Reading::KafkaMetrics(attributes) => attributes[0].1,
+            other => panic!("{other:?}"),
+        })
+}
+
+/// The ApiVersions a client sends before authenticating names its software, as Kafka's
+/// SaslServerAuthenticator registers it: the connection counts under it from then on. One
+/// that is not valid (v3 with an empty name) is answered INVALID_REQUEST and may be followed
+/// by a valid one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sasl_api_versions_before_authentication_names_the_client_software() {
+    let (server, port) = start().await;
+    let server = Arc::new(server);
+    let seen = Arc::clone(&server);
+    tokio::task::spawn_blocking(move || {
+        let until = |name: &str, version: &str, count: f64| {
+            let deadline = std::time::Instant::now() + Duration::from_secs(5);
+            while connections(&seen, name, version) != count {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{name} {version}: not {count}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let mut c = KafkaConn::connect(port);
+        until("unknown", "unknown", 1.0);
+        let ResponseKind::ApiVersions(invalid) = c.call(&api_versions("", "1.0"), 3) else {
+            panic!()
+        };
+        assert_eq!((invalid.error_code, invalid.api_keys.len()), (42, 0));
+        let ResponseKind::ApiVersions(versions) = c.call(&api_versions("kcli-it", "2.1"), 3) else {
+            panic!()
+        };
+        assert_eq!(versions.error_code, 0);
+        assert_eq!(connections(&seen, "kcli-it", "2.1"), 1.0);
+        assert_eq!(connections(&seen, "unknown", "unknown"), 0.0);
+        c.call(&handshake("PLAIN"), 1);
+        c.call(&authenticate(b"\0alice\0alice-secret"), 2);
+        assert_eq!(principal_of(&mut c), "User:alice");
+        assert_eq!(connections(&seen, "kcli-it", "2.1"), 1.0);
+        drop(c);
+        until("kcli-it", "2.1", 0.0);
     })
     .await
     .unwrap();

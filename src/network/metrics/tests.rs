@@ -346,6 +346,8 @@ fn connections_count_by_the_client_software_they_named() {
     let second = RequestRecorder::new(Arc::clone(&metrics), 0);
     assert_eq!(connections(&collect(&metrics), "unknown", "unknown"), 2.0);
     first.client_software("apache-kafka-java", "3.9.1");
+    // An ApiVersions below v3 names nothing: `unknown`, as Kafka's ClientInformation.
+    second.client_software("", "");
     let samples = collect(&metrics);
     assert_eq!(connections(&samples, "unknown", "unknown"), 1.0);
     assert_eq!(connections(&samples, "apache-kafka-java", "3.9.1"), 1.0);

@@ -29,16 +29,28 @@ pub(crate) fn handle(
     ctx: &RequestContext,
     request: ApiVersionsRequest,
 ) -> Response {
-    // Kafka's processor registers the client's software from a valid v3+ ApiVersions; the
+    // Kafka's processor registers the client's software from a valid ApiVersions; the
     // connection counts under it in `socket-server-metrics` `connections`.
-    if ctx.api_version >= 3 {
-        let name = request.client_software_name.to_string_lossy();
-        let version = request.client_software_version.to_string_lossy();
-        if is_valid_software_field(&name) && is_valid_software_field(&version) {
-            ctx.recorder.client_software(&name, &version);
-        }
+    if let Some((name, version)) = client_software(&request, ctx.api_version) {
+        ctx.recorder.client_software(&name, &version);
     }
     ctx.respond(ResponseKind::ApiVersions(response()))
+}
+
+/// The client software a valid ApiVersions of `version` names (Kafka's
+/// `ApiVersionsRequest.isValid`: below v3 any request is valid and names none, an empty name
+/// being `unknown`); `None` for an invalid one.
+pub(crate) fn client_software(
+    request: &ApiVersionsRequest,
+    version: i16,
+) -> Option<(String, String)> {
+    if version < 3 {
+        return Some((String::new(), String::new()));
+    }
+    let name = request.client_software_name.to_string_lossy();
+    let software_version = request.client_software_version.to_string_lossy();
+    (is_valid_software_field(&name) && is_valid_software_field(&software_version))
+        .then(|| (name.into_owned(), software_version.into_owned()))
 }
 
 /// Kafka's `ApiVersionsRequest.isValid` pattern for the client software's name and version:
@@ -64,6 +76,15 @@ pub(crate) fn response() -> ApiVersionsResponse {
         error_code: ErrorCode::None.code(),
         api_keys: api_keys(),
         finalized_features_epoch: -1,
+        ..ApiVersionsResponse::default()
+    }
+}
+
+/// The answer to an invalid ApiVersions (Kafka's `getErrorResponse` with INVALID_REQUEST: the
+/// error alone).
+pub(crate) fn invalid_request_response() -> ApiVersionsResponse {
+    ApiVersionsResponse {
+        error_code: ErrorCode::InvalidRequest.code(),
         ..ApiVersionsResponse::default()
     }
 }
@@ -99,5 +120,25 @@ mod tests {
         assert!(!is_valid_software_field("-x"));
         assert!(!is_valid_software_field("x."));
         assert!(!is_valid_software_field("a b"));
+    }
+
+    #[test]
+    fn a_valid_api_versions_names_the_client_software_and_an_old_one_names_none() {
+        let request = |name: &'static str| ApiVersionsRequest {
+            client_software_name: name.into(),
+            client_software_version: "1.0".into(),
+            ..ApiVersionsRequest::default()
+        };
+        assert_eq!(
+            client_software(&request("kcli-it"), 3),
+            Some(("kcli-it".to_string(), "1.0".to_string()))
+        );
+        assert_eq!(client_software(&request(""), 3), None);
+        assert_eq!(client_software(&request("a b"), 4), None);
+        // Below v3 the fields are not on the wire; the request is valid and names nothing.
+        assert_eq!(
+            client_software(&request(""), 2),
+            Some((String::new(), String::new()))
+        );
     }
 }
