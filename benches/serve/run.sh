@@ -20,6 +20,10 @@
 #               no quota configured and with producer and consumer quotas that are never
 #               reached (1 TB/s for every client id, set with kafka-configs), runs alternating,
 #               median of RUNS_QUOTA (default 5): what measuring a quota costs a client;
+#   quotarates: a producer and then a consumer (benches/serve/quota_rates.py, librdkafka) each
+#               with a 1 MiB/s byte-rate quota for its client id, set with kafka-configs,
+#               running flat out for QUOTA_SECS (default 60): the MiB acknowledged or consumed
+#               in each second, kcli beside kafka on the same schedule;
 #   broker CPU (utime+stime) and peak RSS (VmHWM) from /proc.
 # Usage: benches/serve/run.sh [targets...]   (targets: kcli mock kafka; default all)
 #        SECTIONS="throughput rss latency recompress txn txncommit" (default all) picks the tables.
@@ -37,7 +41,8 @@ read -r -a targets <<<"${targets[*]}"
 COUNT_100=${COUNT_100:-2000000}
 COUNT_1K=${COUNT_1K:-500000}
 LAT_SECS=${LAT_SECS:-60}
-SECTIONS=${SECTIONS:-throughput rss latency recompress txn txncommit quota}
+SECTIONS=${SECTIONS:-throughput rss latency recompress txn txncommit quota quotarates}
+QUOTA_SECS=${QUOTA_SECS:-60}
 RUNS_QUOTA=${RUNS_QUOTA:-5}
 RUNS_RC=${RUNS_RC:-3}
 RUNS_TXN=${RUNS_TXN:-3}
@@ -279,5 +284,28 @@ for mode in none unreached; do
   pm=$(tr ' ' '\n' <<<"${prod[$mode]}" | grep . | median)
   cm=$(tr ' ' '\n' <<<"${cons[$mode]}" | grep . | median)
   echo "| $mode | $pm | ${prod[$mode]} | $cm |"
+done
+fi
+
+if wants quotarates; then
+echo
+echo "| target | client | MiB in each second (quota 1 MiB/s) | throttle avg ms, errors |"
+echo "|---|---|---|---|"
+for target in "${targets[@]}"; do
+  [ "$target" = mock ] && continue
+  "start_$target" 1
+  java -cp "$root/.tools/kafka-3.9.1/*" kafka.admin.ConfigCommand --bootstrap-server "$BOOTSTRAP" \
+    --alter --entity-type clients --entity-name throttled \
+    --add-config producer_byte_rate=1048576,consumer_byte_rate=1048576 >/dev/null
+  # What the consumer reads: more than it can take in QUOTA_SECS, even with Kafka's first burst.
+  timeout 300 "$perf" -P -t quota-read -b "$BOOTSTRAP" -s 10240 -c $((QUOTA_SECS * 150)) -a 1 \
+    -X linger.ms=5 -X batch.size=32768 -u -q >/dev/null 2>&1
+  sleep 2 # the quota config reaches the broker (the producer above, client id rdkafka, has none)
+  for mode in produce consume; do
+    topic=quota-write; [ "$mode" = consume ] && topic=quota-read
+    line=$("$root/.venv/bin/python" benches/serve/quota_rates.py "$mode" "$BOOTSTRAP" "$topic" throttled "$QUOTA_SECS")
+    echo "| $target | $mode | ${line% | *} | ${line##* | } |"
+  done
+  stop_broker
 done
 fi
