@@ -144,6 +144,10 @@ pub struct Settings {
     pub quota_window_num: i32,
     /// `quota.window.size.seconds`: each sample's length.
     pub quota_window_size_seconds: i32,
+    /// `controller.quota.window.num`, `controller.quota.window.size.seconds`: the same for the
+    /// controller mutation quota, whose burst is their product times the quota.
+    pub controller_quota_window_num: i32,
+    pub controller_quota_window_size_seconds: i32,
     /// `replication.quota.window.num`, `replication.quota.window.size.seconds`: the same for
     /// the replication throttles.
     pub replication_quota_window_num: i32,
@@ -299,6 +303,8 @@ impl Default for Settings {
             queued_max_requests: 500,
             quota_window_num: 11,
             quota_window_size_seconds: 1,
+            controller_quota_window_num: 11,
+            controller_quota_window_size_seconds: 1,
             replication_quota_window_num: 11,
             replication_quota_window_size_seconds: 1,
             replica_fetch_backoff_ms: 1000,
@@ -534,6 +540,10 @@ impl Settings {
             "queued.max.requests" => self.queued_max_requests = int(1)?,
             "quota.window.num" => self.quota_window_num = int(1)?,
             "quota.window.size.seconds" => self.quota_window_size_seconds = int(1)?,
+            "controller.quota.window.num" => self.controller_quota_window_num = int(1)?,
+            "controller.quota.window.size.seconds" => {
+                self.controller_quota_window_size_seconds = int(1)?
+            }
             "replication.quota.window.num" => self.replication_quota_window_num = int(1)?,
             "replication.quota.window.size.seconds" => {
                 self.replication_quota_window_size_seconds = int(1)?

@@ -129,6 +129,13 @@ pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
         false,
         Kind::Long,
     ),
+    def("controller.quota.window.num", Some("11"), false, Kind::Int),
+    def(
+        "controller.quota.window.size.seconds",
+        Some("1"),
+        false,
+        Kind::Int,
+    ),
     def(
         "controller.socket.timeout.ms",
         Some("30000"),

@@ -333,6 +333,7 @@ impl ErrorCode {
             }
             UnknownTopicId => "This server does not host this topic ID.",
             PolicyViolation => "Request parameters do not satisfy the configured policy.",
+            ThrottlingQuotaExceeded => "The throttling quota has been exceeded.",
             ResourceNotFound => "A request illegally referred to a resource that does not exist.",
             CoordinatorNotAvailable => "The coordinator is not available.",
             TransactionalIdAuthorizationFailed => "Transactional Id authorization failed.",

@@ -133,6 +133,7 @@ mod tests {
             handled_for: None,
             quotas: Arc::new(crate::server::quota::QuotaManagers::new(
                 crate::metrics::sampled_stat::QuotaWindow::DEFAULT,
+                crate::metrics::sampled_stat::QuotaWindow::DEFAULT,
             )),
             throttle: crate::network::ChannelThrottle::default(),
         }

@@ -354,10 +354,16 @@ impl KafkaServer {
         let authorizer = new_authorizer(&config, &zk)?;
         let quota_configs = ClientQuotaConfigs::new();
         let user_scram_admin = Arc::new(UserScramAdmin::new(Arc::clone(&zk)));
-        let quotas = Arc::new(QuotaManagers::new(QuotaWindow {
-            samples: u32::try_from(config.quota_window_num).unwrap_or(11),
-            window_ms: i64::from(config.quota_window_size_seconds) * 1000,
-        }));
+        let quotas = Arc::new(QuotaManagers::new(
+            QuotaWindow {
+                samples: u32::try_from(config.quota_window_num).unwrap_or(11),
+                window_ms: i64::from(config.quota_window_size_seconds) * 1000,
+            },
+            QuotaWindow {
+                samples: u32::try_from(config.controller_quota_window_num).unwrap_or(11),
+                window_ms: i64::from(config.controller_quota_window_size_seconds) * 1000,
+            },
+        ));
         let quota_metrics: Arc<dyn MetricsSource> = Arc::clone(&quotas) as Arc<dyn MetricsSource>;
         metrics.register(&quota_metrics);
         metric_sources.push(quota_metrics);

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 
 use super::quota::QuotaManagers;
+use super::quota::controller_mutation_quota::ControllerMutationQuota;
 use super::quota::request_quotas;
 use crate::cluster::kafka_principal::KafkaPrincipal;
 use crate::network::{ChannelThrottle, RequestRecorder, Response, ResponsePart};
@@ -63,9 +64,24 @@ impl RequestContext {
     /// Frames `body` as the answer to this request. An encoding failure (a value the version
     /// cannot carry) is a broker bug, logged; the connection is closed so the client does not
     /// wait for an answer that will never come.
-    pub fn respond(&self, mut body: ResponseKind) -> Response {
-        self.count_errors(&body);
+    pub fn respond(&self, body: ResponseKind) -> Response {
         let throttle_ms = request_quotas::throttle_request(self);
+        self.respond_throttled(body, throttle_ms)
+    }
+
+    /// As [`RequestContext::respond`] for a request that mutated topics under `quota`: the
+    /// larger of its throttle and the request quota's goes out and mutes the connection.
+    pub(crate) fn respond_with_controller_quota(
+        &self,
+        body: ResponseKind,
+        quota: &ControllerMutationQuota<'_>,
+    ) -> Response {
+        let throttle_ms = request_quotas::throttle_controller_mutation(self, quota);
+        self.respond_throttled(body, throttle_ms)
+    }
+
+    fn respond_throttled(&self, mut body: ResponseKind, throttle_ms: i32) -> Response {
+        self.count_errors(&body);
         if throttle_ms > 0 {
             body.set_throttle_time_ms(throttle_ms);
         }

@@ -36,6 +36,7 @@ use crate::zk::zk_data::{self, TopicAssignment};
 use crate::zk::{CreateMode, ZkClient, ZkError, recipes};
 
 use super::metadata_cache::MetadataCache;
+use super::quota::controller_mutation_quota::{ControllerMutationQuota, ThrottlingQuotaExceeded};
 use super::topic_assignment::{validate_create_assignment, validate_new_partitions};
 use super::topic_validation::{find_collisions, validate_topic_name};
 
@@ -76,6 +77,9 @@ pub enum TopicError {
     /// carries as UNKNOWN_SERVER_ERROR without a message.
     #[error("{0}")]
     Assignment(AssignmentError),
+    /// The controller mutation quota refused the topic (KIP-599).
+    #[error(transparent)]
+    ThrottlingQuotaExceeded(#[from] ThrottlingQuotaExceeded),
 }
 
 impl TopicError {
@@ -95,6 +99,7 @@ impl TopicError {
                 ErrorCode::UnknownServerError
             }
             TopicError::Partition(e) => e.error_code(),
+            TopicError::ThrottlingQuotaExceeded(_) => ErrorCode::ThrottlingQuotaExceeded,
         }
     }
 }
@@ -135,7 +140,7 @@ fn check_partition_count(count: i64) -> Result<(), TopicError> {
 /// A topic to create, as CreateTopics and auto-creation describe it. `-1` partitions or
 /// replication factor means the broker's default; a manual assignment replaces both.
 #[derive(Debug, Clone, Default)]
-pub struct NewTopic {
+pub(crate) struct NewTopic {
     pub name: String,
     pub num_partitions: i32,
     pub replication_factor: i16,
@@ -145,7 +150,7 @@ pub struct NewTopic {
 
 /// What a creation made (or would make, when validating only).
 #[derive(Debug, Clone)]
-pub struct CreatedTopic {
+pub(crate) struct CreatedTopic {
     pub topic_id: Uuid,
     pub num_partitions: i32,
     pub replication_factor: i16,
@@ -303,11 +308,13 @@ impl TopicManager {
     }
 
     /// Kafka's `ZkAdminManager.createTopics` for one topic (its checks in its order), then
-    /// (single-node) the controller's new-partition handling.
-    pub async fn create_topic(
+    /// (single-node) the controller's new-partition handling. Once every check has passed, the
+    /// partitions are recorded against `quota`, which may refuse them.
+    pub(crate) async fn create_topic(
         &self,
         topic: &NewTopic,
         validate_only: bool,
+        quota: &mut ControllerMutationQuota<'_>,
     ) -> Result<CreatedTopic, TopicError> {
         let _guard = self.admin_lock.lock().await;
         if self.metadata_cache.contains_topic(&topic.name) {
@@ -341,6 +348,7 @@ impl TopicManager {
         if validate_only {
             return Ok(created);
         }
+        quota.record(assignment.len() as f64)?;
         self.write_topic(&topic.name, created.topic_id, &assignment, &topic.configs)
             .await?;
         self.set_overrides(&topic.name, topic.configs.clone());
@@ -482,7 +490,12 @@ impl TopicManager {
 
     /// Deletes a topic: its partitions stop being hosted and their logs go, then its znodes.
     /// (In a cluster the controller does this after `/admin/delete_topics/<t>` appears.)
-    pub async fn delete_topic(&self, topic: &str) -> Result<Uuid, TopicError> {
+    /// Its partitions are recorded against `quota` first, which may refuse the deletion.
+    pub(crate) async fn delete_topic(
+        &self,
+        topic: &str,
+        quota: &mut ControllerMutationQuota<'_>,
+    ) -> Result<Uuid, TopicError> {
         let _guard = self.admin_lock.lock().await;
         if !self.config.delete_topic_enable {
             return Err(TopicError::TopicDeletionDisabled);
@@ -490,6 +503,7 @@ impl TopicManager {
         let Some(metadata) = self.metadata_cache.topic(topic) else {
             return Err(TopicError::UnknownTopic(topic.to_string()));
         };
+        quota.record(metadata.partitions.len() as f64)?;
         // Kafka's `AdminZkClient.deleteTopic`: the mark; the controller deletes the replicas and
         // then the znodes, and the answer waits until this broker's cache no longer has it.
         recipes::create_recursive(self.zk.as_ref(), &zk_data::delete_topic_path(topic), b"")
@@ -507,12 +521,15 @@ impl TopicManager {
 
     /// CreatePartitions for one topic: grows it to `count` partitions, with the given
     /// assignment of the new ones or Kafka's algorithm (with the existing replication factor).
-    pub async fn create_partitions(
+    /// Once every check has passed, the new partitions are recorded against `quota`, which may
+    /// refuse them.
+    pub(crate) async fn create_partitions(
         &self,
         topic: &str,
         count: i32,
         new_assignment: Option<Vec<Vec<BrokerId>>>,
         validate_only: bool,
+        quota: &mut ControllerMutationQuota<'_>,
     ) -> Result<(), TopicError> {
         let _guard = self.admin_lock.lock().await;
         let Some(metadata) = self.metadata_cache.topic(topic) else {
@@ -564,6 +581,7 @@ impl TopicManager {
         if validate_only {
             return Ok(());
         }
+        quota.record(increment as f64)?;
         let mut all: BTreeMap<i32, Vec<BrokerId>> = metadata
             .partitions
             .iter()

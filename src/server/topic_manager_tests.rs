@@ -122,7 +122,10 @@ async fn create_topics_assigns_with_kafkas_rack_aware_algorithm() {
         replication_factor: 3,
         ..NewTopic::default()
     };
-    f.manager.create_topic(&topic, false).await.unwrap();
+    f.manager
+        .create_topic(&topic, false, &mut ControllerMutationQuota::unbounded())
+        .await
+        .unwrap();
     let got = stored(&f, "orders").await;
     // Some pair of Kafka's draws gives exactly this.
     let draws = (0..6).flat_map(|s| (0..6).map(move |shift| (s, shift)));
@@ -153,7 +156,11 @@ async fn create_topics_fails_when_only_some_brokers_have_a_rack() {
         replication_factor: 2,
         ..NewTopic::default()
     };
-    let err = f.manager.create_topic(&topic, false).await.unwrap_err();
+    let err = f
+        .manager
+        .create_topic(&topic, false, &mut ControllerMutationQuota::unbounded())
+        .await
+        .unwrap_err();
     assert_eq!(err.error_code(), ErrorCode::UnknownServerError);
     assert_eq!(
         err.to_string(),
@@ -206,7 +213,13 @@ async fn create_partitions_start_at_partition_0s_leader_in_the_rack_alternated_l
         .collect();
     cache_topic(&f, &existing).await;
     f.manager
-        .create_partitions("t", 7, None, false)
+        .create_partitions(
+            "t",
+            7,
+            None,
+            false,
+            &mut ControllerMutationQuota::unbounded(),
+        )
         .await
         .unwrap();
     let got = stored(&f, "t").await;
@@ -225,7 +238,13 @@ async fn create_partitions_enforce_racks_on_every_registered_broker() {
     cache_topic(&f, &existing).await;
     let err = f
         .manager
-        .create_partitions("t", 2, None, false)
+        .create_partitions(
+            "t",
+            2,
+            None,
+            false,
+            &mut ControllerMutationQuota::unbounded(),
+        )
         .await
         .unwrap_err();
     assert_eq!(err.error_code(), ErrorCode::UnknownServerError);
@@ -236,7 +255,13 @@ async fn create_partitions_enforce_racks_on_every_registered_broker() {
     // A manual assignment is checked against the registered brokers.
     let err = f
         .manager
-        .create_partitions("t", 2, Some(vec![vec![0, 9]]), false)
+        .create_partitions(
+            "t",
+            2,
+            Some(vec![vec![0, 9]]),
+            false,
+            &mut ControllerMutationQuota::unbounded(),
+        )
         .await;
     assert!(err.is_err());
 }
@@ -251,7 +276,13 @@ async fn create_partitions_without_racks_number_from_the_existing_count() {
         .collect();
     cache_topic(&f, &existing).await;
     f.manager
-        .create_partitions("t", 8, None, false)
+        .create_partitions(
+            "t",
+            8,
+            None,
+            false,
+            &mut ControllerMutationQuota::unbounded(),
+        )
         .await
         .unwrap();
     let got = stored(&f, "t").await;

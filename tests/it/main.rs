@@ -9,6 +9,7 @@ mod assign;
 mod cli;
 mod cluster;
 mod codegen;
+mod controller_mutation_quota;
 mod describe_cluster;
 mod dump_segment;
 mod kafka_tools;

@@ -7,6 +7,10 @@
 //! As with CreateTopics, Kafka answers REQUEST_TIMED_OUT for partitions created but not yet
 //! known everywhere when `timeout_ms` runs out, and at once for a timeout of zero or less; the
 //! single-node broker knows them at once.
+//!
+//! The controller mutation quota (KIP-599) counts the partitions added; from v3 a topic over it
+//! is refused with THROTTLING_QUOTA_EXCEEDED, before v3 it grows and the response is only
+//! throttled.
 
 use crate::network::Response;
 use crate::protocol::codec::StrBytes;
@@ -29,6 +33,12 @@ pub(crate) async fn handle(
     request: CreatePartitionsRequest,
 ) -> Response {
     let mut results: Vec<CreatePartitionsTopicResult> = Vec::new();
+    let mut quota = ctx.quotas.controller_mutation.new_quota_for(
+        &ctx.principal.name,
+        &ctx.client_id,
+        ctx.api_version,
+        STRICT_SINCE_VERSION,
+    );
     if !apis.controller.is_active() {
         // ZooKeeper mode: only the controller adds partitions; clients send it there next.
         let results = request
@@ -77,7 +87,13 @@ pub(crate) async fn handle(
                 .map(|list| list.iter().map(|a| a.broker_ids.clone()).collect());
             match apis
                 .topic_manager
-                .create_partitions(&name, topic.count, assignments, request.validate_only)
+                .create_partitions(
+                    &name,
+                    topic.count,
+                    assignments,
+                    request.validate_only,
+                    &mut quota,
+                )
                 .await
             {
                 Ok(()) if request.timeout_ms <= 0 && !request.validate_only => {
@@ -113,5 +129,9 @@ pub(crate) async fn handle(
         results,
         ..CreatePartitionsResponse::default()
     };
-    ctx.respond(ResponseKind::CreatePartitions(response))
+    ctx.respond_with_controller_quota(ResponseKind::CreatePartitions(response), &quota)
 }
+
+/// The first version whose topics the controller mutation quota refuses (Kafka's
+/// `strictSinceVersion`).
+const STRICT_SINCE_VERSION: i16 = 3;

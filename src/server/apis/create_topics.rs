@@ -10,6 +10,10 @@
 //! REQUEST_TIMED_OUT for a topic that is created but not yet everywhere; a timeout of zero or
 //! less answers so at once although the topics are created. The single-node broker has the
 //! metadata at once, so only the zero timeout gives REQUEST_TIMED_OUT.
+//!
+//! The controller mutation quota (KIP-599) counts each created topic's partitions; from v6 a
+//! topic over it is refused with THROTTLING_QUOTA_EXCEEDED, before v6 it is created and the
+//! response only throttled.
 
 use std::collections::BTreeMap;
 
@@ -26,11 +30,16 @@ use super::super::config_entries::BrokerLevels;
 use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
+use super::super::quota::controller_mutation_quota::ControllerMutationQuota;
 use super::super::request_context::RequestContext;
 use super::super::topic_manager::{CreatedTopic, NewTopic, TopicError};
 
 /// Kafka's `Topic.CLUSTER_METADATA_TOPIC_NAME`, the KRaft log, which no client may create.
 const CLUSTER_METADATA_TOPIC_NAME: &str = "__cluster_metadata";
+
+/// The first version whose topics the controller mutation quota refuses (Kafka's
+/// `strictSinceVersion`); older ones are only throttled.
+const STRICT_SINCE_VERSION: i16 = 6;
 
 pub(crate) async fn handle(
     apis: &KafkaApis,
@@ -51,6 +60,12 @@ pub(crate) async fn handle(
         }));
     }
     let may_create_any = apis.auth.authorize_cluster(ctx, AclOperation::Create);
+    let mut quota = ctx.quotas.controller_mutation.new_quota_for(
+        &ctx.principal.name,
+        &ctx.client_id,
+        ctx.api_version,
+        STRICT_SINCE_VERSION,
+    );
     for topic in &request.topics {
         let name = topic.name.to_string_lossy().into_owned();
         let mut result = CreatableTopicResult {
@@ -84,7 +99,7 @@ pub(crate) async fn handle(
                 Some("Authorization failed.".to_string()),
             ))
         } else {
-            create(apis, &name, topic, request.validate_only)
+            create(apis, &name, topic, request.validate_only, &mut quota)
                 .await
                 .map_err(|e| api_error(&e))
         };
@@ -126,7 +141,7 @@ pub(crate) async fn handle(
         topics: results,
         ..CreateTopicsResponse::default()
     };
-    ctx.respond(ResponseKind::CreateTopics(response))
+    ctx.respond_with_controller_quota(ResponseKind::CreateTopics(response), &quota)
 }
 
 async fn create(
@@ -134,6 +149,7 @@ async fn create(
     name: &str,
     topic: &CreatableTopic,
     validate_only: bool,
+    quota: &mut ControllerMutationQuota<'_>,
 ) -> Result<CreatedTopic, TopicError> {
     if apis.metadata_cache.contains_topic(name) {
         return Err(TopicError::TopicAlreadyExists(name.to_string()));
@@ -163,7 +179,7 @@ async fn create(
         configs: configs_of(topic),
     };
     apis.topic_manager
-        .create_topic(&new_topic, validate_only)
+        .create_topic(&new_topic, validate_only, quota)
         .await
 }
 

@@ -8,6 +8,10 @@
 //! finish; a timeout of zero or less answers REQUEST_TIMED_OUT at once while the deletion goes
 //! on. The single-node broker deletes before it answers, so only the zero timeout gives
 //! REQUEST_TIMED_OUT.
+//!
+//! The controller mutation quota (KIP-599) counts each deleted topic's partitions; from v5 a
+//! topic over it is refused with THROTTLING_QUOTA_EXCEEDED, before v5 it is deleted and the
+//! response only throttled.
 
 use crate::network::Response;
 use crate::protocol::codec::{StrBytes, Uuid};
@@ -21,6 +25,12 @@ use crate::protocol::messages::delete_topics_response::{
 use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
+use super::super::quota::controller_mutation_quota::ControllerMutationQuota;
+use super::super::topic_manager::TopicError;
+
+/// The first version whose topics the controller mutation quota refuses (Kafka's
+/// `strictSinceVersion`).
+const STRICT_SINCE_VERSION: i16 = 5;
 use super::super::request_context::RequestContext;
 
 pub(crate) async fn handle(
@@ -42,6 +52,12 @@ pub(crate) async fn handle(
             .map(|n| (Some(n.clone()), Uuid::nil()))
             .collect()
     };
+    let mut quota = ctx.quotas.controller_mutation.new_quota_for(
+        &ctx.principal.name,
+        &ctx.client_id,
+        ctx.api_version,
+        STRICT_SINCE_VERSION,
+    );
     let all_failed = |code: ErrorCode| {
         topics
             .iter()
@@ -68,13 +84,13 @@ pub(crate) async fn handle(
     {
         all_failed(ErrorCode::InvalidRequest)
     } else {
-        delete(apis, ctx, &topics, request.timeout_ms).await
+        delete(apis, ctx, &topics, request.timeout_ms, &mut quota).await
     };
     let response = DeleteTopicsResponse {
         responses,
         ..DeleteTopicsResponse::default()
     };
-    ctx.respond(ResponseKind::DeleteTopics(response))
+    ctx.respond_with_controller_quota(ResponseKind::DeleteTopics(response), &quota)
 }
 
 async fn delete(
@@ -82,6 +98,7 @@ async fn delete(
     ctx: &RequestContext,
     topics: &[(Option<StrBytes>, Uuid)],
     timeout_ms: i32,
+    quota: &mut ControllerMutationQuota<'_>,
 ) -> Vec<DeletableTopicResult> {
     let mut results = Vec::with_capacity(topics.len());
     let mut to_delete: Vec<String> = Vec::new();
@@ -119,9 +136,13 @@ async fn delete(
         });
     }
     for topic in to_delete {
-        let error = match apis.topic_manager.delete_topic(&topic).await {
+        let error = match apis.topic_manager.delete_topic(&topic, quota).await {
             Ok(_) if timeout_ms <= 0 => ErrorCode::RequestTimedOut,
             Ok(_) => ErrorCode::None,
+            Err(TopicError::ThrottlingQuotaExceeded(e)) => {
+                tracing::debug!(%topic, throttle_time_ms = e.throttle_time_ms, "topic deletion not allowed: the quota is violated");
+                ErrorCode::ThrottlingQuotaExceeded
+            }
             Err(e) => {
                 tracing::warn!(%topic, %e, "topic deletion failed");
                 e.error_code()

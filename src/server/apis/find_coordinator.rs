@@ -37,8 +37,8 @@ pub(crate) async fn handle(
     request: FindCoordinatorRequest,
 ) -> Response {
     match request.key_type {
-        GROUP => ensure_offsets_topic(apis).await,
-        TRANSACTION => ensure_transaction_topic(apis).await,
+        GROUP => ensure_offsets_topic(apis, ctx).await,
+        TRANSACTION => ensure_transaction_topic(apis, ctx).await,
         _ => {}
     }
     let keys: Vec<StrBytes> = if ctx.api_version >= 4 {
@@ -74,7 +74,7 @@ pub(crate) async fn handle(
 }
 
 /// Creates `__consumer_offsets` if it does not exist yet, and loads its (empty) partitions.
-async fn ensure_offsets_topic(apis: &KafkaApis) {
+async fn ensure_offsets_topic(apis: &KafkaApis, ctx: &RequestContext) {
     if apis
         .metadata_cache
         .contains_topic(GROUP_METADATA_TOPIC_NAME)
@@ -114,7 +114,17 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
             manager.mark_loading_if_unknown(p);
         }
     }
-    match apis.topic_manager.create_topic(&topic, false).await {
+    // Kafka counts an internal topic against the client's controller mutation quota, never
+    // refusing it (a permissive quota).
+    let mut quota = ctx
+        .quotas
+        .controller_mutation
+        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    match apis
+        .topic_manager
+        .create_topic(&topic, false, &mut quota)
+        .await
+    {
         // In a cluster the leaders load their partitions when the controller's LeaderAndIsr
         // makes them leaders; until then FindCoordinator answers COORDINATOR_NOT_AVAILABLE.
         Ok(created) if config.zookeeper_connect.is_some() => {
@@ -155,7 +165,7 @@ async fn ensure_offsets_topic(apis: &KafkaApis) {
 
 /// Creates `__transaction_state` if it does not exist yet; a single broker waits until its
 /// partitions are loaded.
-async fn ensure_transaction_topic(apis: &KafkaApis) {
+async fn ensure_transaction_topic(apis: &KafkaApis, ctx: &RequestContext) {
     if apis
         .metadata_cache
         .contains_topic(TRANSACTION_STATE_TOPIC_NAME)
@@ -191,7 +201,17 @@ async fn ensure_transaction_topic(apis: &KafkaApis) {
         .collect(),
         ..NewTopic::default()
     };
-    match apis.topic_manager.create_topic(&topic, false).await {
+    // Kafka counts an internal topic against the client's controller mutation quota, never
+    // refusing it (a permissive quota).
+    let mut quota = ctx
+        .quotas
+        .controller_mutation
+        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    match apis
+        .topic_manager
+        .create_topic(&topic, false, &mut quota)
+        .await
+    {
         Ok(created) => {
             tracing::info!(
                 partitions = created.num_partitions,

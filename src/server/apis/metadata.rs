@@ -175,7 +175,17 @@ async fn named_topic(
         replication_factor: -1,
         ..NewTopic::default()
     };
-    match apis.topic_manager.create_topic(&new_topic, false).await {
+    // Kafka counts an auto-created topic against the client's controller mutation quota,
+    // never refusing it (a permissive quota).
+    let mut quota = ctx
+        .quotas
+        .controller_mutation
+        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    match apis
+        .topic_manager
+        .create_topic(&new_topic, false, &mut quota)
+        .await
+    {
         // Another request created it meanwhile: answer with it once its leaders are known.
         // Kafka answers LEADER_NOT_AVAILABLE at once; the controller usually elects within
         // milliseconds, so a short wait spares the client a retry round.

@@ -39,7 +39,7 @@ use std::sync::atomic::{AtomicI64, AtomicU8, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 
 use crate::metrics::sampled_stat::{QuotaWindow, SampledStat};
-use crate::metrics::token_bucket::{TokenBucket, time_to_repay_ms};
+use crate::metrics::token_bucket::{TokenBucket, kafka_burst, throttle_time_ms};
 use crate::zk::sanitizer::sanitize;
 
 /// Which quota a manager enforces; Kafka's `QuotaType`, whose name is the metrics' `type`.
@@ -51,6 +51,9 @@ pub(crate) enum QuotaType {
     Fetch,
     /// `request_percentage`: I/O and network thread time, in percent of one thread.
     Request,
+    /// `controller_mutation_rate`: partitions created or deleted per second, measured by a
+    /// token bucket (`super::controller_mutation_quota`).
+    ControllerMutation,
 }
 
 impl QuotaType {
@@ -60,6 +63,7 @@ impl QuotaType {
             QuotaType::Produce => "Produce",
             QuotaType::Fetch => "Fetch",
             QuotaType::Request => "Request",
+            QuotaType::ControllerMutation => "ControllerMutation",
         }
     }
 }
@@ -137,14 +141,14 @@ const SENSOR_PURGE_INTERVAL_MS: i64 = 30_000;
 /// arrive in steps of at most 5% of its quota per window instead of all at once.
 const FETCH_SLICES_PER_WINDOW: f64 = 20.0;
 
-/// One quota user's measurements: the quota's rate, the bucket its throttle is taken from, and
-/// the throttle times it was given.
+/// One quota user's measurements: the quota's rate, the token bucket its throttle is taken from
+/// (the controller mutation quota's refusals too), and the throttle times it was given.
 #[derive(Debug, Default)]
-struct ClientSensors {
-    quota: SampledStat,
-    bucket: TokenBucket,
-    throttle_time: SampledStat,
-    last_record_ms: i64,
+pub(super) struct ClientSensors {
+    pub(super) quota: SampledStat,
+    pub(super) bucket: TokenBucket,
+    pub(super) throttle_time: SampledStat,
+    pub(super) last_record_ms: i64,
 }
 
 /// What the metrics endpoint shows of one sensor (Kafka's `byte-rate` or `request-time`, and
@@ -154,6 +158,8 @@ pub(crate) struct SensorReading {
     pub tags: QuotaMetricTags,
     pub rate: f64,
     pub throttle_time_avg_ms: f64,
+    /// The controller mutation quota's tokens left (Kafka's `tokens`); `None` for other types.
+    pub tokens: Option<f64>,
 }
 
 /// The quotas of one [`QuotaType`] and the sensors that measure them.
@@ -187,6 +193,28 @@ impl ClientQuotaManager {
 
     pub(crate) fn quota_type(&self) -> QuotaType {
         self.quota_type
+    }
+
+    /// The window the quota is measured over.
+    pub(super) fn window(&self) -> QuotaWindow {
+        self.window
+    }
+
+    /// Runs `f` on the client's sensor, locked, with the quota that applies to it and `now_ms`
+    /// noted as its last use (the controller mutation quota's own recording).
+    pub(super) fn with_sensor<R>(
+        &self,
+        user: &str,
+        client_id: &str,
+        now_ms: i64,
+        f: impl FnOnce(&mut ClientSensors, Option<f64>) -> R,
+    ) -> R {
+        self.maybe_purge(now_ms);
+        let (tags, bound) = self.tags_and_limit(user, client_id);
+        let sensor = self.sensor(tags);
+        let mut sensor = sensor.lock().unwrap_or_else(|e| e.into_inner());
+        sensor.last_record_ms = now_ms;
+        f(&mut sensor, bound)
     }
 
     /// Whether any quota of this type was configured since start (Kafka keeps measuring once
@@ -262,9 +290,8 @@ impl ClientQuotaManager {
         let Some(bound) = bound else {
             return 0;
         };
-        // Wait until the quota has repaid the debt; rounded up, so that the client does not
-        // come back a fraction of a millisecond early and is throttled again for it.
-        let mut throttle = time_to_repay_ms(tokens, bound).ceil();
+        // Wait until the quota has repaid the debt.
+        let mut throttle = throttle_time_ms(tokens, bound) as f64;
         if let Some(max) = self.max_throttle_time_ms {
             throttle = throttle.min(max as f64);
         }
@@ -284,7 +311,13 @@ impl ClientQuotaManager {
         sensor.quota.record(self.window, value, now_ms);
         let bound = bound?;
         let window_s = self.window.window_ms as f64 / 1000.0;
-        let burst = bound * window_s;
+        // Kafka's burst for the controller mutation quota; one window for the others, so that
+        // a client is held to its quota second by second.
+        let burst = if self.quota_type == QuotaType::ControllerMutation {
+            kafka_burst(self.window, bound)
+        } else {
+            bound * window_s
+        };
         // The request quota forgets a debt after the windows Kafka's rate remembers, as its
         // throttle is capped at one window; a byte quota's debt is repaid in full, as Kafka's
         // formula throttles a request much larger than the quota for all of it.
@@ -356,15 +389,23 @@ impl ClientQuotaManager {
 
     /// Every sensor's rate and average throttle time now, for the metrics endpoint.
     pub(crate) fn readings(&self, now_ms: i64) -> Vec<SensorReading> {
+        let overrides = self.overrides.read().unwrap_or_else(|e| e.into_inner());
         let sensors = self.sensors.read().unwrap_or_else(|e| e.into_inner());
         let mut readings: Vec<SensorReading> = sensors
             .iter()
             .map(|(tags, sensor)| {
                 let mut sensor = sensor.lock().unwrap_or_else(|e| e.into_inner());
+                let tokens = (self.quota_type == QuotaType::ControllerMutation).then(|| {
+                    let bound = unbounded_as_kafka(quota_limit(&overrides, tags));
+                    sensor
+                        .bucket
+                        .tokens(bound, kafka_burst(self.window, bound), now_ms)
+                });
                 SensorReading {
                     tags: tags.clone(),
                     rate: sensor.quota.rate(self.window, now_ms),
                     throttle_time_avg_ms: sensor.throttle_time.avg(self.window, now_ms),
+                    tokens,
                 }
             })
             .collect();
@@ -417,6 +458,12 @@ impl ClientQuotaManager {
             now_ms - sensor.last_record_ms < INACTIVE_SENSOR_EXPIRATION_MS
         });
     }
+}
+
+/// The bound Kafka gives a sensor no quota applies to: `Long.MAX_VALUE` (`quotaLimit`), which
+/// no rate reaches and which keeps a token bucket full.
+pub(super) fn unbounded_as_kafka(bound: Option<f64>) -> f64 {
+    bound.unwrap_or(i64::MAX as f64)
 }
 
 /// Kafka's `DefaultQuotaCallback.quotaMetricTags`: while one level only was ever configured,

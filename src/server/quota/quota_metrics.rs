@@ -1,8 +1,9 @@
 //! The client quotas' metrics as Kafka's JMX reporter names them: per sensor,
 //! `kafka.server:type=Produce|Fetch,user=<user>,client-id=<client-id>` with `byte-rate` and
 //! `throttle-time`, and `kafka.server:type=Request,...` with `request-time` and
-//! `throttle-time`. Empty tags are left out of the name, as Kafka's `JmxReporter` leaves them
-//! out (a user's shared quota is `kafka.server:type=Produce,user=alice`).
+//! `throttle-time`, and `kafka.server:type=ControllerMutation,...` with `mutation-rate`,
+//! `tokens` and `throttle-time`. Empty tags are left out of the name, as Kafka's `JmxReporter`
+//! leaves them out (a user's shared quota is `kafka.server:type=Produce,user=alice`).
 
 use crate::metrics::{MBeanName, MetricSample, MetricsSource, Reading};
 
@@ -13,7 +14,12 @@ use super::request_quotas::now_ms;
 impl MetricsSource for QuotaManagers {
     fn collect(&self, out: &mut Vec<MetricSample>) {
         let now = now_ms();
-        for manager in [&self.produce, &self.fetch, &self.request] {
+        for manager in [
+            &self.produce,
+            &self.fetch,
+            &self.request,
+            self.controller_mutation.manager(),
+        ] {
             collect_manager(manager, now, out);
         }
     }
@@ -24,6 +30,7 @@ fn collect_manager(manager: &ClientQuotaManager, now: i64, out: &mut Vec<MetricS
     let rate_name = match quota_type {
         QuotaType::Produce | QuotaType::Fetch => "byte-rate",
         QuotaType::Request => "request-time",
+        QuotaType::ControllerMutation => "mutation-rate",
     };
     for reading in manager.readings(now) {
         let tags: Vec<(&'static str, &str)> = [
@@ -35,10 +42,16 @@ fn collect_manager(manager: &ClientQuotaManager, now: i64, out: &mut Vec<MetricS
         .collect();
         out.push(MetricSample {
             mbean: MBeanName::kafka_group("kafka.server", quota_type.name(), &tags),
-            reading: Reading::KafkaMetrics(vec![
-                (rate_name, reading.rate),
-                ("throttle-time", reading.throttle_time_avg_ms),
-            ]),
+            reading: Reading::KafkaMetrics(
+                [
+                    Some((rate_name, reading.rate)),
+                    reading.tokens.map(|tokens| ("tokens", tokens)),
+                    Some(("throttle-time", reading.throttle_time_avg_ms)),
+                ]
+                .into_iter()
+                .flatten()
+                .collect(),
+            ),
         });
     }
 }
@@ -53,7 +66,7 @@ mod tests {
 
     #[test]
     fn each_sensor_is_an_mbean_named_by_its_non_empty_tags() {
-        let quotas = QuotaManagers::new(QuotaWindow::DEFAULT);
+        let quotas = QuotaManagers::new(QuotaWindow::DEFAULT, QuotaWindow::DEFAULT);
         quotas.produce.update_quota(
             KafkaQuotaEntity {
                 user: Some(UserEntity::Named("alice".into())),

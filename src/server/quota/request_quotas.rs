@@ -11,11 +11,14 @@
 //!   thread time against `request_percentage`; a throttled fetch is answered empty and its
 //!   bytes are taken back ([`throttle_fetch`]). A follower's Fetch is exempt (replication
 //!   quotas are separate).
+//! - CreateTopics, CreatePartitions and DeleteTopics take the larger of their controller
+//!   mutation quota's throttle and the request quota's ([`throttle_controller_mutation`]).
 
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::client_quota_manager::ClientQuotaManager;
+use super::controller_mutation_quota::ControllerMutationQuota;
 use crate::network::NetworkTimeCallback;
 use crate::protocol::messages::ApiKey;
 use crate::server::request_context::RequestContext;
@@ -61,6 +64,31 @@ pub(crate) fn throttle_request(ctx: &RequestContext) -> i32 {
     let throttle = record_request_time(ctx, now);
     mute(ctx, &ctx.quotas.request, throttle, now);
     throttle
+}
+
+/// The throttle of a response to a request that mutated topics (Kafka's
+/// `sendResponseMaybeThrottleWithControllerQuota`): the controller mutation quota's throttle
+/// still to run and the request quota's over the thread time; the larger one mutes the
+/// connection and is the response's `throttle_time_ms`.
+pub(crate) fn throttle_controller_mutation(
+    ctx: &RequestContext,
+    quota: &ControllerMutationQuota<'_>,
+) -> i32 {
+    let controller = quota.throttle_time();
+    if controller <= 0 {
+        return throttle_request(ctx);
+    }
+    let now = now_ms();
+    let request = if ctx.quotas.request.quotas_enabled() {
+        record_request_time(ctx, now)
+    } else {
+        0
+    };
+    match quota.manager() {
+        Some(manager) if controller > request => mute(ctx, manager, controller, now),
+        _ => mute(ctx, &ctx.quotas.request, request, now),
+    }
+    controller.max(request)
 }
 
 /// A Produce response's throttle: the produce quota over the request's bytes and, unless
