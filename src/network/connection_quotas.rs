@@ -11,19 +11,39 @@
 //!   waits for that many bytes of the pool before it reads the body, so many large frames at once
 //!   wait for memory instead of taking it; the bytes return to the pool once the request's
 //!   response is written. -1 (the default) is no pool.
+//! - `connection_creation_rate` for an IP address or `<default>` (Kafka's IP connection-rate
+//!   quota, `/config/ips/<ip>`): the server pushes the rates in through
+//!   [`IpConnectionRateQuotas`]. Each new connection from a quota'd address is recorded in the
+//!   address's rate (Kafka's `Rate` over `quota.window.num` samples of
+//!   `quota.window.size.seconds`); one that takes the rate over the quota is taken back, never
+//!   served, and closed after the throttle time (at most one window), as Kafka's acceptor
+//!   delays closing a throttled socket (`recordIpConnectionMaybeThrottle`,
+//!   `ConnectionThrottledException`). It holds no `max.connections` slot meanwhile.
+//!
+//! Metrics, as Kafka's `socket-server-metrics` group names them:
+//! `kafka.server:type=socket-server-metrics,ip=<ip>` `connection-accept-rate` for each address
+//! measured against a quota, and `kafka.server:type=socket-server-metrics,listener=<L>`
+//! `ip-connection-accept-throttle-time` (the average of the throttle times, over Kafka's default
+//! 2 samples of 30 s) for each listener that has throttled a connection. Kafka registers the
+//! latter for every listener at startup, with no value until a throttle; kcli from the first.
+//!
+//! Lock order: `per_ip`, then `ip_rates`; neither is held across an await.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::net::IpAddr;
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::cluster::sync::lock;
+use crate::metrics::sampled_stat::{QuotaWindow, SampledStat};
+use crate::metrics::{MBeanName, MetricSample, MetricsSource, Reading};
 
 use super::memory_pool::{MemoryPool, PooledBytes};
 
 /// The connection limits, as configured; the default limits nothing.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectionLimits {
     /// `max.connections`; `None`: unlimited (Kafka's default, `Int.MaxValue`).
     pub max_connections: Option<usize>,
@@ -33,6 +53,90 @@ pub struct ConnectionLimits {
     pub max_connections_per_ip_overrides: HashMap<IpAddr, usize>,
     /// `queued.max.request.bytes`; `None`: no pool.
     pub queued_max_request_bytes: Option<usize>,
+    /// `quota.window.num` (at least 1): the samples an IP's connection rate is taken over.
+    pub quota_window_num: u32,
+    /// `quota.window.size.seconds` (at least 1): each sample's length, and the longest an IP
+    /// over its rate is throttled.
+    pub quota_window_size_seconds: u32,
+}
+
+impl Default for ConnectionLimits {
+    fn default() -> Self {
+        ConnectionLimits {
+            max_connections: None,
+            max_connections_per_ip: None,
+            max_connections_per_ip_overrides: HashMap::new(),
+            queued_max_request_bytes: None,
+            quota_window_num: 11,
+            quota_window_size_seconds: 1,
+        }
+    }
+}
+
+/// Kafka's default `metrics.num.samples` and `metrics.sample.window.ms`, the window of the
+/// throttle time averages.
+const THROTTLE_TIME_WINDOW: QuotaWindow = QuotaWindow {
+    samples: 2,
+    window_ms: 30_000,
+};
+
+/// Kafka's expiry of an IP's connection-rate sensor: an hour without a connection.
+const INACTIVE_SENSOR_EXPIRATION_MS: i64 = 3_600_000;
+
+/// How often the IP sensors are scanned for inactive ones.
+const SENSOR_PURGE_INTERVAL_MS: i64 = 30_000;
+
+/// The IP connection-rate quotas as configured, and the rates measured against them.
+#[derive(Debug, Default)]
+struct IpConnectionRates {
+    /// `/config/ips/<default>`; `None`: Kafka's `Int.MaxValue`, no quota.
+    default_rate: Option<u32>,
+    /// `/config/ips/<ip>`.
+    overrides: HashMap<IpAddr, u32>,
+    sensors: HashMap<IpAddr, IpSensor>,
+    /// Each listener's throttle times (`ip-connection-accept-throttle-time`).
+    throttle_times: BTreeMap<Arc<str>, SampledStat>,
+    last_purge_ms: i64,
+}
+
+#[derive(Debug, Default)]
+struct IpSensor {
+    rate: SampledStat,
+    last_record_ms: i64,
+}
+
+/// The IP connection-rate quotas of a socket server, for the server to push the configured
+/// rates into (Kafka's `ConnectionQuotas.updateIpConnectionRateQuota`). Cloning is a reference
+/// count.
+#[derive(Debug, Clone)]
+pub struct IpConnectionRateQuotas(Arc<ConnectionQuotas>);
+
+impl IpConnectionRateQuotas {
+    /// Sets (`Some`) or removes (`None`) the connection creation rate, per second, of `ip`, or
+    /// of every address without its own when `ip` is `None` (`<default>`).
+    pub fn update_ip_connection_rate_quota(&self, ip: Option<IpAddr>, rate: Option<u32>) {
+        let mut rates = lock(&self.0.ip_rates);
+        match (ip, rate) {
+            (Some(ip), Some(rate)) => {
+                tracing::info!(%ip, rate, "Updating max connection rate override");
+                rates.overrides.insert(ip, rate);
+            }
+            (Some(ip), None) => {
+                tracing::info!(%ip, "Removing max connection rate override");
+                rates.overrides.remove(&ip);
+            }
+            (None, rate) => {
+                tracing::info!(?rate, "Updated default max IP connection rate");
+                rates.default_rate = rate;
+            }
+        }
+    }
+
+    /// The rate `ip` is held to now, if any (Kafka's `connectionRateForIp`).
+    pub fn connection_rate_for_ip(&self, ip: IpAddr) -> Option<u32> {
+        let rates = lock(&self.0.ip_rates);
+        rates.overrides.get(&ip).copied().or(rates.default_rate)
+    }
 }
 
 /// A connection's slot: held for the connection's life, released on drop.
@@ -62,6 +166,11 @@ pub(crate) struct ConnectionQuotas {
     broker_wide: Option<Arc<Semaphore>>,
     per_ip: Mutex<HashMap<IpAddr, usize>>,
     pool: Option<Arc<MemoryPool>>,
+    ip_rates: Mutex<IpConnectionRates>,
+    /// `quota.window.num` samples of `quota.window.size.seconds`.
+    quota_window: QuotaWindow,
+    /// The time base of the rate sensors.
+    base: Instant,
 }
 
 impl ConnectionQuotas {
@@ -70,8 +179,79 @@ impl ConnectionQuotas {
             broker_wide: limits.max_connections.map(|n| Arc::new(Semaphore::new(n))),
             pool: limits.queued_max_request_bytes.map(MemoryPool::new),
             per_ip: Mutex::new(HashMap::new()),
+            ip_rates: Mutex::new(IpConnectionRates::default()),
+            quota_window: QuotaWindow {
+                samples: limits.quota_window_num.max(1),
+                window_ms: i64::from(limits.quota_window_size_seconds.max(1)) * 1000,
+            },
+            base: Instant::now(),
             limits,
         })
+    }
+
+    /// The handle the server pushes the IP connection-rate quotas in through.
+    pub(crate) fn ip_connection_rate_quotas(self: &Arc<Self>) -> IpConnectionRateQuotas {
+        IpConnectionRateQuotas(Arc::clone(self))
+    }
+
+    /// Milliseconds since these quotas were made, the rate sensors' clock.
+    fn now_ms(&self) -> i64 {
+        i64::try_from(self.base.elapsed().as_millis()).unwrap_or(i64::MAX)
+    }
+
+    /// Records a new connection from `ip` on `listener` against the address's connection rate
+    /// quota; when it takes the rate over the quota, takes it back and returns how long to hold
+    /// the connection before closing it (Kafka's `recordIpConnectionMaybeThrottle`).
+    pub(crate) fn record_ip_connection_maybe_throttle(
+        &self,
+        listener: &Arc<str>,
+        ip: IpAddr,
+    ) -> Option<Duration> {
+        self.record_ip_connection_at(listener, ip, self.now_ms())
+    }
+
+    fn record_ip_connection_at(
+        &self,
+        listener: &Arc<str>,
+        ip: IpAddr,
+        now_ms: i64,
+    ) -> Option<Duration> {
+        let window = self.quota_window;
+        let mut rates = lock(&self.ip_rates);
+        let bound = f64::from(rates.overrides.get(&ip).copied().or(rates.default_rate)?);
+        if now_ms - rates.last_purge_ms >= SENSOR_PURGE_INTERVAL_MS {
+            rates.last_purge_ms = now_ms;
+            rates
+                .sensors
+                .retain(|_, s| now_ms - s.last_record_ms < INACTIVE_SENSOR_EXPIRATION_MS);
+        }
+        let sensor = rates.sensors.entry(ip).or_default();
+        sensor.last_record_ms = now_ms;
+        sensor.rate.record(window, 1.0, now_ms);
+        let observed = sensor.rate.rate(window, now_ms);
+        if observed <= bound {
+            return None;
+        }
+        // Kafka's `QuotaUtils.boundedThrottleTime`: the wait that brings the rate back to the
+        // quota over the rate's window, at most one sample's length.
+        let window_ms = sensor.rate.window_size_ms(window, now_ms) as f64;
+        let throttle_ms = if bound > 0.0 {
+            ((observed - bound) / bound * window_ms).round()
+        } else {
+            f64::INFINITY
+        }
+        .min(window.window_ms as f64);
+        if throttle_ms < 1.0 {
+            return None;
+        }
+        // The connection is not accepted: it does not count.
+        sensor.rate.record(window, -1.0, now_ms);
+        rates
+            .throttle_times
+            .entry(Arc::clone(listener))
+            .or_default()
+            .record(THROTTLE_TIME_WINDOW, throttle_ms, now_ms);
+        Some(Duration::from_millis(throttle_ms as u64))
     }
 
     /// Waits until a connection may be accepted under `max.connections`; the permit is the
@@ -143,6 +323,44 @@ impl ConnectionQuotas {
     }
 }
 
+/// The IP connection-rate metrics (see the module doc).
+impl MetricsSource for ConnectionQuotas {
+    fn collect(&self, out: &mut Vec<MetricSample>) {
+        let now = self.now_ms();
+        let window = self.quota_window;
+        let mut rates = lock(&self.ip_rates);
+        let mut ips: Vec<(IpAddr, f64)> = rates
+            .sensors
+            .iter_mut()
+            .map(|(ip, sensor)| (*ip, sensor.rate.rate(window, now)))
+            .collect();
+        ips.sort_by_key(|(ip, _)| *ip);
+        for (ip, rate) in ips {
+            out.push(MetricSample {
+                mbean: MBeanName::kafka_group(
+                    "kafka.server",
+                    "socket-server-metrics",
+                    &[("ip", &ip.to_string())],
+                ),
+                reading: Reading::KafkaMetrics(vec![("connection-accept-rate", rate)]),
+            });
+        }
+        for (listener, throttle) in rates.throttle_times.iter_mut() {
+            out.push(MetricSample {
+                mbean: MBeanName::kafka_group(
+                    "kafka.server",
+                    "socket-server-metrics",
+                    &[("listener", listener)],
+                ),
+                reading: Reading::KafkaMetrics(vec![(
+                    "ip-connection-accept-throttle-time",
+                    throttle.avg(THROTTLE_TIME_WINDOW, now),
+                )]),
+            });
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -185,5 +403,76 @@ mod tests {
                 .unwrap()
                 .is_some()
         );
+    }
+
+    #[test]
+    fn an_ip_over_its_connection_rate_is_throttled_and_not_counted() {
+        let quotas = ConnectionQuotas::new(ConnectionLimits {
+            quota_window_num: 2,
+            ..ConnectionLimits::default()
+        });
+        let handle = quotas.ip_connection_rate_quotas();
+        let listener: Arc<str> = Arc::from("PLAINTEXT");
+        let a: IpAddr = "127.0.0.1".parse().unwrap();
+        let b: IpAddr = "127.0.0.2".parse().unwrap();
+        // No quota: nothing is measured.
+        assert_eq!(quotas.record_ip_connection_at(&listener, a, 0), None);
+        assert!(lock(&quotas.ip_rates).sensors.is_empty());
+        handle.update_ip_connection_rate_quota(Some(a), Some(5));
+        // Two samples of a second: the rate is taken over at least one second (Kafka's
+        // minimum of samples - 1 windows), so five connections fit in the first.
+        for t in 0..5 {
+            assert_eq!(quotas.record_ip_connection_at(&listener, a, t * 10), None);
+        }
+        // Six over 1.05 s: (6 / 1.05 - 5) / 5 of the 1,050 ms window.
+        assert_eq!(
+            quotas.record_ip_connection_at(&listener, a, 50),
+            Some(Duration::from_millis(150))
+        );
+        // It was taken back: five over 1.2 s leave room for a sixth.
+        assert_eq!(quotas.record_ip_connection_at(&listener, a, 1_200), None);
+        // Another address has no quota until the default applies to it.
+        assert_eq!(quotas.record_ip_connection_at(&listener, b, 60), None);
+        handle.update_ip_connection_rate_quota(None, Some(1));
+        assert_eq!(handle.connection_rate_for_ip(b), Some(1));
+        assert_eq!(handle.connection_rate_for_ip(a), Some(5));
+        assert_eq!(quotas.record_ip_connection_at(&listener, b, 100), None);
+        assert_eq!(
+            quotas.record_ip_connection_at(&listener, b, 110),
+            Some(Duration::from_millis(990))
+        );
+        // Removing the override leaves the default, which a's rate is far over: the throttle is
+        // capped at one window.
+        handle.update_ip_connection_rate_quota(Some(a), None);
+        assert_eq!(handle.connection_rate_for_ip(a), Some(1));
+        assert_eq!(
+            quotas.record_ip_connection_at(&listener, a, 1_210),
+            Some(Duration::from_millis(1_000))
+        );
+        // Removing the default leaves no quota.
+        handle.update_ip_connection_rate_quota(None, None);
+        assert_eq!(handle.connection_rate_for_ip(a), None);
+        for t in 0..50 {
+            assert_eq!(
+                quotas.record_ip_connection_at(&listener, a, 1_300 + t),
+                None
+            );
+        }
+        let mut out = Vec::new();
+        quotas.collect(&mut out);
+        let names: Vec<String> = out.iter().map(|s| s.mbean.to_string()).collect();
+        assert_eq!(
+            names,
+            [
+                "kafka.server:type=socket-server-metrics,ip=127.0.0.1",
+                "kafka.server:type=socket-server-metrics,ip=127.0.0.2",
+                "kafka.server:type=socket-server-metrics,listener=PLAINTEXT",
+            ]
+        );
+        let Reading::KafkaMetrics(throttle) = &out[2].reading else {
+            panic!("{:?}", out[2].reading);
+        };
+        assert_eq!(throttle[0].0, "ip-connection-accept-throttle-time");
+        assert!((throttle[0].1 - (150.0 + 990.0 + 1_000.0) / 3.0).abs() < 1e-9);
     }
 }

@@ -12,8 +12,9 @@
 //! - `connection`: one task per connection; framing; one request in processing at a time.
 //! - `channel_throttle`: a connection's mute deadline, set by a handler that throttles its
 //!   client for a quota (Kafka's channel muting, KIP-219).
-//! - `connection_quotas`: `max.connections`, `max.connections.per.ip`, and the request memory
-//!   of `queued.max.request.bytes`.
+//! - `connection_quotas`: `max.connections`, `max.connections.per.ip`, the IP connection-rate
+//!   quotas (`connection_creation_rate`, pushed in by the server through
+//!   [`IpConnectionRateQuotas`]), and the request memory of `queued.max.request.bytes`.
 //! - `memory_pool`: Kafka's `MemoryPool`, the bytes a frame takes before its body is read.
 //! - `metrics`: the request, request channel, handler pool and connection metrics, and the
 //!   [`RequestRecorder`] a handler reports what only it knows through.
@@ -53,7 +54,7 @@ pub use client_authenticator::{
     ClientAuthenticatorHandle,
 };
 pub use connection::FrameError;
-pub use connection_quotas::ConnectionLimits;
+pub use connection_quotas::{ConnectionLimits, IpConnectionRateQuotas};
 pub use metrics::RequestRecorder;
 pub use network_client::{ClientSecurity, NetworkClient, NetworkClientConfig, NetworkClientError};
 pub use request::{

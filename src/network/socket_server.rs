@@ -19,7 +19,7 @@ use tracing::{Instrument, debug, error, info, warn};
 
 use super::authenticator::ListenerAuthenticator;
 use super::connection::{ConnectionContext, Handled, QueuedRequest, run_connection};
-use super::connection_quotas::{ConnectionLimits, ConnectionQuotas};
+use super::connection_quotas::{ConnectionLimits, ConnectionQuotas, IpConnectionRateQuotas};
 use super::metrics::NetworkMetrics;
 use super::request::{ConnectionId, RequestHandler};
 use super::tls::ListenerTls;
@@ -130,6 +130,7 @@ pub struct SocketServer {
     /// Weak, so that the I/O tasks see the queue close once every acceptor and connection is gone.
     queue: mpsc::WeakSender<QueuedRequest>,
     metrics: Arc<NetworkMetrics>,
+    quotas: Arc<ConnectionQuotas>,
 }
 
 /// Pause after a failed accept (out of file descriptors, say), doubled up to the maximum while
@@ -237,12 +238,23 @@ impl SocketServer {
             active_connections,
             queue,
             metrics,
+            quotas,
         })
     }
 
     /// The network layer's metrics, for the server to register.
     pub fn metrics(&self) -> Arc<dyn MetricsSource> {
         Arc::clone(&self.metrics) as Arc<dyn MetricsSource>
+    }
+
+    /// The IP connection-rate quotas' metrics, for the server to register.
+    pub fn connection_quota_metrics(&self) -> Arc<dyn MetricsSource> {
+        Arc::clone(&self.quotas) as Arc<dyn MetricsSource>
+    }
+
+    /// Where the server pushes the IP connection-rate quotas (`connection_creation_rate`).
+    pub fn ip_connection_rate_quotas(&self) -> IpConnectionRateQuotas {
+        self.quotas.ip_connection_rate_quotas()
     }
 
     /// The listeners with the addresses they were bound to, in configuration order.
@@ -335,6 +347,24 @@ impl Acceptor {
                     continue;
                 }
             };
+            // Kafka's `ConnectionThrottledException`: a connection over its address's rate is
+            // not served, and closed once the throttle time has passed; its slot goes back now.
+            if let Some(throttle) = self
+                .quotas
+                .record_ip_connection_maybe_throttle(&self.listener_name, peer.ip())
+            {
+                drop(slot);
+                debug!(listener = %self.listener_name, %peer, ?throttle, "delaying the closing of a connection over its address's connection_creation_rate");
+                let shutdown = self.shutdown.clone();
+                self.tracker.spawn(async move {
+                    tokio::select! {
+                        () = shutdown.cancelled() => {}
+                        () = tokio::time::sleep(throttle) => {}
+                    }
+                    drop(stream);
+                });
+                continue;
+            }
             let slot = match self.quotas.admit(peer.ip(), slot) {
                 Ok(slot) => slot,
                 Err(limit) => {

@@ -71,7 +71,7 @@ use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
-use super::quota::QuotaManagers;
+use super::quota::{IpConnectionRateHandler, QuotaManagers};
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::sasl_listeners::SaslListeners;
@@ -400,10 +400,17 @@ impl KafkaServer {
         let socket_server =
             SocketServer::startup(socket_config, Arc::clone(&apis), CancellationToken::new())
                 .await?;
-        metric_sources.push(socket_server.metrics());
-        if let Some(source) = metric_sources.last() {
-            metrics.register(source);
+        for source in [
+            socket_server.metrics(),
+            socket_server.connection_quota_metrics(),
+        ] {
+            metrics.register(&source);
+            metric_sources.push(source);
         }
+        // `connection_creation_rate` of `/config/ips`: what was read so far, then each change.
+        quota_configs.subscribe(Arc::new(IpConnectionRateHandler(
+            socket_server.ip_connection_rate_quotas(),
+        )) as Arc<dyn QuotaConfigHandler>);
 
         let endpoints = advertised_endpoints(&config, socket_server.bound_endpoints());
         metadata_cache.set_brokers(vec![BrokerMetadata {
@@ -730,6 +737,8 @@ fn connection_limits(config: &BrokerConfig) -> ConnectionLimits {
             .collect(),
         queued_max_request_bytes: (config.queued_max_request_bytes > 0)
             .then(|| usize::try_from(config.queued_max_request_bytes).unwrap_or(usize::MAX)),
+        quota_window_num: u32::try_from(config.quota_window_num).unwrap_or(11),
+        quota_window_size_seconds: u32::try_from(config.quota_window_size_seconds).unwrap_or(1),
     }
 }
 

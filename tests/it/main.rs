@@ -12,6 +12,7 @@ mod codegen;
 mod controller_mutation_quota;
 mod describe_cluster;
 mod dump_segment;
+mod ip_connection_rate;
 mod kafka_tools;
 mod network;
 mod network_client;

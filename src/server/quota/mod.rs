@@ -21,6 +21,7 @@ use controller_mutation_quota::ControllerMutationQuotaManager;
 
 use super::client_quota_configs::QuotaConfigHandler;
 use crate::cluster::client_quota::{QuotaEntity, QuotaEntityName, QuotaKey};
+use crate::network::IpConnectionRateQuotas;
 use crate::zk::sanitizer::sanitize;
 
 /// The client quota managers of a broker.
@@ -48,7 +49,7 @@ impl QuotaManagers {
 
 /// Kafka's `QuotaConfigHandler.updateQuotaConfig`: each client key sets its manager's quota,
 /// or removes it when not set (which still marks the entity's level configured, as in Kafka).
-/// The IP entities' `connection_creation_rate` is not enforced yet.
+/// The IP entities' `connection_creation_rate` goes to [`IpConnectionRateHandler`].
 impl QuotaConfigHandler for QuotaManagers {
     fn update_quota_config(&self, entity: &QuotaEntity, quotas: &[(QuotaKey, Option<f64>)]) {
         let QuotaEntity::Client(client) = entity else {
@@ -75,6 +76,47 @@ impl QuotaConfigHandler for QuotaManagers {
             };
             let quota = value.filter(|v| v.is_finite() && *v > 0.0);
             manager.update_quota(entity.clone(), quota);
+        }
+    }
+}
+
+/// Kafka's `IpConfigHandler`: `connection_creation_rate` of an IP address or `<default>`, pushed
+/// into the socket server's connection quotas. A rate that is not a whole number of at least 0
+/// (Kafka's INT config, checked when it is altered) is logged and ignored, and so is an entity
+/// that is not an IP address.
+#[derive(Debug)]
+pub(crate) struct IpConnectionRateHandler(pub(crate) IpConnectionRateQuotas);
+
+impl QuotaConfigHandler for IpConnectionRateHandler {
+    fn update_quota_config(&self, entity: &QuotaEntity, quotas: &[(QuotaKey, Option<f64>)]) {
+        let QuotaEntity::Ip(name) = entity else {
+            return;
+        };
+        let ip = match name {
+            QuotaEntityName::Default => None,
+            QuotaEntityName::Named(ip) => match ip.parse::<std::net::IpAddr>() {
+                Ok(ip) => Some(ip),
+                Err(_) => {
+                    tracing::error!(%entity, "not an IP address: its connection rate is ignored");
+                    return;
+                }
+            },
+        };
+        for (key, value) in quotas {
+            if *key != QuotaKey::ConnectionCreationRate {
+                continue;
+            }
+            let rate = match value {
+                None => None,
+                Some(v) if v.is_finite() && *v >= 0.0 && v.fract() == 0.0 => {
+                    Some(u32::try_from(*v as u64).unwrap_or(u32::MAX))
+                }
+                Some(v) => {
+                    tracing::error!(%entity, rate = v, "invalid connection_creation_rate is ignored");
+                    continue;
+                }
+            };
+            self.0.update_ip_connection_rate_quota(ip, rate);
         }
     }
 }
