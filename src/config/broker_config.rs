@@ -117,6 +117,9 @@ pub struct Settings {
     pub log_segment_delete_delay_ms: i64,
     /// `max.connections`: connections over all listeners; at most this many are open.
     pub max_connections: i32,
+    /// `max.connection.creation.rate`: new connections per second over all listeners but the
+    /// inter-broker one (static in kcli).
+    pub max_connection_creation_rate: i32,
     /// `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address.
     pub max_connections_per_ip: i32,
     pub max_connections_per_ip_overrides: Vec<(std::net::IpAddr, i32)>,
@@ -281,6 +284,7 @@ impl Default for Settings {
             log_segment_delete_delay_ms: 60_000,
             max_connections: i32::MAX,
             max_connections_per_ip: i32::MAX,
+            max_connection_creation_rate: i32::MAX,
             max_connections_per_ip_overrides: Vec::new(),
             message_max_bytes: 1024 * 1024 + 12,
             min_insync_replicas: 1,
@@ -550,6 +554,7 @@ impl Settings {
             }
             "max.connections" => self.max_connections = int(0)?,
             "max.connections.per.ip" => self.max_connections_per_ip = int(0)?,
+            "max.connection.creation.rate" => self.max_connection_creation_rate = int(0)?,
             "max.connections.per.ip.overrides" => {
                 self.max_connections_per_ip_overrides =
                     parse_connection_overrides(value).map_err(invalid)?

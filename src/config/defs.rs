@@ -324,6 +324,14 @@ pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
         true,
         Kind::Long,
     ),
+    // Dynamic in Kafka (per broker and per listener); static in kcli, which would otherwise
+    // store a change it does not apply.
+    def(
+        "max.connection.creation.rate",
+        Some("2147483647"),
+        false,
+        Kind::Int,
+    ),
     def("max.connections", Some("2147483647"), true, Kind::Int),
     def(
         "max.connections.per.ip",

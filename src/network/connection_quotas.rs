@@ -20,12 +20,22 @@
 //!   delays closing a throttled socket (`recordIpConnectionMaybeThrottle`,
 //!   `ConnectionThrottledException`). It holds no `max.connections` slot meanwhile.
 //!
+//! - `max.connection.creation.rate` (broker-wide, static): every new connection is recorded in
+//!   the broker's rate, over the same window; when one takes it over, the acceptor waits the
+//!   throttle time (at most one window) before it serves that connection and accepts the next,
+//!   as Kafka's acceptor waits (`waitForConnectionSlot`). The inter-broker listener is exempt
+//!   when there are several listeners (Kafka's `protectedListener`). A connection then refused
+//!   for its address's rate is taken back from the broker's rate too.
+//!
 //! Metrics, as Kafka's `socket-server-metrics` group names them:
 //! `kafka.server:type=socket-server-metrics,ip=<ip>` `connection-accept-rate` for each address
 //! measured against a quota, and `kafka.server:type=socket-server-metrics,listener=<L>`
 //! `ip-connection-accept-throttle-time` (the average of the throttle times, over Kafka's default
-//! 2 samples of 30 s) for each listener that has throttled a connection. Kafka registers the
-//! latter for every listener at startup, with no value until a throttle; kcli from the first.
+//! 2 samples of 30 s) for each listener that has throttled a connection, and beside it
+//! `connection-accept-throttle-time` for the broker-wide rate's throttles. Kafka registers the
+//! latter two for every listener at startup, with no value until a throttle; kcli from the
+//! first. With `max.connection.creation.rate` set, `kafka.server:type=socket-server-metrics`
+//! `broker-connection-accept-rate` (which Kafka measures even without it).
 //!
 //! Lock order: `per_ip`, then `ip_rates`; neither is held across an await.
 
@@ -58,6 +68,12 @@ pub struct ConnectionLimits {
     /// `quota.window.size.seconds` (at least 1): each sample's length, and the longest an IP
     /// over its rate is throttled.
     pub quota_window_size_seconds: u32,
+    /// `max.connection.creation.rate`: new connections per second over all listeners but the
+    /// protected one; `None`: unlimited (Kafka's default, `Int.MaxValue`).
+    pub max_connection_creation_rate: Option<u32>,
+    /// The inter-broker listener, exempt from `max.connection.creation.rate` when the broker
+    /// has more than one listener.
+    pub protected_listener: Option<String>,
 }
 
 impl Default for ConnectionLimits {
@@ -69,6 +85,8 @@ impl Default for ConnectionLimits {
             queued_max_request_bytes: None,
             quota_window_num: 11,
             quota_window_size_seconds: 1,
+            max_connection_creation_rate: None,
+            protected_listener: None,
         }
     }
 }
@@ -94,9 +112,12 @@ struct IpConnectionRates {
     /// `/config/ips/<ip>`.
     overrides: HashMap<IpAddr, u32>,
     sensors: HashMap<IpAddr, IpSensor>,
-    /// Each listener's throttle times (`ip-connection-accept-throttle-time`).
-    throttle_times: BTreeMap<Arc<str>, SampledStat>,
+    /// Each listener's throttle times: (`ip-connection-accept-throttle-time`,
+    /// `connection-accept-throttle-time`).
+    throttle_times: BTreeMap<Arc<str>, (SampledStat, SampledStat)>,
     last_purge_ms: i64,
+    /// The broker-wide rate (`max.connection.creation.rate`), while it is set.
+    broker_rate: SampledStat,
 }
 
 #[derive(Debug, Default)]
@@ -210,6 +231,40 @@ impl ConnectionQuotas {
         self.record_ip_connection_at(listener, ip, self.now_ms())
     }
 
+    /// Whether `listener` counts against `max.connection.creation.rate`.
+    fn broker_rate_applies(&self, listener: &str) -> bool {
+        self.limits.max_connection_creation_rate.is_some()
+            && self.limits.protected_listener.as_deref() != Some(listener)
+    }
+
+    /// Records a new connection on `listener` against `max.connection.creation.rate`; when it
+    /// takes the broker's rate over, how long the acceptor waits before serving it (Kafka's
+    /// `recordConnectionAndGetThrottleTimeMs`).
+    pub(crate) fn record_connection_and_get_throttle_time(
+        &self,
+        listener: &Arc<str>,
+    ) -> Option<Duration> {
+        self.record_connection_at(listener, self.now_ms())
+    }
+
+    fn record_connection_at(&self, listener: &Arc<str>, now_ms: i64) -> Option<Duration> {
+        let bound = self.limits.max_connection_creation_rate?;
+        if !self.broker_rate_applies(listener) {
+            return None;
+        }
+        let window = self.quota_window;
+        let mut rates = lock(&self.ip_rates);
+        rates.broker_rate.record(window, 1.0, now_ms);
+        let throttle_ms = bounded_throttle_ms(&mut rates.broker_rate, window, bound, now_ms)?;
+        rates
+            .throttle_times
+            .entry(Arc::clone(listener))
+            .or_default()
+            .1
+            .record(THROTTLE_TIME_WINDOW, throttle_ms, now_ms);
+        Some(Duration::from_millis(throttle_ms as u64))
+    }
+
     fn record_ip_connection_at(
         &self,
         listener: &Arc<str>,
@@ -218,7 +273,7 @@ impl ConnectionQuotas {
     ) -> Option<Duration> {
         let window = self.quota_window;
         let mut rates = lock(&self.ip_rates);
-        let bound = f64::from(rates.overrides.get(&ip).copied().or(rates.default_rate)?);
+        let bound = rates.overrides.get(&ip).copied().or(rates.default_rate)?;
         if now_ms - rates.last_purge_ms >= SENSOR_PURGE_INTERVAL_MS {
             rates.last_purge_ms = now_ms;
             rates
@@ -228,28 +283,17 @@ impl ConnectionQuotas {
         let sensor = rates.sensors.entry(ip).or_default();
         sensor.last_record_ms = now_ms;
         sensor.rate.record(window, 1.0, now_ms);
-        let observed = sensor.rate.rate(window, now_ms);
-        if observed <= bound {
-            return None;
-        }
-        // Kafka's `QuotaUtils.boundedThrottleTime`: the wait that brings the rate back to the
-        // quota over the rate's window, at most one sample's length.
-        let window_ms = sensor.rate.window_size_ms(window, now_ms) as f64;
-        let throttle_ms = if bound > 0.0 {
-            ((observed - bound) / bound * window_ms).round()
-        } else {
-            f64::INFINITY
-        }
-        .min(window.window_ms as f64);
-        if throttle_ms < 1.0 {
-            return None;
-        }
-        // The connection is not accepted: it does not count.
+        let throttle_ms = bounded_throttle_ms(&mut sensor.rate, window, bound, now_ms)?;
+        // The connection is not accepted: it does not count, here nor in the broker's rate.
         sensor.rate.record(window, -1.0, now_ms);
+        if self.broker_rate_applies(listener) {
+            rates.broker_rate.record(window, -1.0, now_ms);
+        }
         rates
             .throttle_times
             .entry(Arc::clone(listener))
             .or_default()
+            .0
             .record(THROTTLE_TIME_WINDOW, throttle_ms, now_ms);
         Some(Duration::from_millis(throttle_ms as u64))
     }
@@ -323,7 +367,31 @@ impl ConnectionQuotas {
     }
 }
 
-/// The IP connection-rate metrics (see the module doc).
+/// Kafka's `QuotaUtils.boundedThrottleTime` for a connection rate just recorded in `stat`: the
+/// wait that brings the rate back to `bound` over the rate's window, at most one sample's
+/// length; `None` when the rate is within the bound.
+fn bounded_throttle_ms(
+    stat: &mut SampledStat,
+    window: QuotaWindow,
+    bound: u32,
+    now_ms: i64,
+) -> Option<f64> {
+    let bound = f64::from(bound);
+    let observed = stat.rate(window, now_ms);
+    if observed <= bound {
+        return None;
+    }
+    let window_ms = stat.window_size_ms(window, now_ms) as f64;
+    let throttle_ms = if bound > 0.0 {
+        ((observed - bound) / bound * window_ms).round()
+    } else {
+        f64::INFINITY
+    }
+    .min(window.window_ms as f64);
+    (throttle_ms >= 1.0).then_some(throttle_ms)
+}
+
+/// The connection-rate metrics (see the module doc).
 impl MetricsSource for ConnectionQuotas {
     fn collect(&self, out: &mut Vec<MetricSample>) {
         let now = self.now_ms();
@@ -345,16 +413,31 @@ impl MetricsSource for ConnectionQuotas {
                 reading: Reading::KafkaMetrics(vec![("connection-accept-rate", rate)]),
             });
         }
-        for (listener, throttle) in rates.throttle_times.iter_mut() {
+        for (listener, (ip_throttle, throttle)) in rates.throttle_times.iter_mut() {
             out.push(MetricSample {
                 mbean: MBeanName::kafka_group(
                     "kafka.server",
                     "socket-server-metrics",
                     &[("listener", listener)],
                 ),
+                reading: Reading::KafkaMetrics(vec![
+                    (
+                        "ip-connection-accept-throttle-time",
+                        ip_throttle.avg(THROTTLE_TIME_WINDOW, now),
+                    ),
+                    (
+                        "connection-accept-throttle-time",
+                        throttle.avg(THROTTLE_TIME_WINDOW, now),
+                    ),
+                ]),
+            });
+        }
+        if self.limits.max_connection_creation_rate.is_some() {
+            out.push(MetricSample {
+                mbean: MBeanName::kafka_group("kafka.server", "socket-server-metrics", &[]),
                 reading: Reading::KafkaMetrics(vec![(
-                    "ip-connection-accept-throttle-time",
-                    throttle.avg(THROTTLE_TIME_WINDOW, now),
+                    "broker-connection-accept-rate",
+                    rates.broker_rate.rate(window, now),
                 )]),
             });
         }
@@ -473,6 +556,54 @@ mod tests {
             panic!("{:?}", out[2].reading);
         };
         assert_eq!(throttle[0].0, "ip-connection-accept-throttle-time");
+        assert_eq!(throttle[1], ("connection-accept-throttle-time", 0.0));
         assert!((throttle[0].1 - (150.0 + 990.0 + 1_000.0) / 3.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_broker_rate_delays_connections_except_on_the_protected_listener() {
+        let quotas = ConnectionQuotas::new(ConnectionLimits {
+            quota_window_num: 2,
+            max_connection_creation_rate: Some(2),
+            protected_listener: Some("INTERNAL".into()),
+            ..ConnectionLimits::default()
+        });
+        let external: Arc<str> = Arc::from("EXTERNAL");
+        let internal: Arc<str> = Arc::from("INTERNAL");
+        assert_eq!(quotas.record_connection_at(&external, 0), None);
+        assert_eq!(quotas.record_connection_at(&external, 0), None);
+        // Three over one second, 2 allowed: half the window. The connection counts all the same.
+        assert_eq!(
+            quotas.record_connection_at(&external, 0),
+            Some(Duration::from_millis(500))
+        );
+        assert_eq!(
+            quotas.record_connection_at(&external, 0),
+            Some(Duration::from_millis(1_000))
+        );
+        assert_eq!(quotas.record_connection_at(&internal, 0), None);
+        // A connection refused for its address's rate is taken back from the broker's.
+        let ip: IpAddr = "10.0.0.1".parse().unwrap();
+        quotas
+            .ip_connection_rate_quotas()
+            .update_ip_connection_rate_quota(Some(ip), Some(0));
+        let before = lock(&quotas.ip_rates)
+            .broker_rate
+            .sum(quotas.quota_window, 0);
+        assert!(quotas.record_ip_connection_at(&external, ip, 0).is_some());
+        let after = lock(&quotas.ip_rates)
+            .broker_rate
+            .sum(quotas.quota_window, 0);
+        assert_eq!(after, before - 1.0);
+        let mut out = Vec::new();
+        quotas.collect(&mut out);
+        let broker = out
+            .iter()
+            .find(|s| s.mbean.to_string() == "kafka.server:type=socket-server-metrics")
+            .unwrap();
+        let Reading::KafkaMetrics(rate) = &broker.reading else {
+            panic!("{:?}", broker.reading);
+        };
+        assert_eq!(rate[0].0, "broker-connection-accept-rate");
     }
 }

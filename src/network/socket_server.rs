@@ -347,6 +347,21 @@ impl Acceptor {
                     continue;
                 }
             };
+            // Kafka's `waitForConnectionSlot`: over `max.connection.creation.rate`, the acceptor
+            // waits the throttle time before it serves this connection or accepts another.
+            if let Some(wait) = self
+                .quotas
+                .record_connection_and_get_throttle_time(&self.listener_name)
+            {
+                let waiting = Instant::now();
+                tokio::select! {
+                    biased;
+                    () = self.shutdown.cancelled() => break,
+                    () = tokio::time::sleep(wait) => {}
+                }
+                self.metrics
+                    .acceptor_blocked(self.listener_index, waiting.elapsed());
+            }
             // Kafka's `ConnectionThrottledException`: a connection over its address's rate is
             // not served, and closed once the throttle time has passed; its slot goes back now.
             if let Some(throttle) = self

@@ -32,9 +32,7 @@ use crate::controller::event_for_watch;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::controller::{ControllerConfig, ControllerEvent, ControllerHandle, KafkaController};
 use crate::metrics::{MetricsRegistry, MetricsSource};
-use crate::network::{
-    BoundEndPoint, ClientSecurity, ConnectionLimits, EndPoint, SocketServer, SocketServerConfig,
-};
+use crate::network::{BoundEndPoint, ClientSecurity, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
 use crate::replication::metrics::ReplicaManagerMetrics;
 use crate::replication::replica_fetcher::ReplicaFetcherConfig;
@@ -71,7 +69,7 @@ use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::log_dir_failure_handler::LogDirFailureHandler;
 use super::metadata_cache::{BrokerEndPoint, BrokerMetadata, MetadataCache};
-use super::quota::{IpConnectionRateHandler, QuotaManagers};
+use super::quota::{IpConnectionRateHandler, QuotaManagers, connection_limits};
 use super::remote_leader_end_point::{RemoteLeaderEndPoints, ReplicaFetchSettings};
 use super::rpc_producer_id_manager::RpcProducerIdManager;
 use super::sasl_listeners::SaslListeners;
@@ -721,25 +719,6 @@ fn advertised_endpoints(config: &BrokerConfig, bound: &[BoundEndPoint]) -> Vec<B
             }
         })
         .collect()
-}
-
-/// The socket server's connection and memory limits from the config; Kafka's `Int.MaxValue`
-/// defaults are "unlimited".
-fn connection_limits(config: &BrokerConfig) -> ConnectionLimits {
-    let limit = |n: i32| (n != i32::MAX).then(|| usize::try_from(n).unwrap_or(0));
-    ConnectionLimits {
-        max_connections: limit(config.max_connections),
-        max_connections_per_ip: limit(config.max_connections_per_ip),
-        max_connections_per_ip_overrides: config
-            .max_connections_per_ip_overrides
-            .iter()
-            .map(|(ip, n)| (*ip, usize::try_from(*n).unwrap_or(0)))
-            .collect(),
-        queued_max_request_bytes: (config.queued_max_request_bytes > 0)
-            .then(|| usize::try_from(config.queued_max_request_bytes).unwrap_or(usize::MAX)),
-        quota_window_num: u32::try_from(config.quota_window_num).unwrap_or(11),
-        quota_window_size_seconds: u32::try_from(config.quota_window_size_seconds).unwrap_or(1),
-    }
 }
 
 /// What `/brokers/ids/<id>` holds: the advertised endpoints with their security protocols, the

@@ -3,8 +3,10 @@
 //! 127.0.0.1 in a tight loop, each sending ApiVersions, gets an answer on about five a second;
 //! the others are never answered and are closed within the throttle time (at most one quota
 //! window), as Kafka's acceptor closes a throttled connection. The same through `<default>`,
-//! and no limit once each is deleted. The broker runs with `quota.window.num=2`, so the rate is
-//! taken over one or two seconds instead of Kafka's default eleven and the test is short.
+//! and no limit once each is deleted. `max.connection.creation.rate=5` delays connections
+//! instead: every one is answered, about five a second. The brokers run with
+//! `quota.window.num=2`, so a rate is taken over one or two seconds instead of Kafka's default
+//! eleven and the tests are short.
 
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, SocketAddr, TcpStream};
@@ -190,4 +192,21 @@ fn connection_creation_rate_closes_connections_over_the_rate_of_an_ip_and_the_de
         &["--delete-config", "connection_creation_rate"],
     );
     until_unthrottled(port, &frame);
+}
+
+#[test]
+fn max_connection_creation_rate_delays_connections_to_the_rate() {
+    let broker = TestBroker::start(&[
+        ("quota.window.num", "2"),
+        ("max.connection.creation.rate", "5"),
+    ]);
+    let frame = api_versions_frame();
+    let (answered, closed) = tight_loop(broker.port(), &frame, Duration::from_secs(6));
+    // Delayed, never refused.
+    assert_eq!(closed, 0, "{answered:?}");
+    let total: u32 = answered.iter().sum();
+    assert!(
+        f64::from(total) <= RATE * 8.0 && f64::from(total) >= RATE * 6.0 / 2.0,
+        "{total} answered in 6 s at {RATE}/s: {answered:?}"
+    );
 }

@@ -21,7 +21,8 @@ use controller_mutation_quota::ControllerMutationQuotaManager;
 
 use super::client_quota_configs::QuotaConfigHandler;
 use crate::cluster::client_quota::{QuotaEntity, QuotaEntityName, QuotaKey};
-use crate::network::IpConnectionRateQuotas;
+use crate::config::BrokerConfig;
+use crate::network::{ConnectionLimits, IpConnectionRateQuotas};
 use crate::zk::sanitizer::sanitize;
 
 /// The client quota managers of a broker.
@@ -77,6 +78,30 @@ impl QuotaConfigHandler for QuotaManagers {
             let quota = value.filter(|v| v.is_finite() && *v > 0.0);
             manager.update_quota(entity.clone(), quota);
         }
+    }
+}
+
+/// The socket server's connection quotas and memory limit from the config (Kafka's
+/// `ConnectionQuotas` settings); Kafka's `Int.MaxValue` defaults are "unlimited".
+pub(crate) fn connection_limits(config: &BrokerConfig) -> ConnectionLimits {
+    let limit = |n: i32| (n != i32::MAX).then(|| usize::try_from(n).unwrap_or(0));
+    ConnectionLimits {
+        max_connections: limit(config.max_connections),
+        max_connections_per_ip: limit(config.max_connections_per_ip),
+        max_connections_per_ip_overrides: config
+            .max_connections_per_ip_overrides
+            .iter()
+            .map(|(ip, n)| (*ip, usize::try_from(*n).unwrap_or(0)))
+            .collect(),
+        queued_max_request_bytes: (config.queued_max_request_bytes > 0)
+            .then(|| usize::try_from(config.queued_max_request_bytes).unwrap_or(usize::MAX)),
+        quota_window_num: u32::try_from(config.quota_window_num).unwrap_or(11),
+        quota_window_size_seconds: u32::try_from(config.quota_window_size_seconds).unwrap_or(1),
+        max_connection_creation_rate: (config.max_connection_creation_rate != i32::MAX)
+            .then(|| u32::try_from(config.max_connection_creation_rate).unwrap_or(0)),
+        // Kafka's `protectedListener`: the inter-broker listener, when it is not the only one.
+        protected_listener: (config.listeners.len() > 1)
+            .then(|| config.inter_broker_listener_name()),
     }
 }
 
