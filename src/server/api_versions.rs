@@ -45,7 +45,8 @@ const IMPLEMENTED: &[(ApiKey, i16)] = &[
     (ApiKey::DescribeUserScramCredentials, 0),
     (ApiKey::AlterUserScramCredentials, 0),
     // Client quota configs in /config/{users,clients,ips}, described and altered by any broker
-    // (apis::describe_client_quotas, apis::alter_client_quotas); enforced by server::quota.
+    // (apis::describe_client_quotas, apis::alter_client_quotas); enforced by server::quota and
+    // the socket server's connection quotas.
     (ApiKey::DescribeClientQuotas, 0),
     (ApiKey::AlterClientQuotas, 0),
     // Idempotent producers, and transactional ids through the transaction coordinator

@@ -2,7 +2,7 @@
 //! credential) followed, when a listed user has quotas, by a table of them (user, client id,
 //! quota, value), or as JSON; and one line (or a JSON object) for what add and remove did.
 //! Only mechanisms and iteration counts appear, never salts, keys or passwords. Quotas are
-//! the configs Kafka's `kafka-configs` sets; kcli does not enforce them yet.
+//! the configs Kafka's `kafka-configs` sets, which the brokers enforce.
 //!
 //! JSON forms:
 //! - list: `{"users":[{"user":"alice","credentials":[{"mechanism":"SCRAM-SHA-512","iterations":4096}],
