@@ -26,12 +26,12 @@ use crate::security::acl::{AclOperation, ResourceType};
 
 use super::super::kafka_apis::KafkaApis;
 use super::super::quota::controller_mutation_quota::ControllerMutationQuota;
+use super::super::request_context::RequestContext;
 use super::super::topic_manager::TopicError;
 
 /// The first version whose topics the controller mutation quota refuses (Kafka's
 /// `strictSinceVersion`).
 const STRICT_SINCE_VERSION: i16 = 5;
-use super::super::request_context::RequestContext;
 
 pub(crate) async fn handle(
     apis: &KafkaApis,
