@@ -49,7 +49,7 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// A broker holds three descriptors per partition and one per connection, so the soft
+/// A broker holds a descriptor per segment and one per connection, so the soft
 /// `ulimit -n` (often 1024) is raised to the hard one, as far as this process may go without
 /// privileges; the broker refuses new partitions that would not leave a tenth of it free.
 fn raise_open_file_limit() {

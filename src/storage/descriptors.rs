@@ -19,9 +19,9 @@ use nix::sys::resource::{Resource, getrlimit, setrlimit};
 
 use super::StorageError;
 
-/// The descriptors an empty log holds while open: its active segment's `.log`, `.index` and
-/// `.timeindex` files.
-pub(crate) const DESCRIPTORS_PER_LOG: u64 = 3;
+/// The descriptors an empty log holds while open: its active segment's `.log` file (its
+/// `.index` and `.timeindex` are mapped, and a map holds no descriptor).
+pub(crate) const DESCRIPTORS_PER_LOG: u64 = 1;
 
 /// The fewest descriptors kept free for everything but new logs.
 const MIN_RESERVE: u64 = 64;
@@ -167,10 +167,10 @@ mod tests {
 
     #[test]
     fn a_budget_admits_whole_topics_while_they_fit() {
-        // Limit 1000, 700 open, 100 reserved: 200 descriptors, 66 logs.
+        // Limit 1000, 700 open, 100 reserved: 200 descriptors, 200 logs.
         let mut budget = NewLogBudget::from_measure(Some((1000, 700, 100)));
-        budget.admit("a", 60).unwrap();
-        let err = budget.admit("big", 10).unwrap_err();
+        budget.admit("a", 180).unwrap();
+        let err = budget.admit("big", 30).unwrap_err();
         let StorageError::DescriptorsExhausted {
             topic,
             logs,
@@ -183,11 +183,11 @@ mod tests {
         };
         assert_eq!(
             (topic.as_str(), *logs, *needed, *available),
-            ("big", 10, 30, 20)
+            ("big", 30, 30, 20)
         );
         assert!(err.is_descriptor_exhaustion());
         // A refused topic took nothing: a smaller one still fits.
-        budget.admit("small", 6).unwrap();
+        budget.admit("small", 20).unwrap();
         assert!(budget.admit("one more", 1).is_err());
         assert!(budget.admit("nothing", 0).is_ok());
     }

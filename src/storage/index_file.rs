@@ -82,8 +82,6 @@ pub(crate) struct IndexFile {
     map: Map,
     entries: usize,
     max_entries: usize,
-    /// The open file behind a writable map (for reservations and resizes).
-    file: Option<File>,
     /// Bytes from the start known to have blocks behind them (whole pages reserved, or the
     /// length a shrink left, or `length` where the file system cannot reserve).
     reserved: usize,
@@ -176,7 +174,10 @@ impl IndexFile {
         let length = file_length(&path, &file)?;
         let holes_from = first_hole(&file).unwrap_or(length).min(length);
         let map = map_file(&path, &file, length, writable)?;
-        let file = writable.then_some(file);
+        // The map does not need the descriptor: it is closed here, as Kafka closes its
+        // RandomAccessFile once mapped, so a segment costs one descriptor (its `.log`), not
+        // three. Reservations and resizes open the file again for their one call.
+        drop(file);
         let max_entries = length / entry_size.max(1);
         // A pre-existing index is assumed valid up to its last whole slot.
         let entries = if newly_created { 0 } else { max_entries };
@@ -190,7 +191,6 @@ impl IndexFile {
             map,
             entries,
             max_entries,
-            file,
             reserved: 0,
             holes_from,
         })
@@ -267,6 +267,15 @@ impl IndexFile {
         self.slot(n).map_or(0, |s| i64_at(s, at))
     }
 
+    /// The file opened again for one reservation or resize (the map holds no descriptor).
+    fn open_for_write(&self) -> Result<File, StorageError> {
+        OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(&self.path)
+            .map_err(|e| StorageError::io(&self.path, e))
+    }
+
     fn check_writable(&self) -> Result<(), StorageError> {
         if self.writable {
             Ok(())
@@ -308,15 +317,16 @@ impl IndexFile {
         if end <= self.reserved {
             return Ok(());
         }
-        let Some(file) = &self.file else {
+        if !self.writable {
             return Ok(());
-        };
+        }
+        let file = self.open_for_write()?;
         // From the mark, not from `start`: everything below `reserved` stays allocated.
         let from = self.reserved.min(start - start % RESERVE_BYTES);
         let to = end.next_multiple_of(RESERVE_BYTES).min(self.length);
         let as_off_t = |n: usize| nix::libc::off_t::try_from(n).unwrap_or(nix::libc::off_t::MAX);
         match fallocate(
-            file,
+            &file,
             FallocateFlags::empty(),
             as_off_t(from),
             as_off_t(to - from),
@@ -376,17 +386,13 @@ impl IndexFile {
                 ),
             });
         }
-        let Some(file) = &self.file else {
-            return Err(StorageError::InvalidArgument {
-                reason: format!("index {} has no open file", self.path.display()),
-            });
-        };
+        let file = self.open_for_write()?;
         // Unmap before set_len: a shrink under a live map would make touching the cut pages
         // SIGBUS, and some platforms refuse to resize mapped files at all.
         self.map = Map::None;
         if let Err(e) = file.set_len(rounded as u64) {
             // Put the old map back so the index keeps working at its old size.
-            self.map = map_file(&self.path, file, self.length, true)?;
+            self.map = map_file(&self.path, &file, self.length, true)?;
             return Err(StorageError::io(&self.path, e));
         }
         self.length = rounded;
@@ -394,7 +400,7 @@ impl IndexFile {
         // A shrink gave the blocks past the new end back; a later grow makes holes there.
         self.reserved = self.reserved.min(rounded);
         self.holes_from = self.holes_from.min(rounded);
-        self.map = map_file(&self.path, file, rounded, true)?;
+        self.map = map_file(&self.path, &file, rounded, true)?;
         Ok(true)
     }
 
@@ -618,6 +624,32 @@ mod tests {
         assert_eq!((f.read_i32(0, 0), f.read_i32(0, 4)), (7, 9));
         assert_eq!(f.read_i64(f.entries() - 1, 0), 0);
         assert_eq!(f.slot(f.entries()), None);
+    }
+
+    /// Whether this process has a descriptor open on `path`.
+    fn holds_descriptor(path: &Path) -> bool {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .any(|target| target == path)
+    }
+
+    #[test]
+    fn a_mapped_index_holds_no_descriptor_and_still_grows_shrinks_and_reserves() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("a.index");
+        let mut f = IndexFile::open(path.clone(), 0, 1 << 16, 8).unwrap();
+        assert!(!holds_descriptor(&path));
+        for n in 0..1_000u32 {
+            let mut entry = [0u8; 8];
+            entry[..4].copy_from_slice(&n.to_be_bytes());
+            f.push_entry(&entry).unwrap();
+        }
+        f.trim_to_valid_size().unwrap();
+        assert_eq!(std::fs::metadata(&path).unwrap().len(), 8_000);
+        assert!(f.resize(1 << 16).unwrap());
+        assert_eq!(f.read_i32(999, 0), 999);
+        assert!(!holds_descriptor(&path));
     }
 
     #[test]

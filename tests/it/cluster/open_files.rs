@@ -14,8 +14,8 @@ use crate::support::cluster::{TestCluster, wait_until};
 
 const LIMITED: i32 = 3;
 const LIMIT: u64 = 300;
-/// 300 descriptors on broker 3 for this topic alone: more than its limit leaves.
-const PARTITIONS: i32 = 100;
+/// 300 descriptors on broker 3 for this topic alone (one per log): more than its limit leaves.
+const PARTITIONS: i32 = 300;
 const LEADER_AND_ISR_REFUSED: &str = "LeaderAndIsr: refused";
 
 /// Produces one record to `topic`-`partition` at the broker on `port` (acks=-1), then fetches

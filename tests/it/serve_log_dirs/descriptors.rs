@@ -15,11 +15,11 @@ use kcli::protocol::messages::create_partitions_request::{
 };
 use kcli::protocol::messages::create_topics_request::{CreatableTopic, CreateTopicsRequest};
 
-/// The broker's `ulimit -n`: a tenth (64 at least) is kept free, three per log, the rest of
+/// The broker's `ulimit -n`: a tenth (64 at least) is kept free, one per log, the rest of
 /// the broker (threads' epoll and event fds, listeners, the embedded store) takes some.
 const LIMIT: u64 = 400;
 
-/// A topic of this many partitions needs 1,200 descriptors: it cannot fit.
+/// A topic of this many partitions needs 400 descriptors: it cannot fit.
 const TOO_MANY: i32 = 400;
 
 const UNKNOWN_TOPIC_OR_PARTITION: i16 = 3;
