@@ -3,7 +3,7 @@
 //! handler per API under `apis`.
 //!
 //! - `kafka_server`: startup (store, cluster id, logs, broker registration, controller
-//!   election, topics) and clean shutdown.
+//!   election, topics), its phases in `kafka_server/startup.rs`, and clean shutdown.
 //! - `kafka_apis`: the network layer's `RequestHandler`: header decoding, version checks,
 //!   dispatch.
 //! - `request_context`: what a handler knows of its request, and response framing.
