@@ -169,12 +169,14 @@ impl AclAuthorizer {
     pub async fn startup(
         self: &Arc<Self>,
         watches: &WatchDispatcher,
-        now_ms: fn() -> i64,
+        now_ms: impl Fn() -> i64 + Send + Sync + 'static,
         tasks: &TaskTracker,
         stop: CancellationToken,
     ) -> Result<(), AclError> {
         acl_store::create_acl_paths(self.zk.as_ref()).await?;
         self.load_cache().await?;
+        // One clock for both stores' listeners.
+        let now_ms: Arc<dyn Fn() -> i64 + Send + Sync> = Arc::new(now_ms);
         let listeners = AclStore::ALL
             .into_iter()
             .map(|store| {
@@ -187,7 +189,10 @@ impl AclAuthorizer {
                     store.change_path(),
                     ACL_CHANGE_PREFIX,
                     handler,
-                    now_ms,
+                    {
+                        let now_ms = Arc::clone(&now_ms);
+                        move || now_ms()
+                    },
                     tasks,
                     stop.clone(),
                 )

@@ -132,7 +132,7 @@ impl ConfigChangeListener {
     pub(crate) fn start(
         watches: &WatchDispatcher,
         handlers: Vec<(&'static str, Arc<dyn ConfigHandler>)>,
-        now_ms: fn() -> i64,
+        now_ms: impl Fn() -> i64 + Send + Sync + 'static,
         tasks: &TaskTracker,
         stop: CancellationToken,
     ) -> ConfigChangeListener {

@@ -11,7 +11,10 @@
 //! (AllocateProducerIds, in process when this broker is the controller), start listening for
 //! config change notifications, start the log manager's background jobs, and open for requests.
 //! Each phase is a function in `startup` (what it starts and needs in its doc); what the
-//! components are set up with, derived from the config alone, is in `settings`.
+//! components are set up with, derived from the config alone, is in `settings`. The metadata
+//! store and the clock come from outside the phases: `kcli serve` opens the store its config
+//! names and reads the system clock, and a test hands `startup_with` an embedded store and a
+//! clock of its own, to run a broker in process.
 //!
 //! Shutdown: a cluster broker first has the controller move its leaderships away (controlled
 //! shutdown, `controlled.shutdown.enable`), then: end the purgatory's waits (parked fetches and produces answer with what they have),
@@ -27,10 +30,11 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::time::{self, Time};
 use crate::config::BrokerConfig;
 use crate::metrics::MetricsSource;
 use crate::network::{BoundEndPoint, SocketServer};
-use crate::storage::log_manager::{LogManager, now_ms};
+use crate::storage::log_manager::LogManager;
 use crate::zk::session::ZkSession;
 use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient};
 
@@ -61,6 +65,8 @@ pub struct KafkaServer {
     background: CancellationToken,
     tasks: TaskTracker,
     _ready: watch::Sender<bool>,
+    /// The clock the broker was started with; the logs close at its time.
+    time: Arc<dyn Time>,
     /// Set when the broker must halt (every log dir failed).
     fatal: watch::Receiver<Option<String>>,
     /// The metrics sources the registry holds weakly, alive as long as the server.
@@ -79,21 +85,58 @@ impl KafkaServer {
     /// the producer ids and the config listeners (both may reach it); the background jobs last.
     pub async fn startup(config: BrokerConfig) -> Result<KafkaServer, ServerError> {
         config.validate()?;
-        let log_dirs: Vec<PathBuf> = config.log_dirs().into_iter().map(PathBuf::from).collect();
+        let log_dirs = log_dirs(&config)?;
         let Some(first_dir) = log_dirs.first() else {
             return Err(crate::storage::StorageError::NoLogDirs.into());
         };
-        let (zk, zk_metrics) = open_metadata_store(&config, first_dir).await?;
+        let store = MetadataStore::open(&config, first_dir).await?;
+        Self::start(config, log_dirs, store, time::system()).await
+    }
+
+    /// Starts a broker with `config` on a metadata store and a clock given by the caller, as
+    /// [`startup`](Self::startup) does on the store its config names and the system clock: so
+    /// a test can run a broker in process, on an embedded store it keeps a session of, at a
+    /// time it sets. The clock is the one startup and shutdown read and hand to the components
+    /// that take one (the controller, the config and ACL change listeners, the log loading and
+    /// closing, the registration's timestamp).
+    #[cfg(test)]
+    pub(crate) async fn startup_with(
+        config: BrokerConfig,
+        store: MetadataStore,
+        time: Arc<dyn Time>,
+    ) -> Result<KafkaServer, ServerError> {
+        config.validate()?;
+        let log_dirs = log_dirs(&config)?;
+        Self::start(config, log_dirs, store, time).await
+    }
+
+    /// The phases of startup, after the config is validated and the store opened.
+    async fn start(
+        config: BrokerConfig,
+        log_dirs: Vec<PathBuf>,
+        store: MetadataStore,
+        time: Arc<dyn Time>,
+    ) -> Result<KafkaServer, ServerError> {
+        let MetadataStore {
+            client: zk,
+            metrics: zk_metrics,
+        } = store;
         let identity = startup::identify(config, &log_dirs, zk.as_ref()).await?;
         let config = Arc::clone(&identity.config);
         let cluster_id = identity.cluster_id.clone();
         let current = Arc::clone(&identity.layers.current);
-        let log_manager =
-            startup::start_log_manager(&config, &current, log_dirs, &identity.cluster_id)?;
+        let log_manager = startup::start_log_manager(
+            &config,
+            &current,
+            log_dirs,
+            &identity.cluster_id,
+            time.milliseconds(),
+        )?;
         let shared = startup::Shared {
             config: Arc::clone(&config),
             current,
             zk,
+            time,
             epochs: Arc::new(BrokerEpochManager::default()),
             background: CancellationToken::new(),
             tasks: TaskTracker::new(),
@@ -192,6 +235,7 @@ impl KafkaServer {
         );
         let startup::Shared {
             zk,
+            time,
             epochs,
             background,
             tasks,
@@ -210,6 +254,7 @@ impl KafkaServer {
             background,
             tasks,
             _ready: ready_tx,
+            time,
             fatal,
             _metric_sources: metrics.sources,
             metrics_address,
@@ -283,46 +328,143 @@ impl KafkaServer {
             .await;
         let log_manager = Arc::clone(&self.log_manager);
         let broker_epoch = self.broker_epoch;
-        tokio::task::spawn_blocking(move || log_manager.shutdown(broker_epoch, now_ms()))
-            .await
-            .map_err(|source| ServerError::TaskFailed {
-                task: "log shutdown",
-                source,
-            })??;
+        let time = Arc::clone(&self.time);
+        tokio::task::spawn_blocking(move || {
+            log_manager.shutdown(broker_epoch, time.milliseconds())
+        })
+        .await
+        .map_err(|source| ServerError::TaskFailed {
+            task: "log shutdown",
+            source,
+        })??;
         self.zk.close().await?;
         tracing::info!("shut down cleanly");
         Ok(())
     }
 }
 
-/// The metadata store: a session with the ZooKeeper ensemble of `zookeeper.connect` (its chroot
-/// created when missing), or, without it, the embedded store whose files sit in the first log
-/// dir; with the ZooKeeper client's metrics source (the embedded store has none).
-async fn open_metadata_store(
-    config: &BrokerConfig,
-    first_dir: &std::path::Path,
-) -> Result<(Arc<dyn ZkClient>, Option<Arc<dyn MetricsSource>>), ServerError> {
-    let Some(connect) = &config.zookeeper_connect else {
-        // The embedded store lives in the first log dir. With ZooKeeper nothing is kept there,
-        // and a dir that cannot be made is the log manager's to take offline.
-        std::fs::create_dir_all(first_dir)
-            .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
-        let store = EmbeddedStore::open(first_dir)?;
-        return Ok((Arc::new(store.session()), None));
-    };
-    let session = ZkSession::connect(
-        connect,
-        millis(config.zookeeper_session_timeout_ms),
-        millis(config.zookeeper_connection_timeout_ms()),
-    )
-    .await?;
-    tracing::info!(zookeeper_connect = %connect, session_id = format!("{:#x}", session.session_id()),
-        "connected to ZooKeeper");
-    let metrics = session.metrics();
-    Ok((Arc::new(session), Some(metrics)))
+/// The broker's metadata store (Kafka's `KafkaZkClient`): the embedded store or a session with
+/// a ZooKeeper ensemble, with the client's metrics source when it has one.
+pub(crate) struct MetadataStore {
+    pub(crate) client: Arc<dyn ZkClient>,
+    pub(crate) metrics: Option<Arc<dyn MetricsSource>>,
+}
+
+impl MetadataStore {
+    /// A session with the ZooKeeper ensemble of `zookeeper.connect` (its chroot created when
+    /// missing), or, without it, the embedded store whose files sit in the first log dir; the
+    /// embedded store has no metrics source.
+    async fn open(config: &BrokerConfig, first_dir: &std::path::Path) -> Result<Self, ServerError> {
+        let Some(connect) = &config.zookeeper_connect else {
+            // The embedded store lives in the first log dir. With ZooKeeper nothing is kept
+            // there, and a dir that cannot be made is the log manager's to take offline.
+            std::fs::create_dir_all(first_dir)
+                .map_err(|e| crate::storage::StorageError::io(first_dir, e))?;
+            let store = EmbeddedStore::open(first_dir)?;
+            return Ok(MetadataStore {
+                client: Arc::new(store.session()),
+                metrics: None,
+            });
+        };
+        let session = ZkSession::connect(
+            connect,
+            millis(config.zookeeper_session_timeout_ms),
+            millis(config.zookeeper_connection_timeout_ms()),
+        )
+        .await?;
+        tracing::info!(zookeeper_connect = %connect, session_id = format!("{:#x}", session.session_id()),
+            "connected to ZooKeeper");
+        let metrics = session.metrics();
+        Ok(MetadataStore {
+            client: Arc::new(session),
+            metrics: Some(metrics),
+        })
+    }
+}
+
+/// The log dirs of `config`; at least one.
+fn log_dirs(config: &BrokerConfig) -> Result<Vec<PathBuf>, ServerError> {
+    let log_dirs: Vec<PathBuf> = config.log_dirs().into_iter().map(PathBuf::from).collect();
+    if log_dirs.is_empty() {
+        return Err(crate::storage::StorageError::NoLogDirs.into());
+    }
+    Ok(log_dirs)
+}
+
+/// `time` as the components that take a clock take it: a function of no arguments.
+fn clock(time: &Arc<dyn Time>) -> impl Fn() -> i64 + Send + Sync + 'static {
+    let time = Arc::clone(time);
+    move || time.milliseconds()
 }
 
 /// A `*.ms` setting as a duration (negative values, which the config refuses, as zero).
 fn millis(ms: i32) -> Duration {
     Duration::from_millis(u64::try_from(ms).unwrap_or(0))
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+    use super::*;
+    use crate::cluster::time::MockTime;
+    use crate::config::KCLI_SERVE_BASE;
+    use crate::storage::clean_shutdown::CLEAN_SHUTDOWN_FILENAME;
+    use crate::zk::zk_data::{BrokerRegistration, broker_id_path};
+
+    /// Registered at the mock clock's time, so the broker read the clock it was given.
+    const NOW_MS: i64 = 1_700_000_000_000;
+
+    /// ApiVersions v0 with correlation id `correlation_id` and a null client id, framed.
+    fn api_versions_v0(correlation_id: i32) -> Vec<u8> {
+        let mut frame = 10_i32.to_be_bytes().to_vec();
+        frame.extend_from_slice(&18_i16.to_be_bytes());
+        frame.extend_from_slice(&0_i16.to_be_bytes());
+        frame.extend_from_slice(&correlation_id.to_be_bytes());
+        frame.extend_from_slice(&(-1_i16).to_be_bytes());
+        frame
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_broker_starts_in_process_on_an_embedded_store_and_a_given_clock() {
+        let dir = tempfile::tempdir().unwrap();
+        let overrides = [
+            "listeners=PLAINTEXT://127.0.0.1:0".to_string(),
+            format!("log.dirs={}", dir.path().display()),
+        ];
+        let config = BrokerConfig::load_with_base(KCLI_SERVE_BASE, None, &overrides).unwrap();
+        let embedded = EmbeddedStore::open(dir.path()).unwrap();
+        // A second session watches the broker's from outside.
+        let observer = embedded.session();
+        let store = MetadataStore {
+            client: Arc::new(embedded.session()),
+            metrics: None,
+        };
+        let server = KafkaServer::startup_with(config, store, Arc::new(MockTime::new(NOW_MS)))
+            .await
+            .unwrap();
+
+        let address = server.bound_endpoints()[0].address;
+        let mut socket = tokio::net::TcpStream::connect(address).await.unwrap();
+        socket.write_all(&api_versions_v0(7)).await.unwrap();
+        let size = socket.read_i32().await.unwrap();
+        let mut response = vec![0; usize::try_from(size).unwrap()];
+        socket.read_exact(&mut response).await.unwrap();
+        assert_eq!(response[..4], 7_i32.to_be_bytes(), "correlation id");
+        assert_eq!(response[4..6], 0_i16.to_be_bytes(), "error code");
+        let api_count = i32::from_be_bytes(response[6..10].try_into().unwrap());
+        assert!(api_count > 0, "{api_count} APIs advertised");
+
+        let (data, _) = observer.get_data(&broker_id_path(0), false).await.unwrap();
+        let registration = BrokerRegistration::decode(&data).unwrap();
+        assert_eq!(registration.timestamp_ms, NOW_MS);
+
+        drop(socket);
+        server.shutdown().await.unwrap();
+        assert_eq!(
+            observer.exists(&broker_id_path(0), false).await.unwrap(),
+            None
+        );
+        assert!(dir.path().join(CLEAN_SHUTDOWN_FILENAME).exists());
+    }
 }

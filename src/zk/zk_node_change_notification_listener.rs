@@ -71,7 +71,7 @@ struct Inner {
     wake: Notify,
     /// Set by the state change handler: the next pass reloads everything first.
     reload_all: AtomicBool,
-    now_ms: fn() -> i64,
+    now_ms: Arc<dyn Fn() -> i64 + Send + Sync>,
     session_handler_name: String,
 }
 
@@ -98,7 +98,7 @@ impl ZkNodeChangeNotificationListener {
         seq_node_root: &'static str,
         seq_node_prefix: &'static str,
         handler: Arc<dyn NotificationHandler>,
-        now_ms: fn() -> i64,
+        now_ms: impl Fn() -> i64 + Send + Sync + 'static,
         tasks: &TaskTracker,
         stop: CancellationToken,
     ) -> ZkNodeChangeNotificationListener {
@@ -110,7 +110,7 @@ impl ZkNodeChangeNotificationListener {
             handler,
             wake: Notify::new(),
             reload_all: AtomicBool::new(false),
-            now_ms,
+            now_ms: Arc::new(now_ms),
             session_handler_name: format!("change-notification-{seq_node_root}"),
         });
         watches.register_znode_child_change_handler(Arc::new(ChangesWatch(Arc::clone(&inner))));

@@ -13,7 +13,7 @@ use crate::controller::inter_broker_versions::ControllerRequestVersions;
 use crate::network::BoundEndPoint;
 use crate::security::acl::AuthorizerSettings;
 use crate::server::metadata_cache::BrokerEndPoint;
-use crate::storage::log_manager::{LogManagerConfig, now_ms};
+use crate::storage::log_manager::LogManagerConfig;
 use crate::zk::zk_data::{self, BrokerRegistration};
 
 /// The log manager's settings: the static config's, with the log defaults and the producer
@@ -119,10 +119,11 @@ pub(super) fn advertised_endpoints(
 }
 
 /// What `/brokers/ids/<id>` holds: the advertised endpoints with their security protocols, the
-/// rack, and the registration time.
+/// rack, and the registration time (`timestamp_ms`, from the broker's clock).
 pub(super) fn broker_registration(
     config: &BrokerConfig,
     endpoints: &[BrokerEndPoint],
+    timestamp_ms: i64,
 ) -> BrokerRegistration {
     BrokerRegistration {
         endpoints: endpoints
@@ -141,6 +142,6 @@ pub(super) fn broker_registration(
             .collect(),
         rack: config.broker_rack.clone(),
         jmx_port: -1,
-        timestamp_ms: now_ms(),
+        timestamp_ms,
     }
 }

@@ -19,6 +19,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
+use crate::cluster::time::Time;
 use crate::config::BrokerConfig;
 use crate::controller::channel_manager::BrokerChannel;
 use crate::controller::event_for_watch;
@@ -33,13 +34,13 @@ use crate::replication::ReplicaManager;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
 use crate::replication::metrics::ReplicaManagerMetrics;
 use crate::replication::replica_fetcher::ReplicaFetcherConfig;
-use crate::storage::log_manager::{LogManager, now_ms};
+use crate::storage::log_manager::LogManager;
 use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::zk_data;
 use crate::zk::{WatchDispatcher, ZkClient, recipes};
 
-use super::millis;
 use super::settings;
+use super::{clock, millis};
 use crate::server::acl_authorizer::AclAuthorizer;
 use crate::server::add_partitions_to_txn_manager::AddPartitionsToTxnManager;
 use crate::server::alter_partition_manager::{AlterPartitionChannel, DefaultAlterPartitionManager};
@@ -77,12 +78,13 @@ use crate::server::user_scram_admin::UserScramAdmin;
 use crate::server::zk_producer_id_manager::ZkProducerIdManager;
 
 /// What every phase after the broker's identity needs: the static config (its broker id
-/// resolved), the config as the dynamic layers make it now, the metadata store, the broker's
-/// epoch, and the tracker and token every background task is spawned on and ended by.
+/// resolved), the config as the dynamic layers make it now, the metadata store, the clock, the
+/// broker's epoch, and the tracker and token every background task is spawned on and ended by.
 pub(super) struct Shared {
     pub(super) config: Arc<BrokerConfig>,
     pub(super) current: Arc<BrokerConfig>,
     pub(super) zk: Arc<dyn ZkClient>,
+    pub(super) time: Arc<dyn Time>,
     pub(super) epochs: Arc<BrokerEpochManager>,
     pub(super) background: CancellationToken,
     pub(super) tasks: TaskTracker,
@@ -152,16 +154,17 @@ pub(super) async fn identify(
 }
 
 /// Starts the log manager (Kafka's `LogManager.startup`): locks every log dir and loads its
-/// logs, recovering those not closed cleanly. Needs the broker and cluster ids and the log
-/// config as the dynamic layers make it (`current`).
+/// logs, recovering those not closed cleanly. Needs the broker and cluster ids, the log
+/// config as the dynamic layers make it (`current`) and the time to load at.
 pub(super) fn start_log_manager(
     config: &BrokerConfig,
     current: &BrokerConfig,
     log_dirs: Vec<PathBuf>,
     cluster_id: &str,
+    now_ms: i64,
 ) -> Result<Arc<LogManager>, ServerError> {
     let log_config = settings::log_manager_config(config, current, log_dirs, cluster_id);
-    Ok(Arc::new(LogManager::startup(log_config, now_ms())?))
+    Ok(Arc::new(LogManager::startup(log_config, now_ms)?))
 }
 
 /// The broker's view of the cluster and its partitions, and the admin paths over them.
@@ -301,7 +304,7 @@ pub(super) fn create_controller(
         settings::controller_config(config),
         KafkaZkClient::new(Arc::clone(&shared.zk)),
         Arc::clone(&channel) as Arc<dyn BrokerChannel>,
-        Arc::new(now_ms),
+        Arc::new(clock(&shared.time)),
     );
     metrics.add(controller.metrics());
     let to_controller = Arc::new(
@@ -592,7 +595,8 @@ pub(super) async fn register_this_broker(
         endpoints: endpoints.clone(),
     }]);
     let topics = core.topic_manager.load_topic_configs().await?;
-    let registration = settings::broker_registration(config, &endpoints);
+    let registration =
+        settings::broker_registration(config, &endpoints, shared.time.milliseconds());
     let broker_epoch = register_broker(shared.zk.as_ref(), config.broker_id, &registration).await?;
     shared.epochs.set_broker_epoch(broker_epoch);
     shared
@@ -697,13 +701,18 @@ pub(super) async fn start_config_listeners(
     ConfigChangeListener::start(
         watches,
         config_handlers,
-        now_ms,
+        clock(&shared.time),
         &shared.tasks,
         shared.background.clone(),
     );
     if let Some(authorizer) = &access.authorizer {
         authorizer
-            .startup(watches, now_ms, &shared.tasks, shared.background.clone())
+            .startup(
+                watches,
+                clock(&shared.time),
+                &shared.tasks,
+                shared.background.clone(),
+            )
             .await?;
     }
     Ok(())
