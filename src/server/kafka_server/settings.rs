@@ -10,6 +10,7 @@ use crate::config::{BrokerConfig, ConfigError};
 use crate::controller::ControllerConfig;
 use crate::controller::controller_request_batch::BatchConfig;
 use crate::controller::inter_broker_versions::ControllerRequestVersions;
+use crate::metrics::sampled_stat::QuotaWindow;
 use crate::network::BoundEndPoint;
 use crate::security::acl::AuthorizerSettings;
 use crate::server::metadata_cache::BrokerEndPoint;
@@ -116,6 +117,22 @@ pub(super) fn advertised_endpoints(
             }
         })
         .collect()
+}
+
+/// The client quotas' windows (`quota.window.*`) and the controller mutation quota's
+/// (`controller.quota.window.*`).
+pub(super) fn quota_windows(config: &BrokerConfig) -> (QuotaWindow, QuotaWindow) {
+    let window = |samples: i32, seconds: i32| QuotaWindow {
+        samples: u32::try_from(samples).unwrap_or(11),
+        window_ms: i64::from(seconds) * 1000,
+    };
+    (
+        window(config.quota_window_num, config.quota_window_size_seconds),
+        window(
+            config.controller_quota_window_num,
+            config.controller_quota_window_size_seconds,
+        ),
+    )
 }
 
 /// What `/brokers/ids/<id>` holds: the advertised endpoints with their security protocols, the

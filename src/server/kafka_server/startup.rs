@@ -479,16 +479,8 @@ pub(super) fn create_authorizer_and_quotas(
     let authorizer = new_authorizer(config, &shared.zk)?;
     let quota_configs = ClientQuotaConfigs::new();
     let user_scram_admin = Arc::new(UserScramAdmin::new(Arc::clone(&shared.zk)));
-    let quotas = Arc::new(QuotaManagers::new(
-        QuotaWindow {
-            samples: u32::try_from(config.quota_window_num).unwrap_or(11),
-            window_ms: i64::from(config.quota_window_size_seconds) * 1000,
-        },
-        QuotaWindow {
-            samples: u32::try_from(config.controller_quota_window_num).unwrap_or(11),
-            window_ms: i64::from(config.controller_quota_window_size_seconds) * 1000,
-        },
-    ));
+    let (client_window, controller_window) = settings::quota_windows(config);
+    let quotas = Arc::new(QuotaManagers::new(client_window, controller_window));
     metrics.add(Arc::clone(&quotas) as Arc<dyn MetricsSource>);
     quota_configs.subscribe(Arc::clone(&quotas) as Arc<dyn QuotaConfigHandler>);
     Ok(Access {
@@ -548,9 +540,8 @@ pub(super) fn create_apis(
 
 /// Binds the listeners and starts the socket server (Kafka's `SocketServer` and
 /// `KafkaRequestHandlerPool`: acceptors, connections, `num.io.threads` handlers), and registers
-/// its metrics; the `connection_creation_rate` of `/config/ips` reaches its connection quotas
-/// through `quota_configs` (what was read so far, then each change). Requests are read at once
-/// but answered only once startup is done.
+/// its metrics; `quota_configs` hands it `/config/ips`' `connection_creation_rate`. Requests
+/// are read at once but answered only once startup is done.
 pub(super) async fn start_socket_server(
     config: &BrokerConfig,
     listeners: Vec<EndPoint>,
