@@ -10,7 +10,6 @@
 //! Guarantee: every whole, valid batch before the first damaged byte survives; nothing after
 //! the damage is kept (a later segment cannot be trusted once an earlier one was torn).
 
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use super::StorageError;
@@ -22,6 +21,7 @@ use super::file_records::FileRecords;
 use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_segment::{LogSegment, delete_if_exists};
+use super::log_segments::LogSegments;
 use super::producer_state::ProducerStateManager;
 use super::producer_state::rebuild::{rebuild_producer_state, replay_segment};
 
@@ -45,7 +45,7 @@ pub(crate) struct LoadParams<'a> {
 /// A loaded partition: at least one segment, the last one active with full-size indexes.
 #[derive(Debug)]
 pub(crate) struct LoadedLog {
-    pub segments: BTreeMap<i64, LogSegment>,
+    pub segments: LogSegments,
     pub log_start_offset: i64,
     pub recovery_point: i64,
     pub next_offset: i64,
@@ -82,13 +82,13 @@ pub(crate) fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
         ..
     } = recovery;
 
-    let mut next_offset = match segments.values().next_back() {
+    let mut next_offset = match segments.last_segment() {
         Some(active) => active.read_next_offset()?,
         None => log_start_offset,
     };
     if next_offset < log_start_offset && !segments.is_empty() {
         tracing::warn!(dir = %dir.display(), next_offset, log_start_offset, "log end below the log start offset, deleting all segments");
-        for (_, segment) in std::mem::take(&mut segments) {
+        for segment in segments.clear() {
             segment.delete_files()?;
         }
         leader_epoch_cache.clear_and_flush()?;
@@ -96,16 +96,18 @@ pub(crate) fn load(params: LoadParams<'_>) -> Result<LoadedLog, StorageError> {
     }
     if segments.is_empty() {
         let segment = LogSegment::open(dir, log_start_offset, config, true, 0, now_ms)?;
-        segments.insert(log_start_offset, segment);
+        segments.add(segment);
         next_offset = log_start_offset;
     }
-    if let Some(active) = segments.values_mut().next_back() {
+    if let Some(active) = segments.last_segment_mut() {
         active.resize_indexes()?;
     }
-    let first_base = segments.keys().next().copied().unwrap_or(log_start_offset);
+    let first_base = segments
+        .first_segment_base_offset()
+        .unwrap_or(log_start_offset);
     // Kafka's LogLoader: stray snapshots go, then the state is rebuilt up to the log end
     // (see `producer_state::rebuild`).
-    let bases: Vec<i64> = segments.keys().copied().collect();
+    let bases: Vec<i64> = segments.base_offsets().collect();
     producer_state.remove_stray_snapshots(&bases)?;
     rebuild_producer_state(
         producer_state,
@@ -239,9 +241,9 @@ struct Recovery<'a> {
 fn load_segment_files(
     config: &LogConfig,
     recovery: &mut Recovery<'_>,
-) -> Result<BTreeMap<i64, LogSegment>, StorageError> {
+) -> Result<LogSegments, StorageError> {
     let dir = recovery.dir;
-    let mut segments = BTreeMap::new();
+    let mut segments = LogSegments::new();
     for name in list_file_names(dir)? {
         if !name.ends_with(LOG_FILE_SUFFIX) {
             continue;
@@ -261,7 +263,7 @@ fn load_segment_files(
         } else {
             false
         };
-        segments.insert(base_offset, segment);
+        segments.add(segment);
         if needs_rebuild {
             recover_segment(&mut segments, base_offset, recovery)?;
         }
@@ -272,22 +274,21 @@ fn load_segment_files(
 /// Recovers every segment holding offsets at or above `recovery_point`; after the first one
 /// that had to be cut, the later ones are deleted.
 fn recover_from(
-    segments: &mut BTreeMap<i64, LogSegment>,
+    segments: &mut LogSegments,
     recovery_point: i64,
     recovery: &mut Recovery<'_>,
 ) -> Result<(), StorageError> {
     let dir = recovery.dir;
-    let from = segments
-        .range(..=recovery_point)
-        .next_back()
-        .map_or(i64::MIN, |(base, _)| *base);
-    let unflushed: Vec<i64> = segments.range(from..).map(|(base, _)| *base).collect();
+    let unflushed: Vec<i64> = segments
+        .values_from(recovery_point)
+        .map(LogSegment::base_offset)
+        .collect();
     for (i, base) in unflushed.iter().enumerate() {
         let truncated = recover_segment(segments, *base, recovery)?;
         if truncated > 0 {
             tracing::warn!(dir = %dir.display(), base_offset = base, truncated, "corrupt or torn data, log truncated");
             for later in &unflushed[i + 1..] {
-                if let Some(segment) = segments.remove(later) {
+                if let Some(segment) = segments.remove(*later) {
                     tracing::warn!(dir = %dir.display(), base_offset = later, "deleting segment after truncation");
                     segment.delete_files()?;
                 }
@@ -303,7 +304,7 @@ fn recover_from(
 /// re-validated and its indexes rebuilt, and the state replayed over it is snapshotted at its
 /// end, so the next segment's recovery starts from there.
 fn recover_segment(
-    segments: &mut BTreeMap<i64, LogSegment>,
+    segments: &mut LogSegments,
     base: i64,
     recovery: &mut Recovery<'_>,
 ) -> Result<u64, StorageError> {
@@ -320,7 +321,7 @@ fn recover_segment(
         false,
         recovery.now_ms,
     )?;
-    let Some(segment) = segments.get_mut(&base) else {
+    let Some(segment) = segments.get_mut(base) else {
         return Ok(0);
     };
     // Only epochs newer than the cache's latest are added (`LogSegment.recover`); the caller

@@ -38,7 +38,7 @@ impl UnifiedLog {
         min_one_message: bool,
     ) -> Result<FetchDataInfo, StorageError> {
         let end = self.log_end_offset();
-        let first_base = self.segments.keys().next().copied().unwrap_or(0);
+        let first_base = self.segments.first_segment_base_offset().unwrap_or(0);
         if start_offset > end || start_offset < self.log_start_offset || start_offset < first_base {
             return Err(StorageError::OffsetOutOfRange {
                 topic_partition: self.topic_partition.clone(),
@@ -63,9 +63,8 @@ impl UnifiedLog {
             let metadata = self.convert_to_offset_metadata(start_offset)?;
             return self.empty_fetch(metadata);
         }
-        let from = self.floor_base(start_offset);
-        for (base, segment) in self.segments.range(from..) {
-            let max_position = if max_offset_metadata.segment_base_offset == *base {
+        for segment in self.segments.values_from(start_offset) {
+            let max_position = if max_offset_metadata.segment_base_offset == segment.base_offset() {
                 max_offset_metadata.relative_position_in_segment
             } else {
                 segment.size()
@@ -90,8 +89,7 @@ impl UnifiedLog {
         upper_bound_offset: i64,
     ) -> Vec<AbortedTxn> {
         let mut aborted = Vec::new();
-        let from = self.floor_base(start_offset);
-        for segment in self.segments.range(from..).map(|(_, s)| s) {
+        for segment in self.segments.values_from(start_offset) {
             let found = segment
                 .txn_index()
                 .collect_aborted_txns(start_offset, upper_bound_offset);
@@ -158,17 +156,17 @@ impl UnifiedLog {
     /// answers it in Kafka 3.9.
     fn offset_of_max_timestamp(&mut self) -> Result<Option<TimestampAndOffset>, StorageError> {
         let mut best: Option<(i64, i64)> = None;
-        for (base, segment) in self.segments.iter_mut() {
+        for segment in self.segments.values_mut() {
             let ts = segment.max_timestamp_so_far();
             if ts >= 0 && best.is_none_or(|(best_ts, _)| ts > best_ts) {
-                best = Some((ts, *base));
+                best = Some((ts, segment.base_offset()));
             }
         }
         let Some((timestamp, base)) = best else {
             return Ok(None);
         };
         let start = self.log_start_offset;
-        match self.segments.get(&base) {
+        match self.segments.get(base) {
             Some(segment) => segment.find_offset_by_timestamp(timestamp, start),
             None => Ok(None),
         }

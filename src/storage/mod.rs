@@ -12,6 +12,8 @@
 //! - [`transaction_index`]: a segment's aborted transactions (`.txnindex`).
 //! - `file_records`: a `.log` file: append, slices, batch search.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
+//! - `log_segments`: a log's segments in base-offset order and their lookups (Kafka's
+//!   `LogSegments`).
 //! - `segment_scan`: one validating pass over a `.log` computing its index entries.
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
 //! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
@@ -51,6 +53,7 @@ pub(crate) mod log_loader;
 pub mod log_manager;
 pub mod log_reads;
 pub mod log_segment;
+pub(crate) mod log_segments;
 pub mod log_validator;
 pub(crate) mod meta_properties;
 pub(crate) mod offset_checkpoint;

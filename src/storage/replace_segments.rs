@@ -121,7 +121,7 @@ impl UnifiedLog {
     /// A view of every segment, taken under the log's lock; the cleaner reads the sealed ones
     /// after releasing it.
     pub fn cleaner_snapshot(&mut self) -> Result<LogSnapshot, StorageError> {
-        let mut segments = Vec::with_capacity(self.segments.len());
+        let mut segments = Vec::with_capacity(self.segments.number_of_segments());
         for segment in self.segments.values_mut() {
             segments.push(SegmentView {
                 base_offset: segment.base_offset(),
@@ -185,7 +185,7 @@ impl UnifiedLog {
         }
         flush_parent_dir(&super::file_names::log_file(&self.dir, 0))?;
         for view in old {
-            let Some(mut segment) = self.segments.remove(&view.base_offset) else {
+            let Some(mut segment) = self.segments.remove(view.base_offset) else {
                 continue;
             };
             for file in SegmentFile::ALL {
@@ -203,7 +203,7 @@ impl UnifiedLog {
                 }
                 segment.change_file_suffix(file, SWAP_FILE_SUFFIX, "")?;
             }
-            self.segments.insert(segment.base_offset(), segment);
+            self.segments.add(segment);
         }
         flush_parent_dir(&super::file_names::log_file(&self.dir, 0))?;
         Ok(true)
@@ -213,7 +213,7 @@ impl UnifiedLog {
     fn check_unchanged(&self, old: &[&SegmentView]) -> Result<(), StorageError> {
         let active_base = self.active_segment()?.base_offset();
         let unchanged = old.iter().all(|view| {
-            self.segments.get(&view.base_offset).is_some_and(|segment| {
+            self.segments.get(view.base_offset).is_some_and(|segment| {
                 view.base_offset < active_base
                     && segment.size() == view.size()
                     && Arc::ptr_eq(&segment.log().file_handle(), &view.records.file_handle())

@@ -10,7 +10,6 @@
 //! that depend on the clock take `now_ms`, so tests drive time explicitly. Truncation (from the
 //! end and from the start) is in `truncation`; reads in `super::log_reads`.
 
-use std::collections::BTreeMap;
 use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
@@ -22,6 +21,7 @@ use super::leader_epoch_cache::LeaderEpochFileCache;
 use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
+use super::log_segments::LogSegments;
 use super::log_validator::{self, AppendOrigin, ValidationContext};
 use super::producer_state::{
     self, DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
@@ -59,7 +59,7 @@ pub struct UnifiedLog {
     pub(super) dir: PathBuf,
     pub(super) topic_partition: TopicPartition,
     config: LogConfig,
-    pub(super) segments: BTreeMap<i64, LogSegment>,
+    pub(super) segments: LogSegments,
     pub(super) log_start_offset: i64,
     pub(super) log_end_offset: LogOffsetMetadata,
     pub(super) high_watermark: LogOffsetMetadata,
@@ -214,21 +214,20 @@ impl UnifiedLog {
 
     /// The log's size: the sum of its segments' sizes.
     pub fn size(&self) -> u64 {
-        self.segments.values().map(LogSegment::size).sum()
+        self.segments.size_in_bytes()
     }
 
     pub fn number_of_segments(&self) -> usize {
-        self.segments.len()
+        self.segments.number_of_segments()
     }
 
     pub fn segment_base_offsets(&self) -> Vec<i64> {
-        self.segments.keys().copied().collect()
+        self.segments.base_offsets().collect()
     }
 
     pub(super) fn active_segment(&self) -> Result<&LogSegment, StorageError> {
         self.segments
-            .values()
-            .next_back()
+            .last_segment()
             .ok_or_else(|| StorageError::NoSegments {
                 dir: self.dir.clone(),
             })
@@ -237,13 +236,12 @@ impl UnifiedLog {
     pub(super) fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
         let dir = &self.dir;
         self.segments
-            .values_mut()
-            .next_back()
+            .last_segment_mut()
             .ok_or_else(|| StorageError::NoSegments { dir: dir.clone() })
     }
 
     pub(super) fn update_log_end_offset(&mut self, offset: i64) {
-        if let Some(active) = self.segments.values().next_back() {
+        if let Some(active) = self.segments.last_segment() {
             self.log_end_offset = LogOffsetMetadata {
                 message_offset: offset,
                 segment_base_offset: active.base_offset(),
@@ -469,9 +467,10 @@ impl UnifiedLog {
         now_ms: i64,
     ) -> Result<(), StorageError> {
         let new_offset = expected_next_offset.unwrap_or(0).max(self.log_end_offset());
-        if let Some(existing) = self.segments.get(&new_offset) {
-            if existing.size() == 0 && self.segments.keys().next_back() == Some(&new_offset) {
-                if let Some(empty) = self.segments.remove(&new_offset) {
+        if let Some(existing) = self.segments.get(new_offset) {
+            if existing.size() == 0 && self.segments.base_offsets().next_back() == Some(new_offset)
+            {
+                if let Some(empty) = self.segments.remove(new_offset) {
                     empty.delete_files()?;
                 }
             } else {
@@ -480,7 +479,7 @@ impl UnifiedLog {
                     base_offset: new_offset,
                 });
             }
-        } else if let Some(active) = self.segments.values_mut().next_back() {
+        } else if let Some(active) = self.segments.last_segment_mut() {
             active.on_become_inactive_segment()?;
         }
         // Leftover files at the new base (from a crash between create and use) are stale.
@@ -491,7 +490,7 @@ impl UnifiedLog {
         ])?;
         let jitter = self.roll_jitter_ms();
         let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, jitter, now_ms)?;
-        self.segments.insert(new_offset, segment);
+        self.segments.add(segment);
         // A snapshot at the new base lets recovery start from this segment (Kafka's roll);
         // it is fsynced with the rolled segments, outside the log's lock.
         self.producer_state.update_map_end_offset(new_offset);
@@ -517,8 +516,7 @@ impl UnifiedLog {
         if offset <= self.recovery_point {
             return Ok(());
         }
-        let from = self.floor_base(self.recovery_point);
-        for segment in self.segments.range(from..offset).map(|(_, s)| s) {
+        for segment in self.segments.values_in(self.recovery_point, offset) {
             segment.flush()?;
         }
         self.recovery_point = offset.min(self.log_end_offset());
@@ -544,13 +542,12 @@ impl UnifiedLog {
     /// The files holding offsets from the recovery point up to `up_to`, and the producer
     /// snapshot at `up_to` if there is one (a roll's).
     fn flush_up_to(&self, up_to: i64) -> PendingFlush {
-        let from = self.floor_base(self.recovery_point);
         let mut flush = PendingFlush {
             up_to,
             log_files: Vec::new(),
             index_paths: Vec::new(),
         };
-        for segment in self.segments.range(from..up_to).map(|(_, s)| s) {
+        for segment in self.segments.values_in(self.recovery_point, up_to) {
             flush.log_files.push(segment.log().file_handle());
             flush
                 .index_paths
@@ -585,15 +582,6 @@ impl UnifiedLog {
         }
     }
 
-    /// The base offset of the segment holding `offset` (or the first segment's).
-    pub(super) fn floor_base(&self, offset: i64) -> i64 {
-        self.segments
-            .range(..=offset)
-            .next_back()
-            .or_else(|| self.segments.iter().next())
-            .map_or(0, |(base, _)| *base)
-    }
-
     /// Where `offset` is in the log; the log end maps to the active segment's end.
     pub fn convert_to_offset_metadata(
         &self,
@@ -602,19 +590,19 @@ impl UnifiedLog {
         if offset >= self.log_end_offset() {
             return Ok(self.log_end_offset);
         }
-        let base = self.floor_base(offset);
-        let segment = self
-            .segments
-            .get(&base)
-            .ok_or_else(|| StorageError::NoSegments {
-                dir: self.dir.clone(),
-            })?;
+        let segment =
+            self.segments
+                .values_from(offset)
+                .next()
+                .ok_or_else(|| StorageError::NoSegments {
+                    dir: self.dir.clone(),
+                })?;
         let position = segment
             .translate_offset(offset, 0)?
             .map_or(segment.size(), |p| p.position);
         Ok(LogOffsetMetadata {
             message_offset: offset,
-            segment_base_offset: base,
+            segment_base_offset: segment.base_offset(),
             relative_position_in_segment: position,
         })
     }
@@ -695,7 +683,7 @@ impl UnifiedLog {
         self.delete_due_files(i64::MAX)?;
         // Closed segments leave the log: any later call answers NoSegments rather than
         // appending to a trimmed index.
-        for (_, segment) in std::mem::take(&mut self.segments) {
+        for segment in self.segments.clear() {
             segment.close()?;
         }
         Ok(())

@@ -97,8 +97,15 @@ impl UnifiedLog {
     /// into them needs no full rebuild), and none at or after the segment before the recovery
     /// point is deleted (recovery starts there).
     pub fn min_snapshots_offset_to_retain(&self) -> i64 {
-        let lower = |offset: i64| self.segments.range(..offset).next_back().map(|(b, _)| *b);
-        let active_base = self.segments.keys().next_back().copied().unwrap_or(0);
+        let lower = |offset: i64| {
+            self.segments
+                .lower_segment(offset)
+                .map(super::super::log_segment::LogSegment::base_offset)
+        };
+        let active_base = self
+            .segments
+            .last_segment()
+            .map_or(0, super::super::log_segment::LogSegment::base_offset);
         let two_segments_min_offset = lower(active_base).unwrap_or(active_base);
         let recovery_point = self.recovery_point();
         let recovery_point_offset = lower(recovery_point).unwrap_or(recovery_point);

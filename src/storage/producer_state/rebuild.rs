@@ -9,12 +9,11 @@
 //!   is decoded), taking snapshots at the last two segments' base offsets on the way and one at
 //!   `last_offset` at the end. With no snapshot at all, that replays from the log start.
 
-use std::collections::BTreeMap;
-
 use crate::protocol::record::batch::{MAGIC_V2, RecordBatchHeader};
 
 use super::super::StorageError;
 use super::super::log_segment::LogSegment;
+use super::super::log_segments::LogSegments;
 use super::super::transaction_index::AbortedTxn;
 use super::manager::ProducerStateManager;
 
@@ -24,21 +23,20 @@ const REPLAY_CHUNK: usize = 64 * 1024;
 /// Brings `state` to `last_offset` from its snapshots and `segments`; see the module doc.
 pub(crate) fn rebuild_producer_state(
     state: &mut ProducerStateManager,
-    segments: &BTreeMap<i64, LogSegment>,
+    segments: &LogSegments,
     log_start_offset: i64,
     last_offset: i64,
     reload_from_clean_shutdown: bool,
     now_ms: i64,
 ) -> Result<(), StorageError> {
-    let offsets_to_snapshot: Vec<i64> = match segments.keys().next_back() {
+    let offsets_to_snapshot: Vec<i64> = match segments.last_segment().map(LogSegment::base_offset) {
         Some(last_base) => {
             let mut offsets: Vec<i64> = segments
-                .range(..*last_base)
-                .next_back()
-                .map(|(base, _)| *base)
+                .lower_segment(last_base)
+                .map(LogSegment::base_offset)
                 .into_iter()
                 .collect();
-            offsets.push(*last_base);
+            offsets.push(last_base);
             offsets.push(last_offset);
             offsets
         }
@@ -55,21 +53,17 @@ pub(crate) fn rebuild_producer_state(
     state.truncate_and_reload(log_start_offset, last_offset, now_ms)?;
     if last_offset > state.map_end_offset() && !empty_before_truncation {
         let from = state.map_end_offset();
-        let first_base = segments
-            .range(..=from)
-            .next_back()
-            .map_or(i64::MIN, |(base, _)| *base);
         let last_segment_base = segments
-            .range(..=last_offset)
-            .next_back()
-            .map(|(base, _)| *base);
-        for (base, segment) in segments.range(first_base..last_offset) {
-            let start_offset = (*base).max(state.map_end_offset()).max(log_start_offset);
+            .floor_segment(last_offset)
+            .map(LogSegment::base_offset);
+        for segment in segments.values_in(from, last_offset) {
+            let base = segment.base_offset();
+            let start_offset = base.max(state.map_end_offset()).max(log_start_offset);
             state.update_map_end_offset(start_offset);
-            if offsets_to_snapshot.contains(base) {
+            if offsets_to_snapshot.contains(&base) {
                 state.take_snapshot(true)?;
             }
-            let max_position = if Some(*base) == last_segment_base {
+            let max_position = if Some(base) == last_segment_base {
                 segment
                     .translate_offset(last_offset, 0)?
                     .map_or(segment.size(), |p| p.position)

@@ -26,18 +26,18 @@ impl UnifiedLog {
                 .truncate_from_end(self.log_end_offset())?;
             return Ok(false);
         }
-        let first_base = self.segments.keys().next().copied().unwrap_or(0);
+        let first_base = self.segments.first_segment_base_offset().unwrap_or(0);
         if first_base > target_offset {
             self.truncate_fully_and_start_at(target_offset, now_ms)?;
             return Ok(true);
         }
         let doomed: Vec<i64> = self
             .segments
-            .range(target_offset + 1..)
-            .map(|(b, _)| *b)
+            .higher_segments(target_offset)
+            .map(LogSegment::base_offset)
             .collect();
         for base in doomed {
-            if let Some(segment) = self.segments.remove(&base) {
+            if let Some(segment) = self.segments.remove(base) {
                 segment.delete_files()?;
             }
         }
@@ -58,7 +58,7 @@ impl UnifiedLog {
         new_offset: i64,
         now_ms: i64,
     ) -> Result<(), StorageError> {
-        for (_, segment) in std::mem::take(&mut self.segments) {
+        for segment in self.segments.clear() {
             segment.delete_files()?;
         }
         let segment = LogSegment::open(
@@ -69,7 +69,7 @@ impl UnifiedLog {
             self.roll_jitter_ms(),
             now_ms,
         )?;
-        self.segments.insert(new_offset, segment);
+        self.segments.add(segment);
         self.leader_epoch_cache.clear_and_flush()?;
         self.producer_state
             .truncate_fully_and_start_at(new_offset)?;
