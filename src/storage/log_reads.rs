@@ -38,17 +38,18 @@ impl UnifiedLog {
         min_one_message: bool,
     ) -> Result<FetchDataInfo, StorageError> {
         let end = self.log_end_offset();
-        let first_base = self.segments.first_segment_base_offset().unwrap_or(0);
+        let segments = self.local_log.segments();
+        let first_base = segments.first_segment_base_offset().unwrap_or(0);
         if start_offset > end || start_offset < self.log_start_offset || start_offset < first_base {
             return Err(StorageError::OffsetOutOfRange {
-                topic_partition: self.topic_partition.clone(),
+                topic_partition: self.topic_partition().clone(),
                 offset: start_offset,
                 log_start_offset: self.log_start_offset,
                 log_end_offset: end,
             });
         }
         let max_offset_metadata = match isolation {
-            FetchIsolation::LogEnd => self.log_end_offset,
+            FetchIsolation::LogEnd => self.local_log.log_end_offset_metadata(),
             FetchIsolation::HighWatermark => self.high_watermark,
             FetchIsolation::TxnCommitted => {
                 let last_stable = self.last_stable_offset();
@@ -63,7 +64,7 @@ impl UnifiedLog {
             let metadata = self.convert_to_offset_metadata(start_offset)?;
             return self.empty_fetch(metadata);
         }
-        for segment in self.segments.values_from(start_offset) {
+        for segment in segments.values_from(start_offset) {
             let max_position = if max_offset_metadata.segment_base_offset == segment.base_offset() {
                 max_offset_metadata.relative_position_in_segment
             } else {
@@ -75,7 +76,7 @@ impl UnifiedLog {
                 return Ok(info);
             }
         }
-        self.empty_fetch(self.log_end_offset)
+        self.empty_fetch(self.local_log.log_end_offset_metadata())
     }
 
     /// Kafka's `collectAbortedTransactions`: the aborted transactions that end at or after
@@ -89,7 +90,7 @@ impl UnifiedLog {
         upper_bound_offset: i64,
     ) -> Vec<AbortedTxn> {
         let mut aborted = Vec::new();
-        for segment in self.segments.values_from(start_offset) {
+        for segment in self.local_log.segments().values_from(start_offset) {
             let found = segment
                 .txn_index()
                 .collect_aborted_txns(start_offset, upper_bound_offset);
@@ -142,7 +143,7 @@ impl UnifiedLog {
             MAX_TIMESTAMP => self.offset_of_max_timestamp(),
             _ => {
                 let start = self.log_start_offset;
-                for segment in self.segments.values_mut() {
+                for segment in self.local_log.segments_mut().values_mut() {
                     if segment.largest_timestamp()? >= target_timestamp {
                         return segment.find_offset_by_timestamp(target_timestamp, start);
                     }
@@ -156,7 +157,7 @@ impl UnifiedLog {
     /// answers it in Kafka 3.9.
     fn offset_of_max_timestamp(&mut self) -> Result<Option<TimestampAndOffset>, StorageError> {
         let mut best: Option<(i64, i64)> = None;
-        for segment in self.segments.values_mut() {
+        for segment in self.local_log.segments_mut().values_mut() {
             let ts = segment.max_timestamp_so_far();
             if ts >= 0 && best.is_none_or(|(best_ts, _)| ts > best_ts) {
                 best = Some((ts, segment.base_offset()));
@@ -166,7 +167,7 @@ impl UnifiedLog {
             return Ok(None);
         };
         let start = self.log_start_offset;
-        match self.segments.get(base) {
+        match self.local_log.segments().get(base) {
             Some(segment) => segment.find_offset_by_timestamp(timestamp, start),
             None => Ok(None),
         }

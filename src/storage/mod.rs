@@ -16,8 +16,12 @@
 //!   `LogSegments`).
 //! - `segment_scan`: one validating pass over a `.log` computing its index entries.
 //! - [`log_validator`]: validation of produced batches, as Kafka's `LogValidator`.
-//! - [`unified_log`]: a partition's log: segments, offsets, appends, reads, roll, truncation,
-//!   retention.
+//! - `local_log`: a partition's local files (Kafka's `LocalLog`): the dir, the segments, the
+//!   roll, the recovery point and flushes, the log end, truncation of the files, `.deleted`
+//!   files.
+//! - [`unified_log`]: a partition's log over its `LocalLog` (Kafka's `UnifiedLog`): the high
+//!   watermark, the log start offset, the leader-epoch cache, the producer state; appends,
+//!   reads, truncation, retention.
 //! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
 //! - `log_loader`: opening a partition directory, recovery after an unclean shutdown.
 //! - [`records_source`]: records that reach a log from outside memory (a follower's spliced
@@ -44,6 +48,7 @@ pub mod file_names;
 pub(crate) mod file_records;
 pub(crate) mod index_file;
 pub mod leader_epoch_cache;
+pub(crate) mod local_log;
 pub mod log_cleaner;
 pub mod log_config;
 pub(crate) mod log_config_values;

@@ -121,8 +121,9 @@ impl UnifiedLog {
     /// A view of every segment, taken under the log's lock; the cleaner reads the sealed ones
     /// after releasing it.
     pub fn cleaner_snapshot(&mut self) -> Result<LogSnapshot, StorageError> {
-        let mut segments = Vec::with_capacity(self.segments.number_of_segments());
-        for segment in self.segments.values_mut() {
+        let log_segments = self.local_log.segments_mut();
+        let mut segments = Vec::with_capacity(log_segments.number_of_segments());
+        for segment in log_segments.values_mut() {
             segments.push(SegmentView {
                 base_offset: segment.base_offset(),
                 records: segment.log().snapshot(),
@@ -183,9 +184,9 @@ impl UnifiedLog {
                 segment.change_file_suffix(file, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)?;
             }
         }
-        flush_parent_dir(&super::file_names::log_file(&self.dir, 0))?;
+        flush_parent_dir(&super::file_names::log_file(self.dir(), 0))?;
         for view in old {
-            let Some(mut segment) = self.segments.remove(view.base_offset) else {
+            let Some(mut segment) = self.local_log.segments_mut().remove(view.base_offset) else {
                 continue;
             };
             for file in SegmentFile::ALL {
@@ -194,7 +195,7 @@ impl UnifiedLog {
                 }
                 segment.change_file_suffix(file, "", DELETED_FILE_SUFFIX)?;
             }
-            self.push_pending_delete(segment, now_ms);
+            self.local_log.push_pending_delete(segment, now_ms);
         }
         for mut segment in new_segments {
             for file in SegmentFile::ALL {
@@ -203,9 +204,9 @@ impl UnifiedLog {
                 }
                 segment.change_file_suffix(file, SWAP_FILE_SUFFIX, "")?;
             }
-            self.segments.add(segment);
+            self.local_log.segments_mut().add(segment);
         }
-        flush_parent_dir(&super::file_names::log_file(&self.dir, 0))?;
+        flush_parent_dir(&super::file_names::log_file(self.dir(), 0))?;
         Ok(true)
     }
 
@@ -213,11 +214,14 @@ impl UnifiedLog {
     fn check_unchanged(&self, old: &[&SegmentView]) -> Result<(), StorageError> {
         let active_base = self.active_segment()?.base_offset();
         let unchanged = old.iter().all(|view| {
-            self.segments.get(view.base_offset).is_some_and(|segment| {
-                view.base_offset < active_base
-                    && segment.size() == view.size()
-                    && Arc::ptr_eq(&segment.log().file_handle(), &view.records.file_handle())
-            })
+            self.local_log
+                .segments()
+                .get(view.base_offset)
+                .is_some_and(|segment| {
+                    view.base_offset < active_base
+                        && segment.size() == view.size()
+                        && Arc::ptr_eq(&segment.log().file_handle(), &view.records.file_handle())
+                })
         });
         if unchanged {
             Ok(())

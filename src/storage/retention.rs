@@ -87,11 +87,11 @@ impl UnifiedLog {
     ) -> Result<usize, StorageError> {
         let high_watermark = self.high_watermark();
         let log_end_offset = self.log_end_offset();
-        let bases: Vec<i64> = self.segments.base_offsets().collect();
+        let bases: Vec<i64> = self.local_log.segments().base_offsets().collect();
         let mut deletable = Vec::new();
         for (i, base) in bases.iter().enumerate() {
             let next_base = bases.get(i + 1).copied();
-            let Some(segment) = self.segments.get_mut(*base) else {
+            let Some(segment) = self.local_log.segments_mut().get_mut(*base) else {
                 break;
             };
             let (upper_bound, is_last_and_empty) = match next_base {
@@ -108,12 +108,12 @@ impl UnifiedLog {
         if deletable.is_empty() {
             return Ok(0);
         }
-        if deletable.len() == self.segments.number_of_segments() {
+        if deletable.len() == self.local_log.segments().number_of_segments() {
             // Keep the log's end: a fresh empty active segment takes over.
             self.roll(None, now_ms)?;
         }
         for base in &deletable {
-            if let Some(segment) = self.segments.remove(*base) {
+            if let Some(segment) = self.local_log.segments_mut().remove(*base) {
                 tracing::info!(
                     topic_partition = %self.topic_partition(),
                     base_offset = base,
@@ -121,14 +121,15 @@ impl UnifiedLog {
                     ?reason,
                     "deleting segment"
                 );
-                self.schedule_segment_deletion(segment, now_ms)?;
+                self.local_log.schedule_segment_deletion(segment, now_ms)?;
                 // Kafka's `deleteProducerSnapshots`: the snapshot at the segment's base goes
                 // with it.
                 self.producer_state.remove_and_delete_snapshot(*base)?;
             }
         }
         let first_base = self
-            .segments
+            .local_log
+            .segments()
             .first_segment_base_offset()
             .unwrap_or(log_end_offset);
         if first_base > self.log_start_offset {

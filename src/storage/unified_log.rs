@@ -1,10 +1,14 @@
-//! A partition's log (Kafka's `UnifiedLog` over `LocalLog`): an ordered map of segments by base
-//! offset, the last one active, and the offsets that describe it.
+//! A partition's log (Kafka's `UnifiedLog` over `LocalLog`): its segments, the last one active,
+//! and the offsets that describe it.
 //!
 //! Offsets, in increasing order: `log_start_offset` (the first offset a consumer may read;
 //! raised by retention and DeleteRecords) ≤ `recovery_point` (everything below is fsynced) and
 //! `high_watermark` (replicated to the ISR; consumers read below it) ≤ `log_end_offset` (the
 //! next offset to assign).
+//!
+//! The files (the segments, the roll, the recovery point, flushes) are `super::local_log`'s;
+//! `UnifiedLog` adds the high watermark, the log start offset, the leader-epoch cache and the
+//! producer state over them, and is the API the rest of the crate calls.
 //!
 //! `UnifiedLog` is not synchronised: the partition that owns it puts it behind a lock. Methods
 //! that depend on the clock take `now_ms`, so tests drive time explicitly. Truncation (from the
@@ -13,15 +17,17 @@
 use std::io::IoSlice;
 use std::path::{Path, PathBuf};
 
+pub use super::local_log::PendingFlush;
+
 use crate::cluster::TopicPartition;
 use crate::protocol::record::batch::{self, NO_TIMESTAMP, RECORD_BATCH_OVERHEAD, TimestampType};
 
 use super::StorageError;
 use super::leader_epoch_cache::LeaderEpochFileCache;
+use super::local_log::LocalLog;
 use super::log_config::LogConfig;
 use super::log_loader::{self, LoadParams};
 use super::log_segment::{LogOffsetMetadata, LogSegment, RollParams};
-use super::log_segments::LogSegments;
 use super::log_validator::{self, AppendOrigin, ValidationContext};
 use super::producer_state::{
     self, DEFAULT_PRODUCER_ID_EXPIRATION_MS, LeaderBatchCheck, ProducerStateManager,
@@ -45,60 +51,18 @@ pub struct LogAppendInfo {
     pub valid_bytes: usize,
 }
 
-/// A segment renamed `.deleted`, to be removed once `due_ms` passes.
-#[derive(Debug)]
-struct PendingDelete {
-    due_ms: i64,
-    segment: LogSegment,
-}
-
-/// One partition's log. Invariants: `segments` is never empty; the last segment is the active
-/// one; segment base offsets increase and each segment's offsets lie below the next one's base.
+/// One partition's log over its [`LocalLog`]. Invariants (besides `LocalLog`'s):
+/// `log_start_offset ≤ high_watermark ≤ log_end_offset`; the leader-epoch cache holds no entry
+/// at or above the log end; the producer state is built up to the log end.
 #[derive(Debug)]
 pub struct UnifiedLog {
-    pub(super) dir: PathBuf,
-    pub(super) topic_partition: TopicPartition,
-    config: LogConfig,
-    pub(super) segments: LogSegments,
+    /// The segments and their files.
+    pub(super) local_log: LocalLog,
     pub(super) log_start_offset: i64,
-    pub(super) log_end_offset: LogOffsetMetadata,
     pub(super) high_watermark: LogOffsetMetadata,
-    recovery_point: i64,
     pub(super) leader_epoch_cache: LeaderEpochFileCache,
-    pending_deletes: Vec<PendingDelete>,
-    unflushed_messages: i64,
-    last_flush_ms: i64,
-    /// Set at roll to the new segment's base: the segments below it are complete and are
-    /// fsynced in the background (Kafka's `flushUptoOffsetExclusive` after a roll).
-    pending_flush_offset: Option<i64>,
     /// The idempotent producers of this partition (`producer_state`).
     pub(super) producer_state: ProducerStateManager,
-}
-
-/// Segments to fsync outside the log's lock, and the recovery point that fsync earns.
-#[derive(Debug)]
-pub struct PendingFlush {
-    pub up_to: i64,
-    log_files: Vec<std::sync::Arc<std::fs::File>>,
-    index_paths: Vec<PathBuf>,
-}
-
-impl PendingFlush {
-    /// fsyncs the segments' files. Index files renamed or deleted meanwhile are skipped.
-    pub fn execute(&self) -> Result<(), StorageError> {
-        for file in &self.log_files {
-            file.sync_data()
-                .map_err(|e| StorageError::io("segment being flushed", e))?;
-        }
-        for path in &self.index_paths {
-            match std::fs::File::open(path) {
-                Ok(file) => file.sync_data().map_err(|e| StorageError::io(path, e))?,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(e) => return Err(StorageError::io(path, e)),
-            }
-        }
-        Ok(())
-    }
 }
 
 impl UnifiedLog {
@@ -131,28 +95,24 @@ impl UnifiedLog {
             producer_state: &mut producer_state,
             now_ms,
         })?;
-        let mut log = UnifiedLog {
+        let local_log = LocalLog::new(
             dir,
             topic_partition,
             config,
-            segments: loaded.segments,
+            loaded.segments,
+            loaded.recovery_point,
+            loaded.next_offset,
+            now_ms,
+        );
+        let mut log = UnifiedLog {
+            local_log,
             log_start_offset: loaded.log_start_offset,
-            log_end_offset: LogOffsetMetadata {
-                message_offset: 0,
-                segment_base_offset: 0,
-                relative_position_in_segment: 0,
-            },
             high_watermark: LogOffsetMetadata {
                 message_offset: 0,
                 segment_base_offset: 0,
                 relative_position_in_segment: 0,
             },
-            recovery_point: loaded.recovery_point,
             leader_epoch_cache,
-            pending_deletes: Vec::new(),
-            unflushed_messages: 0,
-            last_flush_ms: now_ms,
-            pending_flush_offset: None,
             producer_state,
         };
         log.update_log_end_offset(loaded.next_offset);
@@ -166,20 +126,20 @@ impl UnifiedLog {
     }
 
     pub fn dir(&self) -> &Path {
-        &self.dir
+        self.local_log.dir()
     }
 
     pub fn topic_partition(&self) -> &TopicPartition {
-        &self.topic_partition
+        self.local_log.topic_partition()
     }
 
     pub fn config(&self) -> &LogConfig {
-        &self.config
+        self.local_log.config()
     }
 
     /// Replaces the config (an AlterConfigs); takes effect from the next append or roll check.
     pub fn update_config(&mut self, config: LogConfig) {
-        self.config = config;
+        self.local_log.update_config(config);
     }
 
     pub fn log_start_offset(&self) -> i64 {
@@ -187,7 +147,7 @@ impl UnifiedLog {
     }
 
     pub fn log_end_offset(&self) -> i64 {
-        self.log_end_offset.message_offset
+        self.local_log.log_end_offset()
     }
 
     pub fn high_watermark(&self) -> i64 {
@@ -195,7 +155,7 @@ impl UnifiedLog {
     }
 
     pub fn recovery_point(&self) -> i64 {
-        self.recovery_point
+        self.local_log.recovery_point()
     }
 
     /// Kafka's `maybeAssignEpochStartOffset`: records that `epoch` starts at `start_offset`
@@ -214,45 +174,31 @@ impl UnifiedLog {
 
     /// The log's size: the sum of its segments' sizes.
     pub fn size(&self) -> u64 {
-        self.segments.size_in_bytes()
+        self.local_log.segments().size_in_bytes()
     }
 
     pub fn number_of_segments(&self) -> usize {
-        self.segments.number_of_segments()
+        self.local_log.segments().number_of_segments()
     }
 
     pub fn segment_base_offsets(&self) -> Vec<i64> {
-        self.segments.base_offsets().collect()
+        self.local_log.segments().base_offsets().collect()
     }
 
     pub(super) fn active_segment(&self) -> Result<&LogSegment, StorageError> {
-        self.segments
-            .last_segment()
-            .ok_or_else(|| StorageError::NoSegments {
-                dir: self.dir.clone(),
-            })
+        self.local_log.active_segment()
     }
 
     pub(super) fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
-        let dir = &self.dir;
-        self.segments
-            .last_segment_mut()
-            .ok_or_else(|| StorageError::NoSegments { dir: dir.clone() })
+        self.local_log.active_segment_mut()
     }
 
+    /// The log end moves to `offset` (see [`LocalLog::update_log_end_offset`]), and the high
+    /// watermark never stays above it.
     pub(super) fn update_log_end_offset(&mut self, offset: i64) {
-        if let Some(active) = self.segments.last_segment() {
-            self.log_end_offset = LogOffsetMetadata {
-                message_offset: offset,
-                segment_base_offset: active.base_offset(),
-                relative_position_in_segment: active.size(),
-            };
-        }
+        self.local_log.update_log_end_offset(offset);
         if self.high_watermark.message_offset > offset {
-            self.high_watermark = self.log_end_offset;
-        }
-        if self.recovery_point > offset {
-            self.recovery_point = offset;
+            self.high_watermark = self.local_log.log_end_offset_metadata();
         }
     }
 
@@ -284,14 +230,14 @@ impl UnifiedLog {
     ) -> Result<LogAppendInfo, StorageError> {
         let ctx = ValidationContext {
             origin,
-            compacted: self.config.cleanup_policy.compact,
-            timestamp_type: self.config.message_timestamp_type,
+            compacted: self.config().cleanup_policy.compact,
+            timestamp_type: self.config().message_timestamp_type,
             now_ms,
-            timestamp_before_max_ms: self.config.timestamp_before_max_ms(),
-            timestamp_after_max_ms: self.config.timestamp_after_max_ms(),
-            max_message_bytes: usize::try_from(self.config.max_message_bytes).unwrap_or(0),
+            timestamp_before_max_ms: self.config().timestamp_before_max_ms(),
+            timestamp_after_max_ms: self.config().timestamp_after_max_ms(),
+            max_message_bytes: usize::try_from(self.config().max_message_bytes).unwrap_or(0),
             max_decompressed_bytes: super::log_segment::MAX_DECOMPRESSED_BATCH_BYTES,
-            target_compression: self.config.target_compression(),
+            target_compression: self.config().target_compression(),
         };
         let validated = log_validator::validate_records(records, &ctx)?;
         // The leader's validation admits exactly one batch (Kafka's LogValidator); followers
@@ -322,7 +268,7 @@ impl UnifiedLog {
         {
             return Ok(self.duplicate_append_info(&duplicate));
         }
-        let log_append_time = self.config.message_timestamp_type == TimestampType::LogAppendTime;
+        let log_append_time = self.config().message_timestamp_type == TimestampType::LogAppendTime;
         let first_offset = self.log_end_offset();
         let bytes = b.bytes(records);
         let (header_bytes, body) = bytes.split_at(RECORD_BATCH_OVERHEAD);
@@ -336,7 +282,7 @@ impl UnifiedLog {
         batch::set_max_timestamp(
             &mut header,
             body,
-            self.config.message_timestamp_type,
+            self.config().message_timestamp_type,
             max_timestamp,
         );
         let last_offset = first_offset + i64::from(b.header.last_offset_delta);
@@ -398,11 +344,11 @@ impl UnifiedLog {
     }
 
     pub(super) fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
-        if size > usize::try_from(self.config.segment_bytes).unwrap_or(0) {
+        if size > usize::try_from(self.config().segment_bytes).unwrap_or(0) {
             return Err(StorageError::RecordBatchTooLarge {
-                topic_partition: self.topic_partition.clone(),
+                topic_partition: self.topic_partition().clone(),
                 size,
-                segment_bytes: self.config.segment_bytes,
+                segment_bytes: self.config().segment_bytes,
             });
         }
         Ok(())
@@ -412,8 +358,7 @@ impl UnifiedLog {
     /// Kafka's `UnifiedLog.append`, `flush.ms` is not checked here but by the log manager's
     /// `kafka-log-flusher` task ([`time_flush`](Self::time_flush)).
     pub(super) fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
-        self.unflushed_messages = self.unflushed_messages.saturating_add(records as i64);
-        if self.unflushed_messages >= self.config.flush_messages {
+        if self.local_log.add_unflushed_messages(records) >= self.config().flush_messages {
             let end = self.log_end_offset();
             self.flush(end, now_ms)?;
         }
@@ -449,8 +394,8 @@ impl UnifiedLog {
         now_ms: i64,
     ) -> RollParams {
         RollParams {
-            max_segment_ms: self.config.segment_ms,
-            max_segment_bytes: self.config.segment_bytes,
+            max_segment_ms: self.config().segment_ms,
+            max_segment_bytes: self.config().segment_bytes,
             max_timestamp_in_messages,
             max_offset_in_messages,
             messages_size,
@@ -458,106 +403,53 @@ impl UnifiedLog {
         }
     }
 
-    /// Starts a new active segment at `max(expected_next_offset, log_end_offset)`. The old one
-    /// gets its final time-index entry and trimmed indexes. An empty active segment at the
-    /// same base offset is replaced rather than duplicated.
+    /// Starts a new active segment at `max(expected_next_offset, log_end_offset)` (see
+    /// [`LocalLog::roll`]), with a producer snapshot at its base, and leaves the segments below
+    /// it for a background fsync.
     pub fn roll(
         &mut self,
         expected_next_offset: Option<i64>,
         now_ms: i64,
     ) -> Result<(), StorageError> {
-        let new_offset = expected_next_offset.unwrap_or(0).max(self.log_end_offset());
-        if let Some(existing) = self.segments.get(new_offset) {
-            if existing.size() == 0 && self.segments.base_offsets().next_back() == Some(new_offset)
-            {
-                if let Some(empty) = self.segments.remove(new_offset) {
-                    empty.delete_files()?;
-                }
-            } else {
-                return Err(StorageError::SegmentExists {
-                    dir: self.dir.clone(),
-                    base_offset: new_offset,
-                });
-            }
-        } else if let Some(active) = self.segments.last_segment_mut() {
-            active.on_become_inactive_segment()?;
-        }
-        // Leftover files at the new base (from a crash between create and use) are stale.
-        super::log_segment::delete_if_exists(&[
-            super::file_names::log_file(&self.dir, new_offset),
-            super::file_names::offset_index_file(&self.dir, new_offset),
-            super::file_names::time_index_file(&self.dir, new_offset),
-        ])?;
-        let jitter = self.roll_jitter_ms();
-        let segment = LogSegment::open(&self.dir, new_offset, &self.config, true, jitter, now_ms)?;
-        self.segments.add(segment);
+        let new_offset = self.local_log.roll(expected_next_offset, now_ms)?;
         // A snapshot at the new base lets recovery start from this segment (Kafka's roll);
         // it is fsynced with the rolled segments, outside the log's lock.
         self.producer_state.update_map_end_offset(new_offset);
         self.producer_state.take_snapshot(false)?;
-        self.pending_flush_offset = Some(new_offset);
+        self.local_log.set_pending_flush_offset(new_offset);
         let end = self.log_end_offset();
         self.update_log_end_offset(end);
         Ok(())
     }
 
-    fn roll_jitter_ms(&self) -> i64 {
-        let max = self.config.segment_jitter_ms.min(self.config.segment_ms);
-        if max <= 0 {
-            0
-        } else {
-            rand::random_range(0..max)
-        }
-    }
-
     /// fsyncs every segment that holds offsets below `offset` and moves the recovery point
     /// there.
     pub fn flush(&mut self, offset: i64, now_ms: i64) -> Result<(), StorageError> {
-        if offset <= self.recovery_point {
-            return Ok(());
-        }
-        for segment in self.segments.values_in(self.recovery_point, offset) {
-            segment.flush()?;
-        }
-        self.recovery_point = offset.min(self.log_end_offset());
-        self.unflushed_messages = 0;
-        self.last_flush_ms = now_ms;
-        Ok(())
+        self.local_log.flush(offset, now_ms)
     }
 
     /// What a background flush after a roll must fsync: the segments from the recovery point up
     /// to the newest roll. `None` when nothing is pending.
     pub fn pending_flush(&self) -> Option<PendingFlush> {
-        self.pending_flush_offset
+        self.local_log
+            .pending_flush_offset()
             .map(|up_to| self.flush_up_to(up_to))
     }
 
     /// Kafka's `flushDirtyLogs` check of this log: when `flush.ms` has passed since the last
     /// flush, what fsyncs it up to its end (the active segment too). `None` when not due.
     pub fn time_flush(&self, now_ms: i64) -> Option<PendingFlush> {
-        (now_ms.saturating_sub(self.last_flush_ms) >= self.config.flush_ms)
+        self.local_log
+            .flush_due(now_ms)
             .then(|| self.flush_up_to(self.log_end_offset()))
     }
 
     /// The files holding offsets from the recovery point up to `up_to`, and the producer
     /// snapshot at `up_to` if there is one (a roll's).
     fn flush_up_to(&self, up_to: i64) -> PendingFlush {
-        let mut flush = PendingFlush {
-            up_to,
-            log_files: Vec::new(),
-            index_paths: Vec::new(),
-        };
-        for segment in self.segments.values_in(self.recovery_point, up_to) {
-            flush.log_files.push(segment.log().file_handle());
-            flush
-                .index_paths
-                .push(segment.offset_index().path().to_path_buf());
-            flush
-                .index_paths
-                .push(segment.time_index().path().to_path_buf());
-        }
+        let mut flush = self.local_log.flush_up_to(up_to);
         if let Some(snapshot) = self.producer_state.snapshot_file(up_to) {
-            flush.index_paths.push(snapshot.to_path_buf());
+            flush.push_path(snapshot.to_path_buf());
         }
         flush
     }
@@ -566,20 +458,7 @@ impl UnifiedLog {
     /// point moves up to it (never past the log end, which a truncation meanwhile may have
     /// lowered), and `flush.ms` counts from now.
     pub fn complete_flush(&mut self, flush: &PendingFlush, now_ms: i64) {
-        let up_to = flush.up_to.min(self.log_end_offset());
-        if up_to > self.recovery_point {
-            self.recovery_point = up_to;
-        }
-        if self.recovery_point == self.log_end_offset() {
-            self.unflushed_messages = 0;
-        }
-        self.last_flush_ms = self.last_flush_ms.max(now_ms);
-        if self
-            .pending_flush_offset
-            .is_some_and(|pending| pending <= flush.up_to)
-        {
-            self.pending_flush_offset = None;
-        }
+        self.local_log.mark_flushed(flush, now_ms);
     }
 
     /// Where `offset` is in the log; the log end maps to the active segment's end.
@@ -587,24 +466,7 @@ impl UnifiedLog {
         &self,
         offset: i64,
     ) -> Result<LogOffsetMetadata, StorageError> {
-        if offset >= self.log_end_offset() {
-            return Ok(self.log_end_offset);
-        }
-        let segment =
-            self.segments
-                .values_from(offset)
-                .next()
-                .ok_or_else(|| StorageError::NoSegments {
-                    dir: self.dir.clone(),
-                })?;
-        let position = segment
-            .translate_offset(offset, 0)?
-            .map_or(segment.size(), |p| p.position);
-        Ok(LogOffsetMetadata {
-            message_offset: offset,
-            segment_base_offset: segment.base_offset(),
-            relative_position_in_segment: position,
-        })
+        self.local_log.convert_to_offset_metadata(offset)
     }
 
     /// Moves the high watermark to `offset`, clamped to `[log_start_offset, log_end_offset]`.
@@ -636,41 +498,9 @@ impl UnifiedLog {
         Ok(())
     }
 
-    /// Schedules a segment's files for deletion: renamed `.deleted` now, removed after
-    /// `file.delete.delay.ms` by [`delete_due_files`](Self::delete_due_files).
-    pub(super) fn schedule_segment_deletion(
-        &mut self,
-        mut segment: LogSegment,
-        now_ms: i64,
-    ) -> Result<(), StorageError> {
-        segment.rename_to_deleted()?;
-        self.pending_deletes.push(PendingDelete {
-            due_ms: now_ms.saturating_add(self.config.file_delete_delay_ms),
-            segment,
-        });
-        Ok(())
-    }
-
-    /// Queues a segment whose files are already renamed `.deleted` for removal after
-    /// `file.delete.delay.ms` (the cleaner's swap renames them one by one).
-    pub(super) fn push_pending_delete(&mut self, segment: LogSegment, now_ms: i64) {
-        self.pending_deletes.push(PendingDelete {
-            due_ms: now_ms.saturating_add(self.config.file_delete_delay_ms),
-            segment,
-        });
-    }
-
     /// Removes the `.deleted` files whose delay has passed.
     pub fn delete_due_files(&mut self, now_ms: i64) -> Result<usize, StorageError> {
-        let (due, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.pending_deletes)
-            .into_iter()
-            .partition(|p| p.due_ms <= now_ms);
-        self.pending_deletes = waiting;
-        let count = due.len();
-        for pending in due {
-            pending.segment.delete_files()?;
-        }
-        Ok(count)
+        self.local_log.delete_due_files(now_ms)
     }
 
     /// Closes the log cleanly: every segment's final time-index entry and trimmed indexes,
@@ -681,11 +511,6 @@ impl UnifiedLog {
         // A snapshot at the log end: the next start loads it instead of scanning the log.
         self.producer_state.take_snapshot(true)?;
         self.delete_due_files(i64::MAX)?;
-        // Closed segments leave the log: any later call answers NoSegments rather than
-        // appending to a trimmed index.
-        for segment in self.segments.clear() {
-            segment.close()?;
-        }
-        Ok(())
+        self.local_log.close()
     }
 }

@@ -98,12 +98,14 @@ impl UnifiedLog {
     /// point is deleted (recovery starts there).
     pub fn min_snapshots_offset_to_retain(&self) -> i64 {
         let lower = |offset: i64| {
-            self.segments
+            self.local_log
+                .segments()
                 .lower_segment(offset)
                 .map(super::super::log_segment::LogSegment::base_offset)
         };
         let active_base = self
-            .segments
+            .local_log
+            .segments()
             .last_segment()
             .map_or(0, super::super::log_segment::LogSegment::base_offset);
         let two_segments_min_offset = lower(active_base).unwrap_or(active_base);
@@ -133,7 +135,7 @@ impl UnifiedLog {
         let start = self.log_start_offset;
         rebuild_producer_state(
             &mut self.producer_state,
-            &self.segments,
+            self.local_log.segments(),
             start,
             end,
             false,

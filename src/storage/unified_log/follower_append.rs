@@ -85,14 +85,14 @@ impl UnifiedLog {
         if len == 0 {
             return Ok(self.nothing_appended());
         }
-        let segment_bytes = u64::try_from(self.config.segment_bytes).unwrap_or(0);
+        let segment_bytes = u64::try_from(self.config().segment_bytes).unwrap_or(0);
         if self.active_segment_mut()?.size() + len as u64 > segment_bytes {
             // A roll by size: the new segment's base offset is the first batch's.
             scratch.clear();
             source
                 .read_into(scratch)
                 .map_err(|source| StorageError::RecordsSource {
-                    topic_partition: self.topic_partition.clone(),
+                    topic_partition: self.topic_partition().clone(),
                     source,
                 })?;
             return self.append_as_follower(scratch, now_ms);
@@ -161,14 +161,14 @@ impl UnifiedLog {
             let entry = entry?;
             if !entry.is_valid() {
                 return Err(StorageError::CorruptBatch {
-                    topic_partition: self.topic_partition.clone(),
+                    topic_partition: self.topic_partition().clone(),
                     position: entry.position,
                 });
             }
             let base = entry.base_offset();
             if base <= last_offset {
                 return Err(StorageError::OffsetsOutOfOrder {
-                    topic_partition: self.topic_partition.clone(),
+                    topic_partition: self.topic_partition().clone(),
                     offset: base,
                     log_end_offset: last_offset + 1,
                 });

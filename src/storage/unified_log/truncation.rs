@@ -4,7 +4,6 @@
 
 use super::UnifiedLog;
 use crate::storage::StorageError;
-use crate::storage::log_segment::LogSegment;
 
 impl UnifiedLog {
     /// Removes everything at and above `target_offset` (a follower truncating to the leader):
@@ -26,25 +25,16 @@ impl UnifiedLog {
                 .truncate_from_end(self.log_end_offset())?;
             return Ok(false);
         }
-        let first_base = self.segments.first_segment_base_offset().unwrap_or(0);
+        let first_base = self
+            .local_log
+            .segments()
+            .first_segment_base_offset()
+            .unwrap_or(0);
         if first_base > target_offset {
             self.truncate_fully_and_start_at(target_offset, now_ms)?;
             return Ok(true);
         }
-        let doomed: Vec<i64> = self
-            .segments
-            .higher_segments(target_offset)
-            .map(LogSegment::base_offset)
-            .collect();
-        for base in doomed {
-            if let Some(segment) = self.segments.remove(base) {
-                segment.delete_files()?;
-            }
-        }
-        let active = self.active_segment_mut()?;
-        active.truncate_to(target_offset, now_ms)?;
-        active.resize_indexes()?;
-        let next = active.read_next_offset()?;
+        let next = self.local_log.truncate_to(target_offset, now_ms)?;
         self.leader_epoch_cache.truncate_from_end(next)?;
         self.log_start_offset = self.log_start_offset.min(next);
         self.update_log_end_offset(next);
@@ -58,25 +48,14 @@ impl UnifiedLog {
         new_offset: i64,
         now_ms: i64,
     ) -> Result<(), StorageError> {
-        for segment in self.segments.clear() {
-            segment.delete_files()?;
-        }
-        let segment = LogSegment::open(
-            &self.dir,
-            new_offset,
-            &self.config,
-            true,
-            self.roll_jitter_ms(),
-            now_ms,
-        )?;
-        self.segments.add(segment);
+        self.local_log
+            .truncate_fully_and_start_at(new_offset, now_ms)?;
         self.leader_epoch_cache.clear_and_flush()?;
         self.producer_state
             .truncate_fully_and_start_at(new_offset)?;
         self.log_start_offset = new_offset;
-        self.recovery_point = new_offset;
         self.update_log_end_offset(new_offset);
-        self.high_watermark = self.log_end_offset;
+        self.high_watermark = self.local_log.log_end_offset_metadata();
         Ok(())
     }
 
@@ -88,7 +67,7 @@ impl UnifiedLog {
     ) -> Result<bool, StorageError> {
         if new_log_start_offset > self.high_watermark() {
             return Err(StorageError::OffsetOutOfRange {
-                topic_partition: self.topic_partition.clone(),
+                topic_partition: self.topic_partition().clone(),
                 offset: new_log_start_offset,
                 log_start_offset: self.log_start_offset,
                 log_end_offset: self.log_end_offset(),
