@@ -21,8 +21,9 @@
 //!   files.
 //! - [`unified_log`]: a partition's log over its `LocalLog` (Kafka's `UnifiedLog`): the high
 //!   watermark, the log start offset, the leader-epoch cache, the producer state; appends,
-//!   reads, truncation, retention.
-//! - [`log_reads`]: fetches bounded by the high watermark or log end; ListOffsets lookups.
+//!   reads, truncation, retention (deletion of old segments by time, size and log start
+//!   offset), the swap of cleaned segments; every `impl UnifiedLog` is under `unified_log/`.
+//! - [`log_reads`]: what a read asks for: `FetchIsolation`, ListOffsets' special timestamps.
 //! - `log_loader`: opening a partition directory, recovery after an unclean shutdown.
 //! - [`records_source`]: records that reach a log from outside memory (a follower's spliced
 //!   fetch response), written in place.
@@ -31,9 +32,9 @@
 //! - [`leader_epoch_cache`]: the leader-epoch cache and its `leader-epoch-checkpoint` file.
 //! - `checkpoint_file`, `offset_checkpoint`, [`partition_metadata`], `meta_properties`,
 //!   `clean_shutdown`, [`log_dir_lock`]: the small files of a log dir.
-//! - `retention`: deletion of old segments by time, size and log start offset.
 //! - [`log_cleaner`]: compaction of `cleanup.policy=compact` logs (Kafka's `LogCleaner`).
-//! - `replace_segments`: swapping cleaned segments into a log, crash-safe.
+//! - `replace_segments`: the cleaner's frozen views of a log, and the crash-safe protocol of
+//!   swapping cleaned segments into it.
 //! - [`log_manager`]: every partition of every `log.dirs` entry; placement, checkpoints, the
 //!   retention schedule; moves between log dirs (future logs) and failed dirs.
 //! - `log_dir_failure_channel`: where I/O errors take a log dir offline.
@@ -67,7 +68,6 @@ pub mod partition_metadata;
 pub mod producer_state;
 pub mod records_source;
 pub(crate) mod replace_segments;
-pub(crate) mod retention;
 pub(crate) mod segment_scan;
 pub mod time_index;
 pub mod transaction_index;

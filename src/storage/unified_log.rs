@@ -12,7 +12,9 @@
 //!
 //! `UnifiedLog` is not synchronised: the partition that owns it puts it behind a lock. Methods
 //! that depend on the clock take `now_ms`, so tests drive time explicitly. Truncation (from the
-//! end and from the start) is in `truncation`; reads in `super::log_reads`.
+//! end and from the start) is in `truncation`; reads in `reads`; retention, the
+//! cleaner's swap and the producer state's side in `retention`, `replace_segments` and
+//! `producer_state_ops`.
 
 use std::io::IoSlice;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,10 @@ use super::producer_state::{
 use super::producer_state::{CompletedTxn, VerificationGuard};
 
 mod follower_append;
+mod producer_state_ops;
+mod reads;
+mod replace_segments;
+mod retention;
 mod truncation;
 
 /// What an append did.
@@ -57,12 +63,12 @@ pub struct LogAppendInfo {
 #[derive(Debug)]
 pub struct UnifiedLog {
     /// The segments and their files.
-    pub(super) local_log: LocalLog,
-    pub(super) log_start_offset: i64,
-    pub(super) high_watermark: LogOffsetMetadata,
-    pub(super) leader_epoch_cache: LeaderEpochFileCache,
+    local_log: LocalLog,
+    log_start_offset: i64,
+    high_watermark: LogOffsetMetadata,
+    leader_epoch_cache: LeaderEpochFileCache,
     /// The idempotent producers of this partition (`producer_state`).
-    pub(super) producer_state: ProducerStateManager,
+    producer_state: ProducerStateManager,
 }
 
 impl UnifiedLog {
@@ -185,17 +191,17 @@ impl UnifiedLog {
         self.local_log.segments().base_offsets().collect()
     }
 
-    pub(super) fn active_segment(&self) -> Result<&LogSegment, StorageError> {
+    fn active_segment(&self) -> Result<&LogSegment, StorageError> {
         self.local_log.active_segment()
     }
 
-    pub(super) fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
+    fn active_segment_mut(&mut self) -> Result<&mut LogSegment, StorageError> {
         self.local_log.active_segment_mut()
     }
 
     /// The log end moves to `offset` (see [`LocalLog::update_log_end_offset`]), and the high
     /// watermark never stays above it.
-    pub(super) fn update_log_end_offset(&mut self, offset: i64) {
+    fn update_log_end_offset(&mut self, offset: i64) {
         self.local_log.update_log_end_offset(offset);
         if self.high_watermark.message_offset > offset {
             self.high_watermark = self.local_log.log_end_offset_metadata();
@@ -329,7 +335,7 @@ impl UnifiedLog {
     }
 
     /// The outcome of an append with no batch in it.
-    pub(super) fn nothing_appended(&self) -> LogAppendInfo {
+    fn nothing_appended(&self) -> LogAppendInfo {
         let next = self.log_end_offset();
         LogAppendInfo {
             first_offset: next,
@@ -343,7 +349,7 @@ impl UnifiedLog {
         }
     }
 
-    pub(super) fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
+    fn check_batch_fits_segment(&self, size: usize) -> Result<(), StorageError> {
         if size > usize::try_from(self.config().segment_bytes).unwrap_or(0) {
             return Err(StorageError::RecordBatchTooLarge {
                 topic_partition: self.topic_partition().clone(),
@@ -357,7 +363,7 @@ impl UnifiedLog {
     /// `flush.messages`: fsync once that many messages are unflushed (never, by default). As in
     /// Kafka's `UnifiedLog.append`, `flush.ms` is not checked here but by the log manager's
     /// `kafka-log-flusher` task ([`time_flush`](Self::time_flush)).
-    pub(super) fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
+    fn after_append(&mut self, records: usize, now_ms: i64) -> Result<(), StorageError> {
         if self.local_log.add_unflushed_messages(records) >= self.config().flush_messages {
             let end = self.log_end_offset();
             self.flush(end, now_ms)?;
@@ -365,7 +371,7 @@ impl UnifiedLog {
         Ok(())
     }
 
-    pub(super) fn maybe_roll(
+    fn maybe_roll(
         &mut self,
         messages_size: usize,
         max_timestamp_in_messages: i64,
@@ -386,7 +392,7 @@ impl UnifiedLog {
     }
 
     /// What decides whether an append of `messages_size` bytes rolls the active segment.
-    pub(super) fn roll_params(
+    fn roll_params(
         &self,
         messages_size: usize,
         max_timestamp_in_messages: i64,
@@ -490,7 +496,7 @@ impl UnifiedLog {
 
     /// A marker in the active segment ended a transaction: an aborted one is indexed with the
     /// partition's last stable offset, then it waits for the high watermark.
-    pub(super) fn complete_txn(&mut self, completed: &CompletedTxn) -> Result<(), StorageError> {
+    fn complete_txn(&mut self, completed: &CompletedTxn) -> Result<(), StorageError> {
         let last_stable_offset = self.producer_state.last_stable_offset(completed);
         self.active_segment_mut()?
             .update_txn_index(completed, last_stable_offset)?;

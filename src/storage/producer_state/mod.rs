@@ -10,13 +10,12 @@
 //! - `transactions`: the open and not yet replicated transactions, the first unstable
 //!   offset, and what an aborted one's `.txnindex` entry records.
 //! - `verification`: KIP-890's verification guards for a transaction's first batch.
-//! - `log_ops`: the `UnifiedLog` side: checks on leader appends, updates on follower appends,
-//!   snapshots at roll and close, expiration, snapshot retention.
+//! - The `UnifiedLog` side (checks on leader appends, expiration, snapshot retention, the
+//!   rebuild after a truncation) is `unified_log/producer_state_ops.rs`.
 //!
 //! Lock order: the state lives inside its `UnifiedLog` and is guarded by the log's lock.
 
 pub(crate) mod entry;
-mod log_ops;
 pub(crate) mod manager;
 pub(crate) mod rebuild;
 pub mod snapshot;

@@ -1,16 +1,19 @@
 //! The producer state's side of `UnifiedLog`: the leader's checks and duplicate answers, the
 //! expiration pass, snapshot retention after recovery-point checkpoints, and the rebuild after
-//! a truncation. Kept out of `unified_log.rs`, which only calls in here.
+//! a truncation. Kept out of `unified_log.rs`, which only calls in here; the state itself is
+//! `crate::storage::producer_state`.
 
 use crate::protocol::record::batch::RecordBatchHeader;
 use crate::protocol::record::control::EndTxnMarker;
 
-use super::super::StorageError;
-use super::super::log_validator::AppendOrigin;
-use super::super::unified_log::{LogAppendInfo, UnifiedLog};
-use super::manager::{LeaderBatchCheck, ProducerStateManager};
-use super::rebuild::rebuild_producer_state;
-use super::verification::VerificationGuard;
+use super::{LogAppendInfo, UnifiedLog};
+use crate::storage::StorageError;
+use crate::storage::log_segment::LogSegment;
+use crate::storage::log_validator::AppendOrigin;
+use crate::storage::producer_state::rebuild::rebuild_producer_state;
+use crate::storage::producer_state::{
+    BatchMetadata, LeaderBatchCheck, ProducerStateManager, VerificationGuard,
+};
 
 impl UnifiedLog {
     /// The partition's producer state.
@@ -19,7 +22,7 @@ impl UnifiedLog {
     }
 
     /// The leader's checks of a batch with a producer id, before it gets offsets.
-    pub(in crate::storage) fn check_producer_batch(
+    pub(super) fn check_producer_batch(
         &self,
         header: &RecordBatchHeader,
         origin: AppendOrigin,
@@ -63,10 +66,7 @@ impl UnifiedLog {
     /// What a leader answers for a retried batch: its original offsets. Kafka 3.9 also reports
     /// the original batch's max timestamp as the log append time (`UnifiedLog.append` sets it
     /// from the duplicate's `BatchMetadata.timestamp`), whatever the topic's timestamp type.
-    pub(in crate::storage) fn duplicate_append_info(
-        &self,
-        duplicate: &super::BatchMetadata,
-    ) -> LogAppendInfo {
+    pub(super) fn duplicate_append_info(&self, duplicate: &BatchMetadata) -> LogAppendInfo {
         LogAppendInfo {
             first_offset: duplicate.first_offset(),
             last_offset: duplicate.last_offset,
@@ -101,13 +101,13 @@ impl UnifiedLog {
             self.local_log
                 .segments()
                 .lower_segment(offset)
-                .map(super::super::log_segment::LogSegment::base_offset)
+                .map(LogSegment::base_offset)
         };
         let active_base = self
             .local_log
             .segments()
             .last_segment()
-            .map_or(0, super::super::log_segment::LogSegment::base_offset);
+            .map_or(0, LogSegment::base_offset);
         let two_segments_min_offset = lower(active_base).unwrap_or(active_base);
         let recovery_point = self.recovery_point();
         let recovery_point_offset = lower(recovery_point).unwrap_or(recovery_point);
@@ -127,7 +127,7 @@ impl UnifiedLog {
 
     /// After a truncation to `log_end_offset`: snapshots above it go and the state is reloaded
     /// and replayed up to it.
-    pub(in crate::storage) fn rebuild_producer_state_after_truncation(
+    pub(super) fn rebuild_producer_state_after_truncation(
         &mut self,
         now_ms: i64,
     ) -> Result<(), StorageError> {

@@ -7,9 +7,9 @@
 //! is deleted. The active segment can be deleted too; only an empty last segment is exempt,
 //! and when every segment goes, a new empty one is rolled first so that the log keeps its end.
 
-use super::StorageError;
-use super::log_segment::LogSegment;
-use super::unified_log::UnifiedLog;
+use super::UnifiedLog;
+use crate::storage::StorageError;
+use crate::storage::log_segment::LogSegment;
 
 /// Why a segment was deleted; logged with it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
