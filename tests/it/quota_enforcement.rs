@@ -3,10 +3,12 @@
 //! it can beside an unthrottled producer, sees `throttle_time_ms` in its statistics, gets no
 //! error, and is held to what Kafka's windowed rate allows it at every second. The other
 //! producer keeps its speed. A consumer with `consumer_byte_rate` is held the same way while
-//! another consumer of the same topic reads at full speed. After a first burst of one window
+//! another consumer of the same topic reads at full speed; so is a SCRAM user's producer with
+//! the user's quota, beside a producer of no user. After a first burst of one window
 //! (Kafka forgives ten), each is held within 10% of its quota in every second.
 
 use std::collections::VecDeque;
+use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -16,10 +18,15 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, DeliveryResult, Producer, ProducerContext};
 use rdkafka::statistics::Statistics;
 
+use crate::serve_clients::drivers::{run_driver, venv_python};
+use crate::serve_sasl_clients::{add_scram_user, sasl_overrides};
 use crate::serve_support::TestBroker;
 use crate::support::client_quotas::{
     assert_converged, assert_within_windowed_allowance, rates, set_client_quota,
 };
+use crate::support::cluster::{exclusive, wait_until};
+use crate::support::zookeeper::ZkServer;
+use crate::users::kafka_configs;
 
 const QUOTA: f64 = 1_048_576.0;
 const RECORD: usize = 10 * 1024;
@@ -136,6 +143,89 @@ fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
         "the unthrottled producer got only {free_mean:.0} B/s: {free_rates:?}"
     );
     assert!(free_seen.errors.lock().unwrap().is_empty());
+    assert_eq!(*free_seen.throttle_avg_ms.lock().unwrap(), 0);
+}
+
+/// A SCRAM user's `producer_byte_rate`, set with `kafka-configs --entity-type users`: the
+/// user's producer (any client id) is held to it, a producer of no user is not.
+#[test]
+fn a_scram_users_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
+    let _one = exclusive();
+    let zk = ZkServer::start();
+    let connect = zk.connect_string();
+    add_scram_user(&connect, "alice", "alice-secret");
+    let mut overrides = sasl_overrides();
+    overrides.push(("zookeeper.connect", &connect));
+    let broker = TestBroker::start(&overrides);
+    let (code, out, err) = kafka_configs(&[
+        "--bootstrap-server",
+        &broker.bootstrap(),
+        "--alter",
+        "--entity-type",
+        "users",
+        "--entity-name",
+        "alice",
+        "--add-config",
+        "producer_byte_rate=1048576",
+    ]);
+    assert_eq!(code, 0, "{out}{err}");
+    // The change reaches the broker through a ZooKeeper notification.
+    wait_until(
+        "the broker applying alice's quota",
+        Duration::from_secs(20),
+        || broker.stderr().contains("changing quota").then_some(()),
+    );
+    // librdkafka as the rdkafka crate builds it has no SCRAM; confluent-kafka's has.
+    let sasl = format!("127.0.0.1:{}", broker.port2());
+    let mut driver = Command::new(venv_python());
+    driver.arg("tests/clients/quota_producer.py").args([
+        "--bootstrap",
+        &sasl,
+        "--topic",
+        "quota-u",
+        "--seconds",
+        &RUN.as_secs().to_string(),
+        "--mechanism",
+        "SCRAM-SHA-512",
+        "--username",
+        "alice",
+        "--password",
+        "alice-secret",
+    ]);
+    let (summary, free) = std::thread::scope(|s| {
+        let throttled = s.spawn(|| run_driver(driver, "quota_producer.py"));
+        let free = s.spawn(|| produce_flat_out(&broker, "quota-u-free", "any-id"));
+        (throttled.join().unwrap(), free.join().unwrap())
+    });
+    assert_eq!(summary["errors"], 0, "{summary}");
+    assert!(
+        summary["throttle_avg_ms"].as_i64().unwrap_or(0) > 0,
+        "librdkafka saw no throttle_time_ms"
+    );
+    let start = Instant::now();
+    let acked: Vec<(Instant, usize)> = summary["acked"]
+        .as_array()
+        .expect("acked")
+        .iter()
+        .map(|e| {
+            let at = Duration::from_secs_f64(e[0].as_f64().unwrap_or(0.0));
+            (start + at, e[1].as_u64().unwrap_or(0) as usize)
+        })
+        .collect();
+    assert_within_windowed_allowance(&acked, start, RUN, QUOTA);
+    assert_converged(&acked, start, RUN, QUOTA, SLICE);
+    let (free_seen, free_start) = free;
+    let free_rates = rates(
+        &free_seen.acked.lock().unwrap(),
+        free_start,
+        2,
+        RUN.as_secs() - 1,
+    );
+    let free_mean = free_rates.iter().sum::<f64>() / free_rates.len() as f64;
+    assert!(
+        free_mean > 4.0 * QUOTA,
+        "the producer of no user got only {free_mean:.0} B/s: {free_rates:?}"
+    );
     assert_eq!(*free_seen.throttle_avg_ms.lock().unwrap(), 0);
 }
 

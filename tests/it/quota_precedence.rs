@@ -28,8 +28,8 @@ const USER: &str = "alice";
 const PASSWORD: &str = "alice-secret";
 const CLIENT: &str = "app";
 const TOPIC: &str = "precedence";
-/// A quota that one Produce request of [`RECORD`] bytes exceeds many times over (the rate is
-/// measured over at least ten seconds' windows), and one it never reaches.
+/// A quota that one Produce request of [`RECORD`] bytes exceeds many times over (a throttle is
+/// owed for all but one second of the quota), and one it never reaches.
 const TINY: &str = "producer_byte_rate=10";
 const HUGE: &str = "producer_byte_rate=1000000000";
 const RECORD: usize = 2_000;
