@@ -57,7 +57,7 @@ pub struct LogAppendInfo {
     pub valid_bytes: usize,
 }
 
-/// One partition's log over its [`LocalLog`]. Invariants (besides `LocalLog`'s):
+/// One partition's log over its `LocalLog`. Invariants (besides `LocalLog`'s):
 /// `log_start_offset ≤ high_watermark ≤ log_end_offset`; the leader-epoch cache holds no entry
 /// at or above the log end; the producer state is built up to the log end.
 #[derive(Debug)]
@@ -410,7 +410,7 @@ impl UnifiedLog {
     }
 
     /// Starts a new active segment at `max(expected_next_offset, log_end_offset)` (see
-    /// [`LocalLog::roll`]), with a producer snapshot at its base, and leaves the segments below
+    /// `LocalLog::roll`), with a producer snapshot at its base, and leaves the segments below
     /// it for a background fsync.
     pub fn roll(
         &mut self,
