@@ -45,6 +45,15 @@ pub struct RequestContext {
 }
 
 impl RequestContext {
+    /// The controller mutation quota that a topic created on the client's behalf (auto-created
+    /// by Metadata, an internal topic by FindCoordinator) counts against: Kafka's permissive
+    /// one, which never refuses.
+    pub(crate) fn permissive_mutation_quota(&self) -> ControllerMutationQuota<'_> {
+        self.quotas
+            .controller_mutation
+            .new_permissive_quota_for(&self.principal.name, &self.client_id)
+    }
+
     /// A copy for a future that answers after the handler returned: its thread time stops
     /// counting now.
     pub(crate) fn deferred(&self) -> RequestContext {

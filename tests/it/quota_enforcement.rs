@@ -110,6 +110,19 @@ fn produce_flat_out(broker: &TestBroker, topic: &str, client: &str) -> (Arc<Seen
     (observer.0, start)
 }
 
+/// A producer without a quota, run beside a throttled one: no errors, no throttle, and more
+/// than four times the quota on average once under way.
+fn assert_unthrottled((seen, start): (Arc<Seen>, Instant)) {
+    let per_second = rates(&seen.acked.lock().unwrap(), start, 2, RUN.as_secs() - 1);
+    let mean = per_second.iter().sum::<f64>() / per_second.len() as f64;
+    assert!(
+        mean > 4.0 * QUOTA,
+        "the producer without a quota got only {mean:.0} B/s: {per_second:?}"
+    );
+    assert!(seen.errors.lock().unwrap().is_empty(), "{:?}", seen.errors);
+    assert_eq!(*seen.throttle_avg_ms.lock().unwrap(), 0);
+}
+
 #[test]
 fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
     let broker = TestBroker::start(&[]);
@@ -130,20 +143,7 @@ fn a_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_not() {
     assert!(throttle > 0, "librdkafka saw no throttle_time_ms");
     assert_within_windowed_allowance(&seen.acked.lock().unwrap(), start, RUN, QUOTA);
     assert_converged(&seen.acked.lock().unwrap(), start, RUN, QUOTA, SLICE);
-    let (free_seen, free_start) = free;
-    let free_rates = rates(
-        &free_seen.acked.lock().unwrap(),
-        free_start,
-        2,
-        RUN.as_secs() - 1,
-    );
-    let free_mean = free_rates.iter().sum::<f64>() / free_rates.len() as f64;
-    assert!(
-        free_mean > 4.0 * QUOTA,
-        "the unthrottled producer got only {free_mean:.0} B/s: {free_rates:?}"
-    );
-    assert!(free_seen.errors.lock().unwrap().is_empty());
-    assert_eq!(*free_seen.throttle_avg_ms.lock().unwrap(), 0);
+    assert_unthrottled(free);
 }
 
 /// A SCRAM user's `producer_byte_rate`, set with `kafka-configs --entity-type users`: the
@@ -214,19 +214,7 @@ fn a_scram_users_producer_over_its_byte_rate_is_throttled_to_it_and_others_are_n
         .collect();
     assert_within_windowed_allowance(&acked, start, RUN, QUOTA);
     assert_converged(&acked, start, RUN, QUOTA, SLICE);
-    let (free_seen, free_start) = free;
-    let free_rates = rates(
-        &free_seen.acked.lock().unwrap(),
-        free_start,
-        2,
-        RUN.as_secs() - 1,
-    );
-    let free_mean = free_rates.iter().sum::<f64>() / free_rates.len() as f64;
-    assert!(
-        free_mean > 4.0 * QUOTA,
-        "the producer of no user got only {free_mean:.0} B/s: {free_rates:?}"
-    );
-    assert_eq!(*free_seen.throttle_avg_ms.lock().unwrap(), 0);
+    assert_unthrottled(free);
 }
 
 /// Reads `topic` for [`RUN`] as `client`: the bytes of each message with its time.

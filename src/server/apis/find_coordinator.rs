@@ -114,12 +114,8 @@ async fn ensure_offsets_topic(apis: &KafkaApis, ctx: &RequestContext) {
             manager.mark_loading_if_unknown(p);
         }
     }
-    // Kafka counts an internal topic against the client's controller mutation quota, never
-    // refusing it (a permissive quota).
-    let mut quota = ctx
-        .quotas
-        .controller_mutation
-        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    // Kafka counts an internal topic against the client's controller mutation quota.
+    let mut quota = ctx.permissive_mutation_quota();
     match apis
         .topic_manager
         .create_topic(&topic, false, &mut quota)
@@ -201,12 +197,8 @@ async fn ensure_transaction_topic(apis: &KafkaApis, ctx: &RequestContext) {
         .collect(),
         ..NewTopic::default()
     };
-    // Kafka counts an internal topic against the client's controller mutation quota, never
-    // refusing it (a permissive quota).
-    let mut quota = ctx
-        .quotas
-        .controller_mutation
-        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    // Kafka counts an internal topic against the client's controller mutation quota.
+    let mut quota = ctx.permissive_mutation_quota();
     match apis
         .topic_manager
         .create_topic(&topic, false, &mut quota)

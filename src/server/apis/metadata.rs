@@ -175,12 +175,8 @@ async fn named_topic(
         replication_factor: -1,
         ..NewTopic::default()
     };
-    // Kafka counts an auto-created topic against the client's controller mutation quota,
-    // never refusing it (a permissive quota).
-    let mut quota = ctx
-        .quotas
-        .controller_mutation
-        .new_permissive_quota_for(&ctx.principal.name, &ctx.client_id);
+    // Kafka counts an auto-created topic against the client's controller mutation quota.
+    let mut quota = ctx.permissive_mutation_quota();
     match apis
         .topic_manager
         .create_topic(&new_topic, false, &mut quota)
