@@ -157,41 +157,26 @@ fn connection_creation_rate_closes_connections_over_the_rate_of_an_ip_and_the_de
     assert_eq!(closed, 0, "{answered:?}");
     assert!(answered[0] > 20, "{answered:?}");
 
-    let localhost = ["--entity-name", "127.0.0.1"];
-    configs(
-        &broker,
-        &localhost,
-        &["--add-config", "connection_creation_rate=5"],
-    );
-    until(port, &frame, Outcome::Closed, Duration::from_secs(15));
-    let (answered, closed) = tight_loop(port, &frame, Duration::from_secs(6));
-    assert_about_the_rate(&answered, closed);
-
-    // The address's own rate deleted: nothing limits it.
-    configs(
-        &broker,
-        &localhost,
-        &["--delete-config", "connection_creation_rate"],
-    );
-    until_unthrottled(port, &frame);
-
-    // `<default>` applies to every address without its own.
-    let default = ["--entity-default"];
-    configs(
-        &broker,
-        &default,
-        &["--add-config", "connection_creation_rate=5"],
-    );
-    until(port, &frame, Outcome::Closed, Duration::from_secs(15));
-    let (answered, closed) = tight_loop(port, &frame, Duration::from_secs(6));
-    assert_about_the_rate(&answered, closed);
-
-    configs(
-        &broker,
-        &default,
-        &["--delete-config", "connection_creation_rate"],
-    );
-    until_unthrottled(port, &frame);
+    // The address's own rate, then `<default>` (every address without its own); each limits
+    // until it is deleted.
+    let localhost: &[&str] = &["--entity-name", "127.0.0.1"];
+    let default: &[&str] = &["--entity-default"];
+    for entity in [localhost, default] {
+        configs(
+            &broker,
+            entity,
+            &["--add-config", "connection_creation_rate=5"],
+        );
+        until(port, &frame, Outcome::Closed, Duration::from_secs(15));
+        let (answered, closed) = tight_loop(port, &frame, Duration::from_secs(6));
+        assert_about_the_rate(&answered, closed);
+        configs(
+            &broker,
+            entity,
+            &["--delete-config", "connection_creation_rate"],
+        );
+        until_unthrottled(port, &frame);
+    }
 }
 
 #[test]
