@@ -15,7 +15,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use super::create_topic_assigned;
 use crate::kafka_tools::support::java;
 use crate::serve_support::run_within;
-use crate::support::cluster::{TestCluster, log_end_offset, wait_until};
+use crate::support::cluster::{TestCluster, log_end_offset, segment_bytes, wait_until};
 use crate::support::produce_load::ProduceLoad;
 
 const TOPIC: &str = "throttled";
@@ -41,15 +41,7 @@ fn reassign_tool(cluster: &TestCluster, args: &[&str]) -> (i32, String) {
 
 /// The bytes of the partition's segments on disk under `data_dir`.
 fn log_bytes(data_dir: &Path) -> u64 {
-    let Ok(entries) = std::fs::read_dir(data_dir.join(format!("{TOPIC}-0"))) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
+    segment_bytes(&data_dir.join(format!("{TOPIC}-0")))
 }
 
 /// Sends [`RECORDS`] records of [`RECORD`] bytes to partition 0 and waits for every ack.

@@ -20,7 +20,7 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use super::{create_topic, kafka_tool};
 use crate::serve_support::{KafkaConn, PRODUCE_VERSION, batch_of, produce_request};
 use crate::support::client_quotas::set_client_quota;
-use crate::support::cluster::wait_until;
+use crate::support::cluster::{segment_bytes, wait_until};
 use crate::support::mixed_cluster::MixedCluster;
 use crate::users::kafka_configs;
 
@@ -73,16 +73,7 @@ fn kind(cluster: &MixedCluster, id: i32) -> &'static str {
 
 /// The bytes of `topic`-`partition`'s segments under broker `id`'s log dir.
 fn log_bytes(cluster: &MixedCluster, id: i32, partition: i32) -> u64 {
-    let dir = cluster.log_dir(id).join(format!("{MOVED}-{partition}"));
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return 0;
-    };
-    entries
-        .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
-        .filter_map(|e| e.metadata().ok())
-        .map(|m| m.len())
-        .sum()
+    segment_bytes(&cluster.log_dir(id).join(format!("{MOVED}-{partition}")))
 }
 
 /// [`RECORDS`] records of [`RECORD`] bytes to each partition of [`MOVED`], batched to at most

@@ -774,3 +774,16 @@ pub fn producer_sequence_breaks(batches: &[Batch]) -> Vec<String> {
     }
     breaks
 }
+
+/// The bytes of the `.log` segments in a partition's directory; 0 when it does not exist yet.
+pub fn segment_bytes(partition_dir: &std::path::Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(partition_dir) else {
+        return 0;
+    };
+    entries
+        .filter_map(Result::ok)
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .filter_map(|e| e.metadata().ok())
+        .map(|m| m.len())
+        .sum()
+}
