@@ -190,6 +190,8 @@ pub struct Settings {
     pub zookeeper_connect: Option<String>,
     /// Unset: `zookeeper.session.timeout.ms` (see `zookeeper_connection_timeout_ms`).
     pub zookeeper_connection_timeout_ms: Option<i32>,
+    /// How many requests the controller's batched ZooKeeper operations pipeline.
+    pub zookeeper_max_in_flight_requests: i32,
     pub zookeeper_session_timeout_ms: i32,
     /// `kcli.metrics.listener`, kcli's own key: `HOST:PORT` of the Prometheus endpoint
     /// (`GET /metrics`); unset, no endpoint. A Kafka broker reading the same file logs it as
@@ -338,6 +340,7 @@ impl Default for Settings {
             unclean_leader_election_enable: false,
             zookeeper_connect: None,
             zookeeper_connection_timeout_ms: None,
+            zookeeper_max_in_flight_requests: 10,
             zookeeper_session_timeout_ms: 18_000,
             kcli_metrics_listener: None,
             kcli_metrics_jmx_exporter_config: None,
@@ -604,6 +607,7 @@ impl Settings {
             "zookeeper.connection.timeout.ms" => {
                 self.zookeeper_connection_timeout_ms = Some(int(i32::MIN)?)
             }
+            "zookeeper.max.in.flight.requests" => self.zookeeper_max_in_flight_requests = int(1)?,
             "zookeeper.session.timeout.ms" => self.zookeeper_session_timeout_ms = int(i32::MIN)?,
             "kcli.metrics.listener" => {
                 let address = value.trim();

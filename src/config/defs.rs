@@ -521,6 +521,12 @@ pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
     def("zookeeper.connect", None, false, Kind::Str),
     def("zookeeper.connection.timeout.ms", None, false, Kind::Int),
     def(
+        "zookeeper.max.in.flight.requests",
+        Some("10"),
+        false,
+        Kind::Int,
+    ),
+    def(
         "zookeeper.session.timeout.ms",
         Some("18000"),
         false,

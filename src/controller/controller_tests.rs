@@ -175,6 +175,8 @@ impl Harness {
             auto_leader_rebalance_enable: true,
             leader_imbalance_check_interval: Duration::from_secs(300),
             leader_imbalance_per_broker_percentage: 10,
+            // A small window, so that the tests' batches take several.
+            zookeeper_max_in_flight_requests: 3,
         };
         let channel: Arc<dyn BrokerChannel> = self.channel.clone();
         KafkaController::new(config, KafkaZkClient::new(zk), channel, Arc::new(|| 0)).0

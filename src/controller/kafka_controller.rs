@@ -55,6 +55,9 @@ pub struct ControllerConfig {
     pub auto_leader_rebalance_enable: bool,
     pub leader_imbalance_check_interval: std::time::Duration,
     pub leader_imbalance_per_broker_percentage: i32,
+    /// `zookeeper.max.in.flight.requests`: how many ZooKeeper requests the controller's batches
+    /// (creating, reading and electing thousands of partitions) pipeline.
+    pub zookeeper_max_in_flight_requests: i32,
 }
 
 /// The controller task's state.
@@ -137,6 +140,7 @@ impl KafkaController {
             config.batch.controller_id,
             Arc::clone(&active_controller_id),
         ));
+        let zk = zk.with_max_in_flight(config.zookeeper_max_in_flight_requests);
         let controller = KafkaController {
             config,
             zk,
@@ -464,20 +468,22 @@ impl KafkaController {
         }
         let topics = self.zk.get_all_topics(true).await?;
         self.zk.get_topic_deletions(true).await?;
+        let mut partitions = Vec::new();
         for topic in topics {
             self.load_topic(&topic).await?;
-            for tp in self.ctx.partitions_of(&topic) {
-                if let Some((state, partition_epoch)) =
-                    self.zk.get_topic_partition_state(&tp).await?
-                {
-                    self.ctx.leadership.insert(
-                        tp,
-                        LeaderIsrAndControllerEpoch {
-                            state,
-                            partition_epoch,
-                        },
-                    );
-                }
+            partitions.extend(self.ctx.partitions_of(&topic));
+        }
+        // One pipelined read of every state znode: a failover's cost at many partitions.
+        let states = self.zk.get_topic_partition_states(&partitions).await?;
+        for (tp, state) in partitions.into_iter().zip(states) {
+            if let Some((state, partition_epoch)) = state {
+                self.ctx.leadership.insert(
+                    tp,
+                    LeaderIsrAndControllerEpoch {
+                        state,
+                        partition_epoch,
+                    },
+                );
             }
         }
         Ok(())

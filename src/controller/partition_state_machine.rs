@@ -16,8 +16,7 @@
 use std::collections::BTreeSet;
 
 use crate::cluster::{BrokerId, TopicPartition};
-use crate::zk::ZkError;
-use crate::zk::kafka_zk_client::{KafkaZkClient, KafkaZkError, StateWrite};
+use crate::zk::kafka_zk_client::{KafkaZkClient, StateWrite};
 use crate::zk::zk_data;
 
 use super::controller_context::{ControllerContext, LeaderIsrAndControllerEpoch};
@@ -190,48 +189,51 @@ impl PartitionStateMachine<'_> {
         partitions: Vec<TopicPartition>,
     ) -> Result<Vec<TopicPartition>, ControllerError> {
         let live = self.ctx.live_broker_ids_not_shutting_down();
-        let epoch = self.ctx.fencing_epoch();
-        let mut done = Vec::new();
+        let mut elected = Vec::new();
         for tp in partitions {
-            let Some(elected) = election::leader_for_new_partition(self.ctx.replicas(&tp), &live)
+            let Some(leader) = election::leader_for_new_partition(self.ctx.replicas(&tp), &live)
             else {
                 tracing::error!(partition = %tp, replicas = ?self.ctx.replicas(&tp),
                     "no live replica to lead a new partition");
                 continue;
             };
-            let state = self.new_state(&elected, 0);
-            match self
-                .zk
-                .create_topic_partition_state(epoch, &tp, &state)
-                .await
-            {
-                Ok(partition_epoch) => {
-                    let leadership = LeaderIsrAndControllerEpoch {
-                        state,
-                        partition_epoch,
-                    };
-                    self.batch.add_leader_and_isr_request_for_brokers(
-                        self.ctx,
-                        &elected.isr,
-                        &tp,
-                        &leadership,
-                        true,
-                    );
-                    self.ctx.leadership.insert(tp.clone(), leadership);
-                    done.push(tp);
-                }
-                Err(KafkaZkError::Zk(ZkError::NodeExists(_))) => {
-                    tracing::error!(partition = %tp, "state znode of a new partition exists");
-                }
-                Err(e) => return Err(e.into()),
-            }
+            let state = self.new_state(&leader, 0);
+            elected.push((tp, state, leader.isr));
+        }
+        let creates: Vec<(TopicPartition, zk_data::PartitionState)> = elected
+            .iter()
+            .map(|(tp, state, _)| (tp.clone(), state.clone()))
+            .collect();
+        let created = self
+            .zk
+            .create_topic_partition_states(self.ctx.fencing_epoch(), &creates)
+            .await?;
+        let mut done = Vec::new();
+        for ((tp, state, isr), created) in elected.into_iter().zip(created) {
+            let Some(partition_epoch) = created else {
+                tracing::error!(partition = %tp, "state znode of a new partition exists");
+                continue;
+            };
+            let leadership = LeaderIsrAndControllerEpoch {
+                state,
+                partition_epoch,
+            };
+            self.batch.add_leader_and_isr_request_for_brokers(
+                self.ctx,
+                &isr,
+                &tp,
+                &leadership,
+                true,
+            );
+            self.ctx.leadership.insert(tp.clone(), leadership);
+            done.push(tp);
         }
         Ok(done)
     }
 
-    /// `electLeaderForPartitions`: reads each state znode, elects, and writes the result at the
-    /// zkVersion read; a write that lost a race (the leader changed the ISR meanwhile) is read
-    /// and elected again.
+    /// `electLeaderForPartitions`: reads the state znodes, elects, and writes each result at
+    /// the zkVersion read, every read and every write of a round pipelined; a write that lost a
+    /// race (the leader changed the ISR meanwhile) is read and elected again in the next round.
     async fn elect_leaders(
         &mut self,
         mut partitions: Vec<TopicPartition>,
@@ -239,12 +241,29 @@ impl PartitionStateMachine<'_> {
     ) -> Result<Vec<TopicPartition>, ControllerError> {
         let mut done = Vec::new();
         while !partitions.is_empty() {
+            let states = self.zk.get_topic_partition_states(&partitions).await?;
+            let mut writes = Vec::new();
+            for (tp, current) in partitions.into_iter().zip(states) {
+                let Some((current, partition_epoch)) = current else {
+                    tracing::error!(partition = %tp, "no state znode to elect a leader in");
+                    continue;
+                };
+                if let Some(state) = self.elect_leader(&tp, &current, strategy).await? {
+                    writes.push((tp, state, partition_epoch));
+                }
+            }
+            let outcomes = self
+                .zk
+                .update_leader_and_isrs(self.ctx.fencing_epoch(), &writes)
+                .await?;
             let mut retry = Vec::new();
-            for tp in partitions {
-                match self.elect_leader(&tp, strategy).await? {
-                    Some(true) => done.push(tp),
-                    Some(false) => retry.push(tp),
-                    None => {}
+            for ((tp, state, _), outcome) in writes.into_iter().zip(outcomes) {
+                match outcome {
+                    StateWrite::Stale => retry.push(tp),
+                    StateWrite::Written { partition_epoch } => {
+                        self.elected(&tp, state, partition_epoch);
+                        done.push(tp);
+                    }
                 }
             }
             partitions = retry;
@@ -252,16 +271,13 @@ impl PartitionStateMachine<'_> {
         Ok(done)
     }
 
-    /// One election: `Some(true)` elected and written, `Some(false)` to retry, `None` no leader.
+    /// One election over the state read: the new state to write, or `None` for no leader.
     async fn elect_leader(
         &mut self,
         tp: &TopicPartition,
+        current: &zk_data::PartitionState,
         strategy: &PartitionLeaderElectionStrategy,
-    ) -> Result<Option<bool>, ControllerError> {
-        let Some((current, partition_epoch)) = self.zk.get_topic_partition_state(tp).await? else {
-            tracing::error!(partition = %tp, "no state znode to elect a leader in");
-            return Ok(None);
-        };
+    ) -> Result<Option<zk_data::PartitionState>, ControllerError> {
         if current.controller_epoch > self.ctx.epoch {
             return Err(ControllerError::ControllerMoved {
                 controller_epoch: self.ctx.epoch,
@@ -274,7 +290,6 @@ impl PartitionStateMachine<'_> {
         let live = self
             .ctx
             .without_offline_dirs(self.ctx.live_broker_ids_not_shutting_down(), tp);
-        let live_or_shutting_down = self.ctx.live_broker_ids();
         let replicas = self.ctx.replicas(tp).to_vec();
         let input = ElectionInput {
             assignment: &replicas,
@@ -318,40 +333,41 @@ impl PartitionStateMachine<'_> {
             tracing::warn!(partition = %tp, leader = elected.leader,
                 "unclean leader election: records not on the new leader are lost");
         }
-        let state = self.new_state(&elected, current.leader_epoch + 1);
-        match self
-            .zk
-            .update_leader_and_isr(self.ctx.fencing_epoch(), tp, &state, partition_epoch)
-            .await?
-        {
-            StateWrite::Stale => Ok(Some(false)),
-            StateWrite::Written { partition_epoch } => {
-                let leadership = LeaderIsrAndControllerEpoch {
-                    state,
-                    partition_epoch,
-                };
-                // Kafka's `liveReplicas`: a replica on a failed log dir (or refused for want of
-                // descriptors) is not told; it answered KAFKA_STORAGE_ERROR once, and asking
-                // again at every election would only refuse again.
-                let recipients: Vec<BrokerId> = replicas
-                    .iter()
-                    .copied()
-                    .filter(|r| {
-                        live_or_shutting_down.contains(r)
-                            && !self.ctx.is_replica_on_offline_dir(*r, tp)
-                    })
-                    .collect();
-                self.batch.add_leader_and_isr_request_for_brokers(
-                    self.ctx,
-                    &recipients,
-                    tp,
-                    &leadership,
-                    false,
-                );
-                self.ctx.leadership.insert(tp.clone(), leadership);
-                Ok(Some(true))
-            }
-        }
+        Ok(Some(self.new_state(&elected, current.leader_epoch + 1)))
+    }
+
+    /// Records an election written at `partition_epoch` and queues its LeaderAndIsr.
+    fn elected(
+        &mut self,
+        tp: &TopicPartition,
+        state: zk_data::PartitionState,
+        partition_epoch: i32,
+    ) {
+        let leadership = LeaderIsrAndControllerEpoch {
+            state,
+            partition_epoch,
+        };
+        // Kafka's `liveReplicas`: a replica on a failed log dir (or refused for want of
+        // descriptors) is not told; it answered KAFKA_STORAGE_ERROR once, and asking again at
+        // every election would only refuse again.
+        let live_or_shutting_down = self.ctx.live_broker_ids();
+        let recipients: Vec<BrokerId> = self
+            .ctx
+            .replicas(tp)
+            .iter()
+            .copied()
+            .filter(|r| {
+                live_or_shutting_down.contains(r) && !self.ctx.is_replica_on_offline_dir(*r, tp)
+            })
+            .collect();
+        self.batch.add_leader_and_isr_request_for_brokers(
+            self.ctx,
+            &recipients,
+            tp,
+            &leadership,
+            false,
+        );
+        self.ctx.leadership.insert(tp.clone(), leadership);
     }
 
     fn new_state(&self, elected: &ElectedLeader, leader_epoch: i32) -> zk_data::PartitionState {

@@ -19,7 +19,7 @@ use super::controller_context::{ControllerContext, LeaderIsrAndControllerEpoch};
 use super::controller_request_batch::ControllerBrokerRequestBatch;
 use super::election;
 use super::error::ControllerError;
-use super::partition_state_update::update_partition_state;
+use super::partition_state_update::update_partition_states;
 
 /// A replica's state in the controller (Kafka's `ReplicaState`, with its state numbers).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -184,8 +184,9 @@ impl ReplicaStateMachine<'_> {
             self.batch
                 .add_stop_replica_request_for_brokers(self.ctx, &[*replica], tp, false);
         }
-        for (tp, replica) in replicas {
-            let Some(leadership) = self.remove_replica_from_isr(tp, *replica).await? else {
+        let removed = self.remove_replicas_from_isr(replicas).await?;
+        for ((tp, replica), leadership) in replicas.iter().zip(removed) {
+            let Some(leadership) = leadership else {
                 // Out of the ISR already (a broker back with the replica's dir still failed):
                 // no leadership changes, but every broker learns the replica is offline.
                 let live: Vec<BrokerId> = self.ctx.live_broker_ids().into_iter().collect();
@@ -217,15 +218,15 @@ impl ReplicaStateMachine<'_> {
         Ok(())
     }
 
-    /// Kafka's `removeReplicasFromIsr` for one partition: when the replica is in the ISR, it
-    /// leaves it (unless it is the last member), its leadership goes if it led, and the leader
-    /// epoch is bumped. Retries a write that lost a race. `None` when nothing changed.
-    async fn remove_replica_from_isr(
+    /// Kafka's `removeReplicasFromIsr`: for each (partition, replica) whose replica is in the
+    /// ISR, it leaves it (unless it is the last member), its leadership goes if it led, and the
+    /// leader epoch is bumped; pipelined, and a write that lost a race retried. `None` for a
+    /// partition where nothing changed.
+    async fn remove_replicas_from_isr(
         &mut self,
-        tp: &TopicPartition,
-        replica: BrokerId,
-    ) -> Result<Option<LeaderIsrAndControllerEpoch>, ControllerError> {
-        update_partition_state(self.zk, self.ctx, tp, |current| {
+        replicas: &[(TopicPartition, BrokerId)],
+    ) -> Result<Vec<Option<LeaderIsrAndControllerEpoch>>, ControllerError> {
+        update_partition_states(self.zk, self.ctx, replicas, |&replica, current| {
             current
                 .isr
                 .contains(&replica)

@@ -63,10 +63,15 @@ pub struct TopicZNode {
     pub zk_version: i32,
 }
 
+/// Kafka's `zookeeper.max.in.flight.requests` default: how many requests a batch pipelines.
+pub const DEFAULT_MAX_IN_FLIGHT: usize = 10;
+
 /// Typed operations over one ZooKeeper session.
 #[derive(Debug, Clone)]
 pub struct KafkaZkClient {
     zk: std::sync::Arc<dyn ZkClient>,
+    /// How many requests a batch operation keeps on the session at once (at least 1).
+    max_in_flight: usize,
 }
 
 fn malformed(path: &str) -> impl FnOnce(ZkDataError) -> KafkaZkError + '_ {
@@ -78,7 +83,22 @@ fn malformed(path: &str) -> impl FnOnce(ZkDataError) -> KafkaZkError + '_ {
 
 impl KafkaZkClient {
     pub fn new(zk: std::sync::Arc<dyn ZkClient>) -> Self {
-        KafkaZkClient { zk }
+        KafkaZkClient {
+            zk,
+            max_in_flight: DEFAULT_MAX_IN_FLIGHT,
+        }
+    }
+
+    /// This client with batches pipelining up to `max_in_flight` requests (Kafka's
+    /// `zookeeper.max.in.flight.requests`; values below 1 count as 1).
+    pub fn with_max_in_flight(mut self, max_in_flight: i32) -> Self {
+        self.max_in_flight = usize::try_from(max_in_flight).unwrap_or(1).max(1);
+        self
+    }
+
+    /// How many requests a batch operation keeps on the session at once.
+    pub fn max_in_flight(&self) -> usize {
+        self.max_in_flight
     }
 
     /// The raw client, for the operations not typed here.

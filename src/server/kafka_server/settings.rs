@@ -60,6 +60,7 @@ pub(super) fn controller_config(config: &BrokerConfig) -> ControllerConfig {
             u64::try_from(config.leader_imbalance_check_interval_seconds).unwrap_or(300),
         ),
         leader_imbalance_per_broker_percentage: config.leader_imbalance_per_broker_percentage,
+        zookeeper_max_in_flight_requests: config.zookeeper_max_in_flight_requests,
     }
 }
 
