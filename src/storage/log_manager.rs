@@ -296,14 +296,25 @@ impl LogManager {
                 self.producer_id_expiration_ms.load(Ordering::Relaxed),
                 now_ms,
             );
-            if let Some(topic_id) = topic_id {
-                PartitionMetadataFile::new(&dir).write(topic_id)?;
-            }
             Ok(log)
         })?;
-        tracing::info!(topic_partition = %tp, dir = %dir.display(), "created log");
         let log = Arc::new(Mutex::new(log));
         logs.insert(tp.clone(), Arc::clone(&log));
+        drop(logs);
+        // Written (and fsynced) outside the registry's lock: the LeaderAndIsr of thousands of
+        // new partitions creates them on several threads, whose syncs then overlap. The log is
+        // not answered for before this returns.
+        if let Some(topic_id) = topic_id
+            && let Err(err) = PartitionMetadataFile::new(&dir).write(topic_id)
+        {
+            lock(&self.logs).remove(tp);
+            drop(log);
+            if let Err(e) = std::fs::remove_dir_all(&dir) {
+                tracing::warn!(dir = %dir.display(), %e, "cannot remove a half-created log dir");
+            }
+            return Err(err);
+        }
+        tracing::info!(topic_partition = %tp, dir = %dir.display(), "created log");
         Ok(log)
     }
 
@@ -321,6 +332,11 @@ impl LogManager {
             .filter(|i| !self.failure_channel.is_offline(&self.log_dirs[*i].path))
             .map(|i| (0, i))
             .collect();
+        // One online dir takes every log: counting them (a lock each) would make creating n
+        // partitions cost n^2.
+        if let [(_, only)] = counts[..] {
+            return Ok(self.log_dirs[only].path.clone());
+        }
         let futures = self.all_future_logs();
         for log in logs.values().chain(futures.iter().map(|(_, log)| log)) {
             let log = lock(log);
