@@ -22,6 +22,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use uuid::Uuid;
 
@@ -30,9 +31,17 @@ use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
 use crate::storage::log_config::LogConfig;
 
+use super::super::error::PartitionError;
 use super::super::partition::Partition;
 use super::ReplicaManager;
-use super::new_logs::NewLogAdmission;
+use super::new_logs::{NewLogAdmission, needs_new_log};
+
+/// How many threads apply one LeaderAndIsr's partitions at once (see
+/// [`ReplicaManager::become_leader_or_follower_all`]).
+const APPLY_THREADS: usize = 8;
+
+/// One partition's change as applied: `None` when not tried.
+type Applied = Option<Result<Arc<Partition>, PartitionError>>;
 
 /// StopReplica's leader epoch of a topic being deleted.
 const EPOCH_DURING_DELETE: i32 = -2;
@@ -102,6 +111,12 @@ impl ReplicaManager {
     /// Kafka's `becomeLeaderOrFollower` for the partitions of one LeaderAndIsr granted to this
     /// broker's registration of epoch `broker_epoch` (-1 before v2): each partition's error, in
     /// order. `controller_id` only names the request in the log.
+    ///
+    /// Each partition is checked in request order, then the changes are applied on up to eight
+    /// threads at once: a new log's `partition.metadata` and a new leader's
+    /// epoch checkpoint are each written and fsynced (file and directory) before the answer,
+    /// and syncs issued together are committed together by the file system, where one after
+    /// another each waits for its own (a controller creating thousands of partitions).
     pub async fn become_leader_or_follower_all(
         &self,
         controller_id: BrokerId,
@@ -110,30 +125,75 @@ impl ReplicaManager {
         configs: &dyn TopicConfigRepository,
     ) -> Vec<ErrorCode> {
         let mut admission = NewLogAdmission::admit(self, states);
+        let mut previous_leaders = Vec::with_capacity(states.len());
+        let mut prepared = Vec::with_capacity(states.len());
+        for state in states {
+            previous_leaders.push(
+                self.get_partition(&state.topic_partition)
+                    .map(|p| p.leader_and_isr().leader),
+            );
+            prepared.push(if admission.refuses(self, state) {
+                Err(ErrorCode::KafkaStorageError)
+            } else {
+                self.prepare_new_epoch(state, configs).await
+            });
+        }
+        let broker_epoch = (broker_epoch >= 0).then_some(broker_epoch);
+        let applied = self.apply_new_epochs(states, &prepared, broker_epoch);
+        // A full descriptor table first, so that the partitions it made the workers skip are
+        // counted as refused whatever their place in the request.
+        for result in applied.iter().flatten() {
+            if let Err(err) = result {
+                admission.record_failure(err);
+            }
+        }
         let mut change = LeadershipChange::default();
         let mut errors = Vec::with_capacity(states.len());
-        for state in states {
-            let previous_leader = self
-                .get_partition(&state.topic_partition)
-                .map(|p| p.leader_and_isr().leader);
-            let (error, changed) = if admission.refuses(self, state) {
-                (ErrorCode::KafkaStorageError, false)
-            } else {
-                self.apply_partition_state(state, broker_epoch, configs, &mut admission)
-                    .await
+        for (((state, previous_leader), prepared), applied) in states
+            .iter()
+            .zip(previous_leaders)
+            .zip(prepared)
+            .zip(applied)
+        {
+            let tp = &state.topic_partition;
+            let leadership = &state.leader_and_isr;
+            let error = match (prepared, applied) {
+                (Err(code), _) => code,
+                (Ok(_), None) => {
+                    admission.refuses(self, state);
+                    ErrorCode::KafkaStorageError
+                }
+                (Ok(log_config), Some(Ok(partition))) => {
+                    // A log opened at startup has the broker's defaults until its topic's
+                    // config is known, which is now.
+                    lock(partition.log()).update_config(log_config);
+                    tracing::info!(partition = %tp, leader = leadership.leader,
+                        leader_epoch = leadership.leader_epoch, isr = ?leadership.isr,
+                        "applied LeaderAndIsr");
+                    ErrorCode::None
+                }
+                (Ok(_), Some(Err(err))) => {
+                    if admission.is_exhaustion(&err) {
+                        // Counted in the request's one line; a line per partition would flood
+                        // the log.
+                        tracing::debug!(partition = %tp, %err, "cannot host the partition");
+                    } else {
+                        tracing::error!(partition = %tp, %err, "cannot host the partition");
+                    }
+                    err.error_code()
+                }
             };
             // Only a new leader changes leadership, as Kafka's `makeLeader`/`makeFollower`
             // report it: a new leader epoch with the same leader (the controller took a dead
             // replica out of the ISR) is no election, so a coordinator keeps its epoch and what
             // it is doing; an answer of NONE at the partition's own epoch tells nothing either.
-            let leader = state.leader_and_isr.leader;
-            if changed && previous_leader != Some(leader) {
-                let epoch = state.leader_and_isr.leader_epoch;
-                let tp = state.topic_partition.clone();
+            let leader = leadership.leader;
+            if error == ErrorCode::None && previous_leader != Some(leader) {
+                let epoch = leadership.leader_epoch;
                 if leader == self.local_broker_id {
-                    change.leaders.push((tp, epoch));
+                    change.leaders.push((tp.clone(), epoch));
                 } else {
-                    change.resigned.push((tp, Some(epoch)));
+                    change.resigned.push((tp.clone(), Some(epoch)));
                 }
             }
             errors.push(error);
@@ -141,6 +201,74 @@ impl ReplicaManager {
         admission.log_summary(controller_id, states.len());
         self.tell_listener(&change);
         errors
+    }
+
+    /// The changes of the partitions `prepared` admitted, on up to [`APPLY_THREADS`] threads;
+    /// per partition, in order: `None` when not tried (refused earlier, or a new log skipped
+    /// once the descriptor table was found full), else what applying it gave.
+    fn apply_new_epochs(
+        &self,
+        states: &[PartitionLeadership],
+        prepared: &[Result<LogConfig, ErrorCode>],
+        broker_epoch: Option<i64>,
+    ) -> Vec<Applied> {
+        let exhausted = AtomicBool::new(false);
+        let apply = |i: usize| {
+            let (state, Ok(log_config)) = (&states[i], &prepared[i]) else {
+                return None;
+            };
+            if exhausted.load(Ordering::Relaxed) && needs_new_log(self, state) {
+                return None;
+            }
+            let result = self.become_leader_or_follower_at(
+                &state.topic_partition,
+                state.topic_id.or(state.known_topic_id),
+                state.replicas.clone(),
+                state.leader_and_isr.clone(),
+                log_config.clone(),
+                broker_epoch,
+            );
+            if let Err(PartitionError::Storage(err)) = &result
+                && err.is_descriptor_exhaustion()
+            {
+                exhausted.store(true, Ordering::Relaxed);
+            }
+            Some(result)
+        };
+        let to_apply = prepared.iter().filter(|p| p.is_ok()).count();
+        let threads = APPLY_THREADS.min(to_apply);
+        if threads <= 1 {
+            return (0..states.len()).map(apply).collect();
+        }
+        // The workers start followers' fetcher tasks on the caller's runtime.
+        let runtime = tokio::runtime::Handle::try_current().ok();
+        let next = AtomicUsize::new(0);
+        let mut results: Vec<Applied> = (0..states.len()).map(|_| None).collect();
+        let done: Vec<Vec<(usize, Applied)>> = std::thread::scope(|scope| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    scope.spawn(|| {
+                        let _runtime = runtime.as_ref().map(|r| r.enter());
+                        let mut mine = Vec::new();
+                        loop {
+                            let i = next.fetch_add(1, Ordering::Relaxed);
+                            if i >= states.len() {
+                                return mine;
+                            }
+                            mine.push((i, apply(i)));
+                        }
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .map(|w| w.join().unwrap_or_default())
+                .collect()
+        });
+        for (i, result) in done.into_iter().flatten() {
+            results[i] = result;
+        }
+        results
     }
 
     /// Kafka's `stopReplicas`: each partition's error, in order.
@@ -201,33 +329,14 @@ impl ReplicaManager {
         }
     }
 
-    /// One partition of a LeaderAndIsr: the error code of its answer, and whether this broker
-    /// became its leader or follower at a new leader epoch.
-    async fn apply_partition_state(
+    /// One partition of a LeaderAndIsr checked in order (Kafka's checks, see the module doc):
+    /// the topic's log config to apply it with, or the error code of its answer (NONE for an
+    /// answer of NONE that changes no leadership).
+    async fn prepare_new_epoch(
         &self,
         state: &PartitionLeadership,
-        broker_epoch: i64,
         configs: &dyn TopicConfigRepository,
-        admission: &mut NewLogAdmission,
-    ) -> (ErrorCode, bool) {
-        match self
-            .apply_new_epoch(state, broker_epoch, configs, admission)
-            .await
-        {
-            Ok(()) => (ErrorCode::None, true),
-            Err(code) => (code, false),
-        }
-    }
-
-    /// [`ReplicaManager::apply_partition_state`]'s checks and change; `Err(NONE)` for an
-    /// answer of NONE that changed no leadership.
-    async fn apply_new_epoch(
-        &self,
-        state: &PartitionLeadership,
-        broker_epoch: i64,
-        configs: &dyn TopicConfigRepository,
-        admission: &mut NewLogAdmission,
-    ) -> Result<(), ErrorCode> {
+    ) -> Result<LogConfig, ErrorCode> {
         let tp = &state.topic_partition;
         let leadership = &state.leader_and_isr;
         let existing = self.get_partition(tp);
@@ -261,41 +370,9 @@ impl ReplicaManager {
             tracing::error!(partition = %tp, %err, "cannot host the partition");
             return Err(ErrorCode::KafkaStorageError);
         }
-        let log_config = match configs.topic_log_config(&tp.topic).await {
-            Ok(config) => config,
-            Err(code) => {
-                tracing::error!(partition = %tp, ?code, "cannot read the topic's config");
-                return Err(code);
-            }
-        };
-        match self.become_leader_or_follower_at(
-            tp,
-            state.topic_id.or(state.known_topic_id),
-            state.replicas.clone(),
-            leadership.clone(),
-            log_config.clone(),
-            (broker_epoch >= 0).then_some(broker_epoch),
-        ) {
-            Ok(partition) => {
-                // A log opened at startup has the broker's defaults until its topic's config is
-                // known, which is now.
-                lock(partition.log()).update_config(log_config);
-                tracing::info!(partition = %tp, leader = leadership.leader,
-                    leader_epoch = leadership.leader_epoch, isr = ?leadership.isr,
-                    "applied LeaderAndIsr");
-                Ok(())
-            }
-            Err(err) => {
-                if admission.record_failure(&err) {
-                    // Counted in the request's one line; a line per partition would flood the
-                    // log.
-                    tracing::debug!(partition = %tp, %err, "cannot host the partition");
-                } else {
-                    tracing::error!(partition = %tp, %err, "cannot host the partition");
-                }
-                Err(err.error_code())
-            }
-        }
+        configs.topic_log_config(&tp.topic).await.inspect_err(
+            |code| tracing::error!(partition = %tp, ?code, "cannot read the topic's config"),
+        )
     }
 
     /// A LeaderAndIsr at the partition's own leader epoch (Kafka's equal-epoch branch): it

@@ -88,6 +88,12 @@ impl NewLogAdmission {
         true
     }
 
+    /// Whether `err` is the descriptor table being full (see [`NewLogAdmission::record_failure`],
+    /// which recorded it).
+    pub(super) fn is_exhaustion(&self, err: &PartitionError) -> bool {
+        matches!(err, PartitionError::Storage(storage) if storage.is_descriptor_exhaustion())
+    }
+
     /// The request's one line about its refusals, if any.
     pub(super) fn log_summary(&self, controller_id: i32, partitions: usize) {
         if self.refused == 0 {
@@ -117,7 +123,7 @@ impl NewLogAdmission {
 
 /// Whether applying `state` would create a log here: this broker is a replica, hosts no
 /// partition for it and has no log of it.
-fn needs_new_log(rm: &ReplicaManager, state: &PartitionLeadership) -> bool {
+pub(super) fn needs_new_log(rm: &ReplicaManager, state: &PartitionLeadership) -> bool {
     let tp = &state.topic_partition;
     state.replicas.contains(&rm.local_broker_id)
         && rm.get_partition(tp).is_none()
