@@ -11,6 +11,11 @@ pub const GROUP_METADATA_TOPIC_NAME: &str = "__consumer_offsets";
 /// The transaction-state topic, internal: the transaction coordinator's log.
 pub const TRANSACTION_STATE_TOPIC_NAME: &str = "__transaction_state";
 
+/// Kafka's rack-aware replica selector (KIP-392), the one `replica.selector.class` kcli
+/// accepts besides unset (leader only).
+pub const RACK_AWARE_REPLICA_SELECTOR: &str =
+    "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+
 /// Whether Kafka treats the topic as internal (`Topic.isInternal`): only the coordinators and
 /// Kafka's admin client may append to it.
 pub fn is_internal_topic(name: &str) -> bool {

@@ -162,6 +162,9 @@ pub struct Settings {
     pub replica_fetch_wait_max_ms: i32,
     pub replica_high_watermark_checkpoint_interval_ms: i64,
     pub replica_lag_time_max_ms: i64,
+    /// `replica.selector.class` (KIP-392): empty (Kafka's `null`) keeps consumers on the
+    /// leader; else [`crate::cluster::RACK_AWARE_REPLICA_SELECTOR`], checked at start-up.
+    pub replica_selector_class: String,
     pub replica_socket_timeout_ms: i32,
     /// `request.timeout.ms`: how long the broker's own requests to other brokers (the replica
     /// fetchers') wait for an answer.
@@ -320,6 +323,7 @@ impl Default for Settings {
             replica_fetch_wait_max_ms: 500,
             replica_high_watermark_checkpoint_interval_ms: 5000,
             replica_lag_time_max_ms: 30_000,
+            replica_selector_class: String::new(),
             replica_socket_timeout_ms: 30_000,
             request_timeout_ms: 30_000,
             reserved_broker_max_id: 1000,
@@ -571,6 +575,7 @@ impl Settings {
                 self.replica_high_watermark_checkpoint_interval_ms = long(i64::MIN)?
             }
             "replica.lag.time.max.ms" => self.replica_lag_time_max_ms = long(i64::MIN)?,
+            "replica.selector.class" => self.replica_selector_class = string(value),
             "replica.socket.timeout.ms" => self.replica_socket_timeout_ms = int(i32::MIN)?,
             "request.timeout.ms" => self.request_timeout_ms = int(0)?,
             "reserved.broker.max.id" => self.reserved_broker_max_id = int(0)?,

@@ -418,6 +418,7 @@ pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
         Kind::Long,
     ),
     def("replica.lag.time.max.ms", Some("30000"), false, Kind::Long),
+    def("replica.selector.class", None, false, Kind::Str),
     def("replica.socket.timeout.ms", Some("30000"), false, Kind::Int),
     def("replication.quota.window.num", Some("11"), false, Kind::Int),
     def(

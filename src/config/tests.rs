@@ -578,3 +578,23 @@ fn a_settled_broker_id_survives_the_dynamic_layers() {
     assert_eq!(updated.broker_id, 1001);
     assert_eq!(updated.log_config().retention_ms, 1000);
 }
+
+#[test]
+fn replica_selector_class_is_unset_or_kafkas_rack_aware_selector() {
+    let c = BrokerConfig::from_sources(&[], &[], &[]).unwrap();
+    assert_eq!(c.replica_selector_class, "");
+    let rack_aware = "org.apache.kafka.common.replica.RackAwareReplicaSelector";
+    let over = pairs(&[("replica.selector.class", rack_aware)]);
+    let c = BrokerConfig::from_sources(&[], &[], &over).unwrap();
+    assert_eq!(c.replica_selector_class, rack_aware);
+    assert!(c.unknown_keys().is_empty());
+    let bad = "com.example.NearestReplicaSelector";
+    let over = pairs(&[("replica.selector.class", bad)]);
+    let err = BrokerConfig::from_sources(&[], &[], &over)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("replica.selector.class") && err.contains(bad) && err.contains(rack_aware),
+        "{err}"
+    );
+}

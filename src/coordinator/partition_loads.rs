@@ -185,7 +185,15 @@ pub(crate) fn read_partition(
             return Ok(());
         }
         let read = partition
-            .read_records(offset, -1, None, buffer_size, FetchIsolation::LogEnd, true)
+            .read_records(
+                offset,
+                -1,
+                None,
+                buffer_size,
+                FetchIsolation::LogEnd,
+                true,
+                true,
+            )
             .map_err(|e| e.to_string())?;
         let bytes = read.records.read_to_vec().map_err(|e| e.to_string())?;
         if bytes.is_empty() {

@@ -13,6 +13,8 @@
 //!   answers that the logs diverged.
 //! - `replication_quota_manager`: the leader and follower replication throttles a
 //!   reassignment sets (Kafka's `ReplicationQuotaManager`).
+//! - `replica_selector`: follower fetching (KIP-392): which replica a leader points a consumer
+//!   in another rack at (`replica.selector.class`).
 //! - `alter_partition`: the seam through which leaders propose ISR changes to the controller.
 //! - `alter_log_dirs`: moving a partition's log to another log dir while it serves.
 //! - `error`: per-partition failures, each with its Kafka error code.
@@ -34,6 +36,7 @@ pub(crate) mod partition;
 pub(crate) mod replica_fetcher;
 pub(crate) mod replica_fetcher_manager;
 pub(crate) mod replica_manager;
+pub(crate) mod replica_selector;
 pub(crate) mod replication_quota_manager;
 
 /// A range of a segment file, as fetch results carry records for `sendfile(2)`.
@@ -47,4 +50,7 @@ pub use replica_manager::{
     AppendEntry, AppendOrigin, AppendParams, DelayedFetch, DelayedProduce, FetchParams,
     FetchPartitionData, FetchPartitionInfo, FetchResult, PartitionResponse, ProduceResult,
     ReplicaManager,
+};
+pub use replica_selector::{
+    ClientMetadata, RACK_AWARE_REPLICA_SELECTOR, ReplicaEndpoint, ReplicaEndpoints, ReplicaSelector,
 };

@@ -25,8 +25,13 @@
 //! once the broker has taken the partition offline (Kafka's `HostedPartition.Offline`) every
 //! operation answers KAFKA_STORAGE_ERROR.
 //!
+//! As a follower it serves consumers that send their rack (Fetch v11+) up to its own high
+//! watermark (KIP-392); everything else a client reads is the leader's.
+//!
 //! The methods are grouped by job: `appends` (leader and follower writes, the acks=all check),
-//! `reads` (the leader's reads), `isr` (the followers' progress and the high watermark).
+//! `reads` (the leader's reads, a follower's consumer fetches), `preferred_replica` (which
+//! replica a leader points a consumer at), `isr` (the followers' progress and the high
+//! watermark).
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -55,6 +60,7 @@ use super::error::PartitionError;
 
 mod appends;
 mod isr;
+mod preferred_replica;
 mod reads;
 pub(crate) mod replica;
 
@@ -441,6 +447,17 @@ impl Partition {
     /// Checks the client's view of the leader epoch (-1: no check) and that this broker leads;
     /// returns the state it checked.
     fn leader_state(&self, current_leader_epoch: i32) -> Result<PartitionState, PartitionError> {
+        self.local_state(current_leader_epoch, true)
+    }
+
+    /// Kafka's `getLocalLog`: checks the client's view of the leader epoch (-1: no check) and,
+    /// with `require_leader`, that this broker leads; a follower's replica passes otherwise
+    /// (a consumer fetching from a follower, KIP-392). Returns the state it checked.
+    fn local_state(
+        &self,
+        current_leader_epoch: i32,
+        require_leader: bool,
+    ) -> Result<PartitionState, PartitionError> {
         if self.is_offline() {
             return Err(PartitionError::KafkaStorage {
                 topic_partition: self.topic_partition.clone(),
@@ -470,7 +487,7 @@ impl Partition {
                 });
             }
         }
-        if state.leader != self.local_broker_id {
+        if require_leader && state.leader != self.local_broker_id {
             return Err(PartitionError::NotLeaderOrFollower {
                 topic_partition: self.topic_partition.clone(),
                 broker_id: self.local_broker_id,

@@ -51,6 +51,7 @@ use super::metrics::IsrChangeMeters;
 use super::partition::{Partition, PartitionContext};
 use super::replica_fetcher::ReplicaFetcherConfig;
 use super::replica_fetcher_manager::ReplicaFetcherManager;
+use super::replica_selector::{ReplicaEndpoints, ReplicaSelector};
 use super::replication_quota_manager::ReplicationQuotas;
 
 /// The broker's hosted partitions over its log manager.
@@ -78,6 +79,9 @@ pub struct ReplicaManager {
     /// What new partitions manage their ISR with (`replica.lag.time.max.ms`, the controller
     /// channel); set before the first partition is created.
     partition_context: std::sync::Mutex<PartitionContext>,
+    /// `replica.selector.class` and where replicas are (KIP-392); `None` (Kafka's default) keeps
+    /// every consumer on the leader.
+    replica_selector: std::sync::Mutex<Option<(ReplicaSelector, Arc<dyn ReplicaEndpoints>)>>,
 }
 
 /// `replica.lag.time.max.ms`'s default (Kafka 2.5+).
@@ -127,7 +131,25 @@ impl ReplicaManager {
             }),
             time,
             leadership_listener: std::sync::Mutex::new(None),
+            replica_selector: std::sync::Mutex::new(None),
         }
+    }
+
+    /// Installs `replica.selector.class` (KIP-392): leaders point consumers that send their
+    /// rack at a follower `selector` picks, among the replicas `endpoints` knows. The
+    /// leader-only selector installs nothing.
+    pub fn set_replica_selector(
+        &self,
+        selector: ReplicaSelector,
+        endpoints: Arc<dyn ReplicaEndpoints>,
+    ) {
+        *lock(&self.replica_selector) =
+            (selector != ReplicaSelector::Leader).then_some((selector, endpoints));
+    }
+
+    /// The replica selector, when one other than the leader-only default is installed.
+    pub(crate) fn replica_selector(&self) -> Option<(ReplicaSelector, Arc<dyn ReplicaEndpoints>)> {
+        lock(&self.replica_selector).clone()
     }
 
     /// Installs how leaders propose ISR changes (the server's AlterPartition manager) and

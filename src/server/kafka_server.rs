@@ -34,6 +34,7 @@ use crate::cluster::time::{self, Time};
 use crate::config::BrokerConfig;
 use crate::metrics::MetricsSource;
 use crate::network::{BoundEndPoint, SocketServer};
+use crate::replication::ReplicaSelector;
 use crate::storage::log_manager::LogManager;
 use crate::zk::session::ZkSession;
 use crate::zk::{EmbeddedStore, WatchDispatcher, ZkClient};
@@ -162,6 +163,12 @@ impl KafkaServer {
             &mut metrics,
         );
         startup::start_isr_management(&shared, &core, &controller.to_controller);
+        // `replica.selector.class` (KIP-392), validated with the config: an unknown class never
+        // gets here. Replicas are offered where the metadata cache has them.
+        if let Some(selector) = ReplicaSelector::from_class_name(&config.replica_selector_class) {
+            core.replica_manager
+                .set_replica_selector(selector, Arc::clone(&core.metadata_cache) as _);
+        }
         let coordinators = startup::create_coordinators(
             &shared,
             &core,

@@ -269,6 +269,24 @@ impl crate::replication::alter_partition::ReplicaEligibility for MetadataCache {
     }
 }
 
+/// Kafka's `getPartitionReplicaEndpoints`, one replica at a time: where a leader may point a
+/// consumer (KIP-392) is a live broker with an endpoint on the consumer's listener.
+impl crate::replication::ReplicaEndpoints for MetadataCache {
+    fn replica_endpoint(
+        &self,
+        broker_id: BrokerId,
+        listener_name: &str,
+    ) -> Option<crate::replication::ReplicaEndpoint> {
+        let state = self.read();
+        let broker = state.brokers.get(&broker_id)?;
+        broker
+            .endpoint(listener_name)
+            .map(|_| crate::replication::ReplicaEndpoint {
+                rack: broker.rack.clone(),
+            })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -40,6 +40,8 @@ pub struct Launch {
     /// A network namespace to run in (`ip netns exec`) and its address, which the broker listens
     /// on; 127.0.0.1 in the test's own namespace when `None`.
     pub netns: Option<(String, Ipv4Addr)>,
+    /// Overrides of this broker's own, after the shared ones (`broker.rack`, say).
+    pub overrides: Vec<(String, String)>,
 }
 
 /// A `kcli serve` process; killed (SIGKILL) on drop if still running, and its stderr printed
@@ -71,7 +73,11 @@ impl TestBroker {
             port: 0,
             port2: 0,
             dir: tempfile::tempdir().unwrap(),
-            overrides: overrides.iter().map(|(k, v)| format!("{k}={v}")).collect(),
+            overrides: overrides
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .chain(launch.overrides.iter().map(|(k, v)| format!("{k}={v}")))
+                .collect(),
             logs: Vec::new(),
             launch,
         };

@@ -142,6 +142,7 @@ impl Settings {
             );
         }
         self.validate_authorizer()?;
+        self.validate_replica_selector()?;
         self.validate_inter_broker_listener()?;
         validate_sasl(
             &self.sasl,
@@ -172,6 +173,23 @@ impl Settings {
                 value: users.to_string(),
                 reason: format!(
                     "expected a string in format principalType:principalName but got {bad}"
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// `replica.selector.class`: Kafka instantiates the class at start-up and fails on one it
+    /// cannot load; kcli has only Kafka's rack-aware selector (empty: the leader-only default).
+    fn validate_replica_selector(&self) -> Result<(), ConfigError> {
+        let class = self.replica_selector_class.trim();
+        if !class.is_empty() && class != crate::cluster::RACK_AWARE_REPLICA_SELECTOR {
+            return Err(ConfigError::InvalidValue {
+                key: "replica.selector.class".to_string(),
+                value: class.to_string(),
+                reason: format!(
+                    "kcli's only replica selector is {} (unset: consumers fetch from the leader)",
+                    crate::cluster::RACK_AWARE_REPLICA_SELECTOR
                 ),
             });
         }

@@ -80,7 +80,8 @@ impl PartitionState {
 
 impl Partition {
     /// Kafka's `updateFollowerFetchState`: a follower fetched from `fetch_offset`, its log end,
-    /// when this leader's log end was `leader_end_offset`. The follower may join the ISR, and
+    /// when this leader's log end was `leader_end_offset`; its log starts at
+    /// `follower_log_start_offset`. The follower may join the ISR, and
     /// the high watermark may move; when it does, parked acks=all produces re-check. A replica
     /// not assigned to the partition is NOT_LEADER_OR_FOLLOWER, as Kafka refuses to record it.
     pub fn update_follower_fetch_state(
@@ -88,6 +89,7 @@ impl Partition {
         follower_id: BrokerId,
         fetch_offset: i64,
         leader_end_offset: i64,
+        follower_log_start_offset: i64,
     ) -> Result<(), PartitionError> {
         let now_ms = self.partition_context.time.milliseconds();
         let (moved, expand) = {
@@ -98,7 +100,12 @@ impl Partition {
                     broker_id: self.local_broker_id,
                 });
             };
-            replica.update_fetch_state(fetch_offset, now_ms, leader_end_offset);
+            replica.update_fetch_state(
+                fetch_offset,
+                now_ms,
+                leader_end_offset,
+                follower_log_start_offset,
+            );
             let mut log = lock(&self.log);
             let expand = self.prepare_isr_expand(&log, &mut state, follower_id);
             let moved = self.maybe_increment_leader_hw_locked(&mut log, &state, now_ms);

@@ -1,6 +1,8 @@
 //! The read side of a [`Partition`] on its leader: fetches (with the diverging-epoch check of
 //! truncation on fetch), ListOffsets, DeleteRecords and OffsetForLeaderEpoch, each checked
-//! against the leader epoch the client last saw.
+//! against the leader epoch the client last saw. Only a consumer's fetch with client metadata
+//! (KIP-392) is also served by a follower; ListOffsets and OffsetForLeaderEpoch stay on the
+//! leader, as in Kafka.
 
 use crate::cluster::BrokerId;
 use crate::cluster::sync::lock;
@@ -17,7 +19,10 @@ use crate::replication::error::PartitionError;
 
 impl Partition {
     /// Kafka's `readRecords` for a consumer (up to the high watermark) or a follower (up to the
-    /// log end).
+    /// log end). With `fetch_only_leader` off (a consumer that sent client metadata, Fetch
+    /// v11+) a follower's replica serves the read too, up to its own high watermark: an offset
+    /// between it and the log end reads nothing, one past the log end is OFFSET_OUT_OF_RANGE,
+    /// as from Kafka's `UnifiedLog.read`.
     ///
     /// With a `last_fetched_epoch` (Fetch v12+: the epoch of the last batch the fetcher holds),
     /// the fetcher's log is first checked against this leader's epochs: when this leader's end
@@ -25,6 +30,8 @@ impl Partition {
     /// read and the answer carries the [`EpochEndOffset`] the fetcher truncates to. An epoch
     /// this leader cannot place, or a fetch offset below the log start, is OFFSET_OUT_OF_RANGE
     /// (the fetcher then resets with ListOffsets).
+    // Kafka's `readRecords` parameters, one for one.
+    #[allow(clippy::too_many_arguments)]
     pub fn read_records(
         &self,
         fetch_offset: i64,
@@ -33,8 +40,9 @@ impl Partition {
         max_bytes: usize,
         isolation: FetchIsolation,
         min_one_message: bool,
+        fetch_only_leader: bool,
     ) -> Result<LogReadResult, PartitionError> {
-        self.leader_state(current_leader_epoch)?;
+        self.local_state(current_leader_epoch, fetch_only_leader)?;
         let log = lock(&self.log);
         if let Some(epoch) = last_fetched_epoch
             && let Some(diverging) = self.diverging_epoch(&log, fetch_offset, epoch)?

@@ -23,6 +23,9 @@ pub(crate) struct Replica {
     pub last_caught_up_time_ms: i64,
     /// The follower's broker epoch, as its fetches (v15+) report it; -1 when not known.
     pub broker_epoch: i64,
+    /// The follower's log start, as its last fetch reported it ([`UNKNOWN_OFFSET`] before
+    /// one): a consumer is only pointed at a follower that still has the fetch offset.
+    pub log_start_offset: i64,
 }
 
 impl Replica {
@@ -35,11 +38,13 @@ impl Replica {
             last_fetch_time_ms: 0,
             last_caught_up_time_ms: if in_sync { now_ms } else { 0 },
             broker_epoch: -1,
+            log_start_offset: UNKNOWN_OFFSET,
         }
     }
 
-    /// Kafka's `updateFetchStateOrThrow`: a fetch from `fetch_offset` at `fetch_time_ms`, when
-    /// the leader's log end was `leader_end_offset`. The follower counts as caught up at this
+    /// Kafka's `updateFetchStateOrThrow`: a fetch from `fetch_offset` by a follower whose log
+    /// starts at `log_start_offset`, at `fetch_time_ms`, when the leader's log end was
+    /// `leader_end_offset`. The follower counts as caught up at this
     /// fetch when it asked for the leader's end, and as of its previous fetch when it asked for
     /// at least the leader's end at that time (it had everything the leader had then).
     pub(crate) fn update_fetch_state(
@@ -47,6 +52,7 @@ impl Replica {
         fetch_offset: i64,
         fetch_time_ms: i64,
         leader_end_offset: i64,
+        log_start_offset: i64,
     ) {
         if fetch_offset >= leader_end_offset {
             self.last_caught_up_time_ms = self.last_caught_up_time_ms.max(fetch_time_ms);
@@ -54,6 +60,7 @@ impl Replica {
             self.last_caught_up_time_ms = self.last_caught_up_time_ms.max(self.last_fetch_time_ms);
         }
         self.log_end_offset = fetch_offset;
+        self.log_start_offset = log_start_offset;
         self.last_fetch_leader_log_end_offset = leader_end_offset;
         self.last_fetch_time_ms = fetch_time_ms;
     }
@@ -99,27 +106,27 @@ mod tests {
         let mut r = Replica::new(2, 0, false);
         assert!(!r.is_caught_up(10, 40_000, 30_000));
         // Behind the leader's end (10) at t=1000: not caught up at this fetch.
-        r.update_fetch_state(5, 1_000, 10);
+        r.update_fetch_state(5, 1_000, 10, 0);
         assert_eq!(r.last_caught_up_time_ms, 0);
         // Asks for 10, the leader's end at the previous fetch, while the leader is at 12 now:
         // caught up as of the previous fetch (t=1000).
-        r.update_fetch_state(10, 2_000, 12);
+        r.update_fetch_state(10, 2_000, 12, 0);
         assert_eq!(r.last_caught_up_time_ms, 1_000);
         // At the leader's end: caught up now.
-        r.update_fetch_state(12, 3_000, 12);
+        r.update_fetch_state(12, 3_000, 12, 0);
         assert_eq!(r.last_caught_up_time_ms, 3_000);
         assert!(r.is_caught_up(12, 100_000, 30_000), "at the leader's end");
         assert!(r.is_caught_up(20, 33_000, 30_000), "within the lag");
         assert!(!r.is_caught_up(20, 33_001, 30_000), "past the lag");
         // Falling behind never moves the time back.
-        r.update_fetch_state(11, 4_000, 20);
+        r.update_fetch_state(11, 4_000, 20, 0);
         assert_eq!(r.last_caught_up_time_ms, 3_000);
     }
 
     #[test]
     fn reset_forgets_the_fetch_for_a_new_leader_and_keeps_it_for_a_reelected_one() {
         let mut r = Replica::new(2, 0, false);
-        r.update_fetch_state(7, 1_000, 7);
+        r.update_fetch_state(7, 1_000, 7, 0);
         let mut reelected = r;
         reelected.reset(5_000, 9, false, true);
         assert_eq!(reelected.log_end_offset, 7);

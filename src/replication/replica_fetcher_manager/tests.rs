@@ -141,6 +141,7 @@ impl FakeLeader {
             isolation_level: 0,
             min_one_message: true,
             whole_batches: false,
+            client_metadata: None,
         };
         let infos = partitions
             .iter()
@@ -149,6 +150,7 @@ impl FakeLeader {
                 fetch_offset: p.fetch_offset,
                 current_leader_epoch: p.current_leader_epoch,
                 last_fetched_epoch: p.last_fetched_epoch,
+                log_start_offset: -1,
                 partition_max_bytes: 1 << 20,
             })
             .collect();
@@ -340,14 +342,14 @@ fn the_leaders_high_watermark_is_the_smallest_log_end_of_the_isr() {
         "follower 1 has not fetched"
     );
     // Follower 2 is outside the ISR: it does not hold the high watermark back, nor move it.
-    leader.update_follower_fetch_state(2, 0, 4).unwrap();
+    leader.update_follower_fetch_state(2, 0, 4, 0).unwrap();
     assert_eq!(leader.offsets().high_watermark, 0);
-    leader.update_follower_fetch_state(1, 3, 4).unwrap();
+    leader.update_follower_fetch_state(1, 3, 4, 0).unwrap();
     assert_eq!(leader.offsets().high_watermark, 3);
-    leader.update_follower_fetch_state(1, 4, 4).unwrap();
+    leader.update_follower_fetch_state(1, 4, 4, 0).unwrap();
     assert_eq!(leader.offsets().high_watermark, 4);
     // A replica not assigned is refused.
-    let refused = leader.update_follower_fetch_state(5, 4, 4).unwrap_err();
+    let refused = leader.update_follower_fetch_state(5, 4, 4, 0).unwrap_err();
     assert_eq!(refused.error_code(), ErrorCode::NotLeaderOrFollower);
     // Re-elected at a new epoch: the followers' positions are kept.
     leader.update_leader_and_isr(vec![0, 1, 2], leadership(0, 2, vec![0, 1]));

@@ -34,13 +34,14 @@ use crate::storage::transaction_index::AbortedTxn;
 
 use super::super::delayed::{PartitionWatch, PurgatorySize};
 use super::super::partition::{EpochEndOffset, Partition};
+use super::super::replica_selector::{ClientMetadata, ReplicaEndpoints, ReplicaSelector};
 use super::super::replication_quota_manager::{
     ReplicationQuotaManager, throttled_replicas_include,
 };
 use super::ReplicaManager;
 
 /// The request-level parameters of a fetch (Kafka's `FetchParams`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FetchParams {
     /// -1 for a consumer; a broker id for a follower, which reads to the log end.
     pub replica_id: i32,
@@ -57,6 +58,10 @@ pub struct FetchParams {
     /// (a consumer paced by its fetch quota, which pays for every byte sent: a partial batch it
     /// would discard and fetch again would cost it a large share of a small quota).
     pub whole_batches: bool,
+    /// Fetch v11+ (Kafka's `clientMetadata`): the consumer's rack and listener. A consumer
+    /// that sends it may read from a follower, and its leader may point it at one
+    /// (KIP-392); without it a consumer reads from the leader only.
+    pub client_metadata: Option<ClientMetadata>,
 }
 
 impl FetchParams {
@@ -71,6 +76,11 @@ impl FetchParams {
             FetchIsolation::HighWatermark
         }
     }
+
+    /// Kafka's `fetchOnlyLeader`: a follower's fetch, or a consumer's before v11.
+    fn fetch_only_leader(&self) -> bool {
+        self.replica_id >= 0 || self.client_metadata.is_none()
+    }
 }
 
 /// One partition to read (Kafka's `FetchRequest.PartitionData`).
@@ -83,6 +93,8 @@ pub struct FetchPartitionInfo {
     /// The epoch of the last batch the fetcher holds (Fetch v12+; `None` when it sent -1): the
     /// leader checks the fetcher's log against its own epochs.
     pub last_fetched_epoch: Option<i32>,
+    /// The fetcher's log start (a follower's; -1 from a consumer).
+    pub log_start_offset: i64,
     pub partition_max_bytes: i32,
 }
 
@@ -100,6 +112,8 @@ pub struct FetchPartitionData {
     pub diverging_epoch: Option<EpochEndOffset>,
     /// A read_committed read's aborted transactions.
     pub aborted_transactions: Option<Vec<AbortedTxn>>,
+    /// The follower this leader points the consumer at (KIP-392); then there are no records.
+    pub preferred_read_replica: Option<BrokerId>,
 }
 
 impl FetchPartitionData {
@@ -112,6 +126,7 @@ impl FetchPartitionData {
             records: None,
             diverging_epoch: None,
             aborted_transactions: None,
+            preferred_read_replica: None,
         }
     }
 
@@ -149,6 +164,11 @@ struct FetchPlan {
     /// A follower's fetch: the leader's replication throttle, this broker's id (which the
     /// throttled-replica lists name) and the throttle's clock. `None` for a consumer.
     leader_throttle: Option<LeaderThrottle>,
+    /// A consumer's fetch with client metadata on a broker with a replica selector: the
+    /// selector and where replicas are. `None` otherwise (no preferred read replica).
+    selector: Option<(ReplicaSelector, Arc<dyn ReplicaEndpoints>)>,
+    /// The clock the followers' last caught-up times are on.
+    time: Arc<dyn Time>,
 }
 
 /// What a leader needs to throttle a follower's fetch (see [`FetchPlan::read`]).
@@ -165,6 +185,8 @@ struct Read {
     bytes: usize,
     has_error: bool,
     has_diverging_epoch: bool,
+    /// A partition's leader pointed the consumer at a follower: answered at once, as Kafka.
+    has_preferred_read_replica: bool,
     /// When the leader's replication throttle, which held records back, is within its rate
     /// again: a waiting fetch reads again then rather than at `max_wait_ms`.
     throttled_until: Option<Instant>,
@@ -172,8 +194,9 @@ struct Read {
 
 impl ReplicaManager {
     /// Kafka's `fetchMessages`: reads every partition in order; answers now when `max_wait_ms`
-    /// is 0, there is nothing to read, a read failed, a partition diverged or `min_bytes` are
-    /// available, and otherwise waits (the caller awaits [`DelayedFetch::complete`]).
+    /// is 0, there is nothing to read, a read failed, a partition diverged, a partition has a
+    /// preferred read replica or `min_bytes` are available, and otherwise waits (the caller
+    /// awaits [`DelayedFetch::complete`]).
     pub fn fetch_messages(
         &self,
         params: FetchParams,
@@ -193,17 +216,26 @@ impl ReplicaManager {
             local_broker_id: self.local_broker_id(),
             time: Arc::clone(self.time()),
         });
+        let selector = if params.replica_id < 0 && params.client_metadata.is_some() {
+            self.replica_selector()
+        } else {
+            None
+        };
+        let max_wait_ms = params.max_wait_ms;
+        let min_bytes = usize::try_from(params.min_bytes).unwrap_or(0);
         let plan = FetchPlan {
             params,
             partitions,
             leader_throttle,
+            selector,
+            time: Arc::clone(self.time()),
         };
         let read = plan.read();
-        let min_bytes = usize::try_from(params.min_bytes).unwrap_or(0);
-        if params.max_wait_ms <= 0
+        if max_wait_ms <= 0
             || plan.partitions.is_empty()
             || read.has_error
             || read.has_diverging_epoch
+            || read.has_preferred_read_replica
             || read.bytes >= min_bytes
         {
             return FetchResult::Ready(plan.answer(read));
@@ -211,7 +243,7 @@ impl ReplicaManager {
         FetchResult::Delayed(DelayedFetch {
             plan,
             deadline: Instant::now()
-                + Duration::from_millis(u64::try_from(params.max_wait_ms).unwrap_or(0)),
+                + Duration::from_millis(u64::try_from(max_wait_ms).unwrap_or(0)),
             shutting_down: self.shutting_down().clone(),
             purgatory: Arc::clone(&self.fetch_purgatory),
         })
@@ -227,7 +259,11 @@ impl DelayedFetch {
         loop {
             let watch = PartitionWatch::register(&self.purgatory, self.plan.hosted());
             let read = self.plan.read();
-            if read.bytes >= min_bytes || read.has_error || read.has_diverging_epoch {
+            if read.bytes >= min_bytes
+                || read.has_error
+                || read.has_diverging_epoch
+                || read.has_preferred_read_replica
+            {
                 return self.plan.answer(read);
             }
             let wake = read
@@ -309,8 +345,18 @@ impl FetchPlan {
         let mut bytes = 0usize;
         let mut has_error = false;
         let mut has_diverging_epoch = false;
+        let mut has_preferred_read_replica = false;
         let mut data = Vec::with_capacity(self.partitions.len());
         for (info, partition) in &self.partitions {
+            if let Some(preferred) = partition
+                .as_ref()
+                .ok()
+                .and_then(|p| self.preferred_read_replica(p, info))
+            {
+                has_preferred_read_replica = true;
+                data.push(preferred);
+                continue;
+            }
             let max = usize::try_from(info.partition_max_bytes)
                 .unwrap_or(0)
                 .min(limit);
@@ -330,6 +376,7 @@ impl FetchPlan {
                             max,
                             self.params.isolation(),
                             min_one_message,
+                            self.params.fetch_only_leader(),
                         )
                     })
                     .and_then(|read| {
@@ -342,6 +389,7 @@ impl FetchPlan {
                                 self.params.replica_id,
                                 info.fetch_offset,
                                 read.offsets.log_end_offset,
+                                info.log_start_offset,
                             )?;
                         }
                         Ok(read)
@@ -386,6 +434,7 @@ impl FetchPlan {
                         records: (size > 0).then_some(result.records),
                         diverging_epoch: result.diverging_epoch,
                         aborted_transactions: result.aborted_transactions,
+                        preferred_read_replica: None,
                     });
                 }
                 Err(code) => {
@@ -408,8 +457,44 @@ impl FetchPlan {
             bytes,
             has_error,
             has_diverging_epoch,
+            has_preferred_read_replica,
             throttled_until,
         }
+    }
+
+    /// Kafka's `readFromLog` with a preferred read replica: when this leader points the
+    /// consumer at a follower, the answer carries the partition's offsets and no records.
+    /// An epoch the consumer has wrong is answered as an error; a partition this broker does
+    /// not lead has no preferred read replica (and is read as usual).
+    fn preferred_read_replica(
+        &self,
+        partition: &Partition,
+        info: &FetchPartitionInfo,
+    ) -> Option<FetchPartitionData> {
+        let (selector, endpoints) = self.selector.as_ref()?;
+        let client = self.params.client_metadata.as_ref()?;
+        let preferred = partition.find_preferred_read_replica(
+            *selector,
+            client,
+            endpoints.as_ref(),
+            info.fetch_offset,
+            self.time.milliseconds(),
+        )?;
+        Some(
+            match partition.fetch_offset_snapshot(info.current_leader_epoch) {
+                Ok(o) => FetchPartitionData {
+                    error_code: ErrorCode::None,
+                    high_watermark: o.high_watermark,
+                    last_stable_offset: o.last_stable_offset,
+                    log_start_offset: o.log_start_offset,
+                    records: None,
+                    diverging_epoch: None,
+                    aborted_transactions: None,
+                    preferred_read_replica: Some(preferred),
+                },
+                Err(e) => FetchPartitionData::error(e.error_code()),
+            },
+        )
     }
 }
 

@@ -171,7 +171,7 @@ async fn below_the_effective_min_isr_after_the_append_the_wait_fails() {
     // Before the wait checks again, the follower fetches past the append (the high watermark
     // passes it) and then the ISR shrinks to the leader: one replica in sync is below
     // min.insync.replicas=2, so the append is not acknowledged.
-    partition.update_follower_fetch_state(1, 1, 1).unwrap();
+    partition.update_follower_fetch_state(1, 1, 1, 0).unwrap();
     assert_eq!(partition.offsets().high_watermark, 1);
     partition.update_leader_and_isr(vec![0, 1], leadership(0, 0, vec![0]));
     let answers = tokio::time::timeout(BOUND, wait.complete()).await.unwrap();
@@ -239,12 +239,14 @@ fn consumer_fetch(max_wait_ms: i32, min_bytes: i32) -> (FetchParams, Vec<FetchPa
         isolation_level: 0,
         min_one_message: true,
         whole_batches: false,
+        client_metadata: None,
     };
     let info = FetchPartitionInfo {
         topic_partition: tp(),
         fetch_offset: 0,
         current_leader_epoch: -1,
         last_fetched_epoch: None,
+        log_start_offset: -1,
         partition_max_bytes: 1 << 20,
     };
     (params, vec![info])
@@ -263,7 +265,7 @@ fn a_follower_refuses_produce_and_consumer_fetch_and_an_unhosted_partition_is_un
     let (params, infos) = consumer_fetch(500, 1);
     let answers = ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     assert_eq!(answers[0].error_code, ErrorCode::UnknownTopicOrPartition);
-    let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
+    let reads = fetched(f.rm.fetch_messages(params.clone(), infos.clone()));
     assert_eq!(reads[0].error_code, ErrorCode::UnknownTopicOrPartition);
 
     host(&f, vec![0, 1], leadership(1, 2, vec![1, 0]), 1);
@@ -313,7 +315,7 @@ fn consumers_read_below_the_high_watermark_and_followers_to_the_log_end() {
     host(&f, vec![0, 1], leadership(0, 0, vec![0, 1]), 1);
     ready(f.rm.append_records(AppendParams::client(1_000, 1), entry()));
     let (params, infos) = consumer_fetch(0, 1);
-    let reads = fetched(f.rm.fetch_messages(params, infos.clone()));
+    let reads = fetched(f.rm.fetch_messages(params.clone(), infos.clone()));
     assert_eq!(reads[0].high_watermark, 0);
     assert!(
         reads[0].records.is_none(),

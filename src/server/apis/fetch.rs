@@ -17,6 +17,10 @@
 //! diverged from this leader's log is answered with no records and `DivergingEpoch` (tagged
 //! field 0, v12+), where the fetcher truncates.
 //!
+//! From v11 the request carries the consumer's rack: a leader with `replica.selector.class`
+//! may answer a partition with `PreferredReadReplica` and no records, and a follower serves
+//! such a consumer up to its high watermark (KIP-392; see `replication::replica_selector`).
+//!
 //! A long poll waits on the connection's task. A partition this broker does not host answers
 //! NOT_LEADER_OR_FOLLOWER when the metadata cache knows it, else UNKNOWN_TOPIC_OR_PARTITION; a
 //! topic id the cache does not know answers UNKNOWN_TOPIC_ID.
@@ -39,7 +43,8 @@ use crate::protocol::messages::fetch_response::{
 use crate::protocol::record::batch::count_records;
 use crate::protocol::record::down_convert::batches_to_message_set;
 use crate::replication::{
-    FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice, ReplicaManager,
+    ClientMetadata, FetchParams, FetchPartitionData, FetchPartitionInfo, FetchResult, FileSlice,
+    ReplicaManager,
 };
 
 use crate::security::acl::{AclOperation, ResourceType};
@@ -133,6 +138,7 @@ pub(crate) async fn handle(
                             // Kafka's `optionalEpoch`: -1 (and below v12, always -1) is none.
                             last_fetched_epoch: (p.last_fetched_epoch >= 0)
                                 .then_some(p.last_fetched_epoch),
+                            log_start_offset: p.log_start_offset,
                             partition_max_bytes: p.partition_max_bytes,
                         });
                         Slot::Read(partitions.len() - 1, tp)
@@ -169,6 +175,11 @@ pub(crate) async fn handle(
         isolation_level: request.isolation_level,
         min_one_message: version > 2,
         whole_batches: quota_max_bytes < i32::MAX,
+        // Kafka's `clientMetadata`, from v11 (where `rack_id` exists) for every fetcher.
+        client_metadata: (version >= 11).then(|| ClientMetadata {
+            rack_id: request.rack_id.to_string_lossy().into_owned(),
+            listener_name: ctx.listener_name.to_string(),
+        }),
     };
     match apis.replica_manager.fetch_messages(params, partitions) {
         FetchResult::Ready(reads) => respond(
@@ -251,6 +262,10 @@ fn build(
             data.high_watermark = read.high_watermark;
             data.last_stable_offset = read.last_stable_offset;
             data.log_start_offset = read.log_start_offset;
+            // Only a consumer's v11+ fetch gets one, so the field exists.
+            if let Some(replica) = read.preferred_read_replica {
+                data.preferred_read_replica = replica;
+            }
             // Only asked for at v12+, so only answered where the field exists.
             if let Some(diverging) = read.diverging_epoch {
                 data.diverging_epoch = EpochEndOffset {

@@ -14,7 +14,9 @@
 //! across brokers, their markers and aborts replicated ([`transactions`]); a Kafka Streams
 //! application with exactly_once_v2 counting exactly once through the kill -9 of one of its
 //! instances and of a transaction coordinator ([`streams_eos`]); Kafka's transactional copier
-//! test, exactly once through kill -9 of the copiers and of the brokers ([`copier`]). The load
+//! test, exactly once through kill -9 of the copiers and of the brokers ([`copier`]); consumers
+//! reading from the follower in their rack, and from the leader once it dies
+//! ([`follower_fetch`]). The load
 //! and its check are in `support::produce_load`.
 
 mod coordinator;
@@ -22,6 +24,7 @@ mod copier;
 mod dashboards;
 mod durability;
 mod failover;
+pub(crate) mod follower_fetch;
 mod isr;
 mod leadership;
 pub(crate) mod log_dirs;

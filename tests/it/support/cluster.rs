@@ -23,6 +23,8 @@ use super::zk_ensemble::{ClusterZk, ZkEnsemble};
 use super::zookeeper::ZkServer;
 use crate::serve_support::{KafkaConn, Launch, TestBroker};
 
+mod racks;
+
 /// The brokers' `zookeeper.session.timeout.ms`.
 pub const SESSION_TIMEOUT: Duration = Duration::from_secs(6);
 

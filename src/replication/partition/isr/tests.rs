@@ -152,8 +152,8 @@ fn a_follower_behind_for_longer_than_the_lag_is_proposed_out_and_counted_until_c
     let f = fixture();
     let p = host(&f, leadership(3, vec![0, 1, 2], 5), 1);
     produce(&f, 4);
-    p.update_follower_fetch_state(1, 4, 4).unwrap();
-    p.update_follower_fetch_state(2, 2, 4).unwrap();
+    p.update_follower_fetch_state(1, 4, 4, 0).unwrap();
+    p.update_follower_fetch_state(2, 2, 4, 0).unwrap();
     // Within the lag nobody leaves.
     f.time.sleep(LAG_MS);
     p.maybe_shrink_isr();
@@ -200,11 +200,11 @@ fn a_follower_at_the_high_watermark_and_the_epochs_start_is_proposed_in() {
     produce_before_leading(&f);
     let p = host(&f, leadership(1, vec![0, 1], 0), 1);
     // The epoch started at offset 2 (the log end when this broker took it).
-    p.update_follower_fetch_state(1, 2, 2).unwrap();
+    p.update_follower_fetch_state(1, 2, 2, 0).unwrap();
     assert_eq!(p.offsets().high_watermark, 2);
-    p.update_follower_fetch_state(2, 1, 2).unwrap();
+    p.update_follower_fetch_state(2, 1, 2, 0).unwrap();
     assert_eq!(f.manager.count(), 0, "below the high watermark");
-    p.update_follower_fetch_state(2, 2, 2).unwrap();
+    p.update_follower_fetch_state(2, 2, 2, 0).unwrap();
     assert_eq!(f.manager.count(), 1);
     assert_eq!(f.manager.last().leader_and_isr.isr, vec![0, 1, 2]);
     // While it is in flight, the new member counts: the high watermark waits for it too.
@@ -215,7 +215,7 @@ fn a_follower_at_the_high_watermark_and_the_epochs_start_is_proposed_in() {
     assert_eq!(isr_counts(&f), (0, 0, 1), "a refusal is a failed update");
     assert_eq!(p.maximal_isr(), vec![0, 1]);
     assert!(!p.is_isr_change_in_flight());
-    p.update_follower_fetch_state(2, 2, 2).unwrap();
+    p.update_follower_fetch_state(2, 2, 2, 0).unwrap();
     assert_eq!(f.manager.count(), 2);
     let sent = f.manager.last().leader_and_isr;
     f.manager.answer_last(Ok(LeaderAndIsr {
@@ -293,7 +293,7 @@ fn the_high_watermark_stays_while_the_isr_is_under_the_min_isr() {
     produce(&f, 3);
     assert_eq!(p.offsets().high_watermark, 0, "one in sync, min ISR 2");
     // A caught-up follower outside the ISR does not lift it either: the ISR must grow.
-    p.update_follower_fetch_state(1, 3, 3).unwrap();
+    p.update_follower_fetch_state(1, 3, 3, 0).unwrap();
     assert_eq!(p.offsets().high_watermark, 0);
     let item = f.manager.last();
     assert_eq!(item.leader_and_isr.isr, vec![0, 1]);
@@ -309,27 +309,27 @@ fn a_dead_follower_neither_joins_the_isr_nor_holds_the_high_watermark_outside_it
     let f = fixture();
     let p = host(&f, leadership(1, vec![0, 1], 0), 1);
     produce(&f, 3);
-    p.update_follower_fetch_state(1, 3, 3).unwrap();
+    p.update_follower_fetch_state(1, 3, 3, 0).unwrap();
     // Follower 2, outside the ISR, caught up a moment ago at offset 2 (it asked for the
     // leader's end as of its previous fetch), then its broker died.
-    p.update_follower_fetch_state(2, 0, 2).unwrap();
-    p.update_follower_fetch_state(2, 2, 3).unwrap();
+    p.update_follower_fetch_state(2, 0, 2, 0).unwrap();
+    p.update_follower_fetch_state(2, 2, 3, 0).unwrap();
     assert_eq!(f.manager.count(), 0, "2 is below the high watermark");
     produce(&f, 1);
-    p.update_follower_fetch_state(1, 4, 4).unwrap();
+    p.update_follower_fetch_state(1, 4, 4, 0).unwrap();
     assert_eq!(
         p.offsets().high_watermark,
         3,
         "alive and caught up within the lag at 2: the high watermark waits for it below 4"
     );
     lock(&f.dead.0).push(2);
-    p.update_follower_fetch_state(1, 4, 4).unwrap();
+    p.update_follower_fetch_state(1, 4, 4, 0).unwrap();
     assert_eq!(
         p.offsets().high_watermark,
         4,
         "a dead broker holds nothing back"
     );
     // Nor is it proposed into the ISR when a last fetch of it lands at the high watermark.
-    p.update_follower_fetch_state(2, 4, 4).unwrap();
+    p.update_follower_fetch_state(2, 4, 4, 0).unwrap();
     assert_eq!(f.manager.count(), 0);
 }

@@ -87,6 +87,7 @@ fn check(
         1 << 20,
         FetchIsolation::LogEnd,
         true,
+        true,
     )
     .map(|read| {
         if read.diverging_epoch.is_some() {
@@ -121,7 +122,7 @@ fn a_fetch_whose_last_epoch_ends_at_or_past_its_offset_reads_on() {
     assert_eq!(check(&l.partition, 6, None), Ok(None), "no epoch: no check");
     let read = l
         .partition
-        .read_records(4, 3, Some(1), 1 << 20, FetchIsolation::LogEnd, true)
+        .read_records(4, 3, Some(1), 1 << 20, FetchIsolation::LogEnd, true, true)
         .unwrap();
     assert!(read.records.size > 0, "the records of epoch 3 are read");
 }
@@ -168,12 +169,14 @@ fn follower_fetch(
         isolation_level: 0,
         min_one_message: true,
         whole_batches: false,
+        client_metadata: None,
     };
     let info = FetchPartitionInfo {
         topic_partition: tp(),
         fetch_offset,
         current_leader_epoch: 3,
         last_fetched_epoch,
+        log_start_offset: -1,
         partition_max_bytes: 1 << 20,
     };
     (params, vec![info])

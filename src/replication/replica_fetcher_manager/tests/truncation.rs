@@ -91,7 +91,7 @@ async fn becoming_follower_leaves_a_log_with_epochs_to_the_fetch() {
     for seed in 0..5 {
         produce_now(&b0, batch(1, seed));
     }
-    partition.update_follower_fetch_state(1, 2, 5).unwrap();
+    partition.update_follower_fetch_state(1, 2, 5, 0).unwrap();
     assert_eq!(partition.offsets().high_watermark, 2);
     host(&b0, vec![0, 1], leadership(1, 2, vec![0, 1]));
     assert_eq!(
