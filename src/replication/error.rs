@@ -52,6 +52,18 @@ pub enum PartitionError {
     /// An offset asked for outside what the log holds.
     #[error("{0}")]
     OffsetOutOfRange(String),
+    /// A new leader's high watermark still lags the start of its epoch, so a client's
+    /// ListOffsets for the latest offset cannot be answered yet (Kafka's OFFSET_NOT_AVAILABLE).
+    #[error(
+        "failed to fetch offsets for {topic_partition}: its high watermark ({high_watermark}) \
+         is lagging behind the start offset of leader epoch {leader_epoch} ({epoch_start})"
+    )]
+    OffsetNotAvailable {
+        topic_partition: TopicPartition,
+        leader_epoch: i32,
+        high_watermark: i64,
+        epoch_start: i64,
+    },
     /// The partition's log dir failed; it is offline.
     #[error("the log dir of {topic_partition} is offline")]
     KafkaStorage { topic_partition: TopicPartition },
@@ -71,6 +83,7 @@ impl PartitionError {
             PartitionError::NotEnoughReplicas { .. } => ErrorCode::NotEnoughReplicas,
             PartitionError::PolicyViolation(_) => ErrorCode::PolicyViolation,
             PartitionError::OffsetOutOfRange(_) => ErrorCode::OffsetOutOfRange,
+            PartitionError::OffsetNotAvailable { .. } => ErrorCode::OffsetNotAvailable,
             PartitionError::KafkaStorage { .. } => ErrorCode::KafkaStorageError,
             PartitionError::Storage(e) => storage_error_code(e),
         }

@@ -136,35 +136,56 @@ impl Partition {
         Ok(())
     }
 
-    /// ListOffsets on the leader. Consumers see the high watermark (read_committed: the last
-    /// stable offset) as the latest offset and never an offset above it.
+    /// ListOffsets on the leader. A client's request (`isolation` set) sees the high watermark
+    /// (read_committed: the last stable offset) as the latest offset and never an offset above
+    /// it; a replica's (`None`) sees the log end. While a new leader's high watermark lags the
+    /// start of its epoch, a client's request for the latest offset, or for a timestamp found
+    /// at or past the last fetchable offset, is OFFSET_NOT_AVAILABLE (Kafka's
+    /// `fetchOffsetForTimestamp`): what the previous leader acknowledged may not be readable
+    /// here yet.
     pub fn fetch_offset_for_timestamp(
         &self,
         timestamp: i64,
-        isolation: FetchIsolation,
+        isolation: Option<FetchIsolation>,
         current_leader_epoch: i32,
     ) -> Result<Option<TimestampAndOffset>, PartitionError> {
         let state = self.leader_state(current_leader_epoch)?;
         let mut log = lock(&self.log);
         let last_fetchable = match isolation {
-            FetchIsolation::HighWatermark => log.high_watermark(),
-            FetchIsolation::TxnCommitted => log.last_stable_offset(),
-            FetchIsolation::LogEnd => log.log_end_offset(),
+            Some(FetchIsolation::HighWatermark) => log.high_watermark(),
+            Some(FetchIsolation::TxnCommitted) => log.last_stable_offset(),
+            Some(FetchIsolation::LogEnd) | None => log.log_end_offset(),
         };
+        let not_available = state
+            .leader_epoch_start_offset
+            .filter(|start| isolation.is_some() && *start > log.high_watermark())
+            .map(|epoch_start| PartitionError::OffsetNotAvailable {
+                topic_partition: self.topic_partition.clone(),
+                leader_epoch: state.leader_and_isr.leader_epoch,
+                high_watermark: log.high_watermark(),
+                epoch_start,
+            });
         match timestamp {
             // Kafka answers "latest" with the current leader epoch, not the epoch of the record.
-            LATEST_TIMESTAMP => Ok(Some(TimestampAndOffset {
-                timestamp: NO_TIMESTAMP,
-                offset: last_fetchable,
-                leader_epoch: Some(state.leader_and_isr.leader_epoch),
-            })),
+            LATEST_TIMESTAMP => match not_available {
+                Some(e) => Err(e),
+                None => Ok(Some(TimestampAndOffset {
+                    timestamp: NO_TIMESTAMP,
+                    offset: last_fetchable,
+                    leader_epoch: Some(state.leader_and_isr.leader_epoch),
+                })),
+            },
             EARLIEST_TIMESTAMP | EARLIEST_LOCAL_TIMESTAMP => {
                 Ok(log.fetch_offset_by_timestamp(timestamp)?)
             }
             // Records a consumer may not read yet are not found by a search.
-            _ => Ok(log
+            _ => match log
                 .fetch_offset_by_timestamp(timestamp)?
-                .filter(|t| t.offset < last_fetchable)),
+                .filter(|t| t.offset < last_fetchable)
+            {
+                Some(found) => Ok(Some(found)),
+                None => not_available.map_or(Ok(None), Err),
+            },
         }
     }
 

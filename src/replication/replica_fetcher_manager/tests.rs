@@ -195,7 +195,7 @@ impl FakeLeader {
                 error_code: ErrorCode::UnknownTopicOrPartition.code(),
             })?;
         let found = partition
-            .fetch_offset_for_timestamp(timestamp, FetchIsolation::LogEnd, epoch)
+            .fetch_offset_for_timestamp(timestamp, None, epoch)
             .map_err(|e| LeaderEndPointError::Partition {
                 broker: self.leader.local_broker_id(),
                 topic_partition: tp.clone(),

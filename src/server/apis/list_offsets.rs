@@ -29,14 +29,14 @@ pub(crate) fn handle(
     ctx: &RequestContext,
     request: ListOffsetsRequest,
 ) -> Response {
-    // Kafka's: a replica sees the log end, a read_committed consumer (v2+) the last stable
-    // offset, any other consumer the high watermark.
-    let isolation = if request.replica_id >= 0 {
-        FetchIsolation::LogEnd
+    // Kafka's: a client's request (replica id -1) sees the high watermark, or at v2+ for
+    // read_committed the last stable offset; a replica's or a debugging one's the log end.
+    let isolation = if request.replica_id != -1 {
+        None
     } else if ctx.api_version >= 2 && request.isolation_level == 1 {
-        FetchIsolation::TxnCommitted
+        Some(FetchIsolation::TxnCommitted)
     } else {
-        FetchIsolation::HighWatermark
+        Some(FetchIsolation::HighWatermark)
     };
     let topics = request
         .topics

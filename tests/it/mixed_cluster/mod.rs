@@ -8,11 +8,13 @@
 //! truncating to a new leader of the other ([`truncation`]), a kcli broker's failed log dir
 //! handed to Kafka's controller ([`log_dirs`]), transactions coordinated by either kind with
 //! leaders of both ([`transactions`]), their metrics beside each other and beside describe-cluster
-//! ([`metrics`]), and the inter-broker requests
+//! ([`metrics`]), a leader of either kind pointing a consumer at a follower of the other
+//! ([`follower_fetch`]), and the inter-broker requests
 //! Kafka sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
 
+mod follower_fetch;
 mod frames;
 mod groups;
 mod kafka_controller;

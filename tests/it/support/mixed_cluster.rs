@@ -94,6 +94,8 @@ pub struct MixedCluster {
     /// Brokers replaced by one of the other kind, kept for their logs.
     retired: Vec<(i32, Node)>,
     settings: Vec<(String, String)>,
+    /// Settings of one broker id's own, after the shared ones (its `broker.rack`, say).
+    own: BTreeMap<i32, Vec<(String, String)>>,
     /// Whether every broker serves its metrics (on its home's `metrics_port`).
     metrics: bool,
     _exclusive: MutexGuard<'static, ()>,
@@ -104,7 +106,25 @@ impl MixedCluster {
     /// kcli brokers `kcli`, all with [`SHARED`] and `settings`, and waits until every broker's
     /// Metadata lists every broker.
     pub fn start(kafka: &[i32], kcli: &[i32], settings: &[(&str, &str)]) -> MixedCluster {
-        MixedCluster::start_serving(kafka, kcli, settings, false)
+        MixedCluster::start_serving(kafka, kcli, settings, false, BTreeMap::new())
+    }
+
+    /// [`MixedCluster::start`] with settings of each broker's own after the shared ones
+    /// (`broker.rack`, say): `(id, settings)` pairs.
+    pub fn start_with_own_settings(
+        kafka: &[i32],
+        kcli: &[i32],
+        settings: &[(&str, &str)],
+        own: &[(i32, &[(&str, &str)])],
+    ) -> MixedCluster {
+        let own = own
+            .iter()
+            .map(|(id, kv)| {
+                let kv = kv.iter().map(|(k, v)| (k.to_string(), v.to_string()));
+                (*id, kv.collect())
+            })
+            .collect();
+        MixedCluster::start_serving(kafka, kcli, settings, false, own)
     }
 
     /// [`MixedCluster::start`] with every broker serving its metrics on
@@ -115,7 +135,7 @@ impl MixedCluster {
         kcli: &[i32],
         settings: &[(&str, &str)],
     ) -> MixedCluster {
-        MixedCluster::start_serving(kafka, kcli, settings, true)
+        MixedCluster::start_serving(kafka, kcli, settings, true, BTreeMap::new())
     }
 
     fn start_serving(
@@ -123,6 +143,7 @@ impl MixedCluster {
         kcli: &[i32],
         settings: &[(&str, &str)],
         metrics: bool,
+        own: BTreeMap<i32, Vec<(String, String)>>,
     ) -> MixedCluster {
         let exclusive = exclusive();
         let zk = ZkServer::start();
@@ -136,6 +157,7 @@ impl MixedCluster {
                 .chain(settings)
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect(),
+            own,
             metrics,
             _exclusive: exclusive,
         };
@@ -161,9 +183,11 @@ impl MixedCluster {
         format!("{}/mixed", self.zk.connect_string())
     }
 
-    fn settings(&self) -> Vec<(&str, &str)> {
+    /// The settings of broker `id`: the shared ones, then its own.
+    fn settings(&self, id: i32) -> Vec<(&str, &str)> {
         self.settings
             .iter()
+            .chain(self.own.get(&id).into_iter().flatten())
             .map(|(k, v)| (k.as_str(), v.as_str()))
             .collect()
     }
@@ -185,9 +209,9 @@ impl MixedCluster {
         let dir = tempfile::tempdir().unwrap();
         let broker = if self.metrics {
             let ports = (port, self.homes[&id].metrics_port);
-            KafkaBroker::launch_exporting(id, &self.connect(), &self.settings(), dir, ports, logs)
+            KafkaBroker::launch_exporting(id, &self.connect(), &self.settings(id), dir, ports, logs)
         } else {
-            KafkaBroker::launch_at(id, &self.connect(), &self.settings(), dir, port, logs)
+            KafkaBroker::launch_at(id, &self.connect(), &self.settings(id), dir, port, logs)
         };
         self.nodes.insert(id, Node::Kafka(broker));
     }
@@ -220,7 +244,7 @@ impl MixedCluster {
         if self.metrics {
             all.push(("kcli.metrics.listener", metrics_listener.as_str()));
         }
-        all.extend(self.settings());
+        all.extend(self.settings(id));
         all.extend_from_slice(extra);
         let broker = TestBroker::start(&all);
         assert!(

@@ -22,6 +22,7 @@ use crate::replication::replica_selector::{
     ClientMetadata, ReplicaEndpoint, ReplicaEndpoints, ReplicaSelector,
 };
 use crate::storage::log_config::LogConfig;
+use crate::storage::log_reads::FetchIsolation;
 
 /// Brokers 0, 1, 2 in racks a, b, c on listener PLAINTEXT; those in `gone` are not alive.
 #[derive(Debug)]
@@ -220,13 +221,9 @@ fn a_follower_serves_a_consumer_with_client_metadata_up_to_its_high_watermark() 
     assert_eq!(read(Some("a"), 5).error_code, ErrorCode::OffsetOutOfRange);
     // ListOffsets and OffsetForLeaderEpoch stay on the leader.
     assert_eq!(
-        p.fetch_offset_for_timestamp(
-            -1,
-            crate::storage::log_reads::FetchIsolation::HighWatermark,
-            2
-        )
-        .unwrap_err()
-        .error_code(),
+        p.fetch_offset_for_timestamp(-1, Some(FetchIsolation::HighWatermark), 2)
+            .unwrap_err()
+            .error_code(),
         ErrorCode::NotLeaderOrFollower
     );
     assert_eq!(
@@ -234,5 +231,50 @@ fn a_follower_serves_a_consumer_with_client_metadata_up_to_its_high_watermark() 
             .unwrap_err()
             .error_code(),
         ErrorCode::NotLeaderOrFollower
+    );
+}
+
+#[test]
+fn a_new_leaders_lagging_high_watermark_answers_a_clients_list_offsets_offset_not_available() {
+    let (_dir, rm, p) = leader(0);
+    let lead = |leader, epoch| {
+        let state = LeaderAndIsr {
+            leader_epoch: epoch,
+            ..LeaderAndIsr::new(leader, vec![0, 1])
+        };
+        rm.become_leader_or_follower(&tp(), None, vec![0, 1, 2], state, LogConfig::default())
+            .unwrap()
+    };
+    // A follower whose high watermark is 2 of its 4 records becomes leader again; follower 1
+    // has not fetched from it, so the high watermark stays below the epoch's start (4).
+    lead(1, 2);
+    p.append_records_to_follower(FollowerRecords::Bytes(&[]), 2, 0, 1_700_000_000_000)
+        .unwrap();
+    lead(0, 3);
+    assert_eq!(p.offsets().high_watermark, 2);
+    let client = Some(FetchIsolation::HighWatermark);
+    let code = |r: Result<_, crate::replication::PartitionError>| r.map_err(|e| e.error_code());
+    assert_eq!(
+        code(p.fetch_offset_for_timestamp(-1, client, 3)).map(|_| ()),
+        Err(ErrorCode::OffsetNotAvailable)
+    );
+    // A replica's request sees the log end.
+    let end = p.fetch_offset_for_timestamp(-1, None, 3).unwrap().unwrap();
+    assert_eq!(end.offset, 4);
+    // A search that finds a record below the high watermark is answered; one that does not is
+    // not available yet.
+    let found = p
+        .fetch_offset_for_timestamp(1_700_000_000_000, client, 3)
+        .unwrap()
+        .unwrap();
+    assert_eq!(found.offset, 0);
+    assert_eq!(
+        code(p.fetch_offset_for_timestamp(1_700_000_000_001, client, 3)).map(|_| ()),
+        Err(ErrorCode::OffsetNotAvailable)
+    );
+    assert_eq!(
+        code(p.fetch_offset_for_timestamp(-2, client, 3)).map(|t| t.map(|t| t.offset)),
+        Ok(Some(0)),
+        "the earliest offset is always answered"
     );
 }
