@@ -1,6 +1,7 @@
 //! Follower fetching (KIP-392) on three kcli brokers in three racks with
 //! `replica.selector.class=RackAwareReplicaSelector`: Metadata tells a Java client each broker's
-//! rack; a librdkafka consumer with `client.rack` of a follower's rack and Kafka 3.9.1's Java
+//! rack; on the wire the leader answers a consumer's Fetch with the preferred read replica of
+//! its rack and no records, and a follower serves Fetch v11+ but not v10; a librdkafka consumer with `client.rack` of a follower's rack and Kafka 3.9.1's Java
 //! consumer (ConsumerPerformance) with the other follower's read every record from the follower
 //! in their rack: librdkafka's per-broker byte counters (`rxbytes`) and the brokers'
 //! `BytesOutPerSec` of the topic show it (ConsumerPerformance prints no per-node metrics), and
@@ -20,10 +21,15 @@ use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 use rdkafka::statistics::Statistics;
 use rdkafka::{Message, Offset, TopicPartitionList};
 
+use kcli::protocol::codec::StrBytes;
+use kcli::protocol::messages::fetch_request::{FetchPartition, FetchRequest, FetchTopic};
+use kcli::protocol::messages::fetch_response::PartitionData;
+use kcli::protocol::messages::{RequestKind, ResponseKind};
+
 use super::create_topic_assigned;
 use crate::kafka_tools::CONSUMER_PERF;
 use crate::kafka_tools::support::java;
-use crate::serve_support::run_within;
+use crate::serve_support::{KafkaConn, run_within};
 use crate::support::cluster::{TestCluster, wait_until};
 use crate::support::exposition::{get_metrics, samples};
 
@@ -200,6 +206,37 @@ pub(crate) fn bytes_out(port: u16, topic: &str) -> f64 {
         .unwrap_or(0.0)
 }
 
+/// A consumer's raw Fetch of partition 0 of `topic` from offset 0 at `version`, with `rack`
+/// (v11+): the partition's answer.
+fn raw_fetch(addr: std::net::SocketAddr, version: i16, rack: &str) -> PartitionData {
+    let body = RequestKind::Fetch(FetchRequest {
+        replica_id: -1,
+        max_wait_ms: 0,
+        min_bytes: 1,
+        max_bytes: 1 << 20,
+        session_epoch: -1,
+        topics: vec![FetchTopic {
+            topic: StrBytes::from("ff".to_string()),
+            partitions: vec![FetchPartition {
+                partition: 0,
+                current_leader_epoch: -1,
+                fetch_offset: 0,
+                last_fetched_epoch: -1,
+                log_start_offset: -1,
+                partition_max_bytes: 1 << 20,
+                ..FetchPartition::default()
+            }],
+            ..FetchTopic::default()
+        }],
+        rack_id: StrBytes::from(rack.to_string()),
+        ..FetchRequest::default()
+    });
+    let ResponseKind::Fetch(r) = KafkaConn::connect_to(addr).call(&body, version) else {
+        panic!("not a Fetch response");
+    };
+    r.responses[0].partitions[0].clone()
+}
+
 /// What Kafka's own BrokerApiVersionsCommand (a Java admin client) prints of each broker:
 /// `(id: N rack: R)`.
 pub(crate) fn java_sees_racks(bootstrap: &str) -> String {
@@ -231,6 +268,30 @@ fn consumers_read_from_the_follower_in_their_rack_and_from_the_leader_once_it_is
     create_topic_assigned(&cluster, "ff", &[&[1, 2, 3]]);
     let bootstrap = cluster.bootstrap();
     produce(&bootstrap, "ff", 0..RECORDS);
+    // On the wire: the leader names the follower in the consumer's rack and sends no records;
+    // the follower serves a v11+ fetch (client metadata) and refuses an older one.
+    let has_records = |p: &PartitionData| p.records.as_ref().is_some_and(|r| !r.is_empty());
+    let pointed = raw_fetch(cluster.addr(1), 12, "rack-2");
+    assert_eq!((pointed.error_code, pointed.preferred_read_replica), (0, 2));
+    assert!(!has_records(&pointed) && pointed.high_watermark == RECORDS as i64);
+    let here = raw_fetch(cluster.addr(1), 12, "rack-1");
+    assert_eq!((here.error_code, here.preferred_read_replica), (0, -1));
+    assert!(has_records(&here));
+    // The follower learns the leader's high watermark at its next fetch (within
+    // `replica.fetch.wait.max.ms`), then serves up to it.
+    let served = wait_until(
+        "the follower serves a consumer up to its high watermark",
+        Duration::from_secs(10),
+        || {
+            let served = raw_fetch(cluster.addr(2), 11, "rack-2");
+            assert_eq!((served.error_code, served.preferred_read_replica), (0, -1));
+            (served.high_watermark == RECORDS as i64).then_some(served)
+        },
+    );
+    assert!(has_records(&served), "{served:?}");
+    assert_eq!(raw_fetch(cluster.addr(2), 10, "").error_code, 6);
+    // What the leader sent the raw fetch in its own rack; the consumers add nothing to it.
+    let sent_by_leader = out(1);
     let scratch = tempfile::tempdir().unwrap();
     std::thread::scope(|s| {
         let java = s.spawn(|| {
@@ -261,7 +322,11 @@ fn consumers_read_from_the_follower_in_their_rack_and_from_the_leader_once_it_is
             || (out(3) >= PAYLOAD as f64).then_some(()),
         );
         assert!(out(2) >= PAYLOAD as f64);
-        assert_eq!(out(1), 0.0, "the leader sent none of the topic's records");
+        assert_eq!(
+            out(1),
+            sent_by_leader,
+            "the leader sent the consumers none of the topic's records"
+        );
         // Both followers die while both consumers wait at the end of the log.
         cluster.kill9(2);
         cluster.kill9(3);
@@ -290,5 +355,8 @@ fn consumers_read_from_the_follower_in_their_rack_and_from_the_leader_once_it_is
         // broker 3 served it the first records, and the leader none of them.
     });
     // The second records, to both consumers.
-    assert!(out(1) >= 2.0 * PAYLOAD as f64, "the leader served both");
+    assert!(
+        out(1) >= sent_by_leader + 2.0 * PAYLOAD as f64,
+        "the leader served both"
+    );
 }
