@@ -354,7 +354,10 @@ pub(crate) async fn run_connection(tcp: TcpStream, ctx: ConnectionContext, _slot
         let mut in_flight = InFlight {
             api: api_of(&frame),
             kind: Kind::Plain,
-            times: RequestTimes::new(received),
+            times: RequestTimes {
+                request_bytes: frame.len() as u64,
+                ..RequestTimes::new(received)
+            },
             network_time: None,
         };
         let request = Request {

@@ -3,8 +3,8 @@
 //!
 //! - `kafka.network:type=RequestMetrics,name=<X>,request=<Name>` per request type: the
 //!   histograms `RequestQueueTimeMs`, `LocalTimeMs`, `RemoteTimeMs`, `ResponseQueueTimeMs`,
-//!   `ResponseSendTimeMs`, `TotalTimeMs` (created at startup for every API a ZooKeeper-mode
-//!   broker serves, and for `FetchConsumer`, `FetchFollower` and
+//!   `ResponseSendTimeMs`, `TotalTimeMs`, `RequestBytes` (created at startup for every API a
+//!   ZooKeeper-mode broker serves, `FetchConsumer`, `FetchFollower`, and
 //!   `AddPartitionsToTxnVerification`), the meter `RequestsPerSec` with a `version` tag (one per
 //!   version seen), and `ErrorsPerSec` with an `error` tag (one per error seen, `NONE`
 //!   included, counted under the API's own name as Kafka counts them).
@@ -43,6 +43,8 @@ use crate::metrics::{
 use crate::protocol::codec::Listener;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::ApiKey;
+
+pub(super) use request_times::{RequestTimes, api_of};
 
 /// Error codes have meters from `UNKNOWN_SERVER_ERROR` (-1) up to this one.
 const MAX_ERROR_CODE: i16 = 127;
@@ -186,48 +188,6 @@ impl RequestRecorder {
     }
 }
 
-/// One request's instants, as Kafka's `RequestChannel.Request` keeps them.
-#[derive(Debug, Clone, Copy)]
-pub(super) struct RequestTimes {
-    /// The frame was read whole.
-    pub received: Instant,
-    /// A handler task took it off the request queue.
-    pub dequeued: Instant,
-    /// The handler returned (Kafka's `apiLocalCompleteTimeNanos`).
-    pub local_done: Instant,
-    /// The response was ready: when the handler returned, or a deferred answer resolved.
-    pub response_done: Instant,
-    /// The connection began writing it (Kafka's `responseDequeueTimeNanos`).
-    pub send_start: Instant,
-    /// The last byte was written.
-    pub sent: Instant,
-}
-
-impl RequestTimes {
-    /// A request received at `received` whose other instants are not known yet.
-    pub(super) fn new(received: Instant) -> Self {
-        RequestTimes {
-            received,
-            dequeued: received,
-            local_done: received,
-            response_done: received,
-            send_start: received,
-            sent: received,
-        }
-    }
-}
-
-/// The request's API key and version, read from the first four bytes of its header.
-pub(super) fn api_of(frame: &[u8]) -> Option<(i16, i16)> {
-    match frame {
-        [k0, k1, v0, v1, ..] => Some((
-            i16::from_be_bytes([*k0, *k1]),
-            i16::from_be_bytes([*v0, *v1]),
-        )),
-        _ => None,
-    }
-}
-
 /// One request type's metrics (Kafka's `RequestMetrics`).
 #[derive(Debug)]
 struct RequestMetrics {
@@ -240,6 +200,7 @@ struct RequestMetrics {
     response_queue_time: Histogram,
     response_send_time: Histogram,
     total_time: Histogram,
+    request_bytes: Histogram,
 }
 
 impl RequestMetrics {
@@ -253,10 +214,11 @@ impl RequestMetrics {
             response_queue_time: Histogram::new(),
             response_send_time: Histogram::new(),
             total_time: Histogram::new(),
+            request_bytes: Histogram::new(),
         }
     }
 
-    fn histograms(&self) -> [(&'static str, &Histogram); 6] {
+    fn histograms(&self) -> [(&'static str, &Histogram); 7] {
         [
             ("RequestQueueTimeMs", &self.request_queue_time),
             ("LocalTimeMs", &self.local_time),
@@ -264,6 +226,7 @@ impl RequestMetrics {
             ("ResponseQueueTimeMs", &self.response_queue_time),
             ("ResponseSendTimeMs", &self.response_send_time),
             ("TotalTimeMs", &self.total_time),
+            ("RequestBytes", &self.request_bytes),
         ]
     }
 
@@ -285,6 +248,7 @@ impl RequestMetrics {
             .update(ms(t.response_done, t.send_start));
         self.response_send_time.update(ms(t.send_start, t.sent));
         self.total_time.update(ms(t.received, t.sent));
+        self.request_bytes.update(t.request_bytes as f64);
     }
 
     fn tick(&self) {
@@ -791,5 +755,6 @@ fn served_name(key: i16) -> Option<&'static str> {
 
 mod deprecated;
 mod processor_idle;
+mod request_times;
 #[cfg(test)]
 mod tests;

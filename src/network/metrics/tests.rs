@@ -31,8 +31,8 @@ fn count(samples: &[MetricSample], mbean: &str) -> u64 {
     }
 }
 
-/// A request received at 0 ms, dequeued at 2, handled by 5, answered by 12 (remote 7),
-/// written from 13 to 16.
+/// A request of 120 bytes received at 0 ms, dequeued at 2, handled by 5, answered by 12
+/// (remote 7), written from 13 to 16.
 fn times() -> RequestTimes {
     let t0 = Instant::now();
     let at = |ms| t0 + Duration::from_millis(ms);
@@ -43,6 +43,7 @@ fn times() -> RequestTimes {
         response_done: at(12),
         send_start: at(13),
         sent: at(16),
+        request_bytes: 120,
     }
 }
 
@@ -82,6 +83,7 @@ fn a_request_counts_under_its_version_with_kafkas_time_breakdown() {
         ("ResponseQueueTimeMs", 1.0),
         ("ResponseSendTimeMs", 3.0),
         ("TotalTimeMs", 16.0),
+        ("RequestBytes", 120.0),
     ] {
         let Some(Reading::Histogram(h)) = find(&out, &format!("{rm},name={name},request=Produce"))
         else {
