@@ -123,6 +123,9 @@ pub struct Settings {
     /// `max.connections.per.ip`, and `max.connections.per.ip.overrides` by address.
     pub max_connections_per_ip: i32,
     pub max_connections_per_ip_overrides: Vec<(std::net::IpAddr, i32)>,
+    /// `max.incremental.fetch.session.cache.slots`: the fetch sessions (KIP-227) the broker
+    /// keeps, over its 8 cache shards (each holds an eighth).
+    pub max_incremental_fetch_session_cache_slots: i32,
     pub message_max_bytes: i32,
     pub min_insync_replicas: i32,
     pub num_io_threads: i32,
@@ -291,6 +294,7 @@ impl Default for Settings {
             max_connections_per_ip: i32::MAX,
             max_connection_creation_rate: i32::MAX,
             max_connections_per_ip_overrides: Vec::new(),
+            max_incremental_fetch_session_cache_slots: 1000,
             message_max_bytes: 1024 * 1024 + 12,
             min_insync_replicas: 1,
             num_io_threads: 8,
@@ -560,6 +564,9 @@ impl Settings {
                 self.replication_quota_window_size_seconds = int(1)?
             }
             "max.connections" => self.max_connections = int(0)?,
+            "max.incremental.fetch.session.cache.slots" => {
+                self.max_incremental_fetch_session_cache_slots = int(0)?
+            }
             "max.connections.per.ip" => self.max_connections_per_ip = int(0)?,
             "max.connection.creation.rate" => self.max_connection_creation_rate = int(0)?,
             "max.connections.per.ip.overrides" => {

@@ -345,6 +345,12 @@ pub(crate) const CONFIG_DEFS: &[ConfigDef] = &[
         true,
         Kind::Str,
     ),
+    def(
+        "max.incremental.fetch.session.cache.slots",
+        Some("1000"),
+        false,
+        Kind::Int,
+    ),
     def("message.max.bytes", Some("1048588"), true, Kind::Int),
     def("min.insync.replicas", Some("1"), true, Kind::Int),
     def("num.io.threads", Some("8"), true, Kind::Int),

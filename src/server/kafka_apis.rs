@@ -25,6 +25,7 @@ use super::auth_helper::AuthHelper;
 use super::broker_epoch_manager::BrokerEpochManager;
 use super::client_quota_admin::ClientQuotaAdmin;
 use super::dynamic_broker_config::DynamicBrokerConfig;
+use super::fetch_session::FetchManager;
 use super::metadata_cache::MetadataCache;
 use super::quota::QuotaManagers;
 use super::request_context::RequestContext;
@@ -43,6 +44,8 @@ pub struct KafkaApis {
     pub replica_manager: Arc<ReplicaManager>,
     pub topic_manager: Arc<TopicManager>,
     pub dynamic_config: Arc<DynamicBrokerConfig>,
+    /// The fetch sessions (KIP-227): each Fetch's context.
+    pub(crate) fetch_manager: Arc<FetchManager>,
     /// SCRAM credentials in `/config/users` (Alter/DescribeUserScramCredentials).
     pub user_scram_admin: Arc<UserScramAdmin>,
     /// This broker's producer ids, in blocks from the controller.

@@ -46,6 +46,7 @@ use super::error::ServerError;
 use super::kafka_apis::KafkaApis;
 use super::zk_producer_id_manager::ZkProducerIdManager;
 
+mod broker_metrics;
 mod settings;
 mod startup;
 

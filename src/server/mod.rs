@@ -32,6 +32,8 @@
 //!   (KIP-890's verification of a transaction's first batch in a partition).
 //! - `inter_broker_clients`: the clients both of these use, one per broker address.
 //! - `log_dir_failure_handler`: a failed log dir's partitions offline; the halt when none is left.
+//! - `fetch_session`, `fetch_session_cache`: incremental fetch sessions (KIP-227): each
+//!   Fetch's context, the session cache with Kafka's eviction, and its metrics.
 //! - `metadata_cache`: brokers, controller and topics as this broker knows them.
 //! - `metrics`: the metrics endpoint's rendering: the Prometheus JMX exporter's rules applied
 //!   to what the layers record.
@@ -82,6 +84,8 @@ pub(crate) mod coordinators;
 pub(crate) mod credential_provider;
 pub(crate) mod dynamic_broker_config;
 pub(crate) mod error;
+pub(crate) mod fetch_session;
+pub(crate) mod fetch_session_cache;
 pub(crate) mod inter_broker_clients;
 pub(crate) mod kafka_apis;
 pub(crate) mod kafka_server;

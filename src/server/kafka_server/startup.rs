@@ -27,8 +27,8 @@ use crate::controller::{ControllerEvent, ControllerHandle, KafkaController};
 use crate::coordinator::CoordinatorLeadership;
 use crate::coordinator::group::GroupCoordinator;
 use crate::coordinator::transaction::TransactionCoordinator;
+use crate::metrics::MetricsSource;
 use crate::metrics::sampled_stat::QuotaWindow;
-use crate::metrics::{MetricsRegistry, MetricsSource};
 use crate::network::{BoundEndPoint, ClientSecurity, EndPoint, SocketServer, SocketServerConfig};
 use crate::replication::ReplicaManager;
 use crate::replication::alter_partition::{AlterPartitionManager, ReplicaEligibility};
@@ -39,6 +39,7 @@ use crate::zk::kafka_zk_client::KafkaZkClient;
 use crate::zk::zk_data;
 use crate::zk::{WatchDispatcher, ZkClient, recipes};
 
+pub(super) use super::broker_metrics::BrokerMetrics;
 use super::settings;
 use super::{clock, millis};
 use crate::server::acl_authorizer::AclAuthorizer;
@@ -64,6 +65,7 @@ use crate::server::controller_channel::ControllerChannel;
 use crate::server::coordinators::{new_group_coordinator, new_transaction_coordinator};
 use crate::server::dynamic_broker_config::{DynamicBrokerConfig, DynamicLayers};
 use crate::server::error::ServerError;
+use crate::server::fetch_session::FetchManager;
 use crate::server::kafka_apis::KafkaApis;
 use crate::server::log_dir_failure_handler::LogDirFailureHandler;
 use crate::server::metadata_cache::{BrokerMetadata, MetadataCache};
@@ -88,27 +90,6 @@ pub(super) struct Shared {
     pub(super) epochs: Arc<BrokerEpochManager>,
     pub(super) background: CancellationToken,
     pub(super) tasks: TaskTracker,
-}
-
-/// The metrics registry and its sources: the registry holds them weakly, so the server keeps
-/// them alive. Every source is registered as it is added, in start-up order.
-pub(super) struct BrokerMetrics {
-    pub(super) registry: Arc<MetricsRegistry>,
-    pub(super) sources: Vec<Arc<dyn MetricsSource>>,
-}
-
-impl BrokerMetrics {
-    pub(super) fn new() -> Self {
-        BrokerMetrics {
-            registry: Arc::new(MetricsRegistry::new()),
-            sources: Vec::new(),
-        }
-    }
-
-    fn add(&mut self, source: Arc<dyn MetricsSource>) {
-        self.registry.register(&source);
-        self.sources.push(source);
-    }
 }
 
 /// Who this broker is, as the metadata store and its log dirs say.
@@ -173,6 +154,8 @@ pub(super) struct Core {
     pub(super) replica_manager: Arc<ReplicaManager>,
     pub(super) topic_manager: Arc<TopicManager>,
     pub(super) dynamic_config: Arc<DynamicBrokerConfig>,
+    /// The fetch sessions (KIP-227) of this broker's leaders.
+    pub(super) fetch_manager: Arc<FetchManager>,
 }
 
 /// Creates the metadata cache, the replica manager over the logs, the topic admin and the
@@ -194,6 +177,10 @@ pub(super) fn create_replica_manager(
     ));
     metrics.add(replica_manager.topic_stats());
     metrics.add(Arc::new(ReplicaManagerMetrics::new(&replica_manager)));
+    let fetch_manager = Arc::new(FetchManager::with_slots(
+        config.max_incremental_fetch_session_cache_slots,
+    ));
+    metrics.add(Arc::clone(&fetch_manager.cache) as Arc<dyn MetricsSource>);
     metrics.add(Arc::new(
         crate::server::metrics::kafka_server_metrics::KafkaServerMetrics,
     ));
@@ -225,6 +212,7 @@ pub(super) fn create_replica_manager(
         replica_manager,
         topic_manager,
         dynamic_config,
+        fetch_manager,
     }
 }
 
@@ -518,6 +506,7 @@ pub(super) fn create_apis(
         replica_manager: Arc::clone(&core.replica_manager),
         topic_manager: core.topic_manager.clone(),
         dynamic_config: Arc::clone(&core.dynamic_config),
+        fetch_manager: Arc::clone(&core.fetch_manager),
         user_scram_admin: Arc::clone(&access.user_scram_admin),
         client_quota_admin: Arc::new(ClientQuotaAdmin::new(
             Arc::clone(&shared.zk),

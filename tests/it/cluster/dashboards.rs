@@ -23,10 +23,7 @@ const LIMIT: Duration = Duration::from_secs(60);
 const STRIMZI_NOT_SERVED_YET: &[&str] = &[];
 
 /// The same for Confluent's dashboard, under Confluent's names.
-const CONFLUENT_NOT_SERVED_YET: &[&str] = &[
-    "kafka_server_fetchsessioncache_incrementalfetchsessionevictionspersec",
-    "kafka_server_fetchsessioncache_numincrementalfetchsessions",
-];
+const CONFLUENT_NOT_SERVED_YET: &[&str] = &[];
 
 /// Expressions that have data only once something happened that a healthy cluster does not
 /// do, on Kafka as on kcli: per-topic failed requests (a topic's meter exists from its first
