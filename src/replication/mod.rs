@@ -8,6 +8,8 @@
 //!   (`append_records`, the acks=-1 wait) and the fetch path (`fetch_messages`, the long poll).
 //! - `leader_end_point`: the `LeaderEndPoint` trait a fetcher reaches its leader through
 //!   (implemented by `server` over the inter-broker client).
+//! - `fetch_session_handler`: a fetcher's side of its fetch session with its leader (KIP-227):
+//!   full, then incremental fetches.
 //! - `replica_fetcher_manager`, `replica_fetcher`: the follower side, one fetcher task per
 //!   leader broker appending the leader's batches unchanged, and truncating where the leader
 //!   answers that the logs diverged.
@@ -30,6 +32,7 @@ pub(crate) mod alter_partition;
 pub(crate) mod broker_topic_stats;
 pub(crate) mod delayed;
 pub(crate) mod error;
+pub(crate) mod fetch_session_handler;
 pub(crate) mod leader_end_point;
 pub(crate) mod metrics;
 pub(crate) mod partition;

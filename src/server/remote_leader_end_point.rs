@@ -2,9 +2,11 @@
 //! `RemoteLeaderEndPoint` over `BrokerBlockingSender`), and the factory that resolves a leader's
 //! broker id to its inter-broker listener through the metadata cache.
 //!
-//! A fetch is one sessionless Fetch (session id 0, epoch -1: the leader answers every partition
-//! every time) at the version `inter.broker.protocol.version` selects (3.9-IV0: v17, topics by
-//! id), with this broker's id and broker epoch as the replica (`ReplicaState` from v15, the
+//! A fetch is one Fetch in the end point's fetch session (KIP-227; `replication::
+//! fetch_session_handler`, from v7): the first is full, the next ones incremental (only the
+//! partitions whose request changed, the others forgotten, and the leader answers only those
+//! with news); a session error makes the next one full again, at once. It goes at the version
+//! `inter.broker.protocol.version` selects (3.9-IV0: v17, topics by id), with this broker's id and broker epoch as the replica (`ReplicaState` from v15, the
 //! `ReplicaId` field before), read_uncommitted, and Kafka's `replica.fetch.*` defaults: wait 500
 //! ms for 1 byte, 10 MiB per response, 1 MiB per partition. The fetcher's rounds go through
 //! `NetworkClient::fetch_streaming`: each partition is handed to the fetcher as the response is
@@ -39,7 +41,7 @@ use crate::network::network_client::{NetworkClient, NetworkClientConfig};
 use crate::protocol::codec::StrBytes;
 use crate::protocol::errors::ErrorCode;
 use crate::protocol::messages::fetch_request::{
-    FetchPartition as WirePartition, FetchRequest, FetchTopic, ReplicaState,
+    FetchPartition as WirePartition, FetchRequest, FetchTopic, ForgottenTopic, ReplicaState,
 };
 use crate::protocol::messages::fetch_response::PartitionData;
 use crate::protocol::messages::list_offsets_request::{
@@ -47,6 +49,7 @@ use crate::protocol::messages::list_offsets_request::{
 };
 use crate::protocol::messages::{RequestKind, ResponseKind};
 use crate::replication::EpochEndOffset;
+use crate::replication::fetch_session_handler::{FetchRequestData, FetchSessionHandler};
 use crate::replication::leader_end_point::{
     FetchAnswerHandler, FetchFuture, FetchIntoFuture, FetchPartition, FetchPartitionResult,
     LeaderEndPoint, LeaderEndPointError, LeaderEndPointFactory, OffsetFuture,
@@ -180,6 +183,7 @@ impl LeaderEndPointFactory for RemoteLeaderEndPoints {
             address,
             client,
             local: Arc::clone(&self.local),
+            session: Mutex::new(FetchSessionHandler::new()),
         }))
     }
 }
@@ -191,6 +195,8 @@ pub(crate) struct RemoteLeaderEndPoint {
     address: String,
     client: Arc<NetworkClient>,
     local: Arc<Local>,
+    /// This fetcher's session with the leader; one request at a time uses it.
+    session: Mutex<FetchSessionHandler>,
 }
 
 impl RemoteLeaderEndPoint {
@@ -209,16 +215,14 @@ impl RemoteLeaderEndPoint {
             .or_else(|| self.local.metadata_cache.topic_id(&p.topic_partition.topic))
     }
 
-    /// Kafka's `buildFetch`: the request, and the partitions answered here without asking (no
-    /// topic id for a version that needs one).
-    fn build_fetch(
-        &self,
-        partitions: &[FetchPartition],
-    ) -> (FetchRequest, Vec<(TopicPartition, FetchPartitionResult)>) {
+    /// Kafka's `buildFetch`: the request (through the session), the partitions answered here
+    /// without asking (no topic id for a version that needs one), and the session's partitions
+    /// (the ones the answer may name).
+    fn build_fetch(&self, partitions: &[FetchPartition]) -> BuiltFetch {
         let version = self.local.versions.fetch;
         let settings = &self.local.settings;
-        let mut topics: Vec<FetchTopic> = Vec::new();
         let mut unanswerable = Vec::new();
+        let mut fetched = Vec::with_capacity(partitions.len());
         for p in partitions {
             let topic_id = self.topic_id(p);
             if version >= 13 && topic_id.is_none() {
@@ -228,6 +232,25 @@ impl RemoteLeaderEndPoint {
                 ));
                 continue;
             }
+            fetched.push(FetchPartition {
+                // Below v13 the wire has no ids, and a session knows partitions by name.
+                topic_id: topic_id.filter(|_| version >= 13),
+                ..p.clone()
+            });
+        }
+        // Fetch v0-6 have no sessions: every fetch is full and wants none.
+        let data = if version >= 7 {
+            lock(&self.session).build(&fetched)
+        } else {
+            FetchRequestData {
+                session_id: 0,
+                epoch: -1,
+                to_send: fetched.clone(),
+                to_forget: Vec::new(),
+            }
+        };
+        let mut topics: Vec<FetchTopic> = Vec::new();
+        for p in &data.to_send {
             let wire = WirePartition {
                 partition: p.topic_partition.partition,
                 current_leader_epoch: p.current_leader_epoch,
@@ -242,8 +265,7 @@ impl RemoteLeaderEndPoint {
                 partition_max_bytes: settings.partition_max_bytes,
                 ..WirePartition::default()
             };
-            let topic_id = topic_id.unwrap_or_else(Uuid::nil);
-            let name = p.topic_partition.topic.as_str();
+            let (name, topic_id) = wire_topic(p, version);
             match topics
                 .iter_mut()
                 .find(|t| t.topic_id == topic_id && t.topic.to_string_lossy() == name)
@@ -254,6 +276,23 @@ impl RemoteLeaderEndPoint {
                     topic_id,
                     partitions: vec![wire],
                     ..FetchTopic::default()
+                }),
+            }
+        }
+        let mut forgotten: Vec<ForgottenTopic> = Vec::new();
+        for p in &data.to_forget {
+            let (name, topic_id) = wire_topic(p, version);
+            let index = p.topic_partition.partition;
+            match forgotten
+                .iter_mut()
+                .find(|t| t.topic_id == topic_id && t.topic.to_string_lossy() == name)
+            {
+                Some(t) => t.partitions.push(index),
+                None => forgotten.push(ForgottenTopic {
+                    topic: StrBytes::from(name),
+                    topic_id,
+                    partitions: vec![index],
+                    ..ForgottenTopic::default()
                 }),
             }
         }
@@ -276,41 +315,75 @@ impl RemoteLeaderEndPoint {
             min_bytes: settings.min_bytes,
             max_bytes: settings.max_bytes,
             isolation_level: 0,
-            session_id: 0,
-            session_epoch: -1,
+            session_id: data.session_id,
+            session_epoch: data.epoch,
             topics,
+            forgotten_topics_data: forgotten,
             ..FetchRequest::default()
         };
-        (request, unanswerable)
+        BuiltFetch {
+            request,
+            // An incremental fetch naming nothing still reads the whole session.
+            empty: fetched.is_empty() || (data.is_full() && data.to_send.is_empty()),
+            unanswerable,
+            session: fetched,
+        }
     }
 
     /// Kafka's `fetch` (`processFetchRequest`'s request), each partition handed to `handler`
     /// as the response is read (`NetworkClient::fetch_streaming`): over a plain connection its
-    /// records are still in pipes, for the follower to splice into its log.
+    /// records are still in pipes, for the follower to splice into its log. A session error
+    /// answers nothing and the next fetch is full (Kafka's `fetch` returns an empty map), but
+    /// FETCH_SESSION_TOPIC_ID_ERROR, which is an error as in Kafka.
     async fn send_fetch_into(
         &self,
         partitions: &[FetchPartition],
         mut handler: Box<dyn FetchAnswerHandler>,
     ) -> Result<(), LeaderEndPointError> {
         let version = self.local.versions.fetch;
-        let (request, unanswerable) = self.build_fetch(partitions);
+        let built = self.build_fetch(partitions);
         // Errors without records: nothing to write, so handled here.
-        for (tp, answer) in unanswerable {
+        for (tp, answer) in built.unanswerable {
             handler.answer(tp, answer, None);
         }
-        if request.topics.is_empty() {
+        if built.empty {
             return Ok(());
         }
         let adapter = AnswerAdapter {
-            names: TopicNames::of(&request, version),
+            names: TopicNames::of(&built.session, version),
             broker: self.broker,
             inner: handler,
         };
-        let (head, _) = self
+        let sent = self
             .client
-            .fetch_streaming(&RequestKind::Fetch(request), version, Box::new(adapter))
-            .await
-            .map_err(|e| self.unreachable(e))?;
+            .fetch_streaming(
+                &RequestKind::Fetch(built.request),
+                version,
+                Box::new(adapter),
+            )
+            .await;
+        let head = match sent {
+            Ok((head, _)) => head,
+            Err(e) => {
+                lock(&self.session).handle_error();
+                return Err(self.unreachable(e));
+            }
+        };
+        let in_session =
+            version < 7 || lock(&self.session).handle_response(head.error_code, head.session_id);
+        let session_error = [
+            ErrorCode::FetchSessionIdNotFound.code(),
+            ErrorCode::InvalidFetchSessionEpoch.code(),
+        ]
+        .contains(&head.error_code);
+        if !in_session && session_error {
+            tracing::info!(
+                leader = self.broker,
+                error_code = head.error_code,
+                "fetch session error; the next fetch is full"
+            );
+            return Ok(());
+        }
         if head.error_code != ErrorCode::None.code() {
             return Err(LeaderEndPointError::Refused {
                 broker: self.broker,
@@ -379,18 +452,18 @@ struct TopicNames {
 }
 
 impl TopicNames {
-    fn of(request: &FetchRequest, version: i16) -> TopicNames {
-        let names = request
-            .topics
+    /// The names of the session's partitions' topics, by the key the answer names them by.
+    fn of(partitions: &[FetchPartition], version: i16) -> TopicNames {
+        let names = partitions
             .iter()
-            .map(|t| {
-                let name = t.topic.to_string_lossy().into_owned();
+            .map(|p| {
+                let (name, topic_id) = wire_topic(p, version);
                 let key = if version >= 13 {
-                    (t.topic_id, String::new())
+                    (topic_id, String::new())
                 } else {
-                    (Uuid::nil(), name.clone())
+                    (Uuid::nil(), name.to_string())
                 };
-                (key, name)
+                (key, name.to_string())
             })
             .collect();
         TopicNames { version, names }
@@ -409,6 +482,24 @@ impl TopicNames {
         }
         name
     }
+}
+
+/// A fetch as built: the request, whether there is nothing to send, the partitions answered
+/// without asking, and the session's partitions.
+struct BuiltFetch {
+    request: FetchRequest,
+    empty: bool,
+    unanswerable: Vec<(TopicPartition, FetchPartitionResult)>,
+    session: Vec<FetchPartition>,
+}
+
+/// A partition's topic as the wire names it: its name, and its id at v13+ (nil below).
+fn wire_topic(p: &FetchPartition, version: i16) -> (&str, Uuid) {
+    let id = match p.topic_id {
+        Some(id) if version >= 13 => id,
+        _ => Uuid::nil(),
+    };
+    (p.topic_partition.topic.as_str(), id)
 }
 
 /// A partition's answer as the fetcher takes it, with `records`.
@@ -556,130 +647,4 @@ impl LeaderEndPoint for RemoteLeaderEndPoint {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::protocol::messages::{ApiKey, RequestHeader, encode_request_frame};
-    use crate::server::metadata_cache::{BrokerEndPoint, BrokerMetadata, TopicMetadata};
-
-    fn factory() -> (RemoteLeaderEndPoints, Uuid) {
-        let cache = Arc::new(MetadataCache::new("cluster".into()));
-        cache.set_brokers(vec![BrokerMetadata {
-            id: 1,
-            rack: None,
-            endpoints: vec![BrokerEndPoint {
-                listener_name: "PLAINTEXT".into(),
-                host: "h1".into(),
-                port: 9093,
-            }],
-        }]);
-        let topic_id = Uuid::new_v4();
-        cache.update_topic(TopicMetadata {
-            name: "t".into(),
-            topic_id,
-            is_internal: false,
-            partitions: Default::default(),
-        });
-        let epochs = Arc::new(BrokerEpochManager::default());
-        epochs.set_broker_epoch(77);
-        let endpoints = RemoteLeaderEndPoints::new(
-            0,
-            "PLAINTEXT",
-            InterBrokerProtocolVersion::LATEST,
-            ReplicaFetchSettings::default(),
-            epochs,
-            cache,
-        );
-        (endpoints, topic_id)
-    }
-
-    fn partition(topic: &str, index: i32, offset: i64) -> FetchPartition {
-        FetchPartition {
-            topic_partition: TopicPartition::new(topic, index),
-            topic_id: None,
-            fetch_offset: offset,
-            log_start_offset: 0,
-            current_leader_epoch: 4,
-            last_fetched_epoch: (index == 0).then_some(3),
-        }
-    }
-
-    #[test]
-    fn leaders_resolve_to_their_inter_broker_listener_and_only_live_others() {
-        let (endpoints, _) = factory();
-        let leader = endpoints.end_point(1, 0).unwrap();
-        assert_eq!(leader.address(), "h1:9093");
-        assert_eq!(leader.broker_id(), 1);
-        assert!(endpoints.end_point(0, 0).is_none(), "never itself");
-        assert!(endpoints.end_point(2, 0).is_none(), "not alive");
-        // Each fetcher of a leader has its own connection; a fetcher reuses its own.
-        endpoints.end_point(1, 1).unwrap();
-        endpoints.end_point(1, 1).unwrap();
-        let clients = lock(&endpoints.clients);
-        let ids: Vec<i32> = {
-            let mut ids: Vec<i32> = clients.keys().map(|(_, _, id)| *id).collect();
-            ids.sort_unstable();
-            ids
-        };
-        assert_eq!(ids, vec![0, 1]);
-    }
-
-    #[test]
-    fn a_fetch_at_ibp_3_9_is_v17_by_topic_id_sessionless_with_kafkas_defaults() {
-        let (endpoints, topic_id) = factory();
-        let leader = RemoteLeaderEndPoint {
-            broker: 1,
-            address: "h1:9093".into(),
-            client: Arc::new(NetworkClient::new(
-                "h1:9093",
-                NetworkClientConfig::default(),
-            )),
-            local: Arc::clone(&endpoints.local),
-        };
-        let (request, local) = leader.build_fetch(&[
-            partition("t", 0, 10),
-            partition("t", 1, 20),
-            partition("unknown", 0, 0),
-        ]);
-        assert_eq!(endpoints.local.versions.fetch, 17);
-        assert_eq!(request.replica_state.replica_id, 0);
-        assert_eq!(request.replica_state.replica_epoch, 77);
-        assert_eq!(
-            (request.max_wait_ms, request.min_bytes, request.max_bytes),
-            (500, 1, 10 << 20)
-        );
-        assert_eq!((request.session_id, request.session_epoch), (0, -1));
-        assert_eq!(request.isolation_level, 0);
-        assert_eq!(request.topics.len(), 1);
-        let topic = &request.topics[0];
-        assert_eq!(topic.topic_id, topic_id);
-        let offsets: Vec<_> = topic
-            .partitions
-            .iter()
-            .map(|p| {
-                (
-                    p.partition,
-                    p.fetch_offset,
-                    p.current_leader_epoch,
-                    p.last_fetched_epoch,
-                    p.partition_max_bytes,
-                )
-            })
-            .collect();
-        // A log without epochs sends -1.
-        assert_eq!(
-            offsets,
-            vec![(0, 10, 4, 3, 1 << 20), (1, 20, 4, -1, 1 << 20)]
-        );
-        // A topic without an id cannot be asked for at v13+.
-        assert_eq!(local.len(), 1);
-        assert_eq!(local[0].1.error_code, ErrorCode::UnknownTopicId.code());
-        let header = RequestHeader {
-            request_api_key: ApiKey::Fetch as i16,
-            request_api_version: 17,
-            correlation_id: 1,
-            client_id: None,
-            unknown_tagged_fields: Vec::new(),
-        };
-        assert!(encode_request_frame(&header, &RequestKind::Fetch(request)).is_ok());
-    }
-}
+mod tests;
