@@ -28,6 +28,7 @@ mod serve_admin_raw;
 mod serve_bad_input;
 mod serve_clients;
 mod serve_controller_requests;
+mod serve_fetch_sessions;
 mod serve_groups;
 mod serve_hostile_load;
 mod serve_idempotence;
