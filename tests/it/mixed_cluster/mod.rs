@@ -9,11 +9,13 @@
 //! handed to Kafka's controller ([`log_dirs`]), transactions coordinated by either kind with
 //! leaders of both ([`transactions`]), their metrics beside each other and beside describe-cluster
 //! ([`metrics`]), a leader of either kind pointing a consumer at a follower of the other
-//! ([`follower_fetch`]), and the inter-broker requests
+//! ([`follower_fetch`]), followers fetching in sessions from leaders of the other kind
+//! ([`fetch_sessions`]), and the inter-broker requests
 //! Kafka sends a kcli broker, captured and kept as fixtures ([`frames`]). Each test checks that nothing acknowledged is lost and that, once
 //! every replica has caught up, the replicas' logs are one log batch for batch, on kcli's
 //! reader and on Kafka's own DumpLogSegments.
 
+mod fetch_sessions;
 mod follower_fetch;
 mod frames;
 mod groups;
