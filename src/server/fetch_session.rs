@@ -252,7 +252,8 @@ pub(crate) enum FetchContext {
     SessionError(ErrorCode),
     /// A full fetch that wants no session (epoch -1, or fetch v0-6).
     Sessionless(Vec<FetchPartition>),
-    /// A full fetch that asks for a session, created when the response is generated.
+    /// A full fetch that asks for a session, created when the response is generated. Its
+    /// `fetch_data` is taken by [`FetchContext::partitions`].
     Full {
         fetch_data: Vec<FetchPartition>,
         uses_topic_ids: bool,
@@ -276,16 +277,17 @@ pub(crate) struct Generated {
 }
 
 impl FetchContext {
-    /// The partitions to read, in the response's order: the request's, or for an incremental
-    /// fetch the session's (topic names resolved now where they were unknown).
+    /// The partitions to read, in the response's order: the request's (taken: asked once per
+    /// fetch), or for an incremental fetch the session's (topic names resolved now where they
+    /// were unknown).
     pub(crate) fn partitions(
-        &self,
+        &mut self,
         topic_name: impl Fn(Uuid) -> Option<String>,
     ) -> Vec<FetchPartition> {
         match self {
             FetchContext::SessionError(_) => Vec::new(),
             FetchContext::Sessionless(fetch_data) | FetchContext::Full { fetch_data, .. } => {
-                fetch_data.clone()
+                std::mem::take(fetch_data)
             }
             FetchContext::Incremental { session, .. } => {
                 let mut session = lock(session);

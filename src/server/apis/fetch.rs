@@ -67,14 +67,15 @@ enum Slot {
 }
 
 /// What the response needs besides the reads: the context, and each partition's request and
-/// slot, in the response's order.
+/// slot (`slots[i]` is `partitions[i]`'s), in the response's order.
 struct Layout {
     version: i16,
     /// A replica's fetch (`replica_id >= 0`): never refused down-conversion, as in Kafka.
     from_follower: bool,
     read_committed: bool,
     context: FetchContext,
-    partitions: Vec<(FetchPartition, Slot)>,
+    partitions: Vec<FetchPartition>,
+    slots: Vec<Slot>,
 }
 
 pub(crate) async fn handle(
@@ -97,7 +98,7 @@ pub(crate) async fn handle(
     } else {
         (0, -1)
     };
-    let context = apis.fetch_manager.new_context(
+    let mut context = apis.fetch_manager.new_context(
         version,
         session_id,
         epoch,
@@ -117,11 +118,12 @@ pub(crate) async fn handle(
         from_follower,
         read_committed: request.isolation_level == 1,
         context,
-        partitions: Vec::with_capacity(requested.len()),
+        slots: Vec::with_capacity(requested.len()),
+        partitions: Vec::new(),
     };
     // Partitions of a topic come together: authorize each run of them once.
     let mut last_authorized: Option<(String, bool)> = None;
-    for p in requested {
+    for p in &requested {
         let slot = match &p.topic {
             None => Slot::Refused(ErrorCode::UnknownTopicId),
             Some(name) => {
@@ -156,8 +158,9 @@ pub(crate) async fn handle(
                 }
             }
         };
-        layout.partitions.push((p, slot));
+        layout.slots.push(slot);
     }
+    layout.partitions = requested;
     // A consumer under a fetch quota takes a small slice of it per fetch, so that its bytes
     // arrive paced instead of a window's worth at once (Kafka caps it at `maxQuotaWindowBytes`).
     let quota_max_bytes = if layout.from_follower {
@@ -262,7 +265,7 @@ fn build(
     let mut reads: Vec<Option<FetchPartitionData>> = reads.into_iter().map(Some).collect();
     let version = layout.version;
     let mut answers = Vec::with_capacity(layout.partitions.len());
-    for (request, slot) in &layout.partitions {
+    for (request, slot) in layout.partitions.iter().zip(&layout.slots) {
         let mut data = PartitionData {
             partition_index: request.partition,
             high_watermark: -1,
@@ -367,7 +370,7 @@ fn assemble(version: i16, layout: &Layout, answers: &Answers, respond: &[bool]) 
     let mut responses: Vec<FetchableTopicResponse> = Vec::new();
     let mut files = Vec::new();
     let mut previous: Option<&FetchPartition> = None;
-    for (((request, _), (data, file)), keep) in layout.partitions.iter().zip(answers).zip(respond) {
+    for ((request, (data, file)), keep) in layout.partitions.iter().zip(answers).zip(respond) {
         if !keep {
             continue;
         }
@@ -464,12 +467,12 @@ fn respond(
     answers: Answers,
 ) -> Response {
     let version = layout.version;
-    let requested: Vec<FetchPartition> = layout.partitions.iter().map(|(p, _)| p.clone()).collect();
+    let requested = &layout.partitions;
     let news: Vec<PartitionNews> = answers.iter().map(|(data, _)| news(data)).collect();
     let now = now_ms();
     let context = &layout.context;
     let cache = &fetch_manager.cache;
-    let dry = context.generate(cache, now, &requested, &news, false);
+    let dry = context.generate(cache, now, requested, &news, false);
     let mut read = assemble(version, layout, &answers, &dry.respond);
     if !layout.from_follower {
         // The frame: size, correlation id and (flexible versions) the header's tagged fields.
@@ -487,7 +490,7 @@ fn respond(
             return ctx.respond_segments(&throttled, ResponsePart::Bytes);
         }
     }
-    let generated = context.generate(cache, now, &requested, &news, true);
+    let generated = context.generate(cache, now, requested, &news, true);
     if generated.respond != dry.respond {
         read = assemble(version, layout, &answers, &generated.respond);
     }

@@ -38,7 +38,7 @@ fn manager() -> FetchManager {
 /// A full fetch of `n` partitions of `t` and its committed response: the session id.
 fn full(m: &FetchManager, n: i32) -> i32 {
     let data: Vec<_> = (0..n).map(|p| partition("t", p, 0)).collect();
-    let ctx = m.new_context(12, 0, 0, false, data, &[], 0);
+    let mut ctx = m.new_context(12, 0, 0, false, data, &[], 0);
     let parts = ctx.partitions(|_| None);
     let news = vec![quiet(0); parts.len()];
     let g = ctx.generate(&m.cache, 0, &parts, &news, true);
@@ -64,7 +64,7 @@ fn incremental_fetches_read_the_session_and_answer_only_news() {
     assert_eq!(m.cache.num_partitions_cached(), 3);
 
     // Epoch 1 names nothing: all three are read, only partition 1 (a new HW) is answered.
-    let ctx = m.new_context(12, id, 1, false, Vec::new(), &[], 1);
+    let mut ctx = m.new_context(12, id, 1, false, Vec::new(), &[], 1);
     let parts = ctx.partitions(|_| None);
     assert_eq!(parts.len(), 3);
     let mut news = vec![quiet(0); 3];
@@ -76,14 +76,14 @@ fn incremental_fetches_read_the_session_and_answer_only_news() {
     assert_eq!(g.respond, vec![false, true, false]);
 
     // Epoch 2: partition 1's HW was remembered; partition 0 returns records and moves last.
-    let ctx = m.new_context(12, id, 2, false, vec![partition("t", 0, 0)], &[], 2);
+    let mut ctx = m.new_context(12, id, 2, false, vec![partition("t", 0, 0)], &[], 2);
     let parts = ctx.partitions(|_| None);
     let mut news = vec![quiet(0), quiet(5), quiet(0)];
     news[0].records_size = 100;
     let g = ctx.generate(&m.cache, 2, &parts, &news, true);
     assert_eq!(g.respond, vec![true, false, false]);
 
-    let ctx = m.new_context(12, id, 3, false, Vec::new(), &[], 3);
+    let mut ctx = m.new_context(12, id, 3, false, Vec::new(), &[], 3);
     let order: Vec<i32> = ctx
         .partitions(|_| None)
         .iter()
@@ -96,7 +96,7 @@ fn incremental_fetches_read_the_session_and_answer_only_news() {
 fn an_error_is_answered_and_clears_the_high_watermark() {
     let m = manager();
     let id = full(&m, 1);
-    let ctx = m.new_context(12, id, 1, false, Vec::new(), &[], 1);
+    let mut ctx = m.new_context(12, id, 1, false, Vec::new(), &[], 1);
     let parts = ctx.partitions(|_| None);
     let mut news = vec![quiet(0)];
     news[0].error_code = ErrorCode::NotLeaderOrFollower.code();
@@ -146,7 +146,7 @@ fn forgetting_every_partition_closes_the_session() {
         PartitionKey::Name("t".into(), 0),
         PartitionKey::Name("t".into(), 1),
     ];
-    let ctx = m.new_context(
+    let mut ctx = m.new_context(
         12,
         id,
         1,
@@ -169,7 +169,7 @@ fn forgetting_every_partition_closes_the_session() {
 fn a_final_epoch_closes_the_session_without_a_new_one() {
     let m = manager();
     let id = full(&m, 1);
-    let ctx = m.new_context(12, id, -1, false, vec![partition("t", 0, 0)], &[], 1);
+    let mut ctx = m.new_context(12, id, -1, false, vec![partition("t", 0, 0)], &[], 1);
     assert!(matches!(ctx, FetchContext::Sessionless(_)));
     assert_eq!(m.cache.num_sessions(), 0);
     let parts = ctx.partitions(|_| None);
@@ -184,10 +184,10 @@ fn topic_id_sessions_resolve_names_later() {
     let mut p = partition("t", 0, 0);
     p.topic = None;
     p.topic_id = id;
-    let ctx = m.new_context(13, 0, 0, true, vec![p], &[], 0);
+    let mut ctx = m.new_context(13, 0, 0, true, vec![p], &[], 0);
     let parts = ctx.partitions(|_| None);
     let g = ctx.generate(&m.cache, 0, &parts, &[quiet(0)], true);
-    let ctx = m.new_context(13, g.session_id, 1, true, Vec::new(), &[], 1);
+    let mut ctx = m.new_context(13, g.session_id, 1, true, Vec::new(), &[], 1);
     let parts = ctx.partitions(|u| (u == id).then(|| "t".to_string()));
     assert_eq!(parts[0].topic.as_deref(), Some("t"));
 }
