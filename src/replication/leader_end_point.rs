@@ -118,8 +118,9 @@ pub trait LeaderEndPoint: Send + Sync + fmt::Debug {
     /// address is restarted on the new one.
     fn address(&self) -> String;
 
-    /// One sessionless fetch of `partitions` as a follower; long-polls on the leader up to the
-    /// implementation's `replica.fetch.wait.max.ms`.
+    /// One fetch of `partitions` as a follower; long-polls on the leader up to the
+    /// implementation's `replica.fetch.wait.max.ms`. In a fetch session (KIP-227) the leader
+    /// answers only the partitions with news: the others are absent from the answer.
     fn fetch<'a>(&'a self, partitions: &'a [FetchPartition]) -> FetchFuture<'a>;
 
     /// [`fetch`](Self::fetch), each partition's answer handed to `handler` as it is read, on a

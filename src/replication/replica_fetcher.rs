@@ -1,8 +1,9 @@
 //! One replica fetcher: the task that keeps this broker's follower partitions of one leader up
 //! to date (Kafka's `ReplicaFetcherThread` over `AbstractFetcherThread`).
 //!
-//! Each round fetches every partition not backing off, from its log end, as one sessionless
-//! fetch through the [`LeaderEndPoint`] (which long-polls on the leader), and hands each
+//! Each round fetches every partition not backing off, from its log end, as one fetch through
+//! the [`LeaderEndPoint`] (which long-polls on the leader, in a fetch session where it can: a
+//! partition with no news is then not answered, and simply fetched again), and hands each
 //! partition's answer to [`Partition::append_records_to_follower`]: the leader's batches are
 //! appended exactly as they arrived (no decoding past the batch headers, CRCs untouched), the
 //! high watermark becomes the leader's capped at the local log end, the log start follows the
