@@ -278,8 +278,8 @@ pub(crate) struct Generated {
 
 impl FetchContext {
     /// The partitions to read, in the response's order: the request's (taken: asked once per
-    /// fetch), or for an incremental fetch the session's (topic names resolved now where they
-    /// were unknown).
+    /// fetch), or for an incremental fetch the session's (topic names resolved from their ids
+    /// now, by `topic_name`).
     pub(crate) fn partitions(
         &mut self,
         topic_name: impl Fn(Uuid) -> Option<String>,
@@ -296,7 +296,10 @@ impl FetchContext {
                     .partitions
                     .iter_mut()
                     .map(|cached| {
-                        if uses_topic_ids && cached.request.topic.is_none() {
+                        // Resolved on every fetch, not only while unknown as in Kafka: kcli's
+                        // reads go by name, so a topic deleted and created again under the
+                        // same name must not be read under the old id (UNKNOWN_TOPIC_ID).
+                        if uses_topic_ids {
                             cached.request.topic = topic_name(cached.request.topic_id);
                         }
                         cached.request.clone()

@@ -178,7 +178,7 @@ fn a_final_epoch_closes_the_session_without_a_new_one() {
 }
 
 #[test]
-fn topic_id_sessions_resolve_names_later() {
+fn topic_id_sessions_resolve_names_on_every_fetch() {
     let m = manager();
     let id = Uuid::from_u128(7);
     let mut p = partition("t", 0, 0);
@@ -190,4 +190,8 @@ fn topic_id_sessions_resolve_names_later() {
     let mut ctx = m.new_context(13, g.session_id, 1, true, Vec::new(), &[], 1);
     let parts = ctx.partitions(|u| (u == id).then(|| "t".to_string()));
     assert_eq!(parts[0].topic.as_deref(), Some("t"));
+    // Deleted (and perhaps created again under another id): unknown again.
+    ctx.generate(&m.cache, 1, &parts, &[quiet(0)], true);
+    let mut ctx = m.new_context(13, g.session_id, 2, true, Vec::new(), &[], 2);
+    assert_eq!(ctx.partitions(|_| None)[0].topic, None);
 }
