@@ -436,8 +436,10 @@ fn librdkafka_reads_2000_partitions_sessionless() {
         Some(0.0),
         "librdkafka asks for none"
     );
-    // Every fetch names every partition it has positions for: the median one is a full one.
-    let median = fetch_request_bytes(&e, "0.50");
-    eprintln!("librdkafka: Fetch RequestBytes p50 {median}");
-    assert!(median > 20_000.0, "{median}");
+    // Every fetch names every partition it has a position for: once all 2,000 have one, each
+    // request is a full one. (Not the median: under load librdkafka resolves the positions
+    // over many fetches, each naming only the partitions resolved so far.)
+    let p99 = fetch_request_bytes(&e, "0.99");
+    eprintln!("librdkafka: Fetch RequestBytes p99 {p99}");
+    assert!(p99 > 20_000.0, "{p99}");
 }
