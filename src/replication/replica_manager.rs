@@ -557,3 +557,27 @@ pub(crate) fn become_compacted_replica(
     rm.become_leader_or_follower(tp, None, replicas, leadership, config)
         .unwrap();
 }
+
+/// Appends one single-record batch (value `[seed]`) to `tp`, which `rm` leads, with acks=1.
+#[cfg(test)]
+pub(crate) fn produce_one(rm: &ReplicaManager, tp: &TopicPartition, seed: u8) {
+    use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
+    use crate::protocol::record::compression::CompressionType;
+    let mut b = RecordBatchBuilder::new(CompressionType::None);
+    b.records
+        .push(SimpleRecord::new(1_700_000_000_000, None, Some(vec![seed])));
+    let ProduceResult::Ready(answers) = rm.append_records(
+        AppendParams::client(1_000, 1),
+        vec![AppendEntry {
+            topic_partition: tp.clone(),
+            records: bytes::Bytes::from(b.build().unwrap()),
+            verification_guard: None,
+        }],
+    ) else {
+        panic!("acks=1 answers at once");
+    };
+    assert_eq!(
+        answers[0].error_code,
+        crate::protocol::errors::ErrorCode::None
+    );
+}

@@ -6,17 +6,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use bytes::Bytes;
-
 use crate::cluster::{BrokerId, LeaderAndIsr, TopicPartition};
 use crate::protocol::errors::ErrorCode;
-use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
-use crate::protocol::record::compression::CompressionType;
-use crate::replication::AppendParams;
 use crate::replication::partition::{FollowerRecords, Partition};
 use crate::replication::replica_manager::{
-    AppendEntry, FetchParams, FetchPartitionInfo, FetchResult, ProduceResult, ReplicaManager,
-    TempReplicaManager,
+    FetchParams, FetchPartitionInfo, FetchResult, ReplicaManager, TempReplicaManager, produce_one,
 };
 use crate::replication::replica_selector::{
     ClientMetadata, ReplicaEndpoint, ReplicaEndpoints, ReplicaSelector,
@@ -54,20 +48,7 @@ fn client(rack: &str) -> ClientMetadata {
 }
 
 fn produce(rm: &ReplicaManager, seed: u8) {
-    let mut b = RecordBatchBuilder::new(CompressionType::None);
-    b.records
-        .push(SimpleRecord::new(1_700_000_000_000, None, Some(vec![seed])));
-    let ProduceResult::Ready(answers) = rm.append_records(
-        AppendParams::client(1_000, 1),
-        vec![AppendEntry {
-            topic_partition: tp(),
-            records: Bytes::from(b.build().unwrap()),
-            verification_guard: None,
-        }],
-    ) else {
-        panic!("acks=1 answers at once");
-    };
-    assert_eq!(answers[0].error_code, ErrorCode::None);
+    produce_one(rm, &tp(), seed);
 }
 
 /// Broker 0 leads `t-0` (replicas 0, 1, 2; ISR 0 and 1) holding offsets 0..4; both
