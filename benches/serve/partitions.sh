@@ -13,7 +13,8 @@
 #   restart  every broker stopped with SIGTERM and started again, until all are led again;
 #   kill -9  every broker killed -9 and, once ZooKeeper expired their sessions, started again,
 #            until all are led again (log recovery);
-#   failover (BROKERS > 1) the controller killed -9, until every partition has a live leader.
+#   failover (BROKERS > 1) once every ISR is full again, the controller killed -9, until every
+#            partition has a live leader.
 # Usage: BROKERS=1 SIZES="1000 10000" benches/serve/partitions.sh [targets...]
 #        (targets: kcli kafka; default both). RECORDS default 1000000; KCLI the binary
 #        (default target/release/kcli); STEPS=create stops each run after the idle figures.
@@ -96,6 +97,18 @@ n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["parti
         if p.get("leader", -1) >= 0 and p["leader"] != dead and "error" not in p)
 sys.exit(0 if n == total else 1)' "$1" "${2:--1}"
 }
+# full_isr TOTAL: true when TOTAL partitions of the bench topics have all BROKERS replicas in
+# their ISR (after a restart the followers rejoin as they catch up; a controller killed before
+# that leaves the partitions whose ISR is only itself offline, on either kind).
+full_isr() {
+  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
+import json, sys
+total, rf = int(sys.argv[1]), int(sys.argv[2])
+md = json.load(sys.stdin)
+n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
+        if len(p.get("isrs", [])) == rf)
+sys.exit(0 if n == total else 1)' "$1" "$BROKERS"
+}
 wait_led() { # TOTAL [DEAD]: seconds until led, or "timeout"
   local t0; t0=$(now)
   while ! led "$@"; do
@@ -175,6 +188,7 @@ for size in $SIZES; do
     t0=$(now); start_all "$target"; killed=$(wait_led "$size"); [ "$killed" = timeout ] || killed=$(since "$t0")
     failover=-
     if [ "$BROKERS" -gt 1 ]; then
+      t0=$(now); while ! full_isr "$size"; do sleep 1; [ "$(since "$t0" | cut -d. -f1)" -lt "$LIMIT" ] || break; done
       c=$(controller "$target")
       kill -9 "${pid[$c]}"; unset "pid[$c]"
       failover=$(wait_led "$size" "$c")
