@@ -366,7 +366,12 @@ struct FetchRead {
 
 /// The response of the answers the context keeps (`respond`), a topic's consecutive partitions
 /// under one topic entry (Kafka's `FetchResponse.of`).
-fn assemble(version: i16, layout: &Layout, answers: &Answers, respond: &[bool]) -> FetchRead {
+fn assemble(
+    version: i16,
+    layout: &Layout,
+    answers: impl IntoIterator<Item = (PartitionData, Option<FileSlice>)>,
+    respond: &[bool],
+) -> FetchRead {
     let mut responses: Vec<FetchableTopicResponse> = Vec::new();
     let mut files = Vec::new();
     let mut previous: Option<&FetchPartition> = None;
@@ -398,10 +403,10 @@ fn assemble(version: i16, layout: &Layout, answers: &Answers, respond: &[bool]) 
         }
         previous = Some(request);
         if let Some(topic) = responses.last_mut() {
-            topic.partitions.push(data.clone());
+            topic.partitions.push(data);
         }
         if let Some(file) = file {
-            files.push(file.clone());
+            files.push(file);
         }
     }
     FetchRead {
@@ -472,9 +477,16 @@ fn respond(
     let now = now_ms();
     let context = &layout.context;
     let cache = &fetch_manager.cache;
-    let dry = context.generate(cache, now, requested, &news, false);
-    let mut read = assemble(version, layout, &answers, &dry.respond);
-    if !layout.from_follower {
+    // A follower is never throttled: its response is assembled once, from the session's update.
+    let (generated, mut read) = if layout.from_follower {
+        let generated = context.generate(cache, now, requested, &news, true);
+        let read = assemble(version, layout, answers, &generated.respond);
+        (generated, read)
+    } else {
+        // A consumer's quota is charged for the response it would get, measured on a dry run
+        // that leaves the session as it was, so a throttled response loses no news.
+        let dry = context.generate(cache, now, requested, &news, false);
+        let read = assemble(version, layout, answers.iter().cloned(), &dry.respond);
         // The frame: size, correlation id and (flexible versions) the header's tagged fields.
         let size = read.response.compute_size(version).unwrap_or(0) + 9;
         let throttle_ms = throttle_fetch(ctx, size);
@@ -489,11 +501,14 @@ fn respond(
             ctx.count_errors(&throttled);
             return ctx.respond_segments(&throttled, ResponsePart::Bytes);
         }
-    }
-    let generated = context.generate(cache, now, requested, &news, true);
-    if generated.respond != dry.respond {
-        read = assemble(version, layout, &answers, &generated.respond);
-    }
+        let generated = context.generate(cache, now, requested, &news, true);
+        let read = if generated.respond == dry.respond {
+            read
+        } else {
+            assemble(version, layout, answers, &generated.respond)
+        };
+        (generated, read)
+    };
     read.response.error_code = generated.error_code.code();
     read.response.session_id = generated.session_id;
     let body = ResponseKind::Fetch(read.response);
