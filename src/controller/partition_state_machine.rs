@@ -189,7 +189,7 @@ impl PartitionStateMachine<'_> {
         partitions: Vec<TopicPartition>,
     ) -> Result<Vec<TopicPartition>, ControllerError> {
         let live = self.ctx.live_broker_ids_not_shutting_down();
-        let mut elected = Vec::new();
+        let mut creates = Vec::new();
         for tp in partitions {
             let Some(leader) = election::leader_for_new_partition(self.ctx.replicas(&tp), &live)
             else {
@@ -198,18 +198,14 @@ impl PartitionStateMachine<'_> {
                 continue;
             };
             let state = self.new_state(&leader, 0);
-            elected.push((tp, state, leader.isr));
+            creates.push((tp, state));
         }
-        let creates: Vec<(TopicPartition, zk_data::PartitionState)> = elected
-            .iter()
-            .map(|(tp, state, _)| (tp.clone(), state.clone()))
-            .collect();
         let created = self
             .zk
             .create_topic_partition_states(self.ctx.fencing_epoch(), &creates)
             .await?;
         let mut done = Vec::new();
-        for ((tp, state, isr), created) in elected.into_iter().zip(created) {
+        for ((tp, state), created) in creates.into_iter().zip(created) {
             let Some(partition_epoch) = created else {
                 tracing::error!(partition = %tp, "state znode of a new partition exists");
                 continue;
@@ -218,6 +214,8 @@ impl PartitionStateMachine<'_> {
                 state,
                 partition_epoch,
             };
+            // The new ISR is the live replicas: each hears of its partition.
+            let isr = leadership.state.isr.clone();
             self.batch.add_leader_and_isr_request_for_brokers(
                 self.ctx,
                 &isr,
