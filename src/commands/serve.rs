@@ -49,20 +49,30 @@ pub(crate) fn run(args: &ServeArgs) -> anyhow::Result<Outcome> {
     Ok(Outcome::Success)
 }
 
-/// A broker holds a descriptor per segment and one per connection, so the soft
+/// A broker holds a descriptor per connection and per open segment file, so the soft
 /// `ulimit -n` (often 1024) is raised to the hard one, as far as this process may go without
-/// privileges; the broker refuses new partitions that would not leave a tenth of it free.
+/// privileges; then the open `.log` files are bounded to four fifths of it, so that partitions
+/// past the limit are hosted with their idle files closed.
 fn raise_open_file_limit() {
-    match crate::storage::descriptors::raise_open_file_limit() {
-        Ok((soft_limit, hard_limit)) => {
-            tracing::info!(soft_limit, hard_limit, "open file limit (RLIMIT_NOFILE)");
-        }
+    use crate::storage::descriptors;
+    let (soft_limit, hard_limit) = match descriptors::raise_open_file_limit() {
+        Ok(limits) => limits,
         Err(err) => {
-            let (soft_limit, hard_limit) =
-                crate::storage::descriptors::open_file_limits().unwrap_or((0, 0));
-            tracing::warn!(%err, soft_limit, hard_limit, "cannot raise the open file limit");
+            let limits = descriptors::open_file_limits().unwrap_or((0, 0));
+            tracing::warn!(%err, soft_limit = limits.0, hard_limit = limits.1, "cannot raise the open file limit");
+            limits
         }
+    };
+    if soft_limit == 0 {
+        return;
     }
+    let open_log_files = descriptors::bound_log_files(soft_limit);
+    tracing::info!(
+        soft_limit,
+        hard_limit,
+        open_log_files,
+        "open file limit (RLIMIT_NOFILE); segment files kept open at most"
+    );
 }
 
 /// Ctrl-C (SIGINT) or SIGTERM.

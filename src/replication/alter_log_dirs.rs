@@ -302,9 +302,8 @@ impl ReplicaManager {
                 tracing::warn!(topic_partition = %tp, %err, "cannot create the future log");
                 log_manager.maybe_report_log_dir_failure(&err);
                 match err {
-                    StorageError::Io { .. } | StorageError::TooManyOpenFiles { .. } => {
-                        ErrorCode::KafkaStorageError
-                    }
+                    StorageError::Io { .. } => ErrorCode::KafkaStorageError,
+                    err if err.is_resource_exhaustion() => ErrorCode::KafkaStorageError,
                     _ => ErrorCode::UnknownServerError,
                 }
             }

@@ -116,7 +116,9 @@ pub(crate) fn storage_error_code(e: &StorageError) -> ErrorCode {
         | StorageError::NoSegments { .. }
         | StorageError::LogDirsOffline { .. }
         | StorageError::TooManyOpenFiles { .. }
-        | StorageError::DescriptorsExhausted { .. } => ErrorCode::KafkaStorageError,
+        | StorageError::DescriptorsExhausted { .. }
+        | StorageError::MapFailed { .. }
+        | StorageError::MapsExhausted { .. } => ErrorCode::KafkaStorageError,
         _ => ErrorCode::UnknownServerError,
     }
 }

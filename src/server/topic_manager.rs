@@ -360,7 +360,7 @@ impl TopicManager {
     }
 
     /// Refuses new partitions whose every replica is this broker (the single-node broker's
-    /// every topic) when their logs do not fit in the descriptors left, before anything is
+    /// every topic) when their logs do not fit in the descriptors or maps left, before anything is
     /// written: the topic or partitions are not created, and the answer names the limit.
     /// Partitions with replicas elsewhere are created, and each broker refuses the logs that do
     /// not fit it in its LeaderAndIsr answer (their replicas go offline).

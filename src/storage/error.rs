@@ -47,6 +47,34 @@ pub enum StorageError {
         reserve: u64,
     },
 
+    /// Mapping an index failed with ENOMEM: the process has `vm.max_map_count` maps (each
+    /// segment's two indexes are two). Not a failed disk, as with [`Self::TooManyOpenFiles`].
+    #[error(
+        "cannot map {path} (vm.max_map_count {max_map_count}): raise vm.max_map_count: {source}"
+    )]
+    MapFailed {
+        path: PathBuf,
+        max_map_count: u64,
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// `logs` new logs of `topic` refused before anything was mapped: they need `needed` memory
+    /// maps and only `available` are left once `reserve` of `max_map_count` are kept free
+    /// (`mapped` were in use).
+    #[error(
+        "too many memory maps: {logs} new partition logs of topic {topic} need {needed} maps, {available} are left (vm.max_map_count {max_map_count}, {mapped} mapped, {reserve} kept free): raise vm.max_map_count"
+    )]
+    MapsExhausted {
+        topic: String,
+        logs: usize,
+        needed: u64,
+        available: u64,
+        mapped: u64,
+        max_map_count: u64,
+        reserve: u64,
+    },
+
     /// An index file whose size or contents break the index invariants.
     #[error("corrupt index {path}: {reason}")]
     CorruptIndex { path: PathBuf, reason: String },
@@ -210,12 +238,15 @@ impl StorageError {
         }
     }
 
-    /// Whether this is the descriptor table being full (or new logs refused for it) rather
-    /// than a failure of the disk.
-    pub fn is_descriptor_exhaustion(&self) -> bool {
+    /// Whether this is a limit of the process (its descriptor table or its memory maps full,
+    /// or new logs refused for one) rather than a failure of the disk.
+    pub fn is_resource_exhaustion(&self) -> bool {
         matches!(
             self,
-            StorageError::TooManyOpenFiles { .. } | StorageError::DescriptorsExhausted { .. }
+            StorageError::TooManyOpenFiles { .. }
+                | StorageError::DescriptorsExhausted { .. }
+                | StorageError::MapFailed { .. }
+                | StorageError::MapsExhausted { .. }
         )
     }
 }

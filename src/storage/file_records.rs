@@ -23,6 +23,7 @@ use crate::protocol::record::batch_iter::BatchRef;
 use crate::protocol::record::big_endian::{i32_at, i64_at};
 
 use super::StorageError;
+use super::log_file_cache::{LOG_FILES, LogFile};
 
 /// The smallest entry Kafka accepts: a magic-0 message with empty key and value
 /// (`LegacyRecord.RECORD_OVERHEAD_V0`). A smaller size field means corruption.
@@ -64,11 +65,13 @@ enum Reserved {
     Off,
 }
 
-/// A range of a `.log` file, still open even if the segment is deleted meanwhile; the unit a
-/// fetch sends to the socket with `sendfile(2)`.
+/// A range of a `.log` file, still open even if the segment is deleted (or its descriptor
+/// closed by the cache) meanwhile; the unit a fetch sends to the socket with `sendfile(2)`.
+/// An empty range holds no file: a poll at the log end of an idle partition opens nothing.
 #[derive(Debug, Clone)]
 pub struct FileSlice {
-    pub file: Arc<File>,
+    /// The open file; `None` only when `size` is 0.
+    pub file: Option<Arc<File>>,
     pub position: u64,
     pub size: u64,
 }
@@ -78,11 +81,14 @@ impl FileSlice {
     /// one `pread` of an entry's offset and size per entry. The slice must start on an entry.
     /// A first entry that is itself cut stays as it is (nothing would be left).
     pub fn whole_entries(&self) -> std::io::Result<FileSlice> {
+        let Some(file) = &self.file else {
+            return Ok(self.clone());
+        };
         let end = self.position + self.size;
         let mut at = self.position;
         let mut header = [0u8; LOG_OVERHEAD];
         while at + LOG_OVERHEAD as u64 <= end {
-            self.file.read_exact_at(&mut header, at)?;
+            file.read_exact_at(&mut header, at)?;
             let size_field = i32_at(&header, 8);
             let Ok(body) = u64::try_from(size_field) else {
                 break;
@@ -99,7 +105,7 @@ impl FileSlice {
             at - self.position
         };
         Ok(FileSlice {
-            file: Arc::clone(&self.file),
+            file: Some(Arc::clone(file)),
             position: self.position,
             size: kept,
         })
@@ -109,7 +115,9 @@ impl FileSlice {
     pub fn read_to_vec(&self) -> std::io::Result<Vec<u8>> {
         let len = usize::try_from(self.size).map_err(std::io::Error::other)?;
         let mut buf = vec![0; len];
-        self.file.read_exact_at(&mut buf, self.position)?;
+        if let Some(file) = &self.file {
+            file.read_exact_at(&mut buf, self.position)?;
+        }
         Ok(buf)
     }
 }
@@ -128,11 +136,12 @@ pub struct LogOffsetPosition {
 
 /// A segment's `.log` file. Invariants: `size` is the file's length and ends on an entry
 /// boundary once the file is loaded (recovery truncates a torn tail); blocks past it hold no
-/// data, only the reservation of appends to come (see `Reserved`).
+/// data, only the reservation of appends to come (see `Reserved`). Its descriptor is the
+/// process's [`LOG_FILES`] cache's to close while the file is idle; every use reopens it if so.
 #[derive(Debug)]
 pub struct FileRecords {
     path: PathBuf,
-    file: Arc<File>,
+    file: Arc<LogFile>,
     size: u64,
     reserved: Reserved,
 }
@@ -141,19 +150,22 @@ impl FileRecords {
     /// Opens (creating when asked) a `.log` file for appending at its end. Blocks a crash left
     /// allocated past the end are given back first.
     pub fn open(path: PathBuf, create: bool) -> Result<Self, StorageError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(create)
-            .truncate(false)
-            .open(&path)
+        let file = LOG_FILES
+            .open_with_room(|| {
+                OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create(create)
+                    .truncate(false)
+                    .open(&path)
+            })
             .map_err(|e| StorageError::io(&path, e))?;
         let meta = file.metadata().map_err(|e| StorageError::io(&path, e))?;
         let size = meta.len();
         let allocated = meta.blocks().saturating_mul(512);
         let mut records = FileRecords {
+            file: LogFile::new(&LOG_FILES, path.clone(), file, true),
             path,
-            file: Arc::new(file),
             size,
             reserved: Reserved::To(size),
         };
@@ -168,14 +180,16 @@ impl FileRecords {
     /// Opens an existing `.log` file for reading only (inspection tools: no write permission
     /// needed). Appending to or truncating it fails with an I/O error.
     pub fn open_read_only(path: PathBuf) -> Result<Self, StorageError> {
-        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let file = LOG_FILES
+            .open_with_room(|| File::open(&path))
+            .map_err(|e| StorageError::io(&path, e))?;
         let size = file
             .metadata()
             .map_err(|e| StorageError::io(&path, e))?
             .len();
         Ok(FileRecords {
+            file: LogFile::new(&LOG_FILES, path.clone(), file, false),
             path,
-            file: Arc::new(file),
             size,
             reserved: Reserved::Off,
         })
@@ -189,9 +203,17 @@ impl FileRecords {
         self.size
     }
 
-    /// The open file, for fsyncing it without holding the log's lock.
-    pub fn file_handle(&self) -> Arc<File> {
+    /// The file's handle, for fsyncing it without holding the log's lock (and for telling
+    /// whether two `FileRecords` are views of one file).
+    pub(crate) fn file_handle(&self) -> Arc<LogFile> {
         Arc::clone(&self.file)
+    }
+
+    /// The open file, reopened if the cache closed it.
+    fn file(&self) -> Result<Arc<File>, StorageError> {
+        self.file
+            .file()
+            .map_err(|e| StorageError::io(&self.path, e))
     }
 
     /// Appends `bufs` at the end of the file with one gathering write (more only if the kernel
@@ -221,7 +243,8 @@ impl FileRecords {
         write: impl FnOnce(&File, u64) -> std::io::Result<()>,
     ) -> Result<(), StorageError> {
         self.reserve_for(self.size + len);
-        if let Err(err) = write(&self.file, self.size) {
+        let file = self.file()?;
+        if let Err(err) = write(&file, self.size) {
             // Best effort: the error returned is the write's, which says what went wrong.
             let _ = self.cut_to(self.size);
             return Err(StorageError::io(&self.path, err));
@@ -272,8 +295,12 @@ impl FileRecords {
     fn reserve_to(&mut self, from: u64, to: u64) {
         let to = to.next_multiple_of(4096);
         let as_off_t = |n: u64| nix::libc::off_t::try_from(n).unwrap_or(nix::libc::off_t::MAX);
+        // An open that fails here fails the write that follows, with the error that says why.
+        let Ok(file) = self.file() else {
+            return;
+        };
         match fallocate(
-            &*self.file,
+            &*file,
             FallocateFlags::FALLOC_FL_KEEP_SIZE,
             as_off_t(from),
             as_off_t(to - from),
@@ -287,7 +314,7 @@ impl FileRecords {
 
     /// Sets the file's length to `len`; the blocks past it, reserved ones included, are freed.
     fn cut_to(&mut self, len: u64) -> Result<(), StorageError> {
-        self.file
+        self.file()?
             .set_len(len)
             .map_err(|e| StorageError::io(&self.path, e))?;
         if let Reserved::To(_) = self.reserved {
@@ -304,21 +331,21 @@ impl FileRecords {
             Reserved::To(reserved) if reserved > self.size => {}
             _ => return Ok(()),
         }
-        let modified = self
-            .file
+        let file = self.file()?;
+        let modified = file
             .metadata()
             .and_then(|m| m.modified())
             .map_err(|e| StorageError::io(&self.path, e))?;
         self.cut_to(self.size)?;
-        self.file
-            .set_modified(modified)
+        file.set_modified(modified)
             .map_err(|e| StorageError::io(&self.path, e))
     }
 
     fn write_all_at(&self, bufs: &[IoSlice<'_>], at: u64) -> std::io::Result<()> {
+        let file = self.file.file()?;
         let total: usize = bufs.iter().map(|b| b.len()).sum();
         let offset = i64::try_from(at).map_err(std::io::Error::other)?;
-        let written = nix::sys::uio::pwritev(&*self.file, bufs, offset)?;
+        let written = nix::sys::uio::pwritev(&*file, bufs, offset)?;
         if written == total {
             return Ok(());
         }
@@ -329,7 +356,7 @@ impl FileRecords {
         let mut at = at + written as u64;
         while !slices.is_empty() {
             let offset = i64::try_from(at).map_err(std::io::Error::other)?;
-            let written = nix::sys::uio::pwritev(&*self.file, slices, offset)?;
+            let written = nix::sys::uio::pwritev(&*file, slices, offset)?;
             if written == 0 {
                 return Err(std::io::ErrorKind::WriteZero.into());
             }
@@ -339,24 +366,26 @@ impl FileRecords {
         Ok(())
     }
 
-    /// `size` bytes from `position`, clamped to the end of the file.
-    pub fn slice(&self, position: u64, size: u64) -> FileSlice {
+    /// `size` bytes from `position`, clamped to the end of the file. Fails only when the
+    /// cache had closed the file and it cannot be opened again (never for an empty range).
+    pub fn slice(&self, position: u64, size: u64) -> Result<FileSlice, StorageError> {
         let position = position.min(self.size);
-        FileSlice {
-            file: Arc::clone(&self.file),
+        let size = size.min(self.size - position);
+        Ok(FileSlice {
+            file: if size == 0 { None } else { Some(self.file()?) },
             position,
-            size: size.min(self.size - position),
-        }
+            size,
+        })
     }
 
     /// The whole file as a slice.
-    pub fn all(&self) -> FileSlice {
+    pub fn all(&self) -> Result<FileSlice, StorageError> {
         self.slice(0, self.size)
     }
 
     /// Reads `buf.len()` bytes at `position`.
     pub fn read_at(&self, buf: &mut [u8], position: u64) -> Result<(), StorageError> {
-        self.file
+        self.file()?
             .read_exact_at(buf, position)
             .map_err(|e| StorageError::io(&self.path, e))
     }
@@ -406,7 +435,7 @@ impl FileRecords {
 
     /// fsyncs the data (and the size, which `sync_data` includes when it changed).
     pub fn flush(&self) -> Result<(), StorageError> {
-        self.file
+        self.file()?
             .sync_data()
             .map_err(|e| StorageError::io(&self.path, e))
     }
@@ -414,9 +443,20 @@ impl FileRecords {
     /// Renames the file (to `.deleted` before asynchronous deletion, say); the open handle and
     /// every slice taken from it stay valid.
     pub fn rename_to(&mut self, new_path: PathBuf) -> Result<(), StorageError> {
-        std::fs::rename(&self.path, &new_path).map_err(|e| StorageError::io(&self.path, e))?;
+        self.file
+            .rename(&self.path, new_path.clone())
+            .map_err(|e| StorageError::io(&self.path, e))?;
         self.path = new_path;
         Ok(())
+    }
+
+    /// Points the file at `parent_dir/<same name>` after its directory was renamed (Kafka's
+    /// `updateParentDirectory`): a descriptor the cache closed reopens there.
+    pub fn update_parent_dir(&mut self, parent_dir: &Path) {
+        if let Some(name) = self.path.file_name() {
+            self.path = parent_dir.join(name);
+            self.file.set_path(self.path.clone());
+        }
     }
 
     /// A read-only view of the file as it is now: the same open file, its size frozen. A sealed
@@ -437,7 +477,7 @@ impl FileRecords {
     pub fn set_last_modified_ms(&self, ms: i64) -> Result<(), StorageError> {
         let time = std::time::UNIX_EPOCH
             + std::time::Duration::from_millis(u64::try_from(ms).unwrap_or(0));
-        self.file
+        self.file()?
             .set_modified(time)
             .map_err(|e| StorageError::io(&self.path, e))
     }
@@ -446,7 +486,7 @@ impl FileRecords {
     /// timestamps.
     pub fn last_modified_ms(&self) -> Result<i64, StorageError> {
         let modified = self
-            .file
+            .file()?
             .metadata()
             .and_then(|m| m.modified())
             .map_err(|e| StorageError::io(&self.path, e))?;
@@ -627,14 +667,29 @@ mod tests {
         let batches = [batch(0, 3), batch(3, 1), batch(4, 5)];
         let (_dir, records) = file_with(&batches);
         let (a, b) = (batches[0].len() as u64, batches[1].len() as u64);
-        let cut = records.slice(0, a + b + 7).whole_entries().unwrap();
+        let cut = records
+            .slice(0, a + b + 7)
+            .unwrap()
+            .whole_entries()
+            .unwrap();
         assert_eq!((cut.position, cut.size), (0, a + b));
         // Already whole: unchanged; from the second entry: only it.
-        assert_eq!(records.slice(0, a).whole_entries().unwrap().size, a);
-        let from_second = records.slice(a, b + 20).whole_entries().unwrap();
+        assert_eq!(
+            records.slice(0, a).unwrap().whole_entries().unwrap().size,
+            a
+        );
+        let from_second = records.slice(a, b + 20).unwrap().whole_entries().unwrap();
         assert_eq!((from_second.position, from_second.size), (a, b));
         // A first entry cut short is left as it is: there is no whole one to keep.
-        assert_eq!(records.slice(0, a - 1).whole_entries().unwrap().size, a - 1);
+        assert_eq!(
+            records
+                .slice(0, a - 1)
+                .unwrap()
+                .whole_entries()
+                .unwrap()
+                .size,
+            a - 1
+        );
     }
 
     #[test]
@@ -674,13 +729,13 @@ mod tests {
     fn slices_are_clamped_to_the_file_and_outlive_a_rename() {
         let batches = [batch(0, 2)];
         let (dir, mut records) = file_with(&batches);
-        let slice = records.slice(10, 1 << 20);
+        let slice = records.slice(10, 1 << 20).unwrap();
         assert_eq!(slice.size, batches[0].len() as u64 - 10);
         records
             .rename_to(dir.path().join("00000000000000000000.log.deleted"))
             .unwrap();
         assert_eq!(slice.read_to_vec().unwrap(), batches[0][10..].to_vec());
-        assert_eq!(records.slice(1 << 20, 5).size, 0);
+        assert_eq!(records.slice(1 << 20, 5).unwrap().size, 0);
     }
 
     /// Bytes allocated to the file, and its length.
@@ -706,7 +761,7 @@ mod tests {
         );
 
         let age = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_600_000_000);
-        records.file.set_modified(age).unwrap();
+        records.file().unwrap().set_modified(age).unwrap();
         records.release_reserved().unwrap();
         let (allocated, len) = allocated_and_len(records.path());
         assert_eq!(len, records.size_in_bytes());

@@ -15,6 +15,7 @@ use nix::unistd::{Whence, lseek};
 
 use crate::protocol::record::big_endian::{i32_at, i64_at};
 use crate::storage::StorageError;
+use crate::storage::log_file_cache::LOG_FILES;
 
 /// Bytes of the "warm" tail of an index that lookups try first (Kafka's `warmEntries()` is
 /// `8192 / entrySize`): recent entries are what in-sync followers and consumers look up, and
@@ -123,12 +124,13 @@ impl IndexFile {
         max_index_size: usize,
         entry_size: usize,
     ) -> Result<Self, StorageError> {
-        let created = match OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create_new(true)
-            .open(&path)
-        {
+        let created = match LOG_FILES.open_with_room(|| {
+            OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create_new(true)
+                .open(&path)
+        }) {
             Ok(file) => Some(file),
             Err(e) if e.kind() == ErrorKind::AlreadyExists => None,
             Err(e) => return Err(StorageError::io(&path, e)),
@@ -149,10 +151,8 @@ impl IndexFile {
                     .map_err(|e| StorageError::io(&path, e))?;
                 file
             }
-            None => OpenOptions::new()
-                .read(true)
-                .write(true)
-                .open(&path)
+            None => LOG_FILES
+                .open_with_room(|| OpenOptions::new().read(true).write(true).open(&path))
                 .map_err(|e| StorageError::io(&path, e))?,
         };
         Self::from_file(
@@ -173,7 +173,9 @@ impl IndexFile {
         base_offset: i64,
         entry_size: usize,
     ) -> Result<Self, StorageError> {
-        let file = File::open(&path).map_err(|e| StorageError::io(&path, e))?;
+        let file = LOG_FILES
+            .open_with_room(|| File::open(&path))
+            .map_err(|e| StorageError::io(&path, e))?;
         Self::from_file(path, file, base_offset, 0, entry_size, false, false)
     }
 
@@ -284,10 +286,8 @@ impl IndexFile {
 
     /// The file opened again for one reservation or resize (the map holds no descriptor).
     fn open_for_write(&self) -> Result<File, StorageError> {
-        OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open(&self.path)
+        LOG_FILES
+            .open_with_room(|| OpenOptions::new().read(true).write(true).open(&self.path))
             .map_err(|e| StorageError::io(&self.path, e))
     }
 
@@ -585,7 +585,19 @@ fn map_file(path: &Path, file: &File, length: usize, writable: bool) -> Result<M
         // shrinks an index by trimming inactive ones); the contents are treated as untrusted.
         unsafe { options.map(file) }.map(Map::ReadOnly)
     };
-    let map = map.map_err(|e| StorageError::io(path, e))?;
+    let map = map.map_err(|source| {
+        if source.raw_os_error() == Some(Errno::ENOMEM as i32) {
+            // The process's map count is at `vm.max_map_count` (the likely cause by far; an
+            // index is too small to exhaust the address space): a limit, not a failed disk.
+            StorageError::MapFailed {
+                path: path.to_path_buf(),
+                max_map_count: super::descriptors::max_map_count().unwrap_or(0),
+                source,
+            }
+        } else {
+            StorageError::io(path, source)
+        }
+    })?;
     // An index is read and written a few bytes at a time at scattered places (binary search,
     // one entry per `index.interval.bytes` appended), and most of a new one is a hole. Without
     // this, the first touch of each index faults in the device's whole read-ahead window

@@ -15,6 +15,7 @@ use crate::cluster::TopicPartition;
 
 use super::StorageError;
 use super::log_config::LogConfig;
+use super::log_file_cache::{LOG_FILES, LogFile};
 use super::log_segment::{LogOffsetMetadata, LogSegment};
 use super::log_segments::LogSegments;
 
@@ -29,19 +30,25 @@ struct PendingDelete {
 #[derive(Debug)]
 pub struct PendingFlush {
     pub up_to: i64,
-    log_files: Vec<Arc<std::fs::File>>,
+    log_files: Vec<Arc<LogFile>>,
     index_paths: Vec<PathBuf>,
 }
 
 impl PendingFlush {
-    /// fsyncs the segments' files. Index files renamed or deleted meanwhile are skipped.
+    /// fsyncs the segments' files. Files deleted meanwhile are skipped: a `.log` whose
+    /// descriptor the cache had closed cannot be opened again, and needs no flush.
     pub fn execute(&self) -> Result<(), StorageError> {
-        for file in &self.log_files {
-            file.sync_data()
-                .map_err(|e| StorageError::io("segment being flushed", e))?;
+        for handle in &self.log_files {
+            match handle.file() {
+                Ok(file) => file
+                    .sync_data()
+                    .map_err(|e| StorageError::io("segment being flushed", e))?,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(StorageError::io("segment being flushed", e)),
+            }
         }
         for path in &self.index_paths {
-            match std::fs::File::open(path) {
+            match LOG_FILES.open_with_room(|| std::fs::File::open(path)) {
                 Ok(file) => file.sync_data().map_err(|e| StorageError::io(path, e))?,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
                 Err(e) => return Err(StorageError::io(path, e)),
@@ -124,6 +131,18 @@ impl LocalLog {
 
     pub(crate) fn update_config(&mut self, config: LogConfig) {
         self.config = config;
+    }
+
+    /// Renames the partition's directory to `new_dir` and points every segment's files there
+    /// (Kafka's `LocalLog.renameDir`), so that a read of a file the cache closed, by a fetch
+    /// racing the log's deletion say, opens it under its new name.
+    pub(crate) fn rename_dir(&mut self, new_dir: PathBuf) -> Result<(), StorageError> {
+        std::fs::rename(&self.dir, &new_dir).map_err(|e| StorageError::io(&self.dir, e))?;
+        for segment in self.segments.values_mut() {
+            segment.update_parent_dir(&new_dir);
+        }
+        self.dir = new_dir;
+        Ok(())
     }
 
     pub(crate) fn segments(&self) -> &LogSegments {

@@ -375,7 +375,7 @@ impl LogManager {
             tp,
             file_names::DELETE_DIR_SUFFIX,
         ));
-        std::fs::rename(&dir, &doomed).map_err(|e| StorageError::io(&dir, e))?;
+        lock(&log).rename_dir(doomed.clone())?;
         self.logs_to_be_deleted.push(doomed, now_ms());
         Ok(true)
     }
@@ -771,7 +771,7 @@ mod tests {
             Err(emfile(&dir.join("00000000000000000000.index")))
         })
         .unwrap_err();
-        assert!(err.is_descriptor_exhaustion(), "{err:?}");
+        assert!(err.is_resource_exhaustion(), "{err:?}");
         assert!(!dir.exists());
     }
 

@@ -206,6 +206,15 @@ impl LogSegment {
         &self.time_index
     }
 
+    /// Points every file of the segment at `parent_dir` after its directory was renamed
+    /// (Kafka's `updateParentDir`).
+    pub fn update_parent_dir(&mut self, parent_dir: &Path) {
+        self.log.update_parent_dir(parent_dir);
+        self.offset_index.update_parent_dir(parent_dir);
+        self.time_index.update_parent_dir(parent_dir);
+        self.txn_index.update_parent_dir(parent_dir);
+    }
+
     /// Whether `offset` can be stored relative to the base offset in the indexes.
     pub fn can_convert_to_relative_offset(&self, offset: i64) -> bool {
         offset
@@ -386,7 +395,7 @@ impl LogSegment {
         };
         Ok(Some(FetchDataInfo {
             fetch_offset_metadata,
-            records: self.log.slice(start.position, fetch_size),
+            records: self.log.slice(start.position, fetch_size)?,
             first_entry_incomplete: adjusted_max_size < start.size,
         }))
     }

@@ -11,6 +11,8 @@
 //! - `index_file`, [`offset_index`], [`time_index`]: the memory-mapped sparse indexes.
 //! - [`transaction_index`]: a segment's aborted transactions (`.txnindex`).
 //! - `file_records`: a `.log` file: append, slices, batch search.
+//! - `log_file_cache`: the open descriptors of `.log` files, at most a capacity set from the
+//!   open-file limit; a closed one reopens on use.
 //! - [`log_segment`]: one segment: records plus indexes; append, read, recover, roll checks.
 //! - `log_segments`: a log's segments in base-offset order and their lookups (Kafka's
 //!   `LogSegments`).
@@ -55,6 +57,7 @@ pub mod log_config;
 pub(crate) mod log_config_values;
 pub(crate) mod log_dir_failure_channel;
 pub mod log_dir_lock;
+pub(crate) mod log_file_cache;
 pub(crate) mod log_loader;
 pub mod log_manager;
 pub mod log_reads;

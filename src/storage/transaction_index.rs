@@ -103,6 +103,13 @@ impl TransactionIndex {
         Ok(index)
     }
 
+    /// Points the index at `parent_dir/<same name>` after its directory was renamed.
+    pub fn update_parent_dir(&mut self, parent_dir: &Path) {
+        if let Some(name) = self.path.file_name() {
+            self.path = parent_dir.join(name);
+        }
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -135,6 +135,12 @@ impl UnifiedLog {
         self.local_log.dir()
     }
 
+    /// Renames the log's directory to `new_dir`, its segments' files following (Kafka's
+    /// `renameDir` without reinitializing: for a log being deleted).
+    pub fn rename_dir(&mut self, new_dir: PathBuf) -> Result<(), StorageError> {
+        self.local_log.rename_dir(new_dir)
+    }
+
     pub fn topic_partition(&self) -> &TopicPartition {
         self.local_log.topic_partition()
     }

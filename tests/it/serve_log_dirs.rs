@@ -2,8 +2,8 @@
 //! DescribeLogDirs (v0–4) and AlterReplicaLogDirs (v0–2) over the raw protocol (`moves`), a move
 //! under continuous produce and fetch and a kill -9 in the middle of one (`moves`), a failing
 //! disk in one dir and in the only dir (`failure`, on a small tmpfs mounted by the test), a
-//! topic beyond the open file limit refused with the dir online (`descriptors`), and Kafka's
-//! own tools and Admin client (`tools`).
+//! broker hosting more partitions than its open file limit with the dir online
+//! (`descriptors`), and Kafka's own tools and Admin client (`tools`).
 //!
 //! This file holds the helpers the three share.
 

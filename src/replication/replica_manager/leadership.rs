@@ -229,7 +229,7 @@ impl ReplicaManager {
                 broker_epoch,
             );
             if let Err(PartitionError::Storage(err)) = &result
-                && err.is_descriptor_exhaustion()
+                && err.is_resource_exhaustion()
             {
                 exhausted.store(true, Ordering::Relaxed);
             }

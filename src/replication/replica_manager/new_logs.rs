@@ -1,13 +1,14 @@
 //! The partitions of one LeaderAndIsr that need a new log here, admitted against the
-//! descriptors left ([`NewLogBudget`]) before any is opened; kcli's own refusal, Kafka has none.
+//! descriptors and memory maps left ([`NewLogBudget`]) before any is opened; kcli's own
+//! refusal, Kafka has none.
 //!
 //! A topic whose new logs do not fit whole is refused whole: each of its partitions is
 //! answered KAFKA_STORAGE_ERROR, which the controller reads as the replica being offline (it
 //! elects other leaders and does not send it again until this broker registers anew), and the
-//! log dir stays online. Should an open still fail with EMFILE or ENFILE (the count is a
-//! snapshot; other processes share ENFILE's table), that partition is refused the same way
-//! and so is every later new log of the request, without trying. The request's refusals are
-//! logged as one line with the counts, never a line per partition.
+//! log dir stays online. Should an open still fail with EMFILE or ENFILE, or a map with
+//! ENOMEM (the counts are a snapshot; other processes share ENFILE's table), that partition is
+//! refused the same way and so is every later new log of the request, without trying. The
+//! request's refusals are logged as one line with the counts, never a line per partition.
 
 use std::collections::BTreeMap;
 
@@ -80,7 +81,7 @@ impl NewLogAdmission {
         let PartitionError::Storage(storage) = err else {
             return false;
         };
-        if !storage.is_descriptor_exhaustion() {
+        if !storage.is_resource_exhaustion() {
             return false;
         }
         self.refused += 1;
@@ -91,7 +92,7 @@ impl NewLogAdmission {
     /// Whether `err` is the descriptor table being full (see [`NewLogAdmission::record_failure`],
     /// which recorded it).
     pub(super) fn is_exhaustion(&self, err: &PartitionError) -> bool {
-        matches!(err, PartitionError::Storage(storage) if storage.is_descriptor_exhaustion())
+        matches!(err, PartitionError::Storage(storage) if storage.is_resource_exhaustion())
     }
 
     /// The request's one line about its refusals, if any.
@@ -114,7 +115,7 @@ impl NewLogAdmission {
             soft_limit,
             hard_limit,
             %reason,
-            "LeaderAndIsr: refused {} of {} new partition logs: too many open files: raise ulimit -n (open file limit {soft_limit}); the log dirs stay online and the refused replicas are answered KAFKA_STORAGE_ERROR",
+            "LeaderAndIsr: refused {} of {} new partition logs: {reason}; the log dirs stay online and the refused replicas are answered KAFKA_STORAGE_ERROR",
             self.refused,
             self.new_logs,
         );

@@ -514,11 +514,17 @@ fn respond(
     let body = ResponseKind::Fetch(read.response);
     let mut files = read.files.into_iter();
     let response = ctx.respond_segments(&body, |placeholder| match files.next() {
-        Some(slice) => ResponsePart::File(FileRange {
-            file: slice.file,
-            position: slice.position,
-            len: slice.size,
+        Some(FileSlice {
+            file: Some(file),
+            position,
+            size,
+        }) => ResponsePart::File(FileRange {
+            file,
+            position,
+            len: size,
         }),
+        // An empty slice: its placeholder is empty too.
+        Some(FileSlice { file: None, .. }) => ResponsePart::Bytes(placeholder),
         // Only the placeholders are non-empty records at v4+, one per slice; below v4 the
         // records are the down-converted bytes themselves.
         None => ResponsePart::Bytes(placeholder),

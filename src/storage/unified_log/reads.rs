@@ -92,7 +92,7 @@ impl UnifiedLog {
         let active = self.active_segment()?;
         Ok(FetchDataInfo {
             fetch_offset_metadata: metadata,
-            records: active.log().slice(active.size(), 0),
+            records: active.log().slice(active.size(), 0)?,
             first_entry_incomplete: false,
         })
     }
