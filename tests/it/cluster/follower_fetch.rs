@@ -1,16 +1,17 @@
 //! Follower fetching (KIP-392) on three kcli brokers in three racks with
 //! `replica.selector.class=RackAwareReplicaSelector`: Metadata tells a Java client each broker's
 //! rack; on the wire the leader answers a consumer's Fetch with the preferred read replica of
-//! its rack and no records, and a follower serves Fetch v11+ but not v10; a librdkafka consumer with `client.rack` of a follower's rack and Kafka 3.9.1's Java
-//! consumer (ConsumerPerformance) with the other follower's read every record from the follower
-//! in their rack: librdkafka's per-broker byte counters (`rxbytes`) and the brokers'
-//! `BytesOutPerSec` of the topic show it (ConsumerPerformance prints no per-node metrics), and
-//! the leader sends none of the topic's bytes. Then both followers are killed (kill -9) while
-//! both consumers wait at the end of the log: records produced after that reach both from the
-//! leader, nothing lost, once the controller drops the followers from the ISR.
+//! its rack and no records, and a follower serves Fetch v11+ but not v10; a librdkafka consumer
+//! with `client.rack` of a follower's rack and Kafka 3.9.1's Java consumer with the other
+//! follower's read every record from the follower in their rack: each client's own per-broker
+//! byte counters (librdkafka's `rxbytes`, the Java client's `consumer-node-metrics`
+//! `incoming-byte-total`, tests/clients/java/RackConsumer.java) and the brokers'
+//! `BytesOutPerSec` of the topic show it, and the leader sends none of the topic's bytes. Then
+//! both followers are killed (kill -9) while both consumers wait at the end of the log: records
+//! produced after that reach both from the leader, nothing lost, once the controller drops the
+//! followers from the ISR.
 
 use std::collections::BTreeMap;
-use std::process::Command;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -27,8 +28,8 @@ use kcli::protocol::messages::fetch_response::PartitionData;
 use kcli::protocol::messages::{RequestKind, ResponseKind};
 
 use super::create_topic_assigned;
-use crate::kafka_tools::CONSUMER_PERF;
 use crate::kafka_tools::support::java;
+use crate::serve_clients::drivers::{compile_java_driver, java_command};
 use crate::serve_support::{KafkaConn, run_within};
 use crate::support::cluster::{TestCluster, wait_until};
 use crate::support::exposition::{get_metrics, samples};
@@ -160,38 +161,58 @@ pub(crate) fn poll_nothing(consumer: &BaseConsumer<RxBytes>) {
     }
 }
 
-/// ConsumerPerformance reading `messages` of `topic` in `rack` (`client.id` `client`): its
-/// exit code, stdout and stderr.
+/// What the Java consumer (tests/clients/java/RackConsumer.java) reported: the bytes it read
+/// from each broker by its own per-node counters, once it had read the first phase and at the
+/// end.
+pub(crate) struct JavaRead {
+    pub(crate) first: serde_json::Value,
+    pub(crate) end: serde_json::Value,
+}
+
+impl JavaRead {
+    /// Bytes read from broker `id` by the first phase's end (`first`) or by the end.
+    pub(crate) fn from(report: &serde_json::Value, id: i32) -> u64 {
+        report["node_bytes"][id.to_string()].as_u64().unwrap_or(0)
+    }
+}
+
+/// Kafka 3.9.1's Java consumer with `client.rack` = `rack` (`client.id` and group `client`)
+/// reading `total` records of `topic`, reporting its per-broker bytes after `first` of them and
+/// at the end.
 pub(crate) fn java_consumer(
     bootstrap: &str,
     topic: &str,
     rack: &str,
     client: &str,
-    messages: usize,
+    (first, total): (usize, usize),
     scratch: &std::path::Path,
-) -> (i32, String, String) {
-    let config = scratch.join(format!("{client}.properties"));
-    std::fs::write(
-        &config,
-        format!("client.id={client}\nclient.rack={rack}\nfetch.max.wait.ms=200\n"),
-    )
-    .unwrap();
-    let mut cmd: Command = java(CONSUMER_PERF);
-    cmd.args(["--bootstrap-server", bootstrap, "--topic", topic])
-        .args(["--messages", &messages.to_string()])
-        .args(["--timeout", "120000", "--print-metrics"])
-        .arg("--consumer.config")
-        .arg(&config);
-    run_within(cmd, b"", Duration::from_secs(240))
-}
-
-/// A metric ConsumerPerformance printed (`group:name:{tags}`, tags containing `tag`).
-pub(crate) fn java_metric(stdout: &str, group_and_name: &str, tag: &str) -> f64 {
-    stdout
+) -> JavaRead {
+    let classpath = compile_java_driver("RackConsumer", scratch);
+    let (first, total) = (first.to_string(), total.to_string());
+    let cmd = java_command(
+        &classpath,
+        "RackConsumer",
+        &[bootstrap, topic, rack, client, &first, &total, "180000"],
+    );
+    let (code, out, err) = run_within(cmd, b"", Duration::from_secs(240));
+    assert_eq!(code, 0, "RackConsumer:\n{out}\n{err}");
+    let reports: Vec<serde_json::Value> = out
         .lines()
-        .filter(|l| l.starts_with(&format!("{group_and_name}:{{")) && l.contains(tag))
-        .filter_map(|l| l.rsplit(':').next()?.trim().parse::<f64>().ok())
-        .sum()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let [first, end] = reports.as_slice() else {
+        panic!("RackConsumer: two reports expected:\n{out}\n{err}")
+    };
+    assert_eq!(end["ok"], true, "{out}");
+    assert_eq!(
+        end["consumed"].as_u64(),
+        Some(total.parse().unwrap()),
+        "{out}"
+    );
+    JavaRead {
+        first: first.clone(),
+        end: end.clone(),
+    }
 }
 
 /// `kafka_server_brokertopicmetrics_bytesout_total` of `topic` on the broker serving its
@@ -300,7 +321,7 @@ fn consumers_read_from_the_follower_in_their_rack_and_from_the_leader_once_it_is
                 "ff",
                 "rack-3",
                 "ff-java",
-                2 * RECORDS,
+                (RECORDS, 2 * RECORDS),
                 scratch.path(),
             )
         });
@@ -343,16 +364,20 @@ fn consumers_read_from_the_follower_in_their_rack_and_from_the_leader_once_it_is
         wait_rx(&consumer, "the leader sent the second records", |rx| {
             rx.of(1) >= PAYLOAD
         });
-        let (code, stdout, stderr) = java.join().unwrap();
-        assert_eq!(code, 0, "{stdout}\n{stderr}");
-        let consumed = java_metric(
-            &stdout,
-            "consumer-fetch-manager-metrics:records-consumed-total",
-            "{client-id=ff-java}",
+        // The Java consumer's own per-node counters: the first records from its follower
+        // (broker 3), next to nothing from the leader; the rest from the leader.
+        let java = java.join().unwrap();
+        let (from_follower, from_leader) = (
+            JavaRead::from(&java.first, 3),
+            JavaRead::from(&java.first, 1),
         );
-        assert_eq!(consumed, (2 * RECORDS) as f64, "{stdout}");
-        // ConsumerPerformance prints no per-node metrics: the brokers' `BytesOutPerSec` showed
-        // broker 3 served it the first records, and the leader none of them.
+        assert!(from_follower >= PAYLOAD, "{}", java.first);
+        assert!(from_leader < OVERHEAD, "{}", java.first);
+        assert!(
+            JavaRead::from(&java.end, 1) >= from_leader + PAYLOAD,
+            "{}",
+            java.end
+        );
     });
     // The second records, to both consumers.
     assert!(

@@ -2,10 +2,11 @@
 //! in rack-2, both with `replica.selector.class=RackAwareReplicaSelector`. A kcli leader points
 //! consumers in rack-1 at its Kafka follower, and a Kafka leader points consumers in rack-2 at
 //! its kcli follower: librdkafka's per-broker `rxbytes` show every record came from the
-//! follower and almost nothing from the leader; the kcli broker's `BytesOutPerSec` shows it
-//! sent the Java consumer (ConsumerPerformance) every record as a follower and none as the
-//! leader. Then the kcli follower is killed:
-//! the librdkafka consumer reads what follows from the Kafka leader, nothing lost.
+//! follower and almost nothing from the leader, and so do the Java consumer's own per-node
+//! counters (tests/clients/java/RackConsumer.java), with the kcli broker's `BytesOutPerSec`
+//! (every record sent as a follower, none as the leader). Then the kcli follower is killed
+//! while both consumers of the Kafka-led topic wait at its end: they read what follows from
+//! the Kafka leader, nothing lost.
 
 use std::time::{Duration, Instant};
 
@@ -13,31 +14,32 @@ use rdkafka::consumer::Consumer;
 
 use super::create_topic;
 use crate::cluster::follower_fetch::{
-    OVERHEAD, PAYLOAD, RACK_AWARE, RECORDS, bytes_out, java_consumer, java_metric, poll_nothing,
+    JavaRead, OVERHEAD, PAYLOAD, RACK_AWARE, RECORDS, bytes_out, java_consumer, poll_nothing,
     produce, rack_consumer, read_up_to, wait_rx,
 };
 use crate::serve_support::free_port;
+use crate::support::cluster::wait_until;
 use crate::support::mixed_cluster::MixedCluster;
 
-/// ConsumerPerformance reads every record of `topic` in `rack`.
-fn java_reads(cluster: &MixedCluster, topic: &str, rack: &str) {
+/// The Java consumer reads every record of `topic` in `rack`; by its own counters, at least
+/// the records' bytes from broker `follower` and next to nothing from `leader`.
+fn java_reads_from_follower(cluster: &MixedCluster, topic: &str, rack: &str, follower: i32) {
     let scratch = tempfile::tempdir().unwrap();
-    let client = format!("{topic}-java");
-    let (code, stdout, stderr) = java_consumer(
+    let java = java_consumer(
         &cluster.bootstrap(),
         topic,
         rack,
-        &client,
-        RECORDS,
+        &format!("{topic}-java"),
+        (RECORDS, RECORDS),
         scratch.path(),
     );
-    assert_eq!(code, 0, "{stdout}\n{stderr}");
-    let consumed = java_metric(
-        &stdout,
-        "consumer-fetch-manager-metrics:records-consumed-total",
-        &format!("{{client-id={client}}}"),
+    let leader = 3 - follower;
+    assert!(
+        JavaRead::from(&java.end, follower) >= PAYLOAD,
+        "{}",
+        java.end
     );
-    assert_eq!(consumed, RECORDS as f64, "{stdout}");
+    assert!(JavaRead::from(&java.end, leader) < OVERHEAD, "{}", java.end);
 }
 
 #[test]
@@ -81,7 +83,7 @@ fn leaders_of_either_kind_point_consumers_at_a_follower_of_the_other() {
         "the kcli leader sent {from_leader} bytes"
     );
     drop(consumer);
-    java_reads(&cluster, "kcli-led", "rack-1");
+    java_reads_from_follower(&cluster, "kcli-led", "rack-1", 1);
     assert_eq!(
         bytes_out(metrics, "kcli-led"),
         0.0,
@@ -89,43 +91,68 @@ fn leaders_of_either_kind_point_consumers_at_a_follower_of_the_other() {
     );
 
     // Kafka leads; the consumers in rack-2 read from kcli's follower.
-    java_reads(&cluster, "kafka-led", "rack-2");
-    assert!(
-        bytes_out(metrics, "kafka-led") >= PAYLOAD as f64,
-        "kcli's follower sent the Java consumer the records"
-    );
-    let consumer = rack_consumer(&bootstrap, "kafka-led", "rack-2");
-    let mut read = Vec::new();
-    read_up_to(&consumer, &mut read, RECORDS, Duration::from_secs(60));
-    wait_rx(&consumer, "kcli's follower sent the records", |rx| {
-        rx.of(2) >= PAYLOAD
-    });
-    let from_leader = consumer.context().of(1);
-    assert!(
-        from_leader < OVERHEAD,
-        "the Kafka leader sent {from_leader} bytes"
-    );
-
-    // The kcli follower dies: once Kafka's controller drops it from the ISR, what follows
-    // comes from the Kafka leader.
-    cluster.kill9(2);
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while cluster.isr("kafka-led", 0) != Some(vec![1]) {
+    let scratch = tempfile::tempdir().unwrap();
+    std::thread::scope(|s| {
+        let java = s.spawn(|| {
+            java_consumer(
+                &bootstrap,
+                "kafka-led",
+                "rack-2",
+                "kafka-led-java",
+                (RECORDS, 2 * RECORDS),
+                scratch.path(),
+            )
+        });
+        let consumer = rack_consumer(&bootstrap, "kafka-led", "rack-2");
+        let mut read = Vec::new();
+        read_up_to(&consumer, &mut read, RECORDS, Duration::from_secs(60));
+        wait_rx(&consumer, "kcli's follower sent the records", |rx| {
+            rx.of(2) >= PAYLOAD
+        });
+        let from_leader = consumer.context().of(1);
         assert!(
-            Instant::now() < deadline,
-            "the ISR never shrank to the leader"
+            from_leader < OVERHEAD,
+            "the Kafka leader sent {from_leader} bytes"
         );
-        poll_nothing(&consumer);
-    }
-    produce(
-        &format!("127.0.0.1:{}", cluster.port(1)),
-        "kafka-led",
-        RECORDS..2 * RECORDS,
-    );
-    read_up_to(&consumer, &mut read, 2 * RECORDS, Duration::from_secs(90));
-    wait_rx(
-        &consumer,
-        "the Kafka leader sent the second records",
-        |rx| rx.of(1) >= PAYLOAD,
-    );
+        // Both consumers have read the first records from kcli's follower.
+        wait_until(
+            "kcli's follower sent both consumers the records",
+            Duration::from_secs(60),
+            || (bytes_out(metrics, "kafka-led") >= 2.0 * PAYLOAD as f64).then_some(()),
+        );
+
+        // The kcli follower dies: once Kafka's controller drops it from the ISR, what follows
+        // comes from the Kafka leader.
+        cluster.kill9(2);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while cluster.isr("kafka-led", 0) != Some(vec![1]) {
+            assert!(
+                Instant::now() < deadline,
+                "the ISR never shrank to the leader"
+            );
+            poll_nothing(&consumer);
+        }
+        produce(
+            &format!("127.0.0.1:{}", cluster.port(1)),
+            "kafka-led",
+            RECORDS..2 * RECORDS,
+        );
+        read_up_to(&consumer, &mut read, 2 * RECORDS, Duration::from_secs(90));
+        wait_rx(
+            &consumer,
+            "the Kafka leader sent the second records",
+            |rx| rx.of(1) >= PAYLOAD,
+        );
+        // The Java consumer by its own counters: the first records from kcli's follower, the
+        // rest from the Kafka leader.
+        let java = java.join().unwrap();
+        let from_leader = JavaRead::from(&java.first, 1);
+        assert!(JavaRead::from(&java.first, 2) >= PAYLOAD, "{}", java.first);
+        assert!(from_leader < OVERHEAD, "{}", java.first);
+        assert!(
+            JavaRead::from(&java.end, 1) >= from_leader + PAYLOAD,
+            "{}",
+            java.end
+        );
+    });
 }
