@@ -13,8 +13,12 @@
 #   restart  every broker stopped with SIGTERM and started again, until all are led again;
 #   kill -9  every broker killed -9 and, once ZooKeeper expired their sessions, started again,
 #            until all are led again (log recovery);
-#   failover (BROKERS > 1) once every ISR is full again, the controller killed -9, until every
-#            partition has a live leader.
+#   failover (BROKERS > 1) once every ISR is full again and a preferred-replica election has
+#            spread the leaders (Kafka's kafka-leader-election, so the controller leads its share),
+#            the controller killed -9, until every partition has a live leader; ZooKeeper's
+#            session timeout (18 s on both) is in the figure. The partitions it led are printed.
+# A broker that dies (Kafka past its open-file limit halts) ends its target's run: the row says
+# "died at N" with the partitions led when it did, and the broker's last error follows.
 # Usage: BROKERS=1 SIZES="1000 10000" benches/serve/partitions.sh [targets...]
 #        (targets: kcli kafka; default both). RECORDS default 1000000; KCLI the binary
 #        (default target/release/kcli); STEPS=create stops each run after the idle figures.
@@ -109,10 +113,29 @@ n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["parti
         if len(p.get("isrs", [])) == rf)
 sys.exit(0 if n == total else 1)' "$1" "$BROKERS"
 }
-wait_led() { # TOTAL [DEAD]: seconds until led, or "timeout"
+# dead_broker: the id of a broker whose process is gone, if any.
+dead_broker() { for b in "${!pid[@]}"; do kill -0 "${pid[$b]}" 2>/dev/null || { echo "$b"; return; }; done; }
+# led_count: partitions of the bench topics with a leader, by any live broker's Metadata.
+led_count() {
+  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
+import json, sys
+md = json.load(sys.stdin)
+print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
+          if p.get("leader", -1) >= 0 and "error" not in p))' || echo 0
+}
+# led_by ID: partitions of the bench topics led by broker ID.
+led_by() {
+  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
+import json, sys
+md = json.load(sys.stdin)
+print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
+          if p.get("leader", -1) == int(sys.argv[1])))' "$1"
+}
+wait_led() { # TOTAL [DEAD]: seconds until led, "timeout", or "died" (a broker's process ended)
   local t0; t0=$(now)
   while ! led "$@"; do
     if awk -v a="$t0" -v b="$(now)" -v l="$LIMIT" 'BEGIN{exit !(b-a>l)}'; then echo timeout; return; fi
+    [ -z "$(dead_broker)" ] || { echo died; return; }
     sleep 0.5
   done
   since "$t0"
@@ -151,6 +174,14 @@ for size in $SIZES; do
         grep -q TimeoutException "$work/create.log"
     done
     create=$(wait_led "$size")
+    if [ "$create" = died ]; then
+      d=$(dead_broker); unset "pid[$d]"
+      echo "| $target | $BROKERS | $size | died at $(led_count) led | - | - | - | - | - | - | - | - | - |"
+      grep -E 'ERROR|FATAL|Too many open files|halting' "$work/b$d/broker.log" | head -3 | cut -c1-300 | sed 's/^/    /'
+      for b in "${!pid[@]}"; do kill -9 "${pid[$b]}" 2>/dev/null || true; done
+      kill -9 "$zk_pid"; wait 2>/dev/null || true; zk_pid=
+      continue
+    fi
     [ "$create" = timeout ] || create=$(since "$t0")
     rss=$(($(sum_over rss_kb) / 1024)); fd=$(sum_over fds); mp=$(sum_over maps)
     if [ "$STEPS" = create ]; then
@@ -189,9 +220,15 @@ for size in $SIZES; do
     failover=-
     if [ "$BROKERS" -gt 1 ]; then
       t0=$(now); while ! full_isr "$size"; do sleep 1; [ "$(since "$t0" | cut -d. -f1)" -lt "$LIMIT" ] || break; done
+      java -Xmx256m -cp "$cp" org.apache.kafka.tools.LeaderElectionCommand --bootstrap-server "$(bootstrap)" \
+        --election-type PREFERRED --all-topic-partitions >"$work/elect.log" 2>&1 || true
       c=$(controller "$target")
+      # The election's leaders reach every broker's metadata within moments; wait for the
+      # controller's share, a third of the partitions or more.
+      t0=$(now); while [ "$(led_by "$c")" -lt $((size / BROKERS)) ]; do sleep 0.5; [ "$(since "$t0" | cut -d. -f1)" -lt 120 ] || break; done
+      victim_led=$(led_by "$c")
       kill -9 "${pid[$c]}"; unset "pid[$c]"
-      failover=$(wait_led "$size" "$c")
+      failover="$(wait_led "$size" "$c") ($victim_led led)"
     fi
     echo "| $target | $BROKERS | $size | $create | $rss | $fd | $mp | $rate | $cpu | $consume | $restart | $killed | $failover |"
     for b in "${!pid[@]}"; do kill -9 "${pid[$b]}" 2>/dev/null || true; done
