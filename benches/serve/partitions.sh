@@ -17,8 +17,9 @@
 #            spread the leaders (Kafka's kafka-leader-election, so the controller leads its share),
 #            the controller killed -9, until every partition has a live leader; ZooKeeper's
 #            session timeout (18 s on both) is in the figure. The partitions it led are printed.
-# A broker that dies (Kafka past its open-file limit halts) ends its target's run: the row says
-# "died at N" with the partitions led when it did, and the broker's last error follows.
+# Brokers that do not make every log within LIMIT s of all being led, or die meanwhile, end
+# their target's run: the row says how many logs were made and the most descriptors a broker
+# held (Kafka 3.9.1 past its open-file limit keeps running with the rest unmade).
 # Usage: BROKERS=1 SIZES="1000 10000" benches/serve/partitions.sh [targets...]
 #        (targets: kcli kafka; default both). RECORDS default 1000000; KCLI the binary
 #        (default target/release/kcli); STEPS=create stops each run after the idle figures.
@@ -50,7 +51,9 @@ cleanup() {
 trap cleanup EXIT
 
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-wait_port() { for _ in $(seq 1 1200); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
+# wait_port PORT: until it accepts, LIMIT seconds at most (a broker recovering thousands of logs
+# after a kill -9 opens its listener only when they are loaded).
+wait_port() { for _ in $(seq 1 $((LIMIT * 20))); do (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0; sleep 0.05; done; echo "port $1 never opened" >&2; return 1; }
 now() { date +%s.%N; }
 since() { awk -v a="$1" -v b="$(now)" 'BEGIN{printf "%.1f", b-a}'; }
 cpu_ticks() { awk '{print $14+$15}' "/proc/$1/stat"; }
@@ -96,7 +99,10 @@ led() {
   timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
 import json, sys
 total, dead = int(sys.argv[1]), int(sys.argv[2])
-md = json.load(sys.stdin)
+try:
+    md = json.load(sys.stdin)
+except ValueError:  # kcat got no answer in time
+    sys.exit(1)
 n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
         if p.get("leader", -1) >= 0 and p["leader"] != dead and "error" not in p)
 sys.exit(0 if n == total else 1)' "$1" "${2:--1}"
@@ -108,26 +114,44 @@ full_isr() {
   timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
 import json, sys
 total, rf = int(sys.argv[1]), int(sys.argv[2])
-md = json.load(sys.stdin)
+try:
+    md = json.load(sys.stdin)
+except ValueError:  # kcat got no answer in time
+    sys.exit(1)
 n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
         if len(p.get("isrs", [])) == rf)
 sys.exit(0 if n == total else 1)' "$1" "$BROKERS"
 }
+# alive PID: the process runs (an exited child stays a zombie until waited for, and kill -0
+# still finds it).
+alive() { local state; state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]; }
 # dead_broker: the id of a broker whose process is gone, if any.
-dead_broker() { for b in "${!pid[@]}"; do kill -0 "${pid[$b]}" 2>/dev/null || { echo "$b"; return; }; done; }
-# led_count: partitions of the bench topics with a leader, by any live broker's Metadata.
-led_count() {
-  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
-import json, sys
-md = json.load(sys.stdin)
-print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
-          if p.get("leader", -1) >= 0 and "error" not in p))' || echo 0
+dead_broker() { for b in "${!pid[@]}"; do alive "${pid[$b]}" || { echo "$b"; return; }; done; }
+# log_dirs ID: the partition logs of the bench topics in broker ID's log dir.
+log_dirs() { find "$work/b$1/data" -maxdepth 1 -name 'p-*' 2>/dev/null | wc -l; }
+# wait_logs TOTAL: until the brokers hold TOTAL logs of the bench topics (a partition is led in
+# Metadata before its leader has made its log): "ok", "died" or "timeout", then the most
+# descriptors a broker was seen holding.
+wait_logs() {
+  local t0 n f peak=0; t0=$(now)
+  while :; do
+    n=0; for b in "${!pid[@]}"; do
+      n=$((n + $(log_dirs "$b"))); f=$(ls "/proc/${pid[$b]}/fd" 2>/dev/null | wc -l || true); [ "$f" -le "$peak" ] || peak=$f
+    done
+    [ "$n" -lt "$1" ] || { echo "ok $peak"; return; }
+    [ -z "$(dead_broker)" ] || { echo "died $peak"; return; }
+    if awk -v a="$t0" -v b="$(now)" -v l="$LIMIT" 'BEGIN{exit !(b-a>l)}'; then echo "timeout $peak"; return; fi
+    sleep 0.5
+  done
 }
 # led_by ID: partitions of the bench topics led by broker ID.
 led_by() {
   timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
 import json, sys
-md = json.load(sys.stdin)
+try:
+    md = json.load(sys.stdin)
+except ValueError:  # kcat got no answer in time
+    sys.exit(1)
 print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
           if p.get("leader", -1) == int(sys.argv[1])))' "$1"
 }
@@ -171,13 +195,15 @@ for size in $SIZES; do
         --topic "${tn%%:*}" --partitions "${tn#*:}" --replication-factor "$BROKERS" >"$work/create.log" 2>&1 ||
         # A CreateTopics answered after the tool's 30 s timeout: the topic is created, only
         # slowly; the clock runs on until every partition is led.
-        grep -q TimeoutException "$work/create.log"
+        grep -qE 'TimeoutException|timed out' "$work/create.log"
     done
-    create=$(wait_led "$size")
-    if [ "$create" = died ]; then
-      d=$(dead_broker); unset "pid[$d]"
-      echo "| $target | $BROKERS | $size | died at $(led_count) led | - | - | - | - | - | - | - | - | - |"
-      grep -E 'ERROR|FATAL|Too many open files|halting' "$work/b$d/broker.log" | head -3 | cut -c1-300 | sed 's/^/    /'
+    create=$(wait_led "$size"); made="ok 0"
+    [ "$create" = died ] || made=$(wait_logs $((size * BROKERS)))
+    if [ "$create" = died ] || [ "${made%% *}" != ok ]; then
+      n=0; for b in $(seq 1 "$BROKERS"); do n=$((n + $(log_dirs "$b"))); done
+      d=$(dead_broker); [ -z "$d" ] || unset "pid[$d]"
+      echo "| $target | $BROKERS | $size | ${made%% *}${d:+ (broker $d)}: $n of $((size * BROKERS)) logs made, ${made#* } descriptors at most | - | - | - | - | - | - | - | - | - |"
+      [ -z "$d" ] || grep -E 'ERROR|FATAL|Too many open files|halting' "$work/b$d/broker.log" | head -3 | cut -c1-300 | sed 's/^/    /' || true
       for b in "${!pid[@]}"; do kill -9 "${pid[$b]}" 2>/dev/null || true; done
       kill -9 "$zk_pid"; wait 2>/dev/null || true; zk_pid=
       continue

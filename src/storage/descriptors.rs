@@ -1,9 +1,10 @@
 //! The process limits a log holds on to: file descriptors (`RLIMIT_NOFILE`, `ulimit -n`) and
 //! memory maps (`vm.max_map_count`); how many are in use, and whether new logs fit.
 //!
-//! A full descriptor table or map count is not a failed disk. Kafka takes a log dir offline on
-//! any `IOException`, EMFILE included, so one topic too many takes every partition of the dir
-//! down. kcli tells them apart: an open that fails with EMFILE (this process's limit) or
+//! A full descriptor table or map count is not a failed disk. Kafka 3.9 takes a log dir
+//! offline on an `IOException` in a log operation (a roll, an append, a flush), EMFILE
+//! included, and fails a whole LeaderAndIsr at the first EMFILE creating a log (its later
+//! partitions stay led without a log). kcli tells them apart: an open that fails with EMFILE (this process's limit) or
 //! ENFILE (the system's table) is [`StorageError::TooManyOpenFiles`], a map that fails with
 //! ENOMEM is [`StorageError::MapFailed`], which no caller reports to the log dir failure
 //! channel, and new logs are refused up front when they would leave fewer than [`reserve_for`]
