@@ -123,7 +123,8 @@ impl LogFileCache {
 
     /// Moves the hand until `wanted` handles are closed or the ring has been swept twice;
     /// returns how many were closed. A handle used since the hand last passed gets a second
-    /// chance, unless `urgent` (the table is full now); a busy one (its lock held) is skipped.
+    /// chance, unless `urgent` (the table is full now: only descriptors actually closed
+    /// count); a busy one (its lock held) is skipped.
     fn close_some(&self, wanted: usize, urgent: bool) -> usize {
         let mut closed = 0;
         // Closed files are dropped after the ring's lock is released: `close(2)` can be slow.
@@ -137,8 +138,9 @@ impl LogFileCache {
                     break;
                 };
                 let Some(handle) = weak.upgrade() else {
-                    // Dropped since: its descriptor is closed already; removing it is room.
-                    closed += 1;
+                    // Dropped since: its descriptor is closed already. Removing it makes room
+                    // in the ring, not in the descriptor table.
+                    closed += usize::from(!urgent);
                     continue;
                 };
                 if !urgent && handle.referenced.swap(false, Ordering::Relaxed) {
@@ -389,5 +391,19 @@ mod tests {
             })
             .unwrap_err();
         assert!(is_exhaustion(&err));
+        // Nor with only dropped handles left: removing them frees no descriptor.
+        let dropped = leaked(usize::MAX);
+        drop(files(dir.path(), dropped, 3));
+        let tries = AtomicUsize::new(0);
+        let err = dropped
+            .open_with_room(|| -> std::io::Result<()> {
+                tries.fetch_add(1, Ordering::Relaxed);
+                Err(std::io::Error::from_raw_os_error(
+                    nix::errno::Errno::EMFILE as i32,
+                ))
+            })
+            .unwrap_err();
+        assert!(is_exhaustion(&err));
+        assert_eq!(tries.load(Ordering::Relaxed), 1, "not tried again");
     }
 }
