@@ -93,35 +93,26 @@ EOF
 start_all() { for b in $(seq 1 "$BROKERS"); do start_broker "$1" "$b"; done; for b in $(seq 1 "$BROKERS"); do wait_port "${port[$b]}"; done; }
 bootstrap() { local s=; for b in "${!pid[@]}"; do [ -n "${pid[$b]}" ] && s+="127.0.0.1:${port[$b]},"; done; echo "${s%,}"; }
 
-# led TOTAL [DEAD]: true when a Metadata request shows TOTAL partitions of the bench topics
-# with a leader, none of them DEAD.
-led() {
+# partitions_where COND [ARG]: how many partitions of the bench topics a Metadata request
+# (kcat) shows with COND true, a Python expression over `p` (the partition) and `arg` (ARG as an
+# int, default 0); 0 when no broker answers in time.
+partitions_where() {
   timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
 import json, sys
-total, dead = int(sys.argv[1]), int(sys.argv[2])
+cond, arg = sys.argv[1], int(sys.argv[2])
 try:
     md = json.load(sys.stdin)
 except ValueError:  # kcat got no answer in time
-    sys.exit(1)
-n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
-        if p.get("leader", -1) >= 0 and p["leader"] != dead and "error" not in p)
-sys.exit(0 if n == total else 1)' "$1" "${2:--1}"
+    md = {"topics": []}
+print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
+          if eval(cond, {}, {"p": p, "arg": arg})))' "$1" "${2:-0}" || true
 }
+# led TOTAL [DEAD]: true when TOTAL partitions of the bench topics have a leader, none DEAD.
+led() { [ "$(partitions_where 'p.get("leader", -1) >= 0 and p["leader"] != arg and "error" not in p' "${2:--1}")" -eq "$1" ]; }
 # full_isr TOTAL: true when TOTAL partitions of the bench topics have all BROKERS replicas in
 # their ISR (after a restart the followers rejoin as they catch up; a controller killed before
 # that leaves the partitions whose ISR is only itself offline, on either kind).
-full_isr() {
-  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
-import json, sys
-total, rf = int(sys.argv[1]), int(sys.argv[2])
-try:
-    md = json.load(sys.stdin)
-except ValueError:  # kcat got no answer in time
-    sys.exit(1)
-n = sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
-        if len(p.get("isrs", [])) == rf)
-sys.exit(0 if n == total else 1)' "$1" "$BROKERS"
-}
+full_isr() { [ "$(partitions_where 'len(p.get("isrs", [])) == arg' "$BROKERS")" -eq "$1" ]; }
 # alive PID: the process runs (an exited child stays a zombie until waited for, and kill -0
 # still finds it).
 alive() { local state; state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) && [ "$state" != Z ]; }
@@ -145,16 +136,7 @@ wait_logs() {
   done
 }
 # led_by ID: partitions of the bench topics led by broker ID.
-led_by() {
-  timeout 60 kcat -b "$(bootstrap)" -L -J 2>/dev/null | python3 -c '
-import json, sys
-try:
-    md = json.load(sys.stdin)
-except ValueError:  # kcat got no answer in time
-    sys.exit(1)
-print(sum(1 for t in md["topics"] if t["topic"].startswith("p-") for p in t["partitions"]
-          if p.get("leader", -1) == int(sys.argv[1])))' "$1"
-}
+led_by() { partitions_where 'p.get("leader", -1) == arg' "$1"; }
 wait_led() { # TOTAL [DEAD]: seconds until led, "timeout", or "died" (a broker's process ended)
   local t0; t0=$(now)
   while ! led "$@"; do
