@@ -8,7 +8,7 @@
 //!
 //! Appends allocate their blocks ahead of the data, past the file's end (`Reserved`).
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::IoSlice;
 use std::os::unix::fs::{FileExt, MetadataExt};
 use std::path::{Path, PathBuf};
@@ -150,21 +150,14 @@ impl FileRecords {
     /// Opens (creating when asked) a `.log` file for appending at its end. Blocks a crash left
     /// allocated past the end are given back first.
     pub fn open(path: PathBuf, create: bool) -> Result<Self, StorageError> {
-        let file = LOG_FILES
-            .open_with_room(|| {
-                OpenOptions::new()
-                    .read(true)
-                    .write(true)
-                    .create(create)
-                    .truncate(false)
-                    .open(&path)
-            })
+        let handle = LogFile::open(&LOG_FILES, path.clone(), true, create)
             .map_err(|e| StorageError::io(&path, e))?;
+        let file = handle.file().map_err(|e| StorageError::io(&path, e))?;
         let meta = file.metadata().map_err(|e| StorageError::io(&path, e))?;
         let size = meta.len();
         let allocated = meta.blocks().saturating_mul(512);
         let mut records = FileRecords {
-            file: LogFile::new(&LOG_FILES, path.clone(), file, true),
+            file: handle,
             path,
             size,
             reserved: Reserved::To(size),
@@ -180,15 +173,15 @@ impl FileRecords {
     /// Opens an existing `.log` file for reading only (inspection tools: no write permission
     /// needed). Appending to or truncating it fails with an I/O error.
     pub fn open_read_only(path: PathBuf) -> Result<Self, StorageError> {
-        let file = LOG_FILES
-            .open_with_room(|| File::open(&path))
+        let handle = LogFile::open(&LOG_FILES, path.clone(), false, false)
             .map_err(|e| StorageError::io(&path, e))?;
-        let size = file
-            .metadata()
+        let size = handle
+            .file()
+            .and_then(|file| file.metadata())
             .map_err(|e| StorageError::io(&path, e))?
             .len();
         Ok(FileRecords {
-            file: LogFile::new(&LOG_FILES, path.clone(), file, false),
+            file: handle,
             path,
             size,
             reserved: Reserved::Off,

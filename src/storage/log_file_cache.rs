@@ -205,7 +205,6 @@ impl LogFile {
 
     /// Opens `path` (creating it when asked) through `cache`, making room when the table is
     /// full.
-    #[cfg(test)]
     pub(crate) fn open(
         cache: &'static LogFileCache,
         path: PathBuf,

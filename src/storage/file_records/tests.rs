@@ -2,6 +2,7 @@
 use super::*;
 use crate::protocol::record::builder::{RecordBatchBuilder, SimpleRecord};
 use crate::protocol::record::compression::CompressionType;
+use std::fs::OpenOptions;
 
 fn batch(base_offset: i64, records: usize) -> Vec<u8> {
     let mut b = RecordBatchBuilder::new(CompressionType::None);
